@@ -1,0 +1,9 @@
+"""The product's tasks (`check`, ...) on the bundled `trailmaps/` workspace."""
+
+from __future__ import annotations
+
+from tasks.paths import WORKSPACE
+from trailblaze.doit_tasks import make_tasks
+
+_TASKS = make_tasks(WORKSPACE)
+task_check = _TASKS["task_check"]

@@ -1,0 +1,54 @@
+"""Shared fixtures: isolated environment, workspace builders, paths to test data."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+CORPUS = DATA / "corpus"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test sees the developer's TRAILBLAZE_* settings or colour preferences."""
+    for name in list(os.environ):
+        if name.startswith("TRAILBLAZE_") and name != "TRAILBLAZE_TSC":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("NO_COLOR", "1")
+    yield
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Create files under `root`; text is dedented so tests can indent YAML naturally."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+MINIMAL_MANIFEST = """\
+id: {id}
+target:
+  display_name: {id}
+"""
+
+
+@pytest.fixture
+def compact_ws(tmp_path: Path) -> Path:
+    """An empty compact-layout workspace with one target trailmap `app`."""
+    write_tree(tmp_path, {"trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app")})
+    return tmp_path

@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, write_tree
+from trailblaze.cli import main
+
+GOOD = "config:\n  target: app\ntrail:\n  - step: a\n"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bundled_workspace_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "check", str(ROOT), "--format", "json")
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert report["version"] == 1
+    assert report["exit_code"] == 0
+    assert report["summary"]["trailmaps"] == 3
+    assert report["summary"]["rejected"] == 0
+    assert report["summary"]["trails"] == len(report["trails"]) >= 10
+    statuses = {t["path"]: (t["status"], t["reason"]) for t in report["trails"]}
+    assert statuses["trailmaps/shop/trails/wishlist.trail.yaml"] == ("parsed", "no target")
+    assert statuses["trailmaps/notes/trails/drafts/blaze.yaml"] == ("parsed", "no recorded calls")
+    assert [f for f in report["findings"] if f["fatal"]] == []
+
+
+def test_json_report_shape_for_a_finding(compact_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_tree(compact_ws, {"trailmaps/app/trails/bad.trail.yaml": "config:\n  targte: app\ntrail:\n  - step: a\n"})
+    code, out, _ = run(capsys, "check", str(compact_ws), "--format", "json")
+    assert code == 1
+    report = json.loads(out)
+    assert report["exit_code"] == 1
+    assert report["trails"] == [
+        {"path": "trailmaps/app/trails/bad.trail.yaml", "trailmap": None, "status": "rejected", "reason": None}
+    ]
+    assert report["findings"] == [
+        {
+            "kind": "parse",
+            "path": "trailmaps/app/trails/bad.trail.yaml",
+            "line": 2,
+            "column": 3,
+            "step": None,
+            "classifier": None,
+            "tool": None,
+            "code": "unknown-key",
+            "message": "unknown key 'targte' (did you mean 'target'?)",
+            "fatal": True,
+            "key_path": "config",
+            "trailmap": None,
+        }
+    ]
+
+
+def test_text_report_has_a_code_frame_and_summary(compact_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_tree(compact_ws, {"trailmaps/app/trails/bad.trail.yaml": "config:\n  targte: app\ntrail:\n  - step: a\n"})
+    code, out, _ = run(capsys, "check", str(compact_ws))
+    assert code == 1
+    assert out.splitlines() == [
+        "parse: trailmaps/app/trails/bad.trail.yaml:2:3: config: unknown key 'targte' (did you mean 'target'?)",
+        "    2 |   targte: app",
+        "      |   ^",
+        "trailblaze check: 1 trailmaps, 1 trails: 0 parsed, 1 rejected, 0 type-checked (0 calls)",
+        "FAILED: 1 finding(s) in 1 file(s) (exit 1)",
+    ]
+
+
+def test_not_type_checked_trails_are_counted_by_reason(compact_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_tree(
+        compact_ws,
+        {
+            "trailmaps/app/trails/a.trail.yaml": "trail:\n  - step: a\n",
+            "trailmaps/app/trails/b.trail.yaml": "config: {target: elsewhere}\ntrail:\n  - step: a\n",
+            "trailmaps/app/trails/c.trail.yaml": GOOD,
+        },
+    )
+    code, out, _ = run(capsys, "check", str(compact_ws), "--format", "json")
+    assert code == 0
+    summary = json.loads(out)["summary"]
+    assert summary["not_type_checked"] == {"no recorded calls": 1, "no target": 1, "unknown target": 1}
+
+
+BAD_FILES: dict[str, str | bytes] = {
+    "trailmaps/app/trails/invalid.trail.yaml": "trail:\n  - step: [unclosed\n",
+    "trailmaps/app/trails/empty.trail.yaml": "",
+    "trailmaps/app/trails/latin1.trail.yaml": b"trail:\n  - step: caf\xe9\n",
+    "trailmaps/app/trails/binary.trail.yaml": b"\x7fELF\x02\x01\x01\x00\x00\x00",
+    "trailmaps/app/trails/bomb.trail.yaml": "\n".join(
+        ['a: &a ["x","x","x","x","x","x","x","x","x","x"]']
+        + [f"{n}: &{n} [" + ",".join([f"*{p}"] * 10) + "]" for p, n in zip("abcdef", "bcdefg", strict=True)]
+    ),
+    "trailmaps/app/trails/deep.trail.yaml": "[" * 10_000 + "]" * 10_000,
+    "trailmaps/app/trails/good.trail.yaml": GOOD,
+}
+
+
+def test_bad_input_gives_one_located_error_per_file_and_the_rest_is_checked(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_tree(compact_ws, BAD_FILES)
+    (compact_ws / "trailmaps/app/trails/dir.trail.yaml").mkdir()
+    (compact_ws / "trailmaps/app/trails/dangling.trail.yaml").symlink_to(compact_ws / "nowhere.yaml")
+    with (compact_ws / "trailmaps/app/trails/huge.trail.yaml").open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)
+    code, out, err = run(capsys, "check", str(compact_ws), "--format", "json")
+    assert err == ""
+    assert code == 1
+    report = json.loads(out)
+    by_file = {}
+    for finding in report["findings"]:
+        assert finding["path"] not in by_file, finding
+        by_file[finding["path"]] = (finding["line"], finding["column"], finding["message"])
+    p = "trailmaps/app/trails/"
+    assert by_file == {
+        p + "bomb.trail.yaml": (1, 40, "document expands to more than 200000 nodes (anchors and aliases?)"),
+        p + "binary.trail.yaml": (1, 8, "binary file (contains a NUL byte)"),
+        p + "dangling.trail.yaml": (1, 1, "cannot read file: No such file or directory"),
+        p + "deep.trail.yaml": (1, 65, "nesting deeper than 64 levels"),
+        p + "dir.trail.yaml": (1, 1, "is a directory, not a file"),
+        p + "empty.trail.yaml": (1, 1, "empty trail file"),
+        p + "huge.trail.yaml": (1, 1, "file is 50.0 MiB; files over 5 MiB are not read"),
+        p + "invalid.trail.yaml": by_file[p + "invalid.trail.yaml"],
+        p + "latin1.trail.yaml": (2, 14, "not UTF-8: byte 0xe9 cannot be decoded"),
+    }
+    assert by_file[p + "invalid.trail.yaml"][2].startswith("invalid YAML: ")
+    statuses = {t["path"]: t["status"] for t in report["trails"]}
+    assert statuses[p + "good.trail.yaml"] == "parsed"
+    assert sum(s == "rejected" for s in statuses.values()) == 9
+
+
+def test_no_workspace_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "check", str(tmp_path))
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"trailblaze check: '{tmp_path}' is not a workspace: ")
+
+
+def test_lenient_flag_turns_unknown_keys_into_warnings(compact_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_tree(compact_ws, {"trailmaps/app/trails/a.trail.yaml": "config:\n  app: x\ntrail:\n  - step: a\n"})
+    assert run(capsys, "check", str(compact_ws))[0] == 1
+    code, out, _ = run(capsys, "check", str(compact_ws), "--lenient")
+    assert code == 0
+    assert "warning: trailmaps/app/trails/a.trail.yaml:2:3: config: unknown key 'app'; ignored (lenient mode)" in out
+
+
+def test_output_file_is_written(compact_ws: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    code, out, _ = run(capsys, "check", str(compact_ws), "--format", "json", "--output", str(target))
+    assert (code, out) == (0, "")
+    assert json.loads(target.read_text())["exit_code"] == 0
+
+
+def test_console_script_runs_without_a_traceback_on_a_bad_path(tmp_path: Path) -> None:
+    env = {**os.environ, "NO_COLOR": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "trailblaze.cli", "check", str(tmp_path / "missing")],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr == f"trailblaze check: workspace '{tmp_path / 'missing'}' is not a directory\n"

@@ -1,0 +1,71 @@
+"""doit integration, through real `doit` processes on real workspaces."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, write_tree
+
+DODO = """\
+from trailblaze.doit_tasks import DOIT_CONFIG, task_check
+"""
+
+
+def doit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAILBLAZE_")}
+    env["NO_COLOR"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "doit", *args], cwd=cwd, capture_output=True, text=True,
+        env=env, check=False, timeout=120,
+    )
+
+
+def test_doit_list_documents_every_task() -> None:
+    result = doit(ROOT, "list")
+    assert result.returncode == 0, result.stderr
+    lines = dict(line.split(None, 1) for line in result.stdout.splitlines() if line.strip())
+    assert "check" in lines
+    assert all(doc.strip() for doc in lines.values())
+
+
+def test_monorepo_dodo_imports_our_tasks_and_a_second_run_does_nothing(compact_ws: Path) -> None:
+    write_tree(
+        compact_ws,
+        {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "config: {target: app}\ntrail:\n  - step: a\n"},
+    )
+    first = doit(compact_ws)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert ".  check" in first.stdout
+    assert "passed" in first.stdout
+    assert (compact_ws / ".trailblaze" / "doit.sqlite3").is_file()
+    assert (compact_ws / ".trailblaze" / ".gitignore").read_text().endswith("*\n")
+    second = doit(compact_ws)
+    assert second.returncode == 0
+    assert second.stdout.splitlines() == ["-- check"]
+    (compact_ws / "trailmaps/app/trails/b.trail.yaml").write_text("trail:\n  - step: b\n")
+    third = doit(compact_ws)
+    assert ".  check" in third.stdout
+
+
+def test_findings_fail_the_task_every_time_until_fixed(compact_ws: Path) -> None:
+    write_tree(
+        compact_ws,
+        {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "trail:\n  - stpe: a\n"},
+    )
+    for _ in range(2):
+        result = doit(compact_ws)
+        assert result.returncode == 1
+        assert "unknown key 'stpe' (did you mean 'step'?)" in result.stdout
+    (compact_ws / "trailmaps/app/trails/a.trail.yaml").write_text("trail:\n  - step: a\n")
+    assert doit(compact_ws).returncode == 0
+
+
+def test_no_workspace_is_a_task_error_without_traceback(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"dodo.py": DODO})
+    result = doit(tmp_path)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "trailblaze check: no workspace found" in result.stdout + result.stderr

@@ -1,0 +1,183 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tests.conftest import dedent, write_tree
+from trailblaze.manifest import is_safe_id, load_manifest, manifest_schema, parse_manifest
+from trailblaze.yamlnode import load
+
+
+def messages(text: str, dir_name: str = "app") -> list[str]:
+    return [f.text for f in parse_manifest(load(dedent(text)), "m/trailmap.yaml", dir_name).findings]
+
+
+def test_schema_we_ship_is_a_valid_json_schema() -> None:
+    Draft202012Validator.check_schema(manifest_schema())
+
+
+def test_target_manifest_becomes_a_record(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "shop/trailmap.yaml": """
+                id: shop
+                dependencies: [trailblaze, common]
+                trail_validation:
+                  exempt: "records MCP tools"
+                target:
+                  display_name: Shop
+                  tools: [shop_signIn]
+                  platforms:
+                    android:
+                      app_ids: [com.example.shop]
+                      tool_sets: [core_interaction, verification]
+                      tools: [shop_android_only, shop_signIn]
+                    ios: {}
+            """
+        },
+    )
+    outcome = load_manifest(tmp_path / "shop/trailmap.yaml", "shop/trailmap.yaml", "shop")
+    assert outcome.findings == ()
+    trailmap = outcome.trailmap
+    assert trailmap is not None
+    assert trailmap.is_target
+    assert trailmap.display_name == "Shop"
+    assert [d.value for d in trailmap.dependencies] == ["trailblaze", "common"]
+    assert [(d.value, d.line, d.column) for d in trailmap.dependencies][1] == ("common", 2, 28)
+    assert [t.value for t in trailmap.own_tool_sets] == ["core_interaction", "verification"]
+    assert [t.value for t in trailmap.scripted_tools] == ["shop_signIn", "shop_android_only"]
+    assert trailmap.exempt_reason == "records MCP tools"
+
+
+@pytest.mark.parametrize("reason", ['""', "'   '", "null"])
+def test_blank_exemption_reason_is_not_an_exemption(reason: str) -> None:
+    outcome = parse_manifest(
+        load(f"id: a\ntrail_validation:\n  exempt: {reason}\n"), "m/trailmap.yaml", "a"
+    )
+    assert outcome.trailmap is not None
+    assert outcome.trailmap.exempt_reason is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "target: {display_name: A}\n",
+            ["m/trailmap.yaml:1:1: missing required key 'id' in the document"],
+            id="missing-id",
+        ),
+        pytest.param(
+            "id: app\ntarget: {}\n",
+            ["m/trailmap.yaml:2:9: target: missing required key 'display_name' in 'target'"],
+            id="missing-display-name",
+        ),
+        pytest.param(
+            "id: app\ndependencys: [x]\n",
+            ["m/trailmap.yaml:2:1: unknown key 'dependencys' (did you mean 'dependencies'?)"],
+            id="unknown-key",
+        ),
+        pytest.param(
+            "id: app\ntarget:\n  display_name: A\n  platforms:\n    andriod: {}\n",
+            [
+                "m/trailmap.yaml:5:5: target.platforms: unknown key 'andriod' (did you mean "
+                "'android'?); expected one of android, ios, web, compose, desktop"
+            ],
+            id="unknown-platform",
+        ),
+        pytest.param(
+            "id: app\ntarget:\n  display_name: A\n  platforms:\n    ios:\n      tool_set: [x]\n",
+            [
+                "m/trailmap.yaml:6:7: target.platforms.ios: unknown key 'tool_set' (did you "
+                "mean 'tool_sets'?)"
+            ],
+            id="unknown-platform-key",
+        ),
+        pytest.param(
+            "id: app\ntarget:\n  display_name: A\n  has_custom_ios_driver: 'true'\n",
+            [
+                "m/trailmap.yaml:4:26: target.has_custom_ios_driver: expected true or false, "
+                "found the quoted string 'true'"
+            ],
+            id="quoted-boolean",
+        ),
+        pytest.param(
+            "id: app\ndependencies: trailblaze\n",
+            ["m/trailmap.yaml:2:15: dependencies: expected a list, found a string"],
+            id="dependencies-not-a-list",
+        ),
+        pytest.param(
+            "id: app\ntarget: {display_name: A}\nplatforms: {android: {}}\n",
+            [
+                "m/trailmap.yaml:3:1: 'platforms' belongs to library trailmaps; a target "
+                "declares them under 'target.platforms'"
+            ],
+            id="platforms-on-target",
+        ),
+        pytest.param(
+            "id: app\ntarget:\n  display_name: A\n  system_prompt: hi\n",
+            [
+                "m/trailmap.yaml:4:3: target: an inline 'system_prompt' is not allowed; point "
+                "'system_prompt_file' at a file"
+            ],
+            id="inline-system-prompt",
+        ),
+        pytest.param(
+            "id: app\nuse: [trailblaze]\n",
+            [
+                "m/trailmap.yaml:2:1: 'use' was removed from trailmap.yaml; list trailmaps "
+                "under 'dependencies'"
+            ],
+            id="removed-key",
+        ),
+        pytest.param(
+            "id: app\ntrail_validation: {exempt: yes, reason: x}\n",
+            ["m/trailmap.yaml:2:33: trail_validation: unknown key 'reason'"],
+            id="exempt-extra-key",
+        ),
+        pytest.param(
+            "id: app\ndependencies: [trailblaze, '']\n",
+            ["m/trailmap.yaml:2:28: dependencies[1]: must not be empty"],
+            id="empty-dependency",
+        ),
+    ],
+)
+def test_manifest_message_shapes(text: str, expected: list[str]) -> None:
+    assert messages(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["..", ".", "a/b", "a\\b", "/abs", "", "../escape"])
+def test_ids_that_could_escape_a_directory_are_rejected(bad: str) -> None:
+    assert not is_safe_id(bad)
+    found = messages(f"id: {bad!r}\n", dir_name="x")
+    assert len(found) == 1
+    assert found[0].startswith("m/trailmap.yaml:1:5: id: ")
+
+
+@pytest.mark.parametrize("good", ["wikipedia", "my-trailmap", "a_b_c", "v1.2"])
+def test_ordinary_ids_are_accepted(good: str) -> None:
+    assert is_safe_id(good)
+    assert messages(f"id: {good}\n", dir_name=good) == []
+
+
+def test_id_differing_from_directory_is_a_warning() -> None:
+    outcome = parse_manifest(load("id: shop\n"), "m/trailmap.yaml", "store")
+    assert outcome.trailmap is not None
+    assert [(f.kind, f.fatal, f.text) for f in outcome.findings] == [
+        (
+            "warning",
+            False,
+            "m/trailmap.yaml:1:5: id: trailmap id 'shop' differs from its directory name "
+            "'store'; trails target the directory name",
+        )
+    ]
+
+
+def test_broken_yaml_in_a_manifest_is_located(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a/trailmap.yaml": "id: [a\n"})
+    outcome = load_manifest(tmp_path / "a/trailmap.yaml", "a/trailmap.yaml", "a")
+    assert outcome.trailmap is None
+    assert len(outcome.findings) == 1
+    assert outcome.findings[0].text.startswith("a/trailmap.yaml:2:1: invalid YAML: ")

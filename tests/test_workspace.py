@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MINIMAL_MANIFEST, write_tree
+from trailblaze.workspace import WorkspaceError, find_workspace, is_project_config, scan
+
+
+def test_compact_layout_is_found_from_a_subdirectory(compact_ws: Path) -> None:
+    deep = compact_ws / "trailmaps" / "app" / "trails"
+    deep.mkdir(parents=True)
+    ws = find_workspace(deep)
+    assert (ws.root, ws.layout) == (compact_ws, "compact")
+    assert ws.trailmaps_dir == compact_ws / "trailmaps"
+    assert ws.trails_dir == compact_ws / "trailmaps"
+    assert ws.scratch == compact_ws / ".trailblaze"
+
+
+def test_trailblaze_layout_is_found_even_from_inside_its_config_dir(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"trails/config/trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app")})
+    for start in (tmp_path, tmp_path / "trails" / "config", tmp_path / "trails/config/trailmaps/app"):
+        ws = find_workspace(start)
+        assert (ws.root, ws.layout) == (tmp_path, "trailblaze")
+        assert ws.trails_dir == tmp_path / "trails"
+        assert ws.scratch == tmp_path / "trails" / ".trailblaze"
+
+
+def test_pyproject_overrides_detection(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": """
+                [tool.trailblaze]
+                trailmaps = "ui/maps"
+                trails = "ui"
+                scratch = "build-cache/tb"
+                exclude = ["fixtures"]
+            """,
+            "ui/maps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app"),
+            "ui/flows/a.trail.yaml": "trail:\n  - step: a\n",
+            "ui/fixtures/b.trail.yaml": "trail:\n  - step: b\n",
+        },
+    )
+    ws = find_workspace(tmp_path / "ui")
+    assert ws.root == tmp_path
+    assert ws.trailmaps_dir == tmp_path / "ui/maps"
+    assert ws.scratch == tmp_path / "build-cache/tb"
+    found = scan(ws)
+    assert [t.dir_name for t in found.trailmaps] == ["app"]
+    assert [ws.rel(p) for p in found.trails] == ["ui/flows/a.trail.yaml"]
+
+
+def test_bad_tool_trailblaze_table_is_a_usage_error(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"pyproject.toml": "[tool.trailblaze]\nlayuot = 'compact'\n"})
+    with pytest.raises(WorkspaceError, match="unknown key 'layuot'"):
+        find_workspace(tmp_path)
+
+
+def test_no_workspace_is_an_error_with_a_hint(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="no workspace found"):
+        find_workspace(tmp_path)
+    with pytest.raises(WorkspaceError, match="is not a workspace"):
+        find_workspace(tmp_path, explicit=True)
+
+
+def test_scan_applies_names_exclusions_and_project_config_rules(compact_ws: Path) -> None:
+    trail = "trail:\n  - step: a\n"
+    write_tree(
+        compact_ws,
+        {
+            "trailmaps/app/trails/a.trail.yaml": trail,
+            "trailmaps/app/trails/b/trail.yaml": trail,
+            "trailmaps/app/trails/c/blaze.yaml": "- prompts:\n    - step: c\n",
+            "trailmaps/app/trails/d/trailblaze.yaml": trail,
+            "trailmaps/app/trailblaze.yaml": "# just comments\n",
+            "trailmaps/app/trails/cfg/trailblaze.yaml": "targets:\n  - app\n",
+            "trailmaps/app/trails/notes.yaml": trail,
+            "trailmaps/app/trails/mytrail.yaml": trail,
+            "trailmaps/app/node_modules/x.trail.yaml": trail,
+            "trailmaps/app/build/x.trail.yaml": trail,
+            "trailmaps/app/.trailblaze/x.trail.yaml": trail,
+            "trailmaps/app/.git/x.trail.yaml": trail,
+            "trailmaps/app/.claude/x.trail.yaml": trail,
+            "trailmaps/notamap/readme.txt": "no manifest here",
+        },
+    )
+    (compact_ws / "trailmaps/app/trails/dir.trail.yaml").mkdir()
+    ws = find_workspace(compact_ws)
+    found = scan(ws)
+    assert [ws.rel(p) for p in found.trails] == [
+        "trailmaps/app/trails/a.trail.yaml",
+        "trailmaps/app/trails/b/trail.yaml",
+        "trailmaps/app/trails/c/blaze.yaml",
+        "trailmaps/app/trails/d/trailblaze.yaml",
+        "trailmaps/app/trails/dir.trail.yaml",
+    ]
+    assert [t.dir_name for t in found.trailmaps] == ["app"]
+
+
+def test_symlinks_out_of_the_workspace_are_not_followed(compact_ws: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    write_tree(outside, {"x.trail.yaml": "trail:\n  - step: a\n", "sub/y.trail.yaml": "trail:\n  - step: b\n"})
+    trails = compact_ws / "trailmaps" / "app" / "trails"
+    trails.mkdir(parents=True)
+    os.symlink(outside / "x.trail.yaml", trails / "linked.trail.yaml")
+    os.symlink(outside / "sub", trails / "linkeddir")
+    ws = find_workspace(compact_ws)
+    found = scan(ws)
+    assert found.trails == ()
+    assert [f.text for f in found.findings] == [
+        f"trailmaps/app/trails/linked.trail.yaml:1:1: symlink to '{outside / 'x.trail.yaml'}' "
+        "outside the workspace; not checked"
+    ]
+
+
+def test_misnamed_manifest_is_pointed_out(compact_ws: Path) -> None:
+    write_tree(compact_ws, {"trailmaps/other/trailmap.yml": "id: other\n"})
+    found = scan(find_workspace(compact_ws))
+    assert [f.text for f in found.findings] == [
+        "trailmaps/other/trailmap.yml:1:1: a trailmap manifest must be named 'trailmap.yaml'; "
+        "this directory is not read as a trailmap"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "is_config"),
+    [
+        ("# comments only\n\n", True),
+        ("targets:\n  - a\n", True),
+        ("llm:\n  provider: x\n", True),
+        ("config:\n  target: a\ntrail:\n  - step: a\n", False),
+    ],
+)
+def test_project_config_detection(text: str, is_config: bool) -> None:
+    assert is_project_config(text) is is_config

@@ -1,0 +1,221 @@
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from trailblaze.yamlnode import (
+    MAX_DEPTH,
+    YamlError,
+    YMap,
+    YScalar,
+    YSeq,
+    decode,
+    has_c_extension,
+    load,
+    read_text,
+)
+
+
+def scalar(text: str) -> YScalar:
+    root = load(f"k: {text}\n")
+    assert isinstance(root, YMap)
+    node = root.get("k")
+    assert isinstance(node, YScalar)
+    return node
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("5", 5),
+        ("-4", -4),
+        ("0", 0),
+        ("3.5", 3.5),
+        ("1e3", 1000.0),
+        ("true", True),
+        ("False", False),
+        ("null", None),
+        ("~", None),
+        ("", None),
+        ("7:30", "7:30"),  # YAML 1.2: no sexagesimal numbers
+        ("0007", "0007"),  # leading zeros would not survive as a number
+        ("007.5", "007.5"),
+        ("yes", "yes"),  # YAML 1.1 booleans are strings in 1.2
+        ("on", "on"),
+        ("1_000", "1_000"),
+        ("0x1F", 31),
+        ("hello world", "hello world"),
+        ("'5'", "5"),
+        ('"true"', "true"),
+        ("'null'", "null"),
+        ('"7:30"', "7:30"),
+        ("!!str 5", "5"),
+    ],
+)
+def test_scalar_resolution_follows_yaml_1_2_core_and_quotes(text: str, expected: object) -> None:
+    node = scalar(text)
+    assert node.value == expected
+    assert type(node.value) is type(expected)
+
+
+def test_infinity_and_nan_are_floats() -> None:
+    assert scalar(".inf").value == math.inf
+    value = scalar(".nan").value
+    assert isinstance(value, float)
+    assert math.isnan(value)
+
+
+def test_quote_style_and_source_text_are_kept() -> None:
+    root = load("a: '5'\nb: \"x\"\nc: 5\nd: |\n  two\n  lines\n")
+    assert isinstance(root, YMap)
+    styles = {k.text: (v.style, v.text) for k, v in root if isinstance(v, YScalar)}
+    assert styles == {"a": ("'", "5"), "b": ('"', "x"), "c": ("", "5"), "d": ("|", "two\nlines\n")}
+    a = root.get("a")
+    assert isinstance(a, YScalar)
+    assert a.quoted
+    assert (a.line, a.column) == (1, 4)
+
+
+def test_positions_are_one_based_for_nested_nodes() -> None:
+    root = load("trail:\n  - step: go\n    recording: {}\n")
+    assert isinstance(root, YMap)
+    trail = root.get("trail")
+    assert isinstance(trail, YSeq)
+    first = trail.items[0]
+    assert isinstance(first, YMap)
+    assert (first.line, first.column) == (2, 5)
+    key = first.key_node("recording")
+    assert key is not None
+    assert (key.line, key.column) == (3, 5)
+
+
+def test_c_extension_is_used_when_installed() -> None:
+    pytest.importorskip("_ruamel_yaml")
+    assert has_c_extension()
+
+
+def test_duplicate_key_is_an_error_at_the_second_key() -> None:
+    with pytest.raises(YamlError) as info:
+        load("a: 1\nb: 2\na: 3\n")
+    assert (info.value.message, info.value.line, info.value.column) == (
+        "duplicate key 'a' (first defined at line 1)",
+        3,
+        1,
+    )
+
+
+def test_invalid_yaml_is_located() -> None:
+    with pytest.raises(YamlError) as info:
+        load("a: [1, 2\nb: 3\n")
+    assert info.value.message.startswith("invalid YAML: ")
+    assert info.value.line == 2
+
+
+def test_two_documents_are_refused() -> None:
+    with pytest.raises(YamlError) as info:
+        load("a: 1\n---\nb: 2\n")
+    assert info.value.message == "invalid YAML: more than one YAML document ('---') in one file"
+
+
+def test_empty_document_is_none() -> None:
+    assert load("") is None
+    assert load("# only a comment\n") is None
+
+
+def test_not_utf8_points_at_the_byte() -> None:
+    with pytest.raises(YamlError) as info:
+        decode(b"a: 1\nb: caf\xe9\n")
+    assert (info.value.message, info.value.line, info.value.column) == (
+        "not UTF-8: byte 0xe9 cannot be decoded",
+        2,
+        7,
+    )
+
+
+def test_binary_file_is_refused() -> None:
+    with pytest.raises(YamlError) as info:
+        decode(b"\x89PNG\r\n\x1a\n\x00\x00")
+    assert info.value.message == "binary file (contains a NUL byte)"
+    assert info.value.line == 3
+
+
+def test_oversized_file_is_refused_without_reading(tmp_path: Path) -> None:
+    big = tmp_path / "big.trail.yaml"
+    with big.open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)
+    with pytest.raises(YamlError) as info:
+        read_text(big)
+    assert info.value.message == "file is 50.0 MiB; files over 5 MiB are not read"
+
+
+def test_alias_bomb_is_bounded() -> None:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    with pytest.raises(YamlError) as info:
+        load("\n".join(lines) + "\n")
+    assert info.value.message == (
+        "document expands to more than 200000 nodes (anchors and aliases?)"
+    )
+
+
+def test_small_aliases_are_expanded() -> None:
+    root = load("a: &x {k: 1}\nb: *x\n")
+    assert isinstance(root, YMap)
+    assert root.to_python() == {"a": {"k": 1}, "b": {"k": 1}}
+
+
+@pytest.mark.parametrize("depth", [10_000, 200_000])
+def test_deep_nesting_is_refused_before_composing(depth: int) -> None:
+    with pytest.raises(YamlError) as info:
+        load("[" * depth + "]" * depth)
+    assert info.value.message == f"nesting deeper than {MAX_DEPTH} levels"
+    assert (info.value.line, info.value.column) == (1, MAX_DEPTH + 1)
+
+
+def test_deep_block_nesting_is_refused() -> None:
+    text = "".join("  " * i + f"k{i}:\n" for i in range(100)) + "  " * 100 + "leaf\n"
+    with pytest.raises(YamlError) as info:
+        load(text)
+    assert info.value.message == f"nesting deeper than {MAX_DEPTH} levels"
+
+
+def test_directory_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "x.trail.yaml").mkdir()
+    with pytest.raises(YamlError) as info:
+        read_text(tmp_path / "x.trail.yaml")
+    assert info.value.message == "is a directory, not a file"
+
+
+def test_dangling_symlink_is_unreadable(tmp_path: Path) -> None:
+    link = tmp_path / "gone.trail.yaml"
+    link.symlink_to(tmp_path / "missing.yaml")
+    with pytest.raises(YamlError) as info:
+        read_text(link)
+    assert info.value.message == "cannot read file: No such file or directory"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(tmp_path: Path) -> None:
+    path = tmp_path / "secret.trail.yaml"
+    path.write_text("trail: []\n")
+    path.chmod(0)
+    with pytest.raises(YamlError) as info:
+        read_text(path)
+    assert info.value.message == "cannot read file: Permission denied"
+
+
+def test_merge_keys_and_complex_keys_are_refused() -> None:
+    with pytest.raises(YamlError, match="merge keys"):
+        load("a: &a {x: 1}\nb:\n  <<: *a\n")
+    with pytest.raises(YamlError, match="mapping keys must be plain text"):
+        load("? [a, b]\n: 1\n")
+
+
+def test_custom_tags_are_refused() -> None:
+    with pytest.raises(YamlError) as info:
+        load("a: !python/object 1\n")
+    assert info.value.message == "unsupported tag '!python/object'"

@@ -1,0 +1,100 @@
+"""`trailblaze` command line: `check`, `surfaces`, `replay`.
+
+Parses arguments, resolves the workspace, calls the library, renders, and returns the exit
+code: 0 clean, 1 findings, 2 usage or configuration error, 3 a required type check that could
+not run. User mistakes end with a message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from trailblaze import __version__
+from trailblaze.check import CheckOptions, run_check
+from trailblaze.console import make_console, render_report
+from trailblaze.fsutil import write_atomic
+from trailblaze.report import EXIT_USAGE
+from trailblaze.workspace import WorkspaceError, find_workspace
+
+
+class UsageError(Exception):
+    """A bad command line or configuration: exit 2 with the message."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trailblaze",
+        description="Validate and replay Trailblaze trails.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = sub.add_parser("check", help="parse, type-check and lint every trail of a workspace")
+    check.add_argument(
+        "workspace",
+        nargs="?",
+        type=Path,
+        help="workspace root (default: found from the current directory)",
+    )
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--output", type=Path, help="write the report here instead of stdout")
+    check.add_argument(
+        "--lenient",
+        action="store_true",
+        help="accept what the reference's runtime accepts; unknown keys become warnings",
+    )
+    check.add_argument(
+        "--require-typecheck",
+        action="store_true",
+        help="exit 3 when the type check could not run (also TRAILBLAZE_REQUIRE_TYPECHECK=1)",
+    )
+    check.add_argument("--color", action=argparse.BooleanOptionalAction, default=None)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    commands = {"check": _check}
+    try:
+        return commands[args.command](args)
+    except (UsageError, WorkspaceError) as exc:
+        print(f"trailblaze {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _check(args: argparse.Namespace) -> int:
+    ws = find_workspace(args.workspace, explicit=args.workspace is not None)
+    options = CheckOptions.from_env(
+        strict=not args.lenient, require_typecheck=args.require_typecheck
+    )
+    report = run_check(ws, options)
+    if args.format == "json":
+        text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+        if args.output:
+            _write(args.output, text)
+        else:
+            sys.stdout.write(text)
+    elif args.output:
+        buffer = io.StringIO()
+        render_report(make_console(buffer, color=False), report, ws.root)
+        _write(args.output, buffer.getvalue())
+    else:
+        render_report(make_console(color=args.color), report, ws.root)
+    return report.exit_code
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Findings: every problem the product reports, as data.
+
+A finding points at the input (`path:line:col`), names the key path inside the document, and
+says what is wrong. Rendering lives in `console.py`; serialization in `report.py`. The one-line
+text form (`Finding.text`) is the shape users grep for and tests pin.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal
+
+Kind = Literal["parse", "manifest", "type", "runif", "infra", "warning"]
+KINDS: tuple[Kind, ...] = ("parse", "manifest", "type", "runif", "infra", "warning")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem at one place. `path` is relative to the workspace root, POSIX separators."""
+
+    kind: Kind
+    path: str
+    line: int
+    column: int
+    message: str
+    key_path: str = ""
+    code: str = ""
+    fatal: bool = True
+    step: int | None = None
+    classifier: str | None = None
+    tool: str | None = None
+    trailmap: str | None = None
+
+    @property
+    def text(self) -> str:
+        """`path:line:col: key.path: message`, the form every message shape is pinned in."""
+        where = f"{self.path}:{self.line}:{self.column}"
+        if self.key_path:
+            return f"{where}: {self.key_path}: {self.message}"
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Finding:
+        return cls(**data)
+
+    def with_(self, **changes: Any) -> Finding:
+        return replace(self, **changes)
+
+
+def did_you_mean(word: str, candidates: list[str] | tuple[str, ...] | frozenset[str]) -> str:
+    """`" (did you mean 'x'?)"` when a candidate is close to `word`, else the empty string."""
+    close = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.75)
+    if not close:
+        lowered = {c.lower(): c for c in candidates}
+        if word.lower() in lowered:
+            close = [lowered[word.lower()]]
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def join_key(parent: str, key: str | int) -> str:
+    """Extend a key path: `trail[2]` + `recording` -> `trail[2].recording`."""
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    if not parent:
+        return key
+    return f"{parent}.{key}"

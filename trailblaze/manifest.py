@@ -1,0 +1,246 @@
+"""`trailmap.yaml`: validated against the JSON Schema we ship, turned into a `Trailmap` record.
+
+Validation is strict (every key of the reference's grammar, nothing else) and every error is
+located at the offending key. Keys the format removed get a specific hint instead of a bare
+"unknown key".
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from trailblaze.finding import Finding, join_key
+from trailblaze.schemacheck import check
+from trailblaze.yamlnode import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
+
+MANIFEST_NAME = "trailmap.yaml"
+PLATFORMS = ("android", "ios", "web", "compose", "desktop")
+_REMOVED_KEYS = {
+    "use": "'use' was removed from trailmap.yaml; list trailmaps under 'dependencies'",
+    "extend": "'extend' was removed from trailmap.yaml; list trailmaps under 'dependencies'",
+    "replace": "'replace' was removed from trailmap.yaml",
+    "mcp_servers": "'mcp_servers' was removed from trailmap.yaml",
+    "system_prompt": (
+        "an inline 'system_prompt' is not allowed; point 'system_prompt_file' at a file"
+    ),
+}
+_SAFE_ID = re.compile(r"(?!\.{1,2}$)[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+class Named(NamedTuple):
+    """A name from a manifest list, with where it was written."""
+
+    value: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformConfig:
+    name: str
+    app_ids: tuple[str, ...] = ()
+    tool_sets: tuple[Named, ...] = ()
+    tools: tuple[Named, ...] = ()
+    excluded_tools: tuple[str, ...] = ()
+    drivers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Trailmap:
+    """A trailmap's manifest. `dir_name` is what trails target; `id` is what the manifest says."""
+
+    id: str
+    dir_name: str
+    path: str
+    is_target: bool
+    display_name: str | None
+    dependencies: tuple[Named, ...]
+    exports: tuple[Named, ...]
+    toolset_files: tuple[Named, ...]
+    platforms: tuple[PlatformConfig, ...]
+    defaults: tuple[PlatformConfig, ...]
+    target_tools: tuple[Named, ...]
+    exempt_reason: str | None
+    line: int = 1
+    column: int = 1
+
+    @property
+    def own_tool_sets(self) -> tuple[Named, ...]:
+        """Union of `tool_sets` over the trailmap's own platforms, first occurrence wins."""
+        seen: dict[str, Named] = {}
+        for platform in self.platforms:
+            for name in platform.tool_sets:
+                seen.setdefault(name.value, name)
+        return tuple(seen.values())
+
+    @property
+    def scripted_tools(self) -> tuple[Named, ...]:
+        """`target.tools` plus every platform's `tools` (the loader hoists them), deduplicated."""
+        seen: dict[str, Named] = {}
+        for name in self.target_tools:
+            seen.setdefault(name.value, name)
+        for platform in self.platforms:
+            for name in platform.tools:
+                seen.setdefault(name.value, name)
+        return tuple(seen.values())
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestOutcome:
+    trailmap: Trailmap | None
+    findings: tuple[Finding, ...]
+
+
+@functools.cache
+def manifest_schema() -> dict[str, Any]:
+    text = resources.files("trailblaze").joinpath("data/trailmap.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def is_safe_id(value: str) -> bool:
+    """A trailmap id that names one directory: no separators, not `.`/`..`, not empty."""
+    return bool(_SAFE_ID.fullmatch(value))
+
+
+def load_manifest(manifest: Path, rel_path: str, dir_name: str) -> ManifestOutcome:
+    """Read and validate one `trailmap.yaml`."""
+    try:
+        root = load(read_text(manifest))
+    except YamlError as exc:
+        return ManifestOutcome(
+            None, (_finding(rel_path, exc.line, exc.column, "", exc.message, "yaml"),)
+        )
+    return parse_manifest(root, rel_path, dir_name)
+
+
+def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> ManifestOutcome:
+    if root is None:
+        return ManifestOutcome(
+            None, (_finding(rel_path, 1, 1, "", "empty trailmap.yaml", "empty"),)
+        )
+    findings: list[Finding] = []
+    removed_keys = _removed(root, rel_path, findings)
+    for issue in check(root, manifest_schema()):
+        if issue.code == "unknown-key" and issue.message.split("'")[1] in removed_keys:
+            continue
+        findings.append(
+            _finding(rel_path, issue.line, issue.column, issue.key_path, issue.message, issue.code)
+        )
+    if not isinstance(root, YMap) or any(f.fatal for f in findings):
+        return ManifestOutcome(None, tuple(findings))
+    trailmap = _record(root, rel_path, dir_name)
+    if trailmap.id != dir_name:
+        node = root.get("id") or root
+        findings.append(
+            Finding(
+                "warning",
+                rel_path,
+                node.line,
+                node.column,
+                f"trailmap id '{trailmap.id}' differs from its directory name '{dir_name}'; "
+                f"trails target the directory name",
+                key_path="id",
+                code="id-mismatch",
+                fatal=False,
+            )
+        )
+    return ManifestOutcome(trailmap, tuple(findings))
+
+
+def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[str]:
+    names: set[str] = set()
+    if not isinstance(root, YMap):
+        return names
+    maps = [(root, "")]
+    target = root.get("target")
+    if isinstance(target, YMap):
+        maps.append((target, "target"))
+    for mapping, key_path in maps:
+        for key, _ in mapping:
+            name = str(key.value)
+            if name in _REMOVED_KEYS and not (name == "system_prompt" and key_path == ""):
+                names.add(name)
+                findings.append(
+                    _finding(
+                        rel_path, key.line, key.column, key_path, _REMOVED_KEYS[name], "removed-key"
+                    )
+                )
+    return names
+
+
+def _finding(path: str, line: int, column: int, key_path: str, message: str, code: str) -> Finding:
+    return Finding("manifest", path, line, column, message, key_path=key_path, code=code)
+
+
+def _names(node: YNode | None) -> tuple[Named, ...]:
+    if not isinstance(node, YSeq):
+        return ()
+    return tuple(
+        Named(item.text, item.line, item.column) for item in node.items if isinstance(item, YScalar)
+    )
+
+
+def _texts(node: YNode | None) -> tuple[str, ...]:
+    return tuple(n.value for n in _names(node))
+
+
+def _platforms(node: YNode | None) -> tuple[PlatformConfig, ...]:
+    if not isinstance(node, YMap):
+        return ()
+    out = []
+    for key, value in node:
+        body = value if isinstance(value, YMap) else YMap((), key.line, key.column)
+        out.append(
+            PlatformConfig(
+                name=key.text,
+                app_ids=_texts(body.get("app_ids")),
+                tool_sets=_names(body.get("tool_sets")),
+                tools=_names(body.get("tools")),
+                excluded_tools=_texts(body.get("excluded_tools")),
+                drivers=_texts(body.get("drivers")),
+            )
+        )
+    return tuple(out)
+
+
+def _record(root: YMap, rel_path: str, dir_name: str) -> Trailmap:
+    target = root.get("target")
+    target_map = target if isinstance(target, YMap) else None
+    exempt = None
+    validation = root.get("trail_validation")
+    if isinstance(validation, YMap):
+        reason = validation.get("exempt")
+        if isinstance(reason, YScalar) and isinstance(reason.value, str) and reason.value.strip():
+            exempt = reason.value.strip()
+    display = target_map.get("display_name") if target_map else None
+    id_node = root.get("id")
+    return Trailmap(
+        id=id_node.text if isinstance(id_node, YScalar) else dir_name,
+        dir_name=dir_name,
+        path=rel_path,
+        is_target=target_map is not None,
+        display_name=display.text if isinstance(display, YScalar) else None,
+        dependencies=_names(root.get("dependencies")),
+        exports=_names(root.get("exports")),
+        toolset_files=_names(root.get("toolsets")),
+        platforms=_platforms(target_map.get("platforms") if target_map else root.get("platforms")),
+        defaults=_platforms(root.get("defaults")),
+        target_tools=_names(target_map.get("tools") if target_map else None),
+        exempt_reason=exempt,
+        line=root.line,
+        column=root.column,
+    )
+
+
+def key_path_of(*parts: str | int) -> str:
+    out = ""
+    for part in parts:
+        out = join_key(out, part)
+    return out

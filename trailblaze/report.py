@@ -1,0 +1,118 @@
+"""The outcome of a check as data: trail statuses, findings, counts, and the exit code.
+
+`Report.to_json()` is the stable JSON contract other tools read (DESIGN §7): `version`,
+`exit_code`, `trails` (path, trailmap, status, reason) and `findings` (kind, path, line,
+column, step, classifier, tool, code, message, fatal, plus key_path and trailmap). Paths are
+relative to the workspace root.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from trailblaze.finding import Finding
+
+Status = Literal["rejected", "parsed", "type-checked"]
+REPORT_VERSION = 1
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_INFRA = 3
+
+REASON_NO_TARGET = "no target"
+REASON_UNKNOWN_TARGET = "unknown target"
+REASON_NO_CALLS = "no recorded calls"
+REASON_DISABLED = "type gate disabled"
+REASON_NO_SURFACE = "no surface"
+REASON_INFRA = "type check could not run"
+
+
+@dataclass(frozen=True, slots=True)
+class TrailStatus:
+    path: str
+    trailmap: str | None
+    status: Status
+    reason: str | None = None
+    target: str | None = None
+    calls: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "trailmap": self.trailmap,
+            "status": self.status,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    workspace: str
+    trailmaps: tuple[str, ...]
+    trails: tuple[TrailStatus, ...]
+    findings: tuple[Finding, ...]
+    require_typecheck: bool = False
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fatal_findings(self) -> list[Finding]:
+        return [f for f in self.findings if f.fatal and f.kind not in ("infra", "warning")]
+
+    @property
+    def infra_findings(self) -> list[Finding]:
+        return [f for f in self.findings if f.kind == "infra"]
+
+    @property
+    def exit_code(self) -> int:
+        if self.require_typecheck and self.infra_findings:
+            return EXIT_INFRA
+        if self.fatal_findings:
+            return EXIT_FINDINGS
+        return EXIT_OK
+
+    def counts(self) -> dict[str, Any]:
+        by_status = Counter(t.status for t in self.trails)
+        reasons = Counter(t.reason for t in self.trails if t.status == "parsed" and t.reason)
+        return {
+            "trailmaps": len(self.trailmaps),
+            "trails": len(self.trails),
+            "rejected": by_status["rejected"],
+            "parsed": by_status["parsed"] + by_status["type-checked"],
+            "type_checked": by_status["type-checked"],
+            "not_type_checked": dict(sorted(reasons.items())),
+            "calls_type_checked": sum(t.calls for t in self.trails if t.status == "type-checked"),
+            "findings": len(self.fatal_findings),
+            "exempt_findings": sum(1 for f in self.findings if f.kind == "type" and not f.fatal),
+            "warnings": sum(1 for f in self.findings if f.kind == "warning"),
+            "infra": len(self.infra_findings),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": REPORT_VERSION,
+            "exit_code": self.exit_code,
+            "workspace": self.workspace,
+            "summary": self.counts(),
+            "trails": [t.to_json() for t in self.trails],
+            "findings": [_finding_json(f) for f in self.findings],
+        }
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    return {
+        "kind": finding.kind,
+        "path": finding.path,
+        "line": finding.line,
+        "column": finding.column,
+        "step": finding.step,
+        "classifier": finding.classifier,
+        "tool": finding.tool,
+        "code": finding.code,
+        "message": finding.message,
+        "fatal": finding.fatal,
+        "key_path": finding.key_path,
+        "trailmap": finding.trailmap,
+    }

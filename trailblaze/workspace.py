@@ -1,0 +1,310 @@
+"""Workspaces: where the trailmaps, the trails and the scratch directory are.
+
+Two layouts are recognised, walking up from a start directory:
+
+- Trailblaze's: `<ws>/trails/config/trailmaps/<id>/trailmap.yaml`, trails anywhere under
+  `<ws>/trails/`, scratch in `<ws>/trails/.trailblaze/`;
+- the compact one: `<ws>/trailmaps/<id>/trailmap.yaml`, trails anywhere under `<ws>/trailmaps/`,
+  scratch in `<ws>/.trailblaze/`.
+
+`[tool.trailblaze]` in `<ws>/pyproject.toml` overrides the detection (`layout`, `trailmaps`,
+`trails`, `scratch`, `exclude`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from trailblaze.finding import Finding
+
+Layout = Literal["compact", "trailblaze"]
+EXCLUDED_DIRS = frozenset({"build", ".gradle", ".git", "node_modules", ".trailblaze", ".claude"})
+TRAIL_NAMES = frozenset({"trail.yaml", "blaze.yaml"})
+TRAIL_SUFFIX = ".trail.yaml"
+PROJECT_CONFIG_NAME = "trailblaze.yaml"
+_PROJECT_CONFIG_KEYS = re.compile(
+    r"^(defaults|trailmaps|targets|toolsets|tools|providers|llm):", re.M
+)
+_CONFIG_KEYS = frozenset({"layout", "trailmaps", "trails", "scratch", "exclude"})
+
+
+class WorkspaceError(Exception):
+    """No workspace where one was expected, or a bad `[tool.trailblaze]` table (usage error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    root: Path
+    layout: Layout
+    trailmaps_dir: Path
+    trails_dir: Path
+    scratch: Path
+    exclude: frozenset[str] = field(default=EXCLUDED_DIRS)
+
+    def rel(self, path: Path) -> str:
+        """Workspace-relative POSIX path, the form every report uses."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+@dataclass(frozen=True, slots=True)
+class TrailmapDir:
+    dir_name: str
+    path: Path
+    manifest: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What is on disk: trailmap directories, trail files, and problems found while looking."""
+
+    trailmaps: tuple[TrailmapDir, ...]
+    trails: tuple[Path, ...]
+    findings: tuple[Finding, ...]
+
+
+def is_trail_name(name: str) -> bool:
+    return name.endswith(TRAIL_SUFFIX) or name in TRAIL_NAMES or name == PROJECT_CONFIG_NAME
+
+
+def is_project_config(text: str) -> bool:
+    """A `trailblaze.yaml` is project configuration when it is all comments or holds config keys."""
+    meaningful = [
+        line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
+    return not meaningful or bool(_PROJECT_CONFIG_KEYS.search(text))
+
+
+def find_workspace(start: Path | None = None, *, explicit: bool = False) -> Workspace:
+    """The workspace at `start` (explicit) or the nearest one above it."""
+    here = (start or Path.cwd()).resolve()
+    if explicit:
+        if not here.is_dir():
+            raise WorkspaceError(f"workspace '{start}' is not a directory")
+        found = _workspace_at(here)
+        if found is None:
+            raise WorkspaceError(
+                f"'{start}' is not a workspace: expected 'trailmaps/<id>/trailmap.yaml', "
+                f"'trails/config/trailmaps/<id>/trailmap.yaml' or [tool.trailblaze] in "
+                f"pyproject.toml"
+            )
+        return found
+    for candidate in (here, *here.parents):
+        found = _workspace_at(candidate)
+        if found is not None:
+            return found
+    raise WorkspaceError(
+        f"no workspace found from '{here}': run inside a directory with 'trailmaps/' or "
+        f"'trails/config/trailmaps/', or pass the workspace path"
+    )
+
+
+def _workspace_at(path: Path) -> Workspace | None:
+    config = _read_config(path)
+    if config is not None:
+        return _configured(path, config)
+    if (path / "trails" / "config" / "trailmaps").is_dir():
+        return _trailblaze_layout(path)
+    if (path / "trailmaps").is_dir():
+        if path.name == "config" and path.parent.name == "trails":
+            return None  # inside a Trailblaze workspace: its root is two levels up
+        return _compact_layout(path)
+    return None
+
+
+def _trailblaze_layout(root: Path) -> Workspace:
+    return Workspace(
+        root,
+        "trailblaze",
+        root / "trails" / "config" / "trailmaps",
+        root / "trails",
+        root / "trails" / ".trailblaze",
+    )
+
+
+def _compact_layout(root: Path) -> Workspace:
+    return Workspace(root, "compact", root / "trailmaps", root / "trailmaps", root / ".trailblaze")
+
+
+def _read_config(path: Path) -> dict[str, Any] | None:
+    pyproject = path / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    try:
+        data = tomllib.loads(pyproject.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise WorkspaceError(f"{pyproject}: cannot read: {exc}") from None
+    table = data.get("tool", {}).get("trailblaze")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise WorkspaceError(f"{pyproject}: [tool.trailblaze] must be a table")
+    unknown = sorted(set(table) - _CONFIG_KEYS)
+    if unknown:
+        raise WorkspaceError(
+            f"{pyproject}: [tool.trailblaze]: unknown key '{unknown[0]}'; "
+            f"expected {', '.join(sorted(_CONFIG_KEYS))}"
+        )
+    return table
+
+
+def _configured(root: Path, table: dict[str, Any]) -> Workspace:
+    where = root / "pyproject.toml"
+    layout = table.get("layout")
+    if layout is None:
+        base = (
+            _trailblaze_layout(root)
+            if (root / "trails" / "config" / "trailmaps").is_dir()
+            else _compact_layout(root)
+        )
+    elif layout == "compact":
+        base = _compact_layout(root)
+    elif layout == "trailblaze":
+        base = _trailblaze_layout(root)
+    else:
+        raise WorkspaceError(
+            f"{where}: [tool.trailblaze] layout must be 'compact' or 'trailblaze', not {layout!r}"
+        )
+
+    def path_of(key: str, default: Path) -> Path:
+        value = table.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value:
+            raise WorkspaceError(f"{where}: [tool.trailblaze] {key} must be a path string")
+        return (root / value).resolve()
+
+    exclude = table.get("exclude", [])
+    if not isinstance(exclude, list) or not all(isinstance(e, str) for e in exclude):
+        raise WorkspaceError(
+            f"{where}: [tool.trailblaze] exclude must be a list of directory names"
+        )
+    return Workspace(
+        root,
+        base.layout,
+        path_of("trailmaps", base.trailmaps_dir),
+        path_of("trails", base.trails_dir),
+        path_of("scratch", base.scratch),
+        EXCLUDED_DIRS | frozenset(exclude),
+    )
+
+
+def scan(ws: Workspace) -> Scan:
+    """Walk the workspace once: trailmap directories and trail files, sorted."""
+    findings: list[Finding] = []
+    trailmaps: list[TrailmapDir] = []
+    if ws.trailmaps_dir.is_dir():
+        for entry in sorted(os.scandir(ws.trailmaps_dir), key=lambda e: e.name):
+            if not entry.is_dir(follow_symlinks=False) or entry.name in ws.exclude:
+                continue
+            manifest = Path(entry.path) / "trailmap.yaml"
+            if manifest.is_file():
+                trailmaps.append(TrailmapDir(entry.name, Path(entry.path), manifest))
+            elif (Path(entry.path) / "trailmap.yml").exists():
+                findings.append(
+                    Finding(
+                        "warning",
+                        ws.rel(Path(entry.path) / "trailmap.yml"),
+                        1,
+                        1,
+                        "a trailmap manifest must be named 'trailmap.yaml'; this directory is "
+                        "not read as a trailmap",
+                        code="not-a-trailmap",
+                        fatal=False,
+                    )
+                )
+    trails: list[Path] = []
+    root_real = ws.root.resolve()
+    stack = [ws.trails_dir] if ws.trails_dir.is_dir() else []
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as exc:
+            findings.append(
+                Finding(
+                    "parse",
+                    ws.rel(directory),
+                    1,
+                    1,
+                    f"cannot list directory: {exc.strerror}",
+                    code="io",
+                )
+            )
+            continue
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if name in ws.exclude:
+                    continue
+                if is_trail_name(name) and name != PROJECT_CONFIG_NAME:
+                    trails.append(Path(entry.path))  # the parse gate reports "is a directory"
+                    continue
+                stack.append(Path(entry.path))
+                continue
+            if not is_trail_name(name):
+                continue
+            path = Path(entry.path)
+            if entry.is_symlink():
+                target = Path(os.path.realpath(path))
+                if target.exists() and not target.is_relative_to(root_real):
+                    findings.append(
+                        Finding(
+                            "warning",
+                            ws.rel(path),
+                            1,
+                            1,
+                            f"symlink to '{target}' outside the workspace; not checked",
+                            code="outside-workspace",
+                            fatal=False,
+                        )
+                    )
+                    continue
+            if name == PROJECT_CONFIG_NAME and _looks_like_config(path):
+                continue
+            trails.append(path)
+    trails.sort()
+    return Scan(tuple(trailmaps), tuple(trails), tuple(findings))
+
+
+def _looks_like_config(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(64 * 1024)
+    except OSError:
+        return False
+    return is_project_config(head.decode("utf-8", "replace"))
+
+
+def trailmap_files(trailmap: TrailmapDir, ws: Workspace) -> list[Path]:
+    """The files of a trailmap that its surfaces depend on (not its trails)."""
+    out = [trailmap.manifest]
+    for sub in ("tools", "toolsets", "shortcuts", "trailheads"):
+        base = trailmap.path / sub
+        if not base.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in ws.exclude)
+            for filename in sorted(filenames):
+                if _is_generated(sub, filename):
+                    continue
+                out.append(Path(dirpath) / filename)
+    return out
+
+
+GENERATED_TOOL_FILES = frozenset(
+    {"trailblaze-client.d.ts", "tsconfig.json", "trailblaze-tool-descriptors.json"}
+)
+
+
+def _is_generated(sub: str, filename: str) -> bool:
+    return sub == "tools" and (
+        filename in GENERATED_TOOL_FILES or filename.endswith(".trail.gen.ts")
+    )

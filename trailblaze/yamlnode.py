@@ -1,0 +1,373 @@
+"""The YAML boundary: bytes on disk to a small tree of frozen, located nodes.
+
+Only this module touches ruamel.yaml. It composes at node level (never constructs Python
+objects through ruamel's resolver), so every value keeps its line, column and quote style, and
+it resolves plain scalars itself: a quoted or block scalar is always a string; a plain scalar
+follows the YAML 1.2 core schema, except that integers written with leading zeros (``0007``)
+stay strings, because their text would not survive the round trip. ``7:30`` is a string (no
+YAML 1.1 sexagesimals).
+
+Hostile input is bounded before it reaches the composer: file size, nesting depth (the C
+composer recurses and crashes on very deep documents), and alias expansion (a "billion laughs"
+document composes to a small graph but would explode when walked).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 200_000
+
+PLAIN = ""
+"""Style of a plain (unquoted) scalar; the others are ``'``, ``"``, ``|`` and ``>``."""
+
+Scalar: TypeAlias = str | int | float | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class YScalar:
+    """A scalar with its resolved value, its source text and its quote style."""
+
+    value: Scalar
+    text: str
+    style: str
+    line: int
+    column: int
+
+    @property
+    def quoted(self) -> bool:
+        return self.style != PLAIN
+
+    def to_python(self) -> Scalar:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class YSeq:
+    items: tuple[YNode, ...]
+    line: int
+    column: int
+
+    def to_python(self) -> list[Any]:
+        return [item.to_python() for item in self.items]
+
+
+@dataclass(frozen=True, slots=True)
+class YMap:
+    """A mapping whose keys are scalars, in document order, without duplicates."""
+
+    items: tuple[tuple[YScalar, YNode], ...]
+    line: int
+    column: int
+    _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for i, (key, _) in enumerate(self.items):
+            self._index[str(key.value)] = i
+
+    def get(self, key: str) -> YNode | None:
+        i = self._index.get(key)
+        return None if i is None else self.items[i][1]
+
+    def key_node(self, key: str) -> YScalar | None:
+        i = self._index.get(key)
+        return None if i is None else self.items[i][0]
+
+    def keys(self) -> list[str]:
+        return [str(k.value) for k, _ in self.items]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:
+        # A node is a node, even an empty one: `node or fallback` must never skip `{}`.
+        return True
+
+    def __iter__(self) -> Iterator[tuple[YScalar, YNode]]:
+        return iter(self.items)
+
+    def to_python(self) -> dict[str, Any]:
+        return {str(k.value): v.to_python() for k, v in self.items}
+
+
+YNode: TypeAlias = YScalar | YSeq | YMap
+
+
+class YamlError(Exception):
+    """A document that cannot be read as YAML; carries the 1-based position of the problem."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+def kind_of(node: YNode | None) -> str:
+    """The word a user knows for a node's type, for messages."""
+    if node is None:
+        return "nothing"
+    if isinstance(node, YMap):
+        return "a mapping"
+    if isinstance(node, YSeq):
+        return "a list"
+    if node.value is None:
+        return "null"
+    if isinstance(node.value, bool):
+        return "a boolean"
+    if isinstance(node.value, int | float):
+        return "a number"
+    return "a string"
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Read a YAML file as UTF-8 text, refusing what no YAML file should be."""
+    try:
+        size = path.stat().st_size
+        if path.is_dir():
+            raise YamlError("is a directory, not a file")
+        if size > max_bytes:
+            raise YamlError(
+                f"file is {size / 1024 / 1024:.1f} MiB; files over "
+                f"{max_bytes // 1024 // 1024} MiB are not read"
+            )
+        data = path.read_bytes()
+    except YamlError:
+        raise
+    except OSError as exc:
+        raise YamlError(f"cannot read file: {exc.strerror or exc}") from None
+    return decode(data, max_bytes=max_bytes)
+
+
+def decode(data: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> str:
+    if len(data) > max_bytes:
+        raise YamlError(
+            f"file is {len(data) / 1024 / 1024:.1f} MiB; files over "
+            f"{max_bytes // 1024 // 1024} MiB are not read"
+        )
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line, col = _position(data, nul)
+        raise YamlError("binary file (contains a NUL byte)", line, col)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _position(data, exc.start)
+        raise YamlError(
+            f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded", line, col
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, offset - line_start + 1
+
+
+# -- composing --------------------------------------------------------------------------------
+
+
+@functools.cache
+def _composer() -> YAML:
+    # typ="safe" with pure=False picks ruamel.yaml.clib's C parser and composer when installed
+    # (about 7x faster at node level) and falls back to the pure-Python ones otherwise.
+    return YAML(typ="safe", pure=False)
+
+
+def has_c_extension() -> bool:
+    return "clib" in type(_composer().Parser).__module__ or "CParser" in repr(_composer().Parser)
+
+
+def load(text: str) -> YNode | None:
+    """Compose one YAML document into located nodes; ``None`` for an empty document."""
+    _check_depth(text)
+    try:
+        node = _composer().compose(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        if "expected a single document" in str(exc):
+            problem = "more than one YAML document ('---') in one file"
+        raise YamlError(
+            f"invalid YAML: {problem}",
+            (mark.line + 1) if mark else 1,
+            (mark.column + 1) if mark else 1,
+        ) from None
+    except YAMLError as exc:
+        raise YamlError(f"invalid YAML: {exc}") from None
+    if node is None:
+        return None
+    return _Converter().convert(node, 0)
+
+
+def load_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> YNode | None:
+    return load(read_text(path, max_bytes=max_bytes))
+
+
+def _check_depth(text: str) -> None:
+    """Reject documents nested deeper than MAX_DEPTH before the composer sees them.
+
+    A flow level needs a bracket; two block levels need at least one more column of leading
+    spaces or `- `. That bounds the depth cheaply; only documents whose bound is high are
+    walked event by event (libyaml's parser is iterative, its composer is not).
+    """
+    prefix = max(map(len, _LEADING.findall(text)), default=0)
+    if text.count("[") + text.count("{") + 2 * prefix + 2 <= MAX_DEPTH:
+        return
+    depth = 0
+    try:
+        for event in _composer().parse(text):
+            name = type(event).__name__
+            if name in ("MappingStartEvent", "SequenceStartEvent"):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    raise YamlError(
+                        f"nesting deeper than {MAX_DEPTH} levels",
+                        mark.line + 1,
+                        mark.column + 1,
+                    )
+            elif name in ("MappingEndEvent", "SequenceEndEvent"):
+                depth -= 1
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise YamlError(
+            f"invalid YAML: {exc.problem or exc.context}",
+            (mark.line + 1) if mark else 1,
+            (mark.column + 1) if mark else 1,
+        ) from None
+
+
+_LEADING = re.compile(r"^[ -]+", re.MULTILINE)
+_TAG = "tag:yaml.org,2002:"
+_CORE_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "seq", "map")}
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_INT_BASED = re.compile(r"0o[0-7]+|0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
+_NAN = re.compile(r"\.(?:nan|NaN|NAN)")
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_TRUE = frozenset({"true", "True", "TRUE"})
+_FALSE = frozenset({"false", "False", "FALSE"})
+
+
+def resolve_plain(text: str) -> Scalar:
+    """YAML 1.2 core resolution of a plain scalar (leading-zero integers stay strings)."""
+    if text in _NULLS:
+        return None
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    first = text[0]
+    if first.isdigit() or first in "-+.":
+        if _INT.fullmatch(text):
+            return int(text)
+        if _INT_BASED.fullmatch(text):
+            return int(text, 0)
+        if _FLOAT.fullmatch(text):
+            if text.lstrip("-+").startswith("0") and text.lstrip("-+")[1:2].isdigit():
+                return text  # 007.5: keep the text, as for integers with leading zeros
+            return float(text)
+        if _INF.fullmatch(text):
+            return -math.inf if text.startswith("-") else math.inf
+        if _NAN.fullmatch(text):
+            return math.nan
+    return text
+
+
+class _Converter:
+    """Walks a composed ruamel graph once, counting nodes so aliases cannot explode."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def convert(self, node: Node, depth: int) -> YNode:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise YamlError(
+                f"document expands to more than {MAX_NODES} nodes (anchors and aliases?)",
+                node.start_mark.line + 1,
+                node.start_mark.column + 1,
+            )
+        line = node.start_mark.line + 1
+        column = node.start_mark.column + 1
+        if isinstance(node, ScalarNode):
+            return self.scalar(node, line, column)
+        if isinstance(node, SequenceNode):
+            self._check_tag(node, "seq", line, column)
+            return YSeq(tuple(self.convert(n, depth + 1) for n in node.value), line, column)
+        if isinstance(node, MappingNode):
+            self._check_tag(node, "map", line, column)
+            items: list[tuple[YScalar, YNode]] = []
+            seen: dict[str, YScalar] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, ScalarNode):
+                    raise YamlError(
+                        "mapping keys must be plain text, not a list or mapping",
+                        key_node.start_mark.line + 1,
+                        key_node.start_mark.column + 1,
+                    )
+                if key_node.tag == _TAG + "merge" or (
+                    key_node.value == "<<" and not key_node.style
+                ):
+                    raise YamlError(
+                        "merge keys ('<<') are not supported",
+                        key_node.start_mark.line + 1,
+                        key_node.start_mark.column + 1,
+                    )
+                key = self.scalar(
+                    key_node, key_node.start_mark.line + 1, key_node.start_mark.column + 1
+                )
+                name = str(key.value)
+                if name in seen:
+                    first = seen[name]
+                    raise YamlError(
+                        f"duplicate key '{name}' (first defined at line {first.line})",
+                        key.line,
+                        key.column,
+                    )
+                seen[name] = key
+                items.append((key, self.convert(value_node, depth + 1)))
+            return YMap(tuple(items), line, column)
+        raise YamlError("unsupported YAML node", line, column)  # pragma: no cover
+
+    @staticmethod
+    def _check_tag(node: Node, expected: str, line: int, column: int) -> None:
+        if node.tag not in _CORE_TAGS:
+            raise YamlError(f"unsupported tag '{node.tag}'", line, column)
+
+    @staticmethod
+    def scalar(node: ScalarNode, line: int, column: int) -> YScalar:
+        text: str = node.value
+        style: str = node.style or PLAIN
+        tag: str = node.tag or ""
+        if tag not in _CORE_TAGS:
+            raise YamlError(f"unsupported tag '{tag}'", line, column)
+        if style != PLAIN:
+            value: Scalar = text
+        else:
+            value = resolve_plain(text)
+            if tag == _TAG + "str" and not isinstance(value, str):
+                value = text  # an explicit !!str on a plain scalar
+        return YScalar(value, text, style, line, column)
