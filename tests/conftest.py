@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, TS_VERSION, Compiler, find_compiler
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 CORPUS = DATA / "corpus"
@@ -52,3 +54,15 @@ def compact_ws(tmp_path: Path) -> Path:
     """An empty compact-layout workspace with one target trailmap `app`."""
     write_tree(tmp_path, {"trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app")})
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def tsc() -> Compiler:
+    """TypeScript 7.0.2 (or the `TRAILBLAZE_TSC` override), installed through npm on first use.
+
+    Into a per-checkout cache, `.cache/toolchain`, so the first session downloads it and later
+    ones reuse it; `TRAILBLAZE_TOOLCHAIN_DIR` chooses another cache (CI can keep one across runs).
+    """
+    configured = os.environ.get(TOOLCHAIN_DIR_ENV, "").strip()
+    base = Path(configured) if configured else ROOT / ".cache" / "toolchain"
+    return find_compiler(TS_VERSION, install=True, base=base)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,14 @@ from trailblaze.check import CheckOptions, run_check
 from trailblaze.console import make_console, render_report
 from trailblaze.fsutil import write_atomic
 from trailblaze.report import EXIT_INFRA, EXIT_OK
+from trailblaze.toolchain import (
+    TS_VERSION,
+    TSC_ENV,
+    ToolchainError,
+    find_compiler,
+    install_typescript,
+    installed_compiler,
+)
 from trailblaze.workspace import Workspace, WorkspaceError, find_workspace, scan, trailmap_files
 
 STATE_FILE = "check-state.json"
@@ -157,6 +166,38 @@ def _run_check_action(root: str) -> TaskFailed | TaskError | None:
     return None
 
 
+def toolchain_task() -> dict[str, Any]:
+    """The `toolchain` task dict: install the pinned TypeScript compiler into the cache."""
+    return {
+        "actions": [_install_toolchain_action],
+        "uptodate": [_toolchain_ready],
+        "doc": "Install the pinned TypeScript compiler (npm) into the toolchain cache.",
+    }
+
+
+def _toolchain_ready() -> bool:
+    # Up to date only when a later type gate will find a compiler; a TRAILBLAZE_TSC naming a
+    # missing file makes the task run (and fail with the message) instead.
+    override = os.environ.get(TSC_ENV, "").strip()
+    if override and not Path(override).expanduser().is_file():
+        return False
+    try:
+        installed_compiler(TS_VERSION)
+    except ToolchainError:
+        return False
+    return True
+
+
+def _install_toolchain_action() -> TaskError | None:
+    try:
+        install_typescript()
+        # Also validates TRAILBLAZE_TSC, so a bad override fails here and not in the type gate.
+        find_compiler()
+    except ToolchainError as exc:
+        return TaskError(f"trailblaze toolchain: {exc}")
+    return None
+
+
 def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], dict[str, Any]]]:
     """`task_*` creators bound to one workspace, for `globals().update(...)` in a dodo.py."""
 
@@ -164,12 +205,17 @@ def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], di
         return check_task(workspace)
 
     task_check.__doc__ = "Check every trail: parse gate, manifests, surfaces, type gate."
-    return {"task_check": task_check}
+    return {"task_check": task_check, "task_toolchain": task_toolchain}
 
 
 def task_check() -> dict[str, Any]:
     """Check every trail: parse gate, manifests, surfaces, type gate."""
     return check_task(None)
+
+
+def task_toolchain() -> dict[str, Any]:
+    """Install the pinned TypeScript compiler (npm) into the toolchain cache."""
+    return toolchain_task()
 
 
 def __getattr__(name: str) -> Any:

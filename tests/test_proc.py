@@ -1,0 +1,169 @@
+"""The subprocess helper, with real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from trailblaze.proc import ProcError, ProcResult, ProcTimeout, run
+
+PY = sys.executable
+
+
+def _gone(pid: int, within: float = 3.0) -> bool:
+    """The process no longer runs (reaped, or a zombie waiting for init to reap it)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_output_is_captured() -> None:
+    result = run([PY, "-c", "import sys; print('out'); print('err', file=sys.stderr)"], timeout=30)
+    assert result == ProcResult(result.argv, 0, "out\n", "err\n", result.duration)
+    assert result.argv == (PY, "-c", "import sys; print('out'); print('err', file=sys.stderr)")
+    assert result.ok
+    assert result.duration > 0
+
+
+def test_non_zero_exit_is_returned_with_its_output(tmp_path: Path) -> None:
+    result = run(
+        [PY, "-c", "import os, sys; print(os.getcwd()); sys.exit('failed')"],
+        cwd=tmp_path,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert not result.ok
+    assert result.stdout == f"{tmp_path}\n"
+    assert result.stderr == "failed\n"
+
+
+def test_env_replaces_the_environment() -> None:
+    result = run(
+        [PY, "-c", "import os; print(os.environ.get('ONLY'), os.environ.get('HOME'))"],
+        env={"ONLY": "this"},
+        timeout=30,
+    )
+    assert result.stdout == "this None\n"
+
+
+def test_undecodable_output_is_kept_not_fatal() -> None:
+    result = run([PY, "-c", "import sys; sys.stdout.buffer.write(b'a\\xffb')"], timeout=30)
+    assert result.stdout == "a\ufffdb"
+
+
+def test_stdin_input_is_passed() -> None:
+    result = run(
+        [PY, "-c", "import sys; print(sys.stdin.read().upper())"], input="héllo\n", timeout=30
+    )
+    assert result.stdout == "HÉLLO\n\n"
+
+
+def test_without_input_stdin_is_empty_so_nothing_waits_for_it() -> None:
+    result = run([PY, "-c", "import sys; print(repr(sys.stdin.read()))"], timeout=30)
+    assert result.stdout == "''\n"
+
+
+def test_missing_program_is_a_message(tmp_path: Path) -> None:
+    with pytest.raises(ProcError) as info:
+        run(["npm", "install"], env={"PATH": str(tmp_path)}, timeout=30)
+    assert str(info.value) == "npm not found on PATH: install Node.js 20 and npm"
+    with pytest.raises(ProcError) as info:
+        run(["no-such-program-trailblaze"], timeout=30)
+    assert str(info.value) == "no-such-program-trailblaze not found on PATH"
+    with pytest.raises(ProcError) as info:
+        run([str(tmp_path / "bin" / "tsc"), "--version"], timeout=30)
+    assert str(info.value) == f"{tmp_path / 'bin' / 'tsc'} not found"
+
+
+def test_a_file_that_cannot_be_executed_is_a_message(tmp_path: Path) -> None:
+    script = tmp_path / "tsc"
+    script.write_text("#!/bin/sh\necho hi\n")
+    with pytest.raises(ProcError, match=r"^cannot run .*tsc: Permission denied$"):
+        run([str(script)], timeout=30)
+
+
+def test_a_command_string_is_refused() -> None:
+    with pytest.raises(TypeError):
+        run("echo hi", timeout=30)
+
+
+def test_timeout_kills_the_process_group_and_keeps_partial_output() -> None:
+    # The sleep is a grandchild: killing only the shell would leave it running.
+    start = time.monotonic()
+    with pytest.raises(ProcTimeout) as info:
+        run(["sh", "-c", "sleep 30 & echo $!; echo waiting >&2; wait"], timeout=0.5)
+    elapsed = time.monotonic() - start
+    assert elapsed < 5
+    error = info.value
+    pid = int(error.stdout.split()[0])
+    assert _gone(pid), f"sleep {pid} survived the timeout"
+    assert error.stderr == "waiting\n"
+    assert error.timeout == 0.5
+    assert 0.5 <= error.duration < 5
+    assert (
+        str(error)
+        == "sh -c 'sleep 30 & echo $!; echo waiting >&2; wait' timed out after 0.5 s and was killed"
+    )
+    assert isinstance(error, ProcError)
+
+
+def test_timeout_of_a_direct_child() -> None:
+    start = time.monotonic()
+    with pytest.raises(ProcTimeout):
+        run(["sleep", "30"], timeout=0.2)
+    assert time.monotonic() - start < 5
+
+
+def test_ctrl_c_kills_the_children_then_propagates(tmp_path: Path) -> None:
+    # A real SIGINT into a real Python process that is waiting in run().
+    pidfile = tmp_path / "pid"
+    script = textwrap.dedent(
+        f"""
+        from trailblaze.proc import run
+        try:
+            run(["sh", "-c", "echo $$ > {pidfile}; exec sleep 30"], timeout=60)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            raise SystemExit(130)
+        """
+    )
+    parent = subprocess.Popen(
+        [PY, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not (pidfile.exists() and pidfile.read_text().strip()):
+            assert time.monotonic() < deadline, "the child never started"
+            time.sleep(0.02)
+        child = int(pidfile.read_text())
+        parent.send_signal(signal.SIGINT)
+        out, err = parent.communicate(timeout=20)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+    assert (parent.returncode, out) == (130, "interrupted\n"), err
+    assert _gone(child), f"sleep {child} survived ^C"
+
+
+def test_pid_helper_sees_a_live_process() -> None:
+    # Guards the helper the kill tests rely on: it must not call a running process gone.
+    with subprocess.Popen(["sleep", "30"]) as sleeper:
+        try:
+            assert not _gone(sleeper.pid, within=0.1)
+        finally:
+            os.kill(sleeper.pid, signal.SIGKILL)

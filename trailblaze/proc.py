@@ -1,0 +1,177 @@
+"""The one subprocess helper: every external program (npm, node, tsc, ...) is run through `run`.
+
+List arguments only, never a shell. A missing program is a `ProcError` whose message names it,
+stdout and stderr are always captured and returned, a timeout kills the child's whole process
+group and raises `ProcTimeout` with what was captured so far, and ^C kills the children before
+the `KeyboardInterrupt` goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+# What to tell a user whose PATH lacks a program we know; anything else gets the bare message.
+_INSTALL_HINTS = {
+    "npm": "install Node.js 20 and npm",
+    "node": "install Node.js 20 and npm",
+}
+
+# After SIGTERM on ^C, how long the children get to clean up before SIGKILL.
+_TERMINATE_GRACE = 2.0
+# After SIGKILL, how long we wait for the pipes to drain; a grandchild that left the process
+# group could hold them open forever.
+_DRAIN_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ProcResult:
+    """A finished program: its exit code and everything it printed (decoded as UTF-8)."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    duration: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+class ProcError(Exception):
+    """A program could not be run, or not to the end."""
+
+
+class ProcTimeout(ProcError):
+    """The program outlived its timeout and was killed; carries the output captured until then."""
+
+    def __init__(
+        self, argv: tuple[str, ...], timeout: float, stdout: str, stderr: str, duration: float
+    ) -> None:
+        super().__init__(f"{shlex.join(argv)} timed out after {timeout:g} s and was killed")
+        self.argv = argv
+        self.timeout = timeout
+        self.stdout = stdout
+        self.stderr = stderr
+        self.duration = duration
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float,
+    input: str | None = None,
+) -> ProcResult:
+    """Run `argv` to completion; a non-zero exit is returned, not raised.
+
+    `env` replaces the environment (and its PATH is the one searched); `input` is written to
+    stdin, otherwise stdin is empty so a program that asks a question cannot hang the build.
+    """
+    if isinstance(argv, str):
+        raise TypeError("run() takes a list of arguments, not a command string")
+    args = tuple(str(arg) for arg in argv)
+    if not args:
+        raise ValueError("run() needs a program to run")
+    executable = _resolve(args[0], env)
+    logger.debug("run: %s", shlex.join(args))
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            args,
+            executable=executable,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            # Its own process group, so a timeout or ^C can kill everything it started (npm
+            # runs scripts, the tsc wrapper runs the native binary), not only the direct child.
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ProcError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
+    payload = input.encode("utf-8") if input is not None else None
+    try:
+        out, err = proc.communicate(payload, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc, signal.SIGKILL)
+        out, err = _drain(proc)
+        raise ProcTimeout(
+            args, timeout, _decode(out), _decode(err), time.monotonic() - start
+        ) from None
+    except KeyboardInterrupt:
+        logger.debug("interrupted: stopping %s", shlex.join(args))
+        _stop(proc)
+        raise
+    except BaseException:
+        _kill_group(proc, signal.SIGKILL)
+        _drain(proc)
+        raise
+    duration = time.monotonic() - start
+    logger.debug("exit %s after %.3f s: %s", proc.returncode, duration, args[0])
+    return ProcResult(args, proc.returncode, _decode(out), _decode(err), duration)
+
+
+def _resolve(program: str, env: Mapping[str, str] | None) -> str:
+    """The executable to start, or a `ProcError` that names the missing program."""
+    if os.sep in program or (os.altsep is not None and os.altsep in program):
+        if not Path(program).is_file():
+            raise ProcError(f"{program} not found")
+        return program
+    path = env.get("PATH", os.defpath) if env is not None else None
+    found = shutil.which(program, path=path)
+    if found is None:
+        hint = _INSTALL_HINTS.get(program)
+        message = f"{program} not found on PATH"
+        raise ProcError(f"{message}: {hint}" if hint else message)
+    return found
+
+
+def _kill_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    # The group id is the child's pid (start_new_session); the group can outlive the child.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """^C: ask the whole group to stop, then kill it if it does not."""
+    _kill_group(proc, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=_TERMINATE_GRACE)
+    _kill_group(proc, signal.SIGKILL)
+    _drain(proc)
+
+
+def _drain(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """Collect what the killed child wrote (communicate keeps output across a timeout)."""
+    try:
+        return proc.communicate(timeout=_DRAIN_TIMEOUT)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        # Something outside the group holds the pipes open; give up on the rest of its output
+        # rather than hang. ValueError/OSError: the pipes were already closed.
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=_DRAIN_TIMEOUT)
+        return b"", b""
+
+
+def _decode(data: bytes | None) -> str:
+    # Compilers and npm print UTF-8; a stray byte must not turn a diagnostic into a crash.
+    return data.decode("utf-8", errors="replace") if data else ""

@@ -1,0 +1,364 @@
+"""The pinned TypeScript compilers: where they live, how they are installed, how they are run.
+
+The type gate uses TypeScript 7 (`TS_VERSION`), a native binary shipped inside an npm package;
+`BASELINE_TS_VERSION` is the JavaScript compiler the reference bundles, kept for comparisons.
+Each version is installed by npm into its own directory of one toolchain cache
+(`toolchain_dir()`), so versions never mix. `TRAILBLAZE_TSC` points the type gate at another
+compiler executable instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import platform
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from trailblaze import proc
+from trailblaze.fsutil import write_atomic
+
+logger = logging.getLogger(__name__)
+
+TS_VERSION = "7.0.2"
+BASELINE_TS_VERSION = "6.0.3"
+
+TOOLCHAIN_DIR_ENV = "TRAILBLAZE_TOOLCHAIN_DIR"
+TSC_ENV = "TRAILBLAZE_TSC"
+
+# `--version` answers in milliseconds (native) or a fraction of a second (node); a compiler that
+# takes longer than this to say its version is broken, not slow.
+_VERSION_TIMEOUT = 30.0
+_LOCK_POLL = 0.1
+
+_PLATFORMS = {"linux": "linux", "darwin": "darwin", "win32": "win32"}
+_ARCHES = {"x86_64": "x64", "amd64": "x64", "x64": "x64", "aarch64": "arm64", "arm64": "arm64"}
+_VERSION_RE = re.compile(r"^Version\s+(\S+)\s*$", re.MULTILINE)
+
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by trailblaze-doit.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+_README = (
+    "This directory holds the TypeScript compilers of trailblaze-doit, installed by npm\n"
+    "(`doit toolchain`), one version per `typescript-<version>/` directory.\n"
+    "It is a cache: deleting it is safe, the next `doit toolchain` installs again.\n"
+)
+
+
+class ToolchainError(Exception):
+    """A compiler is missing, broken, or could not be installed; the message says what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compiler:
+    """A TypeScript compiler ready to run: `[*argv_prefix, *args]`."""
+
+    path: Path
+    argv_prefix: tuple[str, ...]
+    version: str
+    identity: str
+    """Changes whenever the compiler does: for cache keys of type-check verdicts."""
+
+
+def toolchain_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The toolchain cache: `$TRAILBLAZE_TOOLCHAIN_DIR`, else the user cache directory."""
+    environ = os.environ if env is None else env
+    override = environ.get(TOOLCHAIN_DIR_ENV, "").strip()
+    if override:
+        return Path(override).expanduser().absolute()
+    # XDG says a relative value is invalid and must be ignored.
+    xdg = environ.get("XDG_CACHE_HOME", "").strip()
+    cache = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return cache / "trailblaze-doit" / "toolchain"
+
+
+def version_dir(version: str, base: Path | None = None) -> Path:
+    """Where `typescript@<version>` is (or would be) installed."""
+    return (base if base is not None else toolchain_dir()).absolute() / f"typescript-{version}"
+
+
+def parse_version(output: str) -> str:
+    """`"Version 7.0.2"` (what `tsc --version` prints) -> `"7.0.2"`."""
+    match = _VERSION_RE.search(output)
+    if match is None:
+        raise ToolchainError(f"unexpected `tsc --version` output: {output.strip()!r}")
+    return match.group(1)
+
+
+def platform_package(system: str | None = None, machine: str | None = None) -> str:
+    """The npm package holding the native compiler for this machine, e.g. `typescript-linux-x64`."""
+    system = sys.platform if system is None else system
+    machine = platform.machine() if machine is None else machine
+    os_name = _PLATFORMS.get(system, system)
+    arch = _ARCHES.get(machine.lower(), machine.lower())
+    return f"typescript-{os_name}-{arch}"
+
+
+def installed_compiler(version: str = TS_VERSION, *, base: Path | None = None) -> Compiler:
+    """The compiler installed for `version` in the toolchain cache (`TRAILBLAZE_TSC` ignored)."""
+    target = version_dir(version, base)
+    if not target.is_dir():
+        raise ToolchainError(
+            f"TypeScript {version} is not installed: run `doit toolchain` to install it into "
+            f"{target.parent}, or set {TSC_ENV} to a compiler executable"
+        )
+    compiler = _compiler_in(target)
+    if compiler.version != version:
+        raise ToolchainError(
+            f"{target} holds TypeScript {compiler.version}, not {version}: delete it and run "
+            "`doit toolchain`"
+        )
+    return compiler
+
+
+def find_compiler(
+    version: str = TS_VERSION, *, install: bool = False, base: Path | None = None
+) -> Compiler:
+    """The compiler to run for `version`.
+
+    `TRAILBLAZE_TSC` wins for the type gate's version (`TS_VERSION`); a request for another
+    version (the benchmark's baseline) always gets that exact version. Otherwise the installed
+    one, installed first when `install` is true.
+    """
+    if version == TS_VERSION:
+        override = os.environ.get(TSC_ENV, "").strip()
+        if override:
+            return compiler_at(override)
+    try:
+        return installed_compiler(version, base=base)
+    except ToolchainError:
+        if not install:
+            raise
+    install_typescript(version, base=base)
+    return installed_compiler(version, base=base)
+
+
+def compiler_at(executable: str | Path) -> Compiler:
+    """A compiler given by path (what `TRAILBLAZE_TSC` holds), its version asked from it."""
+    path = Path(executable).expanduser()
+    if not path.is_file():
+        on_path = shutil.which(str(executable)) if os.sep not in str(executable) else None
+        if on_path is None:
+            raise ToolchainError(f"{TSC_ENV}={executable}: no such file")
+        path = Path(on_path)
+    path = path.absolute()
+    if path.suffix in (".js", ".cjs", ".mjs"):
+        prefix: tuple[str, ...] = (_node(), str(path))
+    else:
+        prefix = (str(path),)
+    try:
+        version = _ask_version(prefix)
+    except ToolchainError as exc:
+        raise ToolchainError(f"{TSC_ENV}={executable}: {exc}") from None
+    return _compiler(path, prefix, version)
+
+
+def install_typescript(
+    version: str = TS_VERSION, *, base: Path | None = None, timeout: float = 600
+) -> Path:
+    """Install `typescript@<version>` with npm unless it is already there; its directory.
+
+    npm installs into a temporary sibling that is renamed into place only once the compiler in
+    it answers `--version` correctly, so a directory named `typescript-<version>` is always a
+    complete install. A lock file serialises concurrent installers: the second one waits, then
+    finds the first one's install.
+    """
+    # Absolute: npm runs inside the staging directory and would resolve a relative one there.
+    root = (base if base is not None else toolchain_dir()).absolute()
+    target = version_dir(version, root)
+    with contextlib.suppress(ToolchainError):
+        installed_compiler(version, base=root)
+        return target
+    _check_node(version)
+    root.mkdir(parents=True, exist_ok=True)
+    _describe(root)
+    with _locked(root / f".typescript-{version}.lock", timeout):
+        with contextlib.suppress(ToolchainError):
+            installed_compiler(version, base=root)
+            logger.info("typescript@%s: installed meanwhile by another process", version)
+            return target
+        _remove_leftovers(root, version)
+        if target.exists():
+            # Complete once (it was renamed into place) but broken now: start over.
+            _remove(target, root, version)
+        staging = Path(tempfile.mkdtemp(prefix=f".typescript-{version}.", suffix=".tmp", dir=root))
+        try:
+            # mkdtemp's 0700 would keep the installed compiler from other users of a shared cache.
+            staging.chmod(0o755)
+            _npm_install(staging, version, timeout)
+            compiler = _compiler_in(staging)
+            if compiler.version != version:
+                raise ToolchainError(
+                    f"npm installed TypeScript {compiler.version} when asked for {version}"
+                )
+            os.rename(staging, target)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+    logger.info("typescript@%s: installed in %s", version, target)
+    return target
+
+
+def _check_node(version: str) -> None:
+    """Node and npm must both be there: npm is itself a node script."""
+    for program in ("node", "npm"):
+        try:
+            proc.run([program, "--version"], timeout=_VERSION_TIMEOUT)
+        except proc.ProcError as exc:
+            raise ToolchainError(f"cannot install TypeScript {version}: {exc}") from None
+
+
+def _npm_install(staging: Path, version: str, timeout: float) -> None:
+    # Without a package.json of its own, npm walks up and installs into a parent project.
+    write_atomic(staging / "package.json", json.dumps({"private": True}) + "\n")
+    argv = [
+        "npm",
+        "install",
+        "--prefix",
+        str(staging),
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--loglevel=error",
+        f"typescript@{version}",
+    ]
+    logger.info("typescript@%s: installing with npm into %s", version, staging.parent)
+    try:
+        result = proc.run(argv, cwd=staging, timeout=timeout)
+    except proc.ProcTimeout as exc:
+        raise ToolchainError(
+            f"npm install typescript@{version} timed out after {timeout:g} s"
+            + _indented(exc.stderr or exc.stdout)
+        ) from None
+    except proc.ProcError as exc:
+        raise ToolchainError(f"cannot install TypeScript {version}: {exc}") from None
+    if not result.ok:
+        raise ToolchainError(
+            f"npm install typescript@{version} failed (exit {result.returncode})"
+            + _indented(result.stderr or result.stdout)
+        )
+
+
+def _compiler_in(directory: Path) -> Compiler:
+    """The compiler of an npm install of `typescript` in `directory`."""
+    package = directory / "node_modules" / "typescript"
+    try:
+        manifest = json.loads((package / "package.json").read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ToolchainError(f"{directory}: no typescript package installed ({exc})") from None
+    optional = manifest.get("optionalDependencies") or {}
+    natives = [name for name in optional if name.startswith("@typescript/typescript-")]
+    if natives:
+        # TypeScript 7: the Go binary comes in one optional package per platform, of which npm
+        # installs only this machine's. It is run directly: the Node wrapper and npx around it
+        # cost more than the compile itself (reference/performance.md section 2).
+        wanted = platform_package()
+        exe = "tsc.exe" if sys.platform == "win32" else "tsc"
+        path = directory / "node_modules" / "@typescript" / wanted / "lib" / exe
+        if not path.is_file():
+            scope = directory / "node_modules" / "@typescript"
+            present = sorted(p.name for p in scope.iterdir()) if scope.is_dir() else []
+            raise ToolchainError(
+                f"{directory}: no native compiler for this machine (expected @typescript/{wanted};"
+                f" installed: {', '.join(present) or 'none'}; are npm's optional dependencies "
+                "turned off?)"
+            )
+        prefix: tuple[str, ...] = (str(path),)
+    else:
+        # TypeScript up to 6 is JavaScript run by node.
+        path = package / "lib" / "tsc.js"
+        if not path.is_file():
+            raise ToolchainError(f"{directory}: {path.name} missing from the typescript package")
+        prefix = (_node(), str(path))
+    return _compiler(path, prefix, _ask_version(prefix))
+
+
+def _compiler(path: Path, prefix: tuple[str, ...], version: str) -> Compiler:
+    stat = path.stat()
+    return Compiler(path, prefix, version, f"{version}:{stat.st_size}:{stat.st_mtime_ns}")
+
+
+def _ask_version(prefix: tuple[str, ...]) -> str:
+    try:
+        result = proc.run([*prefix, "--version"], timeout=_VERSION_TIMEOUT)
+    except proc.ProcError as exc:
+        raise ToolchainError(str(exc)) from None
+    if not result.ok:
+        raise ToolchainError(
+            f"`{' '.join(prefix)} --version` failed (exit {result.returncode})"
+            + _indented(result.stderr or result.stdout)
+        )
+    return parse_version(result.stdout)
+
+
+def _node() -> str:
+    found = shutil.which("node")
+    if found is None:
+        raise ToolchainError("node not found on PATH: install Node.js 20 and npm")
+    return found
+
+
+@contextlib.contextmanager
+def _locked(path: Path, timeout: float) -> Iterator[None]:
+    """Hold an exclusive `flock` on `path`, waiting up to `timeout` for another holder."""
+    with path.open("a") as handle:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ToolchainError(
+                        f"waited {timeout:g} s for another install holding {path}"
+                    ) from None
+                time.sleep(_LOCK_POLL)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _remove_leftovers(root: Path, version: str) -> None:
+    # Called under the lock: no other installer of this version is running, so any staging
+    # directory is what an interrupted (killed) install left behind.
+    for leftover in root.glob(f".typescript-{version}.*.tmp"):
+        logger.info("removing an interrupted install: %s", leftover)
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _remove(target: Path, root: Path, version: str) -> None:
+    # Renamed away first so that a crash halfway through the removal cannot leave a partial
+    # directory under the name that means "complete".
+    doomed = Path(tempfile.mkdtemp(prefix=f".typescript-{version}.", suffix=".tmp", dir=root))
+    os.rename(target, doomed / target.name)
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
+def _describe(root: Path) -> None:
+    """Make the cache directory say what it is (backup tools, git, a curious human)."""
+    for name, content in (
+        ("CACHEDIR.TAG", _CACHEDIR_TAG),
+        (".gitignore", "# Generated by trailblaze-doit: everything here is a cache.\n*\n"),
+        ("README", _README),
+    ):
+        if not (root / name).exists():
+            write_atomic(root / name, content)
+
+
+def _indented(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return ""
+    return ":\n" + "\n".join(f"    {line}" for line in text.splitlines())
