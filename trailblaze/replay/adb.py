@@ -1,0 +1,219 @@
+"""``Device`` over a real adb server through adbutils: the only module that imports adbutils.
+
+The client is always an explicit ``AdbClient(host, port, socket_timeout=...)``: the import-time
+singleton ``adbutils.adb`` freezes the environment of whoever imported adbutils first. Commands
+go through ``shell2`` in list form, so adbutils quotes every argument and, on devices with the
+``shell_v2`` feature, we get real exit codes and a dropped connection reads as an error instead
+of as empty output. Every call carries our own timeout: adbutils' default for shell is 600 s.
+
+adbutils errors are translated at this boundary: a transport that is gone (refused, reset, EOF,
+timeout, "device not found") is ``DeviceLostError``; anything else is ``DeviceError`` with the
+server's message.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+import adbutils
+from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
+
+from trailblaze.replay.device import (
+    IDLE_RETRY_DELAYS,
+    AmbiguousDeviceError,
+    DeviceError,
+    DeviceLostError,
+    NoDeviceError,
+    ShellDevice,
+    ShellResult,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 5037
+
+# Server replies that mean the device left (unplugged, emulator killed, adbd restarted).
+_GONE_MARKERS = ("not found", "offline", "no devices", "connection closed", "closed")
+
+
+class AdbDevice(ShellDevice):
+    """A device reached through an adb server. Build it with ``connect``."""
+
+    def __init__(
+        self,
+        device: Any,
+        *,
+        address: str,
+        timeout: float,
+        shell_v2: bool,
+        idle_retry_delays: Sequence[float] = IDLE_RETRY_DELAYS,
+    ) -> None:
+        super().__init__(idle_retry_delays=idle_retry_delays)
+        self._device = device
+        self._serial: str = device.serial
+        self._address = address
+        self._timeout = timeout
+        self._shell_v2 = shell_v2
+        self._lost: str | None = None
+
+    @property
+    def serial(self) -> str:
+        return self._serial
+
+    def __repr__(self) -> str:
+        return f"AdbDevice(serial={self._serial!r}, server={self._address})"
+
+    def _run(self, argv: Sequence[str]) -> ShellResult:
+        self._check_alive()
+        try:
+            raw = self._device.shell2(
+                list(argv), timeout=self._timeout, encoding=None, v2=self._shell_v2
+            )
+        except Exception as exc:
+            raise self._translate(exc, shlex.join(argv)) from exc
+        return ShellResult(
+            raw.returncode,
+            raw.output.decode("utf-8", errors="replace"),
+            raw.stdout.decode("utf-8", errors="replace"),
+            raw.stderr.decode("utf-8", errors="replace"),
+        )
+
+    def _read_file(self, path: str) -> bytes:
+        self._check_alive()
+        try:
+            data: bytes = self._device.sync.read_bytes(path)
+        except Exception as exc:
+            raise self._translate(exc, f"pull {path}") from exc
+        return data
+
+    def _check_alive(self) -> None:
+        # After the transport died, every later call fails the same way at once instead of
+        # reconnecting to a device that may have come back in another state.
+        if self._lost is not None:
+            raise DeviceLostError(self._lost)
+
+    def _translate(self, exc: Exception, what: str) -> Exception:
+        lost = _is_lost(exc)
+        if lost is None:
+            if isinstance(exc, AdbError | ValueError):
+                return DeviceError(f"{self._serial}: `{what}` failed: {_message(exc)}")
+            return exc  # not a device problem: a bug, let it surface with its traceback
+        message = f"{self._serial}: lost the device during `{what}`: {lost}"
+        self._lost = message
+        return DeviceLostError(message)
+
+
+def _message(exc: BaseException) -> str:
+    text = " ".join(str(a) for a in exc.args if not isinstance(a, bytes)) or type(exc).__name__
+    return text.strip()
+
+
+def _is_lost(exc: BaseException) -> str | None:
+    """Why ``exc`` means the transport is gone, or None for an ordinary command failure."""
+    if isinstance(exc, AdbTimeout):
+        return f"no answer in time ({_message(exc)})"
+    if isinstance(exc, AdbConnectionError):
+        return f"the adb server is unreachable ({_message(exc)})"
+    if isinstance(exc, EOFError | ConnectionError | TimeoutError):
+        return f"the connection dropped ({type(exc).__name__}: {_message(exc)})"
+    if isinstance(exc, OSError):
+        return f"socket error ({_message(exc)})"
+    if isinstance(exc, AdbError):
+        text = _message(exc).lower()
+        # shell2 over v1 raises "shell output invalid" when the exit marker never arrived:
+        # the stream was cut before the command finished.
+        if any(marker in text for marker in _GONE_MARKERS) or "shell output invalid" in text:
+            return _message(exc)
+    return None
+
+
+def _server_address(host: str | None, port: int | None) -> tuple[str, int]:
+    host = host or os.environ.get("ANDROID_ADB_SERVER_HOST") or DEFAULT_HOST
+    if port is None:
+        raw = os.environ.get("ANDROID_ADB_SERVER_PORT")
+        try:
+            port = int(raw) if raw else DEFAULT_PORT
+        except ValueError:
+            raise NoDeviceError(f"ANDROID_ADB_SERVER_PORT is not a port number: {raw!r}") from None
+    return host, port
+
+
+def connect(
+    serial: str | None,
+    host: str | None = None,
+    port: int | None = None,
+    timeout: float = 10.0,
+) -> AdbDevice:
+    """Pick a device on the adb server and return it as a ``Device``.
+
+    ``serial`` selects that device (it must be ready); without one, the single ready device is
+    used. ``NoDeviceError`` / ``AmbiguousDeviceError`` list what is there. Host and port default
+    to ``ANDROID_ADB_SERVER_HOST`` / ``ANDROID_ADB_SERVER_PORT``, then 127.0.0.1:5037.
+    ``timeout`` bounds every socket read, so a wedged device fails with ``DeviceLostError``.
+    """
+    host, port = _server_address(host, port)
+    address = f"{host}:{port}"
+    client = adbutils.AdbClient(host=host, port=port, socket_timeout=timeout)
+    try:
+        infos = client.list()
+    except Exception as exc:
+        reason = _is_lost(exc)
+        if reason is None:
+            raise
+        raise DeviceLostError(
+            f"cannot list devices on the adb server at {address}: {reason}"
+        ) from exc
+    states = {info.serial: info.state for info in infos}
+    ready = sorted(s for s, state in states.items() if state == "device")
+    others = ", ".join(f"{s} ({state})" for s, state in sorted(states.items()) if state != "device")
+    not_ready = f"; not ready: {others}" if others else ""
+    if serial is not None:
+        if serial not in states:
+            listed = ", ".join(ready) if ready else "none"
+            raise NoDeviceError(
+                f"no device {serial!r} on the adb server at {address} "
+                f"(ready devices: {listed}{not_ready})",
+                ready,
+            )
+        if states[serial] != "device":
+            raise NoDeviceError(
+                f"device {serial!r} is {states[serial]}, not ready "
+                f"(ready devices: {', '.join(ready) or 'none'})",
+                ready,
+            )
+    elif not ready:
+        raise NoDeviceError(f"no Android device on the adb server at {address}{not_ready}", ready)
+    elif len(ready) > 1:
+        raise AmbiguousDeviceError(
+            f"{len(ready)} devices are connected ({', '.join(ready)}); choose one by serial",
+            ready,
+        )
+    else:
+        serial = ready[0]
+    device = client.device(serial=serial)
+    try:
+        # adbutils reads features with its 600 s default; ask once with our timeout and hand the
+        # answer to shell2 so it never asks again.
+        with device.open_transport("features", timeout=timeout) as conn:
+            features = set(conn.read_string_block().split(","))
+    except Exception as exc:
+        reason = _is_lost(exc)
+        if reason is None and not isinstance(exc, AdbError):
+            raise
+        raise DeviceLostError(
+            f"{serial}: cannot read device features: {reason or _message(exc)}"
+        ) from exc
+    device._features = features
+    shell_v2 = "shell_v2" in features
+    if not shell_v2:
+        logger.warning(
+            "%s has no shell_v2: exit codes come from an echo marker and a dropped connection "
+            "may look like empty output",
+            serial,
+        )
+    return AdbDevice(device, address=address, timeout=timeout, shell_v2=shell_v2)
