@@ -1,4 +1,4 @@
-"""The product's tasks (`check`, ...) on the bundled `trailmaps/` workspace."""
+"""The product's tasks (`check`, `surfaces`, `toolchain`) on the bundled `trailmaps/` workspace."""
 
 from __future__ import annotations
 
@@ -7,3 +7,5 @@ from trailblaze.doit_tasks import make_tasks
 
 _TASKS = make_tasks(WORKSPACE)
 task_check = _TASKS["task_check"]
+task_surfaces = _TASKS["task_surfaces"]
+task_toolchain = _TASKS["task_toolchain"]

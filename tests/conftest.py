@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, TS_VERSION, Compiler, find_compiler
+from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, TS_VERSION, TSC_ENV, Compiler, find_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -17,13 +16,22 @@ CORPUS = DATA / "corpus"
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No test sees the developer's TRAILBLAZE_* settings or colour preferences."""
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the developer's TRAILBLAZE_* settings or colour preferences.
+
+    The compiler comes from the per-checkout test cache (or the configured one), so checks run
+    by tests find the same tsc the `tsc` fixture installed.
+    """
     for name in list(os.environ):
-        if name.startswith("TRAILBLAZE_") and name != "TRAILBLAZE_TSC":
+        if name.startswith("TRAILBLAZE_") and name not in (TSC_ENV, TOOLCHAIN_DIR_ENV):
             monkeypatch.delenv(name)
+    monkeypatch.setenv(TOOLCHAIN_DIR_ENV, str(toolchain_cache()))
     monkeypatch.setenv("NO_COLOR", "1")
-    yield
+
+
+def toolchain_cache() -> Path:
+    configured = os.environ.get(TOOLCHAIN_DIR_ENV, "").strip()
+    return Path(configured) if configured else ROOT / ".cache" / "toolchain"
 
 
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -63,6 +71,4 @@ def tsc() -> Compiler:
     Into a per-checkout cache, `.cache/toolchain`, so the first session downloads it and later
     ones reuse it; `TRAILBLAZE_TOOLCHAIN_DIR` chooses another cache (CI can keep one across runs).
     """
-    configured = os.environ.get(TOOLCHAIN_DIR_ENV, "").strip()
-    base = Path(configured) if configured else ROOT / ".cache" / "toolchain"
-    return find_compiler(TS_VERSION, install=True, base=base)
+    return find_compiler(TS_VERSION, install=True, base=toolchain_cache())

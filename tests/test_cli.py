@@ -35,14 +35,24 @@ def test_bundled_workspace_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
     assert [f for f in report["findings"] if f["fatal"]] == []
 
 
-def test_json_report_shape_for_a_finding(compact_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_tree(compact_ws, {"trailmaps/app/trails/bad.trail.yaml": "config:\n  targte: app\ntrail:\n  - step: a\n"})
+def test_json_report_shape_for_a_finding(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_tree(
+        compact_ws,
+        {"trailmaps/app/trails/bad.trail.yaml": "config:\n  targte: app\ntrail:\n  - step: a\n"},
+    )
     code, out, _ = run(capsys, "check", str(compact_ws), "--format", "json")
     assert code == 1
     report = json.loads(out)
     assert report["exit_code"] == 1
     assert report["trails"] == [
-        {"path": "trailmaps/app/trails/bad.trail.yaml", "trailmap": None, "status": "rejected", "reason": None}
+        {
+            "path": "trailmaps/app/trails/bad.trail.yaml",
+            "trailmap": None,
+            "status": "rejected",
+            "reason": None,
+        }
     ]
     assert report["findings"] == [
         {
@@ -58,12 +68,18 @@ def test_json_report_shape_for_a_finding(compact_ws: Path, capsys: pytest.Captur
             "fatal": True,
             "key_path": "config",
             "trailmap": None,
+            "position": None,
         }
     ]
 
 
-def test_text_report_has_a_code_frame_and_summary(compact_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_tree(compact_ws, {"trailmaps/app/trails/bad.trail.yaml": "config:\n  targte: app\ntrail:\n  - step: a\n"})
+def test_text_report_has_a_code_frame_and_summary(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_tree(
+        compact_ws,
+        {"trailmaps/app/trails/bad.trail.yaml": "config:\n  targte: app\ntrail:\n  - step: a\n"},
+    )
     code, out, _ = run(capsys, "check", str(compact_ws))
     assert code == 1
     assert out.splitlines() == [
@@ -75,7 +91,9 @@ def test_text_report_has_a_code_frame_and_summary(compact_ws: Path, capsys: pyte
     ]
 
 
-def test_not_type_checked_trails_are_counted_by_reason(compact_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_not_type_checked_trails_are_counted_by_reason(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_tree(
         compact_ws,
         {
@@ -87,7 +105,11 @@ def test_not_type_checked_trails_are_counted_by_reason(compact_ws: Path, capsys:
     code, out, _ = run(capsys, "check", str(compact_ws), "--format", "json")
     assert code == 0
     summary = json.loads(out)["summary"]
-    assert summary["not_type_checked"] == {"no recorded calls": 1, "no target": 1, "unknown target": 1}
+    assert summary["not_type_checked"] == {
+        "no recorded calls": 1,
+        "no target": 1,
+        "unknown target": 1,
+    }
 
 
 BAD_FILES: dict[str, str | bytes] = {
@@ -97,7 +119,10 @@ BAD_FILES: dict[str, str | bytes] = {
     "trailmaps/app/trails/binary.trail.yaml": b"\x7fELF\x02\x01\x01\x00\x00\x00",
     "trailmaps/app/trails/bomb.trail.yaml": "\n".join(
         ['a: &a ["x","x","x","x","x","x","x","x","x","x"]']
-        + [f"{n}: &{n} [" + ",".join([f"*{p}"] * 10) + "]" for p, n in zip("abcdef", "bcdefg", strict=True)]
+        + [
+            f"{n}: &{n} [" + ",".join([f"*{p}"] * 10) + "]"
+            for p, n in zip("abcdef", "bcdefg", strict=True)
+        ]
     ),
     "trailmaps/app/trails/deep.trail.yaml": "[" * 10_000 + "]" * 10_000,
     "trailmaps/app/trails/good.trail.yaml": GOOD,
@@ -109,7 +134,9 @@ def test_bad_input_gives_one_located_error_per_file_and_the_rest_is_checked(
 ) -> None:
     write_tree(compact_ws, BAD_FILES)
     (compact_ws / "trailmaps/app/trails/dir.trail.yaml").mkdir()
-    (compact_ws / "trailmaps/app/trails/dangling.trail.yaml").symlink_to(compact_ws / "nowhere.yaml")
+    (compact_ws / "trailmaps/app/trails/dangling.trail.yaml").symlink_to(
+        compact_ws / "nowhere.yaml"
+    )
     with (compact_ws / "trailmaps/app/trails/huge.trail.yaml").open("wb") as handle:
         handle.truncate(50 * 1024 * 1024)
     code, out, err = run(capsys, "check", str(compact_ws), "--format", "json")
@@ -122,7 +149,11 @@ def test_bad_input_gives_one_located_error_per_file_and_the_rest_is_checked(
         by_file[finding["path"]] = (finding["line"], finding["column"], finding["message"])
     p = "trailmaps/app/trails/"
     assert by_file == {
-        p + "bomb.trail.yaml": (1, 40, "document expands to more than 200000 nodes (anchors and aliases?)"),
+        p + "bomb.trail.yaml": (
+            1,
+            40,
+            "document expands to more than 200000 nodes (anchors and aliases?)",
+        ),
         p + "binary.trail.yaml": (1, 8, "binary file (contains a NUL byte)"),
         p + "dangling.trail.yaml": (1, 1, "cannot read file: No such file or directory"),
         p + "deep.trail.yaml": (1, 65, "nesting deeper than 64 levels"),
@@ -145,17 +176,29 @@ def test_no_workspace_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert err.startswith(f"trailblaze check: '{tmp_path}' is not a workspace: ")
 
 
-def test_lenient_flag_turns_unknown_keys_into_warnings(compact_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_tree(compact_ws, {"trailmaps/app/trails/a.trail.yaml": "config:\n  app: x\ntrail:\n  - step: a\n"})
+def test_lenient_flag_turns_unknown_keys_into_warnings(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_tree(
+        compact_ws,
+        {"trailmaps/app/trails/a.trail.yaml": "config:\n  app: x\ntrail:\n  - step: a\n"},
+    )
     assert run(capsys, "check", str(compact_ws))[0] == 1
     code, out, _ = run(capsys, "check", str(compact_ws), "--lenient")
     assert code == 0
-    assert "warning: trailmaps/app/trails/a.trail.yaml:2:3: config: unknown key 'app'; ignored (lenient mode)" in out
+    assert (
+        "warning: trailmaps/app/trails/a.trail.yaml:2:3: config: unknown key 'app'; ignored (lenient mode)"
+        in out
+    )
 
 
-def test_output_file_is_written(compact_ws: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_output_file_is_written(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     target = tmp_path / "report.json"
-    code, out, _ = run(capsys, "check", str(compact_ws), "--format", "json", "--output", str(target))
+    code, out, _ = run(
+        capsys, "check", str(compact_ws), "--format", "json", "--output", str(target)
+    )
     assert (code, out) == (0, "")
     assert json.loads(target.read_text())["exit_code"] == 0
 
@@ -164,8 +207,14 @@ def test_console_script_runs_without_a_traceback_on_a_bad_path(tmp_path: Path) -
     env = {**os.environ, "NO_COLOR": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "trailblaze.cli", "check", str(tmp_path / "missing")],
-        capture_output=True, text=True, env=env, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert result.stderr == f"trailblaze check: workspace '{tmp_path / 'missing'}' is not a directory\n"
+    assert (
+        result.stderr
+        == f"trailblaze check: workspace '{tmp_path / 'missing'}' is not a directory\n"
+    )

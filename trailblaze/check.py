@@ -1,36 +1,68 @@
-"""The check pipeline: discover, validate manifests, parse every trail, classify, report.
+"""The check pipeline: discover, manifests, surfaces, parse gate, runIf, type gate, report.
 
 `run_check` is what `trailblaze check` and the doit `check` task call. It returns a `Report`
 (data); rendering and the exit code are the caller's business.
+
+Incremental at the level of single trails: a per-workspace state file remembers, for every
+trail, its file stat and content hash, its parse outcome, and the key and findings of its last
+type check. A trail whose file and surface did not change is neither re-read nor re-parsed nor
+re-generated; a trail whose key is in the result cache costs no compiler work.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from trailblaze.bundled import discover
+from trailblaze.cache import ResultCache, cache_dir, digest
+from trailblaze.catalog import Catalog, load_catalog
+from trailblaze.codegen import GENERATOR_VERSION, generate
 from trailblaze.finding import Finding
+from trailblaze.fsutil import write_if_changed
 from trailblaze.manifest import Trailmap, load_manifest
 from trailblaze.parse import ParseOutcome, file_error, parse_trail
 from trailblaze.report import (
     REASON_DISABLED,
+    REASON_INFRA,
     REASON_NO_CALLS,
+    REASON_NO_SURFACE,
     REASON_NO_TARGET,
     REASON_UNKNOWN_TARGET,
     Report,
     TrailStatus,
 )
+from trailblaze.resolve import Resolution
+from trailblaze.runif import RUNIF, parse_runif
+from trailblaze.sdk import sdk_type_names
+from trailblaze.state import TrailRecord, TrailState
+from trailblaze.surface import generate_surfaces
+from trailblaze.toolchain import Compiler, ToolchainError, find_compiler
+from trailblaze.tooldefs import RelPath
 from trailblaze.trail import Trail
+from trailblaze.typegate import (
+    COMPILER_OPTIONS,
+    Job,
+    Layout,
+    compile_jobs,
+    emit_declarations,
+    module_surface,
+    remove_orphans,
+    timeout_seconds,
+)
 from trailblaze.workspace import Scan, Workspace, scan
-from trailblaze.yamlnode import YamlError, read_text
+from trailblaze.yamlnode import YamlError, decode
 
 DISABLE_ENV = "TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION"
 REQUIRE_ENV = "TRAILBLAZE_REQUIRE_TYPECHECK"
+# Kept from the reference: the synthetic `default` host target has no manifest and is exempt.
+TRANSITIONAL_EXEMPT = {"default": "the synthetic default host target has no trailmap.yaml"}
 
 
-def env_flag(name: str, env: dict[str, str] | os._Environ[str] | None = None) -> bool:
+def env_flag(name: str, env: Mapping[str, str] | None = None) -> bool:
     value = (env if env is not None else os.environ).get(name, "")
     return value.strip().lower() in ("1", "true")
 
@@ -40,6 +72,8 @@ class CheckOptions:
     strict: bool = True
     typecheck: bool = True
     require_typecheck: bool = False
+    install: bool = True
+    """Install the pinned compiler through npm when it is missing."""
 
     @classmethod
     def from_env(cls, *, strict: bool = True, require_typecheck: bool = False) -> CheckOptions:
@@ -55,8 +89,12 @@ class Manifests:
     """Every workspace trailmap that loaded, keyed by directory name, and the findings."""
 
     trailmaps: dict[str, Trailmap]
+    dirs: dict[str, Path]
     known_targets: frozenset[str]
     findings: tuple[Finding, ...]
+
+    def with_dirs(self) -> dict[str, tuple[Trailmap, Path]]:
+        return {name: (tm, self.dirs[name]) for name, tm in self.trailmaps.items()}
 
 
 def load_manifests(ws: Workspace, found: Scan) -> Manifests:
@@ -68,56 +106,365 @@ def load_manifests(ws: Workspace, found: Scan) -> Manifests:
         if outcome.trailmap is not None:
             trailmaps[entry.dir_name] = outcome.trailmap
     known = frozenset(entry.dir_name for entry in found.trailmaps)
-    return Manifests(trailmaps, known, tuple(findings))
+    dirs = {entry.dir_name: entry.path for entry in found.trailmaps}
+    return Manifests(trailmaps, dirs, known, tuple(findings))
 
 
-def parse_file(ws: Workspace, path: Path, *, strict: bool) -> ParseOutcome:
-    rel = ws.rel(path)
+def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
     try:
-        text = read_text(path)
+        text = decode(data)
     except YamlError as exc:
         return file_error(rel, exc)
     return parse_trail(rel, text, strict=strict)
 
 
-def classify(trail: Trail, trailmaps: dict[str, Trailmap], typecheck: bool) -> TrailStatus:
-    """Whether a parsed trail goes to the type gate, and if not, why."""
-    target = trail.config.target
-    calls = trail.call_count
-    if target is None:
-        return TrailStatus(trail.path, None, "parsed", REASON_NO_TARGET, target, calls)
-    if target not in trailmaps:
-        return TrailStatus(trail.path, None, "parsed", REASON_UNKNOWN_TARGET, target, calls)
-    if calls == 0:
-        return TrailStatus(trail.path, target, "parsed", REASON_NO_CALLS, target, calls)
-    if not typecheck:
-        return TrailStatus(trail.path, target, "parsed", REASON_DISABLED, target, calls)
-    # The type gate is not part of the pipeline yet (issue 4); say so instead of claiming it ran.
-    return TrailStatus(trail.path, target, "parsed", "type gate not implemented yet", target, calls)
+def runif_findings(trail: Trail) -> list[Finding]:
+    """Every runIf tree of a trail through the shared validator."""
+    out: list[Finding] = []
+    for _, _, call in trail.calls():
+        if call.name == RUNIF:
+            out.extend(parse_runif(call, trail.path)[1])
+    return out
 
 
-def run_check(
-    ws: Workspace,
-    options: CheckOptions,
-) -> Report:
+@dataclass
+class _Run:
+    """What one check run collects."""
+
+    findings: list[Finding] = field(default_factory=list)
+    statuses: list[TrailStatus] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+class _Pipeline:
+    def __init__(self, ws: Workspace, options: CheckOptions, catalog: Catalog) -> None:
+        self.ws = ws
+        self.options = options
+        self.catalog = catalog
+        self.layout = Layout(ws.scratch)
+        self.run = _Run()
+        self.parsed: dict[str, Trail] = {}
+        self.trails_parsed = 0
+        self.files_read = 0
+
+    # -- trails ---------------------------------------------------------------------------------
+
+    def record(self, path: Path, old: TrailRecord | None) -> TrailRecord:
+        """The trail's parse outcome: from the state when its file is unchanged, else parsed."""
+        rel = self.ws.rel(path)
+        try:
+            st = path.stat()
+        except OSError:
+            st = None
+        stamp = (
+            (st.st_size, st.st_mtime_ns, st.st_ino)
+            if st is not None and not path.is_dir()
+            else None
+        )
+        if (
+            old is not None
+            and stamp is not None
+            and old.stamp == stamp
+            and old.strict == self.options.strict
+        ):
+            return old
+        try:
+            if path.is_dir():
+                raise YamlError("is a directory, not a file")
+            if st is not None and st.st_size > 5 * 1024 * 1024:
+                raise YamlError(
+                    f"file is {st.st_size / 1024 / 1024:.1f} MiB; files over 5 MiB are not read"
+                )
+            data = path.read_bytes()
+            self.files_read += 1
+        except YamlError as exc:
+            return TrailRecord.from_outcome(
+                rel, None, "", file_error(rel, exc), [], self.options.strict
+            )
+        except OSError as exc:
+            error = YamlError(f"cannot read file: {exc.strerror or exc}")
+            return TrailRecord.from_outcome(
+                rel, None, "", file_error(rel, error), [], self.options.strict
+            )
+        content = digest(data)
+        if old is not None and old.content == content and old.strict == self.options.strict:
+            return old.restamp(stamp)
+        outcome = parse_bytes(rel, data, strict=self.options.strict)
+        self.trails_parsed += 1
+        runif = runif_findings(outcome.trail) if outcome.trail is not None else []
+        if outcome.trail is not None:
+            self.parsed[rel] = outcome.trail
+        return TrailRecord.from_outcome(rel, stamp, content, outcome, runif, self.options.strict)
+
+    def trail(self, rel: str, record: TrailRecord) -> Trail:
+        """The parsed trail (parsed now if this run reused its outcome from the state)."""
+        if rel not in self.parsed:
+            outcome = parse_bytes(
+                rel, (self.ws.root / rel).read_bytes(), strict=self.options.strict
+            )
+            self.trails_parsed += 1
+            assert outcome.trail is not None, f"{rel} parsed before but not now"
+            self.parsed[rel] = outcome.trail
+        return self.parsed[rel]
+
+
+def run_check(ws: Workspace, options: CheckOptions) -> Report:
+    catalog = load_catalog()
+    pipe = _Pipeline(ws, options, catalog)
+    run = pipe.run
     found = scan(ws)
     manifests = load_manifests(ws, found)
-    findings: list[Finding] = [*found.findings, *manifests.findings]
-    statuses: list[TrailStatus] = []
+    run.findings.extend(found.findings)
+    run.findings.extend(manifests.findings)
+    bundled = discover(catalog, workspace_targets=ws.targets_dir)
+    run.findings.extend(bundled.findings)
+    surfaces = generate_surfaces(
+        ws.root, ws.scratch, manifests.with_dirs(), catalog, bundled=bundled.trailmaps
+    )
+    run.findings.extend(surfaces.findings)
+    targets: dict[str, Resolution] = dict(surfaces.resolutions)
+    exempt = dict(TRANSITIONAL_EXEMPT)
+    for item_id, item in bundled.trailmaps.items():
+        if item_id not in manifests.trailmaps and item.manifest.exempt_reason:
+            exempt[item_id] = item.manifest.exempt_reason
+    for dir_name, trailmap in manifests.trailmaps.items():
+        if trailmap.exempt_reason:
+            exempt[dir_name] = trailmap.exempt_reason
+        else:
+            exempt.pop(dir_name, None)
+    known = manifests.known_targets | frozenset(bundled.trailmaps)
+
+    state = TrailState.load(ws.scratch)
+    records: dict[str, TrailRecord] = {}
+    eligible: list[str] = []
     for path in found.trails:
-        outcome = parse_file(ws, path, strict=options.strict)
-        findings.extend(outcome.findings)
-        if outcome.trail is None:
-            statuses.append(TrailStatus(ws.rel(path), None, "rejected"))
+        rel = ws.rel(path)
+        record = pipe.record(path, state.trails.get(rel))
+        records[rel] = record
+        run.findings.extend(record.parse_findings())
+        if record.status == "rejected":
             continue
-        statuses.append(classify(outcome.trail, manifests.trailmaps, options.typecheck))
+        run.findings.extend(record.runif_findings())
+        if (
+            record.target is None
+            or record.target not in targets
+            or record.calls == 0
+            or not options.typecheck
+        ):
+            continue
+        eligible.append(rel)
+
+    gate = _typecheck(pipe, eligible, records, targets, exempt)
+    missing_surface: dict[str, int] = {}
+    for rel, record in records.items():
+        status = _status(record, targets, known, options.typecheck, rel in gate.failed)
+        if status.reason == REASON_NO_SURFACE and record.target is not None:
+            missing_surface[record.target] = missing_surface.get(record.target, 0) + 1
+        run.statuses.append(status)
+        if status.status == "type-checked":
+            fatal = record.target not in exempt
+            run.findings.extend(f.with_(fatal=fatal) for f in record.type_findings())
+    for target, count in sorted(missing_surface.items()):
+        if target in exempt:
+            continue
+        manifest = (
+            ws.rel(manifests.dirs[target] / "trailmap.yaml") if target in manifests.dirs else target
+        )
+        run.findings.append(
+            Finding(
+                "type",
+                manifest,
+                1,
+                1,
+                f"{count} trail(s) target '{target}', which has a trailmap.yaml but no typed surface "
+                f"(the manifest did not load); fix it or set trail_validation.exempt",
+                code="no-surface",
+                trailmap=target,
+            )
+        )
+    run.findings.extend(gate.infra)
+    state.trails = records
+    state.save(ws.scratch)
+    run.stats.update(gate.stats)
+    run.stats["trails_parsed"] = pipe.trails_parsed
+    run.stats["files_read"] = pipe.files_read
+    write_if_changed(pipe.layout.root / "stats.json", _json(run.stats))
     return Report(
         workspace=str(ws.root),
         trailmaps=tuple(sorted(manifests.trailmaps)),
-        trails=tuple(statuses),
-        findings=tuple(_sorted(findings)),
+        trails=tuple(run.statuses),
+        findings=tuple(_sorted(run.findings)),
         require_typecheck=options.require_typecheck,
+        stats=run.stats,
     )
+
+
+def _status(
+    record: TrailRecord,
+    targets: Mapping[str, Resolution],
+    known: frozenset[str],
+    typecheck: bool,
+    failed: bool,
+) -> TrailStatus:
+    if record.status == "rejected":
+        return TrailStatus(record.path, None, "rejected")
+    target = record.target
+    if target is None:
+        return TrailStatus(record.path, None, "parsed", REASON_NO_TARGET, target, record.calls)
+    if target not in targets:
+        reason = REASON_NO_SURFACE if target in known else REASON_UNKNOWN_TARGET
+        return TrailStatus(record.path, None, "parsed", reason, target, record.calls)
+    if record.calls == 0:
+        return TrailStatus(record.path, target, "parsed", REASON_NO_CALLS, target, 0)
+    if not typecheck:
+        return TrailStatus(record.path, target, "parsed", REASON_DISABLED, target, record.calls)
+    if failed or record.key is None:
+        return TrailStatus(record.path, target, "parsed", REASON_INFRA, target, record.calls)
+    return TrailStatus(record.path, target, "type-checked", None, target, record.calls)
+
+
+@dataclass
+class _Gate:
+    failed: set[str] = field(default_factory=set)
+    infra: list[Finding] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _typecheck(
+    pipe: _Pipeline,
+    eligible: list[str],
+    records: dict[str, TrailRecord],
+    targets: Mapping[str, Resolution],
+    exempt: Mapping[str, str],
+) -> _Gate:
+    gate = _Gate(stats={"compiler_runs": 0, "files_compiled": [], "cache_hits": 0, "decl_runs": 0})
+    layout = pipe.layout
+    if not eligible:
+        return gate
+    try:
+        compiler: Compiler = find_compiler(install=pipe.options.install)
+    except ToolchainError as exc:
+        reason = f"type check could not run: {exc}"
+        for rel in eligible:
+            gate.failed.add(rel)
+            records[rel] = records[rel].with_result(None, ())
+            gate.infra.append(
+                Finding(
+                    "infra",
+                    rel,
+                    1,
+                    1,
+                    reason,
+                    code="toolchain",
+                    fatal=False,
+                    trailmap=records[rel].target,
+                )
+            )
+        return gate
+    timeout = timeout_seconds()
+    used = {records[rel].target for rel in eligible}
+    rel_path = RelPath(pipe.ws.root)
+    tools_dirs: dict[str, Path] = {}
+    for trailmap in sorted(t for t in used if t is not None):
+        for entry in targets[trailmap].entries:
+            if entry.module is not None and entry.kind == "module":
+                tools_dirs.setdefault(
+                    _owner(entry.module),
+                    entry.module.parent
+                    if entry.module.parent.name == "tools"
+                    else _tools_root(entry.module),
+                )
+    decls = emit_declarations(
+        tools_dirs,
+        compiler,
+        layout,
+        rel_path,
+        timeout=timeout,
+        fatal={t: t not in exempt for t in tools_dirs},
+    )
+    gate.stats["decl_runs"] = decls.runs
+    for finding in decls.findings:
+        (gate.infra if finding.kind == "infra" else pipe.run.findings).append(
+            finding
+            if finding.kind == "infra"
+            else finding.with_(fatal=finding.trailmap not in exempt)
+        )
+    names = sdk_type_names(pipe.catalog)
+    surface_keys: dict[str, str] = {}
+    for trailmap in sorted(t for t in used if t is not None):
+        text = module_surface(targets[trailmap], layout, decls.decls, names)
+        write_if_changed(layout.surface(trailmap), text)
+        surface_keys[trailmap] = digest(text, decls.identity, pipe.catalog.version)
+    base_key = digest(compiler.identity, GENERATOR_VERSION, _json(COMPILER_OPTIONS))
+    cache = ResultCache(cache_dir(pipe.ws.scratch))
+    jobs: list[Job] = []
+    keep = []
+    for rel in eligible:
+        record = records[rel]
+        assert record.target is not None
+        surface_key = surface_keys[record.target]
+        gen_file = layout.trail_file(rel)
+        keep.append(gen_file)
+        if (
+            record.key is not None
+            and record.surface_key == surface_key
+            and record.base_key == base_key
+            and gen_file.is_file()
+        ):
+            gate.stats["cache_hits"] += 1
+            continue
+        trail = pipe.trail(rel, record)
+        resolution = targets[record.target]
+        schemas = {e.name: e.input_schema for e in resolution.entries}
+        generated = generate(
+            trail, layout.surface_import(rel, record.target), schemas, pipe.catalog.defs
+        )
+        write_if_changed(gen_file, generated.text)
+        key = digest(base_key, surface_key, generated.text)
+        cached = cache.get(key)
+        if cached is not None:
+            gate.stats["cache_hits"] += 1
+            records[rel] = record.with_result(
+                key, [Finding.from_json(f) for f in cached], surface_key, base_key
+            )
+            continue
+        records[rel] = record.with_result(None, (), surface_key, base_key)
+        jobs.append(
+            Job(rel, record.target, gen_file, generated.lines, key, record.target not in exempt)
+        )
+    result = compile_jobs(jobs, compiler, layout, timeout=timeout)
+    for job in jobs:
+        if job.path in result.failed:
+            continue
+        findings = result.findings.get(job.path, [])
+        cache.put(job.key, [f.to_json() for f in findings])
+        records[job.path] = records[job.path].with_result(
+            job.key, findings, surface_keys[job.trailmap], base_key
+        )
+    gate.failed |= result.failed
+    gate.infra.extend(result.infra)
+    gate.stats["compiler_runs"] = result.compiler_runs
+    gate.stats["files_compiled"] = result.files_compiled
+    gate.stats["removed"] = remove_orphans(layout, keep) if keep else 0
+    return gate
+
+
+def _owner(module: Path) -> str:
+    """The trailmap directory name a tool module belongs to (`<trailmap>/tools/...`)."""
+    return _tools_root(module).parent.name
+
+
+def _tools_root(module: Path) -> Path:
+    for parent in module.parents:
+        if parent.name == "tools":
+            return parent
+    return module.parent
+
+
+def _json(data: Any) -> str:
+    import json  # noqa: PLC0415
+
+    return json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
 
 
 def _sorted(findings: Iterable[Finding]) -> list[Finding]:

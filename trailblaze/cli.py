@@ -17,6 +17,7 @@ from pathlib import Path
 from trailblaze import __version__
 from trailblaze.check import CheckOptions, run_check
 from trailblaze.console import make_console, render_report
+from trailblaze.doit_tasks import run_tasks
 from trailblaze.fsutil import write_atomic
 from trailblaze.report import EXIT_USAGE
 from trailblaze.workspace import WorkspaceError, find_workspace
@@ -54,13 +55,24 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 3 when the type check could not run (also TRAILBLAZE_REQUIRE_TYPECHECK=1)",
     )
     check.add_argument("--color", action=argparse.BooleanOptionalAction, default=None)
+
+    surfaces = sub.add_parser(
+        "surfaces",
+        help="generate each trailmap's typed surface, tsconfig, sidecar and trail JSON Schema",
+    )
+    surfaces.add_argument(
+        "workspace",
+        nargs="?",
+        type=Path,
+        help="workspace root (default: found from the current directory)",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    commands = {"check": _check}
+    commands = {"check": _check, "surfaces": _surfaces}
     try:
         return commands[args.command](args)
     except (UsageError, WorkspaceError) as exc:
@@ -87,6 +99,13 @@ def _check(args: argparse.Namespace) -> int:
     else:
         render_report(make_console(color=args.color), report, ws.root)
     return report.exit_code
+
+
+def _surfaces(args: argparse.Namespace) -> int:
+    ws = find_workspace(args.workspace, explicit=args.workspace is not None)
+    # The same incremental doit tasks as `doit surfaces`, for a workspace without a dodo.py.
+    code = run_tasks(ws.root, ["surfaces"])
+    return EXIT_USAGE if code >= 2 else code
 
 
 def _write(path: Path, text: str) -> None:

@@ -84,7 +84,9 @@ def render_findings(console: Console, report: Report, root: Path) -> None:
 def _context(finding: Finding) -> str:
     parts = []
     if finding.step is not None:
-        parts.append(f"step {finding.step}")
+        parts.append(
+            f"step {finding.step}" + (f" › {finding.position}" if finding.position else "")
+        )
     if finding.classifier:
         parts.append(finding.classifier)
     if finding.tool:

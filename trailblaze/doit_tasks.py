@@ -2,7 +2,7 @@
 
 A monorepo's own `dodo.py` uses them after `pip install trailblaze-doit`::
 
-    from trailblaze.doit_tasks import DOIT_CONFIG, task_check, task_surfaces
+    from trailblaze.doit_tasks import DOIT_CONFIG, task_check, task_surfaces, task_toolchain
 
 or binds them to a workspace that is not the current directory::
 
@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +29,14 @@ from doit.exceptions import TaskError, TaskFailed
 from doit.tools import config_changed
 
 from trailblaze import __version__
-from trailblaze.check import CheckOptions, run_check
+from trailblaze.catalog import load_catalog
+from trailblaze.check import CheckOptions, load_manifests, run_check
 from trailblaze.console import make_console, render_report
+from trailblaze.finding import Finding
 from trailblaze.fsutil import write_atomic
 from trailblaze.report import EXIT_INFRA, EXIT_OK
+from trailblaze.resolve import Resolver
+from trailblaze.surface import DTS_NAME, SCHEMA_NAME, SIDECAR_NAME, TSCONFIG_NAME, generate_surfaces
 from trailblaze.toolchain import (
     TS_VERSION,
     TSC_ENV,
@@ -166,6 +170,95 @@ def _run_check_action(root: str) -> TaskFailed | TaskError | None:
     return None
 
 
+def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
+    """`surfaces:<trailmap>` subtasks: one trailmap's artifacts, rebuilt only when its inputs change.
+
+    A trailmap's inputs are its manifest and tool files and those of its dependencies (whose
+    exports and tool sets it uses); the generator and catalog versions are part of the key.
+    """
+    try:
+        ws = _workspace(workspace)
+    except WorkspaceError as exc:
+        message = str(exc)
+        yield {
+            "basename": "surfaces",
+            "actions": [lambda: TaskError(f"trailblaze surfaces: {message}")],
+            "uptodate": [False],
+            "doc": "generate every trailmap's typed surface and trail JSON Schema",
+        }
+        return
+    found = scan(ws)
+    manifests = load_manifests(ws, found)
+    catalog = load_catalog()
+    versions = {"generator": __version__, "catalog": catalog.version}
+    yield {
+        "basename": "surfaces",
+        "name": None,
+        "doc": "generate every trailmap's typed surface, tsconfig, sidecar and trail JSON Schema",
+    }
+    yield {
+        "basename": "surfaces",
+        "name": "_manifests",
+        "actions": [(_manifests_action, [str(ws.root)])],
+        "file_dep": [str(t.manifest) for t in found.trailmaps],
+        "uptodate": [config_changed(versions)],
+        "verbosity": 2,
+        "doc": "validate every trailmap.yaml",
+    }
+    resolver = Resolver(manifests.with_dirs(), ws.root, catalog)
+    for dir_name in sorted(manifests.trailmaps):
+        resolution = resolver.resolve(dir_name)
+        tools_dir = manifests.dirs[dir_name] / "tools"
+        yield {
+            "basename": "surfaces",
+            "name": dir_name,
+            "actions": [(_surfaces_action, [str(ws.root), dir_name])],
+            "file_dep": [str(p) for p in resolution.inputs if p.is_file()],
+            "targets": [
+                str(tools_dir / name)
+                for name in (DTS_NAME, TSCONFIG_NAME, SIDECAR_NAME, SCHEMA_NAME)
+            ],
+            "uptodate": [config_changed(versions)],
+            "verbosity": 2,
+            "doc": f"typed surface of trailmap '{dir_name}'",
+        }
+
+
+def _manifests_action(root: str) -> TaskFailed | TaskError | None:
+    try:
+        ws = find_workspace(Path(root), explicit=True)
+    except WorkspaceError as exc:
+        return TaskError(f"trailblaze surfaces: {exc}")
+    manifests = load_manifests(ws, scan(ws))
+    return _show(manifests.findings, "trailmap.yaml")
+
+
+def _surfaces_action(root: str, dir_name: str) -> TaskFailed | TaskError | None:
+    try:
+        ws = find_workspace(Path(root), explicit=True)
+    except WorkspaceError as exc:
+        return TaskError(f"trailblaze surfaces: {exc}")
+    manifests = load_manifests(ws, scan(ws))
+    if dir_name not in manifests.trailmaps:
+        return TaskFailed(f"trailblaze surfaces: trailmap '{dir_name}' no longer loads")
+    result = generate_surfaces(
+        ws.root, ws.scratch, manifests.with_dirs(), load_catalog(), only=[dir_name]
+    )
+    for path in result.written:
+        print(f"  wrote {ws.rel(path)}")
+    return _show(result.findings, f"trailmap '{dir_name}'")
+
+
+def _show(findings: tuple[Finding, ...], what: str) -> TaskFailed | None:
+    console = make_console(sys.stdout)
+    for finding in findings:
+        console.print(f"{finding.kind}: {finding.text}", markup=False)
+    fatal = [f for f in findings if f.fatal]
+    if fatal:
+        return TaskFailed(f"trailblaze surfaces: {len(fatal)} problem(s) in {what}")
+    return None
+
+
 def toolchain_task() -> dict[str, Any]:
     """The `toolchain` task dict: install the pinned TypeScript compiler into the cache."""
     return {
@@ -198,19 +291,32 @@ def _install_toolchain_action() -> TaskError | None:
     return None
 
 
-def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], dict[str, Any]]]:
+def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], Any]]:
     """`task_*` creators bound to one workspace, for `globals().update(...)` in a dodo.py."""
 
     def task_check() -> dict[str, Any]:
         return check_task(workspace)
 
+    def task_surfaces() -> Iterator[dict[str, Any]]:
+        return surfaces_task(workspace)
+
     task_check.__doc__ = "Check every trail: parse gate, manifests, surfaces, type gate."
-    return {"task_check": task_check, "task_toolchain": task_toolchain}
+    task_surfaces.__doc__ = "Generate every trailmap's typed surface and trail JSON Schema."
+    return {
+        "task_check": task_check,
+        "task_surfaces": task_surfaces,
+        "task_toolchain": task_toolchain,
+    }
 
 
 def task_check() -> dict[str, Any]:
     """Check every trail: parse gate, manifests, surfaces, type gate."""
     return check_task(None)
+
+
+def task_surfaces() -> Iterator[dict[str, Any]]:
+    """Generate every trailmap's typed surface and trail JSON Schema."""
+    return surfaces_task(None)
 
 
 def task_toolchain() -> dict[str, Any]:
@@ -224,3 +330,14 @@ def __getattr__(name: str) -> Any:
     if name == "DOIT_CONFIG":
         return doit_config()
     raise AttributeError(name)
+
+
+def run_tasks(workspace: str | Path | None, tasks: list[str]) -> int:
+    """Run our doit tasks for a workspace that has no dodo.py of its own (the CLI uses this)."""
+    from doit.cmd_base import ModuleTaskLoader  # noqa: PLC0415 - only the CLI path needs it
+    from doit.doit_cmd import DoitMain  # noqa: PLC0415
+
+    namespace: dict[str, Any] = dict(make_tasks(workspace))
+    namespace["DOIT_CONFIG"] = doit_config(workspace)
+    result: int = DoitMain(ModuleTaskLoader(namespace)).run(tasks)
+    return result

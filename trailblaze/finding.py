@@ -31,6 +31,8 @@ class Finding:
     classifier: str | None = None
     tool: str | None = None
     trailmap: str | None = None
+    position: str | None = None
+    """Where a call sits inside a runIf tree, e.g. `runIf.then[1]`."""
 
     @property
     def text(self) -> str:

@@ -115,4 +115,5 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
         "fatal": finding.fatal,
         "key_path": finding.key_path,
         "trailmap": finding.trailmap,
+        "position": finding.position,
     }

@@ -46,6 +46,11 @@ class Workspace:
     scratch: Path
     exclude: frozenset[str] = field(default=EXCLUDED_DIRS)
 
+    @property
+    def targets_dir(self) -> Path | None:
+        """Baked `targets/<id>.yaml` kept in the workspace (Trailblaze's legacy location)."""
+        return self.root / "trails" / "config" / "targets" if self.layout == "trailblaze" else None
+
     def rel(self, path: Path) -> str:
         """Workspace-relative POSIX path, the form every report uses."""
         try:
@@ -300,7 +305,12 @@ def trailmap_files(trailmap: TrailmapDir, ws: Workspace) -> list[Path]:
 
 
 GENERATED_TOOL_FILES = frozenset(
-    {"trailblaze-client.d.ts", "tsconfig.json", "trailblaze-tool-descriptors.json"}
+    {
+        "trailblaze-client.d.ts",
+        "tsconfig.json",
+        "trailblaze-tool-descriptors.json",
+        "trail.schema.json",
+    }
 )
 
 

@@ -1,0 +1,419 @@
+"""Which tools a trailmap's trails may record: the per-trailmap tool resolution.
+
+Sources are merged in the reference's order, first write wins by name:
+
+1. tools of the trailmap's own tool sets (`tool_sets:` of its platforms; the always-enabled
+   sets come with them), recordable or not;
+2. every recordable framework tool, whatever the tool sets say;
+3. the trailmap's own YAML-defined tools (`*.tool.yaml`, shortcuts, trailheads);
+4. the trailmap's own scripted tools (`target.tools` and each platform's `tools`);
+5. the tools its dependencies export, breadth first, each dependency once;
+6. the SDK's hand-typed author utilities (`findMatches`, `exec`, ...), as the reference's SDK
+   always declares them.
+
+Unknown dependencies, dependency cycles, unknown tool sets, unresolvable exports and two
+dependencies exporting one name are located errors. A scripted tool the manifest names but no
+module or descriptor defines is a loud warning and gets open arguments, so calls to it are
+still checked by name.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from trailblaze.bundled import BundledTrailmap
+from trailblaze.catalog import Catalog, Tool
+from trailblaze.finding import Finding, did_you_mean
+from trailblaze.manifest import Named, Trailmap
+from trailblaze.tooldefs import RelPath, ToolDef, ToolSetDef, TrailmapTools, load_trailmap_tools
+
+EntryKind = Literal["framework", "class", "yaml", "descriptor", "module", "open"]
+OPEN_ARGS: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    """One tool of a trailmap's surface. `input_schema` is None when a TS module types it."""
+
+    name: str
+    kind: EntryKind
+    description: str | None
+    input_schema: dict[str, Any] | None
+    recordable: bool
+    surface_to_llm: bool
+    requires_host: bool
+    result: str | None
+    source: str
+    module: Path | None = None
+    trailhead_to: str | None = None
+    body: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    trailmap: str
+    entries: tuple[ToolEntry, ...]
+    findings: tuple[Finding, ...]
+    dependencies: tuple[str, ...]
+    inputs: tuple[Path, ...]
+
+    def entry(self, name: str) -> ToolEntry | None:
+        for entry in self.entries:
+            if entry.name == name:
+                return entry
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A trailmap as the resolver sees it: from the workspace, or built into the catalog."""
+
+    id: str
+    manifest: Trailmap | None
+    directory: Path | None
+    tools: TrailmapTools
+
+    @property
+    def dependencies(self) -> tuple[Named, ...]:
+        return self.manifest.dependencies if self.manifest else ()
+
+
+class Resolver:
+    """Resolves every trailmap of a workspace, reading each trailmap's tool files once."""
+
+    def __init__(
+        self,
+        trailmaps: dict[str, tuple[Trailmap, Path]],
+        root: Path,
+        catalog: Catalog,
+        bundled: Mapping[str, BundledTrailmap] | None = None,
+    ) -> None:
+        self.catalog = catalog
+        rel = RelPath(root)
+        self.nodes: dict[str, Node] = {}
+        for dir_name, (manifest, directory) in trailmaps.items():
+            tools = load_trailmap_tools(directory, rel, catalog)
+            self.nodes[dir_name] = Node(dir_name, manifest, directory, tools)
+        for bundled_id, item in (bundled or {}).items():
+            if bundled_id in self.nodes:
+                continue  # a workspace trailmap with the same id wins
+            if item.tools is not None:
+                tools = item.tools
+            elif item.directory is not None:
+                tools = load_trailmap_tools(item.directory, rel, catalog)
+            else:
+                tools = TrailmapTools()
+            self.nodes[bundled_id] = Node(bundled_id, item.manifest, item.directory, tools)
+        for builtin in catalog.trailmaps:
+            self.nodes.setdefault(builtin, Node(builtin, None, None, TrailmapTools()))
+        self._reported: set[str] = set()
+
+    def resolve(self, dir_name: str) -> Resolution:
+        node = self.nodes[dir_name]
+        assert node.manifest is not None
+        findings: list[Finding] = list(self._once(node.tools.findings))
+        deps = self._dependencies(node, findings)
+        entries: dict[str, ToolEntry] = {}
+
+        def add(entry: ToolEntry) -> None:
+            entries.setdefault(entry.name, entry)
+
+        # 1. own tool sets, with the always-enabled sets they bring
+        own_sets = node.manifest.own_tool_sets
+        if own_sets:
+            for toolset_ref in own_sets:
+                self._add_toolset(node, deps, toolset_ref, findings, add)
+            for toolset in self.catalog.toolsets.values():
+                if toolset.always_enabled:
+                    for name in toolset.tools:
+                        tool = self.catalog.tool(name)
+                        if tool is not None and tool.surface:
+                            add(_framework(tool, f"toolset {toolset.id}"))
+        # 2. every recordable framework tool
+        for tool in self.catalog.recordable_tools():
+            if tool.surface:
+                add(_framework(tool, "framework"))
+        # 3. own YAML-defined tools
+        for tool_def in node.tools.tools.values():
+            if tool_def.kind in ("yaml", "class") and tool_def.recordable:
+                add(_from_def(tool_def, tool_def.path))
+        # 4. own scripted tools
+        manifest_path = node.manifest.path
+        for declared in node.manifest.scripted_tools:
+            found = _scripted(node.tools, declared.value)
+            if found is not None:
+                self._shadow_warning(entries, found, findings)
+                add(_from_def(found, found.path))
+                continue
+            findings.append(
+                Finding(
+                    "warning",
+                    manifest_path,
+                    declared.line,
+                    declared.column,
+                    f"scripted tool '{declared.value}' is declared but no module in tools/ "
+                    f"exports it and no descriptor names it; its arguments are not type-checked",
+                    code="tool-source-missing",
+                    fatal=False,
+                    trailmap=dir_name,
+                )
+            )
+            add(
+                ToolEntry(
+                    declared.value,
+                    "open",
+                    None,
+                    dict(OPEN_ARGS),
+                    True,
+                    True,
+                    False,
+                    None,
+                    manifest_path,
+                )
+            )
+        # 5. dependencies' exports
+        exporters: dict[str, str] = {}
+        for dep_id in deps:
+            dep = self.nodes[dep_id]
+            if dep.manifest is None:
+                continue
+            for export in dep.manifest.exports:
+                found = _scripted(dep.tools, export.value) or dep.tools.tools.get(export.value)
+                if found is None:
+                    findings.extend(
+                        self._once(
+                            [
+                                Finding(
+                                    "manifest",
+                                    dep.manifest.path,
+                                    export.line,
+                                    export.column,
+                                    f"exported tool '{export.value}' is not defined by trailmap "
+                                    f"'{dep_id}'",
+                                    key_path="exports",
+                                    code="unknown-export",
+                                )
+                            ]
+                        )
+                    )
+                    continue
+                if export.value in exporters and exporters[export.value] != dep_id:
+                    findings.append(
+                        Finding(
+                            "manifest",
+                            node.manifest.path,
+                            1,
+                            1,
+                            f"tool '{export.value}' is exported by both '{exporters[export.value]}' "
+                            f"and '{dep_id}'; trailmap '{dir_name}' cannot depend on both",
+                            key_path="dependencies",
+                            code="export-conflict",
+                        )
+                    )
+                    continue
+                exporters[export.value] = dep_id
+                add(_from_def(found, f"export of {dep_id}"))
+        # 6. the SDK's hand-typed author utilities
+        for tool in self.catalog.tools.values():
+            if tool.origin == "hand" and tool.surface:
+                add(_framework(tool, "sdk"))
+        inputs: list[Path] = [*self._files(node)]
+        for dep_id in deps:
+            inputs.extend(self._files(self.nodes[dep_id]))
+        return Resolution(
+            dir_name,
+            tuple(sorted(entries.values(), key=lambda e: e.name)),
+            tuple(findings),
+            tuple(deps),
+            tuple(dict.fromkeys(inputs)),
+        )
+
+    def _files(self, node: Node) -> list[Path]:
+        if node.directory is None:
+            return []
+        return [node.directory / "trailmap.yaml", *node.tools.files]
+
+    def _once(self, findings: list[Finding] | tuple[Finding, ...]) -> list[Finding]:
+        """Findings about a shared file are reported once per run, not once per dependent."""
+        out = []
+        for finding in findings:
+            if finding.text not in self._reported:
+                self._reported.add(finding.text)
+                out.append(finding)
+        return out
+
+    def _dependencies(self, node: Node, findings: list[Finding]) -> list[str]:
+        """The transitive dependencies, breadth first; unknown ids and cycles are errors."""
+        order: list[str] = []
+        seen = {node.id}
+        queue: deque[tuple[Node, tuple[str, ...]]] = deque([(node, (node.id,))])
+        while queue:
+            current, chain = queue.popleft()
+            for dep in current.dependencies:
+                if dep.value in chain:
+                    cycle = " -> ".join((*chain, dep.value))
+                    findings.extend(
+                        self._once(
+                            [
+                                self._manifest_error(
+                                    current, dep, f"dependency cycle: {cycle}", "dependency-cycle"
+                                )
+                            ]
+                        )
+                    )
+                    continue
+                target = self.nodes.get(dep.value)
+                if target is None:
+                    hint = did_you_mean(dep.value, tuple(self.nodes))
+                    findings.extend(
+                        self._once(
+                            [
+                                self._manifest_error(
+                                    current,
+                                    dep,
+                                    f"unknown trailmap '{dep.value}'{hint}",
+                                    "unknown-dependency",
+                                )
+                            ]
+                        )
+                    )
+                    continue
+                if dep.value in seen:
+                    continue
+                seen.add(dep.value)
+                order.append(dep.value)
+                queue.append((target, (*chain, dep.value)))
+        return order
+
+    @staticmethod
+    def _manifest_error(node: Node, name: Named, message: str, code: str) -> Finding:
+        assert node.manifest is not None
+        return Finding(
+            "manifest",
+            node.manifest.path,
+            name.line,
+            name.column,
+            message,
+            key_path="dependencies",
+            code=code,
+            trailmap=node.id,
+        )
+
+    def _add_toolset(
+        self, node: Node, deps: list[str], ref: Named, findings: list[Finding], add: Any
+    ) -> None:
+        assert node.manifest is not None
+        workspace_set: ToolSetDef | None = node.tools.toolsets.get(ref.value)
+        for dep_id in deps:
+            if workspace_set is None:
+                workspace_set = self.nodes[dep_id].tools.toolsets.get(ref.value)
+        if workspace_set is not None:
+            for name in workspace_set.tools:
+                entry = self._toolset_tool(node, name.value)
+                if entry is None:
+                    findings.extend(
+                        self._once(
+                            [
+                                Finding(
+                                    "manifest",
+                                    workspace_set.path,
+                                    name.line,
+                                    name.column,
+                                    f"tool set '{workspace_set.id}' names unknown tool '{name.value}'",
+                                    key_path="tools",
+                                    code="unknown-tool",
+                                )
+                            ]
+                        )
+                    )
+                    continue
+                add(entry)
+            return
+        toolset = self.catalog.toolsets.get(ref.value)
+        if toolset is None:
+            known = (*self.catalog.toolsets, *node.tools.toolsets)
+            findings.append(
+                Finding(
+                    "manifest",
+                    node.manifest.path,
+                    ref.line,
+                    ref.column,
+                    f"unknown tool set '{ref.value}'{did_you_mean(ref.value, known)}",
+                    key_path="tool_sets",
+                    code="unknown-toolset",
+                    trailmap=node.id,
+                )
+            )
+            return
+        for tool_name in toolset.tools:
+            tool = self.catalog.tool(tool_name)
+            if tool is not None and tool.surface:
+                add(_framework(tool, f"toolset {toolset.id}"))
+
+    def _toolset_tool(self, node: Node, name: str) -> ToolEntry | None:
+        tool = self.catalog.tool(name)
+        if tool is not None:
+            return _framework(tool, "toolset") if tool.surface else None
+        found = node.tools.tools.get(name) or node.tools.modules.get(name)
+        return _from_def(found, found.path) if found is not None else None
+
+    def _shadow_warning(
+        self, entries: dict[str, ToolEntry], found: ToolDef, findings: list[Finding]
+    ) -> None:
+        existing = entries.get(found.name)
+        if existing is not None and existing.kind == "framework":
+            findings.append(
+                Finding(
+                    "warning",
+                    found.path,
+                    found.line,
+                    found.column,
+                    f"scripted tool '{found.name}' has the name of a framework tool, which wins; "
+                    f"recordings of '{found.name}' are checked against the framework tool",
+                    code="shadowed-tool",
+                    fatal=False,
+                )
+            )
+
+
+def _scripted(tools: TrailmapTools, name: str) -> ToolDef | None:
+    found = tools.tools.get(name)
+    if found is not None and found.kind == "descriptor":
+        return found
+    return tools.modules.get(name)
+
+
+def _framework(tool: Tool, source: str) -> ToolEntry:
+    return ToolEntry(
+        tool.name,
+        "framework",
+        tool.description,
+        dict(tool.input_schema),
+        tool.recordable,
+        tool.surface_to_llm,
+        tool.requires_host,
+        tool.result,
+        source,
+    )
+
+
+def _from_def(tool: ToolDef, source: str) -> ToolEntry:
+    kind: EntryKind = tool.kind
+    return ToolEntry(
+        tool.name,
+        kind,
+        tool.description,
+        tool.input_schema,
+        tool.recordable,
+        tool.surface_to_llm,
+        tool.requires_host,
+        None,
+        source,
+        tool.module,
+        tool.trailhead_to,
+        tool.body,
+    )

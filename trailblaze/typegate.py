@@ -1,0 +1,504 @@
+"""The type gate: generated trail modules compiled by tsc, diagnostics mapped back to YAML.
+
+Layout in the scratch directory (`typegate/`):
+
+- `surfaces/<trailmap>.d.ts`: one plain module per trailmap, `export interface Tools {...}`,
+  rendered by the same entry renderer as the trailmap's `trailblaze-client.d.ts`;
+- `tooldecl/<trailmap>/...`: declarations tsc emits from the trailmap's scripted `.ts` tools,
+  so a scripted tool's input type is the one its own module declares;
+- `trails/<trail path>.ts`: one generated module per trail, rewritten only when it changes;
+- `tsconfig.<pid>.<n>.json`: the files of one compiler run (only cache misses).
+
+No silent passes: a diagnostic on a generated line that maps to no call, in a surface, an
+unresolved import, a syntax error, a non-zero exit with nothing mapped, a timeout or a crash
+makes the affected trails an infrastructure problem, never a cached pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trailblaze.cache import digest
+from trailblaze.codegen import HEADER_LINES, GenLine
+from trailblaze.finding import Finding
+from trailblaze.fsutil import write_if_changed
+from trailblaze.proc import ProcError, ProcTimeout, run
+from trailblaze.resolve import Resolution, ToolEntry
+from trailblaze.sdk import sdk_type_names
+from trailblaze.surface import imports_for, module_specifier, render_entries, sdk_dir
+from trailblaze.toolchain import Compiler
+
+TIMEOUT_ENV = "TRAILBLAZE_TYPECHECK_TIMEOUT_MS"
+DEFAULT_TIMEOUT = 300.0
+BATCH_SIZE = 2500
+DIAGNOSTIC = re.compile(r"^(.+?)\((\d+),(\d+)\): error (TS\d+): (.*)$")
+COMPILER_OPTIONS = {
+    "target": "ES2022",
+    "module": "ESNext",
+    "moduleResolution": "Bundler",
+    "lib": ["ES2022"],
+    "types": [],
+    "strict": True,
+    "noEmit": True,
+    # Our own declaration files (surfaces, tool declarations, the SDK) must be checked: with
+    # skipLibCheck an unresolved import in one silently becomes `any` and every call passes.
+    "skipLibCheck": False,
+    "skipDefaultLibCheck": True,
+    "allowJs": False,
+    "paths": {
+        "@trailblaze/scripting": ["../sdk/dist/index"],
+        "@trailblaze/scripting/*": ["../sdk/dist/*"],
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    file: Path
+    line: int
+    column: int
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    scratch: Path
+
+    @property
+    def root(self) -> Path:
+        return self.scratch / "typegate"
+
+    def surface(self, trailmap: str) -> Path:
+        return self.root / "surfaces" / f"{trailmap}.d.ts"
+
+    def trail_file(self, trail_path: str) -> Path:
+        return self.root / "trails" / f"{trail_path}.ts"
+
+    def tooldecl(self, trailmap: str) -> Path:
+        return self.root / "tooldecl" / trailmap
+
+    def surface_import(self, trail_path: str, trailmap: str) -> str:
+        return module_specifier(self.surface(trailmap), self.trail_file(trail_path).parent)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One trail to compile: its generated module, line table and cache key."""
+
+    path: str
+    trailmap: str
+    file: Path
+    lines: Mapping[int, GenLine]
+    key: str
+    fatal: bool
+
+
+@dataclass
+class GateResult:
+    findings: dict[str, list[Finding]] = field(default_factory=dict)
+    """Type findings per trail path, for every job that was really checked."""
+    infra: list[Finding] = field(default_factory=list)
+    failed: set[str] = field(default_factory=set)
+    """Trail paths whose check could not complete."""
+    compiler_runs: int = 0
+    files_compiled: list[str] = field(default_factory=list)
+
+
+def timeout_seconds(env: Mapping[str, str] | None = None) -> float:
+    raw = (env if env is not None else os.environ).get(TIMEOUT_ENV, "").strip()
+    try:
+        return max(float(raw) / 1000.0, 1.0) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+def parse_output(output: str, cwd: Path) -> list[Diagnostic]:
+    """`--pretty false` diagnostics, with two-space continuation lines folded into the message."""
+    found: list[Diagnostic] = []
+    for raw in output.splitlines():
+        match = DIAGNOSTIC.match(raw)
+        if match:
+            file, line, column, code, message = match.groups()
+            found.append(
+                Diagnostic((cwd / file).resolve(), int(line), int(column), code, message.strip())
+            )
+        elif raw.startswith("  ") and found and raw.strip():
+            last = found[-1]
+            found[-1] = Diagnostic(
+                last.file, last.line, last.column, last.code, f"{last.message} {raw.strip()}"
+            )
+    return found
+
+
+# -- surfaces ---------------------------------------------------------------------------------
+
+
+def module_surface(
+    resolution: Resolution,
+    layout: Layout,
+    decls: Mapping[Path, Path],
+    catalog_names: frozenset[str],
+) -> str:
+    """The type gate's surface of one trailmap: a plain module, so trailmaps share one program."""
+    surface_dir = layout.surface(resolution.trailmap).parent
+
+    def ref(entry: ToolEntry) -> str:
+        # A module whose declarations are missing still gets its (missing) path: the import then
+        # fails to resolve, and its trails are reported as not checked instead of passing.
+        assert entry.module is not None
+        decl = decls.get(entry.module, layout.root / "tooldecl" / "missing" / entry.module.name)
+        return module_specifier(decl, surface_dir)
+
+    body = render_entries(resolution.entries, ref, indent=2)
+    sdk = module_specifier(sdk_dir(layout.scratch) / "dist" / "index.d.ts", surface_dir)
+    imports = imports_for(body + " TrailblazeClient", catalog_names, sdk)
+    return (
+        f"// GENERATED by trailblaze-doit: the type gate's surface of trailmap "
+        f"'{resolution.trailmap}'. DO NOT EDIT.\n{imports}\nexport interface Tools {{\n{body}\n}}\n\n"
+        "export type Client = TrailblazeClient<Tools>;\n"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Declarations:
+    decls: dict[Path, Path]
+    findings: tuple[Finding, ...]
+    runs: int
+    identity: str
+    """A digest of every emitted declaration; part of the cache key of the trails using them."""
+
+
+def emit_declarations(
+    tools_dirs: Mapping[str, Path],
+    compiler: Compiler,
+    layout: Layout,
+    rel: Callable[[Path], str],
+    *,
+    timeout: float,
+    fatal: Mapping[str, bool],
+) -> Declarations:
+    """Declarations of every scripted `.ts` tool, emitted by tsc from each trailmap's `tools/`.
+
+    This is also the type check of the authored tools: their errors are findings. A trailmap
+    whose tools did not change since the last emit (same sources, same compiler) is not
+    recompiled.
+    """
+    decls: dict[Path, Path] = {}
+    findings: list[Finding] = []
+    runs = 0
+    identity_parts: list[str] = []
+    for trailmap, tools_dir in sorted(tools_dirs.items()):
+        out_dir = layout.tooldecl(trailmap)
+        sources = sorted(
+            p
+            for p in tools_dir.rglob("*")
+            if p.is_file()
+            and p.suffix in (".ts", ".js", ".mts", ".cts")
+            and "node_modules" not in p.parts
+        )
+        key = digest(compiler.identity, *(f"{p}\0{p.read_bytes().hex()}" for p in sources))
+        marker = out_dir / ".emitted.json"
+        try:
+            state = json.loads(marker.read_text("utf-8"))
+        except (OSError, ValueError):
+            state = {}
+        if state.get("key") != key:
+            runs += 1
+            state = _emit(
+                tools_dir, out_dir, compiler, timeout, key, rel, trailmap, fatal.get(trailmap, True)
+            )
+            write_if_changed(marker, json.dumps(state, ensure_ascii=False))
+        findings.extend(Finding(**f) for f in state.get("findings", []))
+        for source in sources:
+            decls[source] = out_dir / source.relative_to(tools_dir).with_suffix(".d.ts")
+        identity_parts.append(str(state.get("output", "")))
+    return Declarations(decls, tuple(findings), runs, digest(*identity_parts))
+
+
+def _emit(
+    tools_dir: Path,
+    out_dir: Path,
+    compiler: Compiler,
+    timeout: float,
+    key: str,
+    rel: Callable[[Path], str],
+    trailmap: str,
+    fatal: bool,
+) -> dict[str, object]:
+    tsconfig = tools_dir / "tsconfig.json"
+    with tempfile.TemporaryDirectory(
+        prefix="tooldecl-", dir=out_dir.parent if out_dir.parent.exists() else None
+    ) as tmp:
+        argv = [
+            *compiler.argv_prefix,
+            "-p",
+            str(tsconfig),
+            "--noEmit",
+            "false",
+            "--declaration",
+            "--emitDeclarationOnly",
+            "--outDir",
+            tmp,
+            "--rootDir",
+            str(tools_dir),
+            "--pretty",
+            "false",
+        ]
+        findings: list[dict[str, object]] = []
+        try:
+            result = run(argv, cwd=tools_dir, timeout=timeout)
+        except ProcError as exc:
+            return {
+                "key": "",
+                "findings": [
+                    _infra_json(
+                        f"{rel(tsconfig)}",
+                        f"declarations of scripted tools could not be emitted: {exc}",
+                        trailmap,
+                    )
+                ],
+            }
+        for diagnostic in parse_output(result.stdout + result.stderr, tools_dir):
+            findings.append(
+                Finding(
+                    "type",
+                    rel(diagnostic.file),
+                    diagnostic.line,
+                    diagnostic.column,
+                    diagnostic.message,
+                    code=diagnostic.code,
+                    fatal=fatal,
+                    trailmap=trailmap,
+                ).to_json()
+            )
+        output_digest = []
+        for emitted in sorted(Path(tmp).rglob("*.d.ts")):
+            target = out_dir / emitted.relative_to(tmp)
+            data = emitted.read_bytes()
+            write_if_changed(target, data)
+            output_digest.append(digest(str(target), data))
+        if result.returncode != 0 and not findings:
+            findings.append(
+                _infra_json(
+                    rel(tsconfig),
+                    f"tsc exited {result.returncode} emitting scripted tool declarations: {(result.stdout + result.stderr).strip()[:500]}",
+                    trailmap,
+                )
+            )
+        complete = not any(f["kind"] == "infra" for f in findings)
+    return {"key": key if complete else "", "findings": findings, "output": digest(*output_digest)}
+
+
+def _infra_json(path: str, message: str, trailmap: str | None = None) -> dict[str, object]:
+    return Finding(
+        "infra", path, 1, 1, message, code="typegate", fatal=False, trailmap=trailmap
+    ).to_json()
+
+
+# -- compiling --------------------------------------------------------------------------------
+
+
+def compile_jobs(
+    jobs: list[Job], compiler: Compiler, layout: Layout, *, timeout: float
+) -> GateResult:
+    """Compile every job (cache misses), in bounded batches, and map what tsc says."""
+    result = GateResult()
+    for start in range(0, len(jobs), BATCH_SIZE):
+        _compile_batch(jobs[start : start + BATCH_SIZE], compiler, layout, timeout, result)
+    return result
+
+
+def _compile_batch(
+    batch: list[Job], compiler: Compiler, layout: Layout, timeout: float, result: GateResult
+) -> None:
+    pending = list(batch)
+    for _attempt in range(3):
+        if not pending:
+            return
+        diagnostics, error, exit_code = _run_tsc(pending, compiler, layout, timeout, result)
+        if error is not None:
+            _fail(pending, error, result)
+            return
+        by_file = {job.file.resolve(): job for job in pending}
+        syntax = [d for d in diagnostics if d.code.startswith("TS1")]
+        if syntax:
+            # A syntax error hides every semantic error of the program: take out the files that
+            # have one (our generator wrote invalid code: infrastructure) and compile the rest.
+            broken = {by_file[d.file] for d in syntax if d.file in by_file}
+            if not broken:
+                _fail(
+                    pending,
+                    f"syntax error outside the generated trails: {_show(syntax[0], layout)}",
+                    result,
+                )
+                return
+            for job in broken:
+                first = next(d for d in syntax if d.file == job.file.resolve())
+                _fail([job], f"generated code does not parse: {_show(first, layout)}", result)
+            pending = [job for job in pending if job not in broken]
+            continue
+        _map(pending, diagnostics, exit_code, layout, result)
+        return
+
+
+def _run_tsc(
+    jobs: list[Job], compiler: Compiler, layout: Layout, timeout: float, result: GateResult
+) -> tuple[list[Diagnostic], str | None, int]:
+    layout.root.mkdir(parents=True, exist_ok=True)
+    config = {
+        "compilerOptions": COMPILER_OPTIONS,
+        "files": [job.file.relative_to(layout.root).as_posix() for job in jobs],
+    }
+    fd, name = tempfile.mkstemp(prefix=f"tsconfig.{os.getpid()}.", suffix=".json", dir=layout.root)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(config, handle)
+    result.compiler_runs += 1
+    result.files_compiled.extend(job.path for job in jobs)
+    try:
+        proc = run(
+            [*compiler.argv_prefix, "-p", name, "--pretty", "false"],
+            cwd=layout.root,
+            timeout=timeout,
+        )
+    except ProcTimeout as exc:
+        return [], f"tsc timed out after {exc.timeout:.0f} s", -1
+    except ProcError as exc:
+        return [], f"tsc could not run: {exc}", -1
+    finally:
+        Path(name).unlink(missing_ok=True)
+    output = proc.stdout + proc.stderr
+    diagnostics = parse_output(output, layout.root)
+    if proc.returncode != 0 and not diagnostics:
+        return (
+            [],
+            f"tsc exited {proc.returncode} without a diagnostic: {output.strip()[:500] or '(no output)'}",
+            proc.returncode,
+        )
+    return diagnostics, None, proc.returncode
+
+
+def _map(
+    jobs: list[Job],
+    diagnostics: list[Diagnostic],
+    exit_code: int,
+    layout: Layout,
+    result: GateResult,
+) -> None:
+    by_file = {job.file.resolve(): job for job in jobs}
+    by_trailmap: dict[str, list[Job]] = defaultdict(list)
+    for job in jobs:
+        by_trailmap[job.trailmap].append(job)
+    findings: dict[str, list[Finding]] = {job.path: [] for job in jobs}
+    failed: dict[str, str] = {}
+    surfaces_root = (layout.root / "surfaces").resolve()
+    for diagnostic in diagnostics:
+        owner = by_file.get(diagnostic.file)
+        if owner is not None:
+            job = owner
+            gen = job.lines.get(diagnostic.line)
+            if gen is None:
+                where = (
+                    "the header" if diagnostic.line <= HEADER_LINES else f"line {diagnostic.line}"
+                )
+                failed.setdefault(
+                    job.path,
+                    f"unmapped diagnostic on {where} of the generated module: {_show(diagnostic, layout)}",
+                )
+                continue
+            findings[job.path].append(
+                Finding(
+                    "type",
+                    job.path,
+                    gen.line,
+                    gen.column,
+                    diagnostic.message,
+                    key_path=gen.key_path,
+                    code=diagnostic.code,
+                    fatal=job.fatal,
+                    step=gen.step,
+                    classifier=gen.classifier,
+                    tool=gen.tool,
+                    trailmap=job.trailmap,
+                    position=gen.position,
+                )
+            )
+            continue
+        if diagnostic.file.parent == surfaces_root:
+            trailmap = diagnostic.file.name.removesuffix(".d.ts")
+            for affected in by_trailmap.get(trailmap, []):
+                failed.setdefault(
+                    affected.path,
+                    f"the surface of trailmap '{trailmap}' does not compile: {_show(diagnostic, layout)}",
+                )
+            continue
+        for affected in jobs:
+            failed.setdefault(
+                affected.path,
+                f"a diagnostic outside the generated trails: {_show(diagnostic, layout)}",
+            )
+    if exit_code != 0 and not any(findings.values()) and not failed:
+        for job in jobs:
+            failed[job.path] = f"tsc exited {exit_code} but reported nothing that maps to a call"
+    for job in jobs:
+        if job.path in failed:
+            _fail([job], failed[job.path], result)
+        else:
+            result.findings[job.path] = findings[job.path]
+
+
+def _fail(jobs: Iterable[Job], message: str, result: GateResult) -> None:
+    for job in jobs:
+        result.failed.add(job.path)
+        result.infra.append(
+            Finding(
+                "infra",
+                job.path,
+                1,
+                1,
+                f"type check could not run: {message}",
+                code="typegate",
+                fatal=False,
+                trailmap=job.trailmap,
+            )
+        )
+
+
+def _show(diagnostic: Diagnostic, layout: Layout) -> str:
+    try:
+        where = diagnostic.file.relative_to(layout.scratch.resolve()).as_posix()
+    except ValueError:
+        where = diagnostic.file.as_posix()
+    return (
+        f"{where}({diagnostic.line},{diagnostic.column}): {diagnostic.code}: {diagnostic.message}"
+    )
+
+
+def remove_orphans(layout: Layout, keep: Iterable[Path]) -> int:
+    """Delete generated trail modules whose trail disappeared; returns how many."""
+    wanted = {p.resolve() for p in keep}
+    trails = layout.root / "trails"
+    removed = 0
+    if not trails.is_dir():
+        return 0
+    for dirpath, _, filenames in os.walk(trails, topdown=False):
+        for filename in filenames:
+            path = (Path(dirpath) / filename).resolve()
+            if path not in wanted:
+                path.unlink(missing_ok=True)
+                removed += 1
+        with_entries = Path(dirpath)
+        if with_entries != trails and not any(with_entries.iterdir()):
+            shutil.rmtree(with_entries, ignore_errors=True)
+    return removed
+
+
+SDK_NAMES = sdk_type_names
