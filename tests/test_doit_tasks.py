@@ -18,8 +18,13 @@ def doit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAILBLAZE_")}
     env["NO_COLOR"] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "doit", *args], cwd=cwd, capture_output=True, text=True,
-        env=env, check=False, timeout=120,
+        [sys.executable, "-m", "doit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
     )
 
 
@@ -34,7 +39,10 @@ def test_doit_list_documents_every_task() -> None:
 def test_monorepo_dodo_imports_our_tasks_and_a_second_run_does_nothing(compact_ws: Path) -> None:
     write_tree(
         compact_ws,
-        {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "config: {target: app}\ntrail:\n  - step: a\n"},
+        {
+            "dodo.py": DODO,
+            "trailmaps/app/trails/a.trail.yaml": "config: {target: app}\ntrail:\n  - step: a\n",
+        },
     )
     first = doit(compact_ws)
     assert first.returncode == 0, first.stdout + first.stderr

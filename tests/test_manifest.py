@@ -11,7 +11,9 @@ from trailblaze.yamlnode import load
 
 
 def messages(text: str, dir_name: str = "app") -> list[str]:
-    return [f.text for f in parse_manifest(load(dedent(text)), "m/trailmap.yaml", dir_name).findings]
+    return [
+        f.text for f in parse_manifest(load(dedent(text)), "m/trailmap.yaml", dir_name).findings
+    ]
 
 
 def test_schema_we_ship_is_a_valid_json_schema() -> None:

@@ -91,8 +91,10 @@ def test_unified_records_carry_steps_classifiers_calls_and_positions() -> None:
         (3, "step", "Tap buy", True),
     ]
     assert trail.steps[2].max_retries == 3
-    calls = [(step.number, rec.classifier, call.name, call.line, call.column, call.key_path)
-             for step, rec, call in trail.calls()]
+    calls = [
+        (step.number, rec.classifier, call.name, call.line, call.column, call.key_path)
+        for step, rec, call in trail.calls()
+    ]
     assert calls == [
         (0, "android", "launchApp", 13, 7, "trailhead.recording.android"),
         (1, "android", "inputText", 19, 11, "trail[0].recording.android[0]"),
@@ -136,9 +138,7 @@ def test_strict_rejects_an_unknown_config_key_that_lenient_accepts() -> None:
     text = "config:\n  target: shop\n  app: com.example\ntrail:\n  - step: go\n"
     strict = parse_trail("t.trail.yaml", text)
     assert strict.rejected
-    assert [f.text for f in strict.findings] == [
-        "t.trail.yaml:3:3: config: unknown key 'app'"
-    ]
+    assert [f.text for f in strict.findings] == ["t.trail.yaml:3:3: config: unknown key 'app'"]
     lenient = parse_trail("t.trail.yaml", text, strict=False)
     assert not lenient.rejected
     assert lenient.trail is not None
@@ -176,7 +176,9 @@ def test_lenient_still_rejects_what_is_always_an_error() -> None:
             ["t.trail.yaml:1:1: missing 'trail' (the list of steps)"],
             id="missing-trail",
         ),
-        pytest.param("trail: []\n", ["t.trail.yaml:1:8: trail: must not be empty"], id="empty-trail"),
+        pytest.param(
+            "trail: []\n", ["t.trail.yaml:1:8: trail: must not be empty"], id="empty-trail"
+        ),
         pytest.param(
             "trail:\n  - step: a\n    verify: b\n",
             ["t.trail.yaml:3:5: trail[0]: 'step' and 'verify' cannot both be set; keep one"],
@@ -234,9 +236,7 @@ def test_lenient_still_rejects_what_is_always_an_error() -> None:
         ),
         pytest.param(
             "trail:\n  - step: a\n    recording:\n      android:\n        pressBack: {}\n",
-            [
-                "t.trail.yaml:5:9: trail[0].recording.android: expected a list, found a mapping"
-            ],
+            ["t.trail.yaml:5:9: trail[0].recording.android: expected a list, found a mapping"],
             id="recording-not-a-list",
         ),
         pytest.param(
@@ -352,7 +352,9 @@ def test_unified_message_shapes(text: str, expected: list[str]) -> None:
         ),
         pytest.param(
             "- trailhead: {maxRetries: 1}\n",
-            ["t.trail.yaml:1:14: [0].trailhead: a trailhead needs 'step' or a non-empty 'tools' list"],
+            [
+                "t.trail.yaml:1:14: [0].trailhead: a trailhead needs 'step' or a non-empty 'tools' list"
+            ],
             id="empty-trailhead",
         ),
     ],

@@ -20,8 +20,14 @@ def test_compact_layout_is_found_from_a_subdirectory(compact_ws: Path) -> None:
 
 
 def test_trailblaze_layout_is_found_even_from_inside_its_config_dir(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"trails/config/trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app")})
-    for start in (tmp_path, tmp_path / "trails" / "config", tmp_path / "trails/config/trailmaps/app"):
+    write_tree(
+        tmp_path, {"trails/config/trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app")}
+    )
+    for start in (
+        tmp_path,
+        tmp_path / "trails" / "config",
+        tmp_path / "trails/config/trailmaps/app",
+    ):
         ws = find_workspace(start)
         assert (ws.root, ws.layout) == (tmp_path, "trailblaze")
         assert ws.trails_dir == tmp_path / "trails"
@@ -100,9 +106,14 @@ def test_scan_applies_names_exclusions_and_project_config_rules(compact_ws: Path
     assert [t.dir_name for t in found.trailmaps] == ["app"]
 
 
-def test_symlinks_out_of_the_workspace_are_not_followed(compact_ws: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_symlinks_out_of_the_workspace_are_not_followed(
+    compact_ws: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     outside = tmp_path_factory.mktemp("outside")
-    write_tree(outside, {"x.trail.yaml": "trail:\n  - step: a\n", "sub/y.trail.yaml": "trail:\n  - step: b\n"})
+    write_tree(
+        outside,
+        {"x.trail.yaml": "trail:\n  - step: a\n", "sub/y.trail.yaml": "trail:\n  - step: b\n"},
+    )
     trails = compact_ws / "trailmaps" / "app" / "trails"
     trails.mkdir(parents=True)
     os.symlink(outside / "x.trail.yaml", trails / "linked.trail.yaml")
