@@ -36,7 +36,7 @@ from trailblaze.report import (
     TrailStatus,
 )
 from trailblaze.resolve import Resolution
-from trailblaze.runif import RUNIF, parse_runif
+from trailblaze.runif import RUNIF, parse_runif, signature
 from trailblaze.sdk import sdk_type_names
 from trailblaze.state import TrailRecord, TrailState
 from trailblaze.surface import generate_surfaces
@@ -118,13 +118,46 @@ def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
     return parse_trail(rel, text, strict=strict)
 
 
-def runif_findings(trail: Trail) -> list[Finding]:
-    """Every runIf tree of a trail through the shared validator."""
+def runif_findings(trail: Trail) -> tuple[list[Finding], tuple[tuple[str, int, int], ...]]:
+    """Every runIf tree of a trail through the shared validator, and the valid ones' signatures."""
     out: list[Finding] = []
+    branches: list[tuple[str, int, int]] = []
     for _, _, call in trail.calls():
         if call.name == RUNIF:
-            out.extend(parse_runif(call, trail.path)[1])
-    return out
+            tree, problems = parse_runif(call, trail.path)
+            out.extend(problems)
+            if tree is not None:
+                branches.append((signature(tree), call.line, call.column))
+    return out, tuple(branches)
+
+
+def repeated_branches(records: Mapping[str, TrailRecord]) -> list[Finding]:
+    """One warning per runIf branch recorded in two or more trails: a named tool is missing."""
+    groups: dict[str, list[tuple[str, int, int]]] = {}
+    for path, record in sorted(records.items()):
+        for sig, line, column in record.branches:
+            groups.setdefault(sig, []).append((path, line, column))
+    warnings = []
+    for places in groups.values():
+        trails = {path for path, _, _ in places}
+        if len(trails) < 2:
+            continue
+        first, *_ = places
+        where = ", ".join(f"{p}:{line}:{col}" for p, line, col in places)
+        warnings.append(
+            Finding(
+                "warning",
+                first[0],
+                first[1],
+                first[2],
+                f"the same runIf branch is recorded in {len(trails)} trails ({where}); "
+                f"a named tool would say it once",
+                code="runif-repeated",
+                fatal=False,
+                tool=RUNIF,
+            )
+        )
+    return warnings
 
 
 @dataclass
@@ -191,10 +224,12 @@ class _Pipeline:
             return old.restamp(stamp)
         outcome = parse_bytes(rel, data, strict=self.options.strict)
         self.trails_parsed += 1
-        runif = runif_findings(outcome.trail) if outcome.trail is not None else []
+        runif, branches = runif_findings(outcome.trail) if outcome.trail is not None else ([], ())
         if outcome.trail is not None:
             self.parsed[rel] = outcome.trail
-        return TrailRecord.from_outcome(rel, stamp, content, outcome, runif, self.options.strict)
+        return TrailRecord.from_outcome(
+            rel, stamp, content, outcome, runif, self.options.strict, branches
+        )
 
     def trail(self, rel: str, record: TrailRecord) -> Trail:
         """The parsed trail (parsed now if this run reused its outcome from the state)."""
@@ -283,6 +318,7 @@ def run_check(ws: Workspace, options: CheckOptions) -> Report:
             )
         )
     run.findings.extend(gate.infra)
+    run.findings.extend(repeated_branches(records))
     state.trails = records
     state.save(ws.scratch)
     run.stats.update(gate.stats)

@@ -6,7 +6,8 @@ Sources are merged in the reference's order, first write wins by name:
    sets come with them), recordable or not;
 2. every recordable framework tool, whatever the tool sets say;
 3. the trailmap's own YAML-defined tools (`*.tool.yaml`, shortcuts, trailheads);
-4. the trailmap's own scripted tools (`target.tools` and each platform's `tools`);
+4. the trailmap's own scripted tools (`target.tools`, each platform's `tools`, and every
+   `export const x = trailblaze.tool(...)` of its `tools/` modules, which need no manifest entry);
 5. the tools its dependencies export, breadth first, each dependency once;
 6. the SDK's hand-typed author utilities (`findMatches`, `exec`, ...), as the reference's SDK
    always declares them.
@@ -175,6 +176,9 @@ class Resolver:
                     manifest_path,
                 )
             )
+        for module_tool in sorted(node.tools.modules.values(), key=lambda t: t.name):
+            if module_tool.auto:
+                add(_from_def(module_tool, module_tool.path))
         # 5. dependencies' exports
         exporters: dict[str, str] = {}
         for dep_id in deps:

@@ -16,6 +16,7 @@ messages.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -57,6 +58,12 @@ class RunIf:
             if branch.runif is not None:
                 for inner in branch.runif.calls():
                     yield Branch(inner.call, f"{branch.position} › {inner.position}", inner.runif)
+
+
+def signature(tree: RunIf) -> str:
+    """The same branch recorded twice has the same signature, however it was written."""
+    args = tree.call.args.to_python() if tree.call.args is not None else {}
+    return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def parse_runif(call: ToolCall, path: str, *, depth: int = 1) -> tuple[RunIf | None, list[Finding]]:

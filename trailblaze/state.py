@@ -18,7 +18,7 @@ from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
 from trailblaze.parse import ParseOutcome
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 Stamp = tuple[int, int, int]
 
 
@@ -37,6 +37,8 @@ class TrailRecord:
     surface_key: str | None = None
     base_key: str | None = None
     types: tuple[dict[str, Any], ...] = ()
+    branches: tuple[tuple[str, int, int], ...] = ()
+    """(signature, line, column) of every valid runIf tree, for the repetition lint."""
 
     @classmethod
     def from_outcome(
@@ -47,6 +49,7 @@ class TrailRecord:
         outcome: ParseOutcome,
         runif: list[Finding],
         strict: bool,
+        branches: tuple[tuple[str, int, int], ...] = (),
     ) -> TrailRecord:
         trail = outcome.trail
         return cls(
@@ -59,6 +62,7 @@ class TrailRecord:
             calls=trail.call_count if trail is not None else 0,
             parse=tuple(f.to_json() for f in outcome.findings),
             runif=tuple(f.to_json() for f in runif),
+            branches=branches,
         )
 
     def restamp(self, stamp: Stamp | None) -> TrailRecord:
@@ -102,6 +106,7 @@ class TrailRecord:
             "surface_key": self.surface_key,
             "base_key": self.base_key,
             "types": list(self.types),
+            "branches": [list(b) for b in self.branches],
         }
 
     @classmethod
@@ -121,6 +126,7 @@ class TrailRecord:
             surface_key=data.get("surface_key"),
             base_key=data.get("base_key"),
             types=tuple(data.get("types", ())),
+            branches=tuple((str(b[0]), int(b[1]), int(b[2])) for b in data.get("branches", ())),
         )
 
 

@@ -42,6 +42,12 @@ _EXPORT_DECL = re.compile(
     re.MULTILINE,
 )
 _EXPORT_LIST = re.compile(r"^[ \t]*export[ \t]*\{([^}]*)\}", re.MULTILINE)
+# `export const name = trailblaze.tool<I, O>(...)`: a tool the framework discovers by itself,
+# whether or not the manifest names it.
+_TOOL_EXPORT = re.compile(
+    r"^[ \t]*export[ \t]+const[ \t]+([A-Za-z_$][\w$]*)[^=\n]*=[ \t]*(?:[\w$]+\.)?tool[ \t]*[<(]",
+    re.MULTILINE,
+)
 _CLASS_ONLY_FORBIDDEN = (
     "tools",
     "parameters",
@@ -84,6 +90,8 @@ class ToolDef:
     line: int
     column: int
     module: Path | None = None
+    auto: bool = False
+    """A module export declared with `trailblaze.tool(...)`: discovered without a manifest entry."""
     trailhead_to: str | None = None
     body: tuple[tuple[str, Any], ...] = ()
     """For composed tools: the (tool name, raw args) calls it runs, for replay."""
@@ -475,6 +483,7 @@ class _Loader:
             self.error(rel, exc.line, exc.column, "", exc.message, "io")
             return
         names = [m.group(1) for m in _EXPORT_DECL.finditer(text)]
+        tools = {m.group(1) for m in _TOOL_EXPORT.finditer(text)}
         for match in _EXPORT_LIST.finditer(text):
             for raw in match.group(1).split(","):
                 part = raw.strip()
@@ -485,7 +494,19 @@ class _Loader:
                 continue  # the first module wins; tsc reports real conflicts
             line = text.count("\n", 0, text.find(export)) + 1
             self.modules[export] = ToolDef(
-                export, "module", None, None, True, True, False, False, rel, line, 1, module=path
+                export,
+                "module",
+                None,
+                None,
+                True,
+                True,
+                False,
+                False,
+                rel,
+                line,
+                1,
+                module=path,
+                auto=export in tools,
             )
 
     def toolset(self, path: Path) -> None:

@@ -281,11 +281,18 @@ def _emit(
                 ).to_json()
             )
         output_digest = []
+        produced: set[Path] = set()
         for emitted in sorted(Path(tmp).rglob("*.d.ts")):
             target = out_dir / emitted.relative_to(tmp)
             data = emitted.read_bytes()
             write_if_changed(target, data)
+            produced.add(target)
             output_digest.append(digest(str(target), data))
+        # A declaration this emit did not produce is stale: it must not keep a surface compiling.
+        if out_dir.is_dir():
+            for old in out_dir.rglob("*.d.ts"):
+                if old not in produced:
+                    old.unlink(missing_ok=True)
         if result.returncode != 0 and not findings:
             findings.append(
                 _infra_json(
@@ -333,7 +340,7 @@ def _compile_batch(
         if syntax:
             # A syntax error hides every semantic error of the program: take out the files that
             # have one (our generator wrote invalid code: infrastructure) and compile the rest.
-            broken = {by_file[d.file] for d in syntax if d.file in by_file}
+            broken = {by_file[d.file].path for d in syntax if d.file in by_file}
             if not broken:
                 _fail(
                     pending,
@@ -341,10 +348,11 @@ def _compile_batch(
                     result,
                 )
                 return
-            for job in broken:
-                first = next(d for d in syntax if d.file == job.file.resolve())
-                _fail([job], f"generated code does not parse: {_show(first, layout)}", result)
-            pending = [job for job in pending if job not in broken]
+            for job in pending:
+                if job.path in broken:
+                    first = next(d for d in syntax if d.file == job.file.resolve())
+                    _fail([job], f"generated code does not parse: {_show(first, layout)}", result)
+            pending = [job for job in pending if job.path not in broken]
             continue
         _map(pending, diagnostics, exit_code, layout, result)
         return

@@ -1,0 +1,165 @@
+"""runIf in `trailblaze check`: the shared validator's messages, and the repetition lint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_tree
+from trailblaze.check import CheckOptions, run_check
+from trailblaze.parse import parse_trail
+from trailblaze.runif import parse_runif
+from trailblaze.workspace import find_workspace
+
+HEAD = "config: {target: app}\ntrail:\n  - step: popup\n    recording:\n      android:\n"
+P = "trailmaps/app/trails/t.trail.yaml"
+K = "trail[0].recording.android[0].runIf"
+
+# (the runIf item, as YAML lines at 8 spaces, the expected findings of the check)
+MALFORMED = [
+    pytest.param(
+        "- runIf:\n    condition: {selector: {androidAccessibility: {textRegex: a}}}\n    then: [{pressBack: {}}]\n    els: []\n",
+        [
+            f"{P}:9:13: {K}: unknown key 'els' (did you mean 'else'?); runIf takes condition, then and else"
+        ],
+        id="unknown-key",
+    ),
+    pytest.param(
+        "- runIf:\n    then: [{pressBack: {}}]\n",
+        [f"{P}:6:11: {K}: missing 'condition' (a selector or a tool call)"],
+        id="missing-condition",
+    ),
+    pytest.param(
+        "- runIf:\n    condition:\n      selector: {androidAccessibility: {textRegex: a}}\n      tool: {pressBack: {}}\n    then: [{pressBack: {}}]\n",
+        [f"{P}:8:15: {K}.condition: a condition has either 'selector' or 'tool', not both"],
+        id="double-condition",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {}\n    then: [{pressBack: {}}]\n",
+        [f"{P}:7:24: {K}.condition: a condition needs 'selector' or 'tool'"],
+        id="empty-condition",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {selecter: {androidAccessibility: {textRegex: a}}}\n    then: [{pressBack: {}}]\n",
+        [
+            f"{P}:7:25: {K}.condition: unknown condition 'selecter' (did you mean 'selector'?); a condition is either 'selector' or 'tool'"
+        ],
+        id="neither-form",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: popup shown\n    then: [{pressBack: {}}]\n",
+        [f"{P}:7:24: {K}.condition: expected a mapping with 'selector' or 'tool', found a string"],
+        id="condition-not-a-mapping",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {tool: {pressBack: {}, hideKeyboard: {}}}\n    then: [{pressBack: {}}]\n",
+        [
+            f"{P}:7:31: {K}.condition.tool: expected one tool call '{{<tool>: {{...}}}}', found 2 keys"
+        ],
+        id="condition-two-tools",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {selector: {androidAccessibility: {textRegex: a}}}\n    then: []\n",
+        [f"{P}:8:19: {K}.then: must not be empty"],
+        id="empty-then",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {selector: {androidAccessibility: {textRegex: a}}}\n    then: {pressBack: {}}\n",
+        [f"{P}:8:19: {K}.then: expected a list of tool calls, found a mapping"],
+        id="then-not-a-list",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {selector: {androidAccessibility: {textRegex: a}}}\n",
+        [f"{P}:6:11: {K}: missing 'then' (the calls to run when the condition holds)"],
+        id="missing-then",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {selector: {androidAccessibility: {textRegex: a}}}\n    then: [{pressBack: {}, hideKeyboard: {}}]\n    else: tap the close button\n",
+        [
+            f"{P}:8:20: {K}.then[0]: expected one tool call '<tool>: {{...}}', found 2 keys",
+            f"{P}:9:19: {K}.else: expected a list of tool calls, found a string",
+        ],
+        id="bad-branch-items",
+    ),
+    pytest.param(
+        "- runIf:\n",
+        [f"{P}:6:11: {K}: runIf needs 'condition' and 'then'"],
+        id="no-arguments",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {selector: {androidAccessibility: {textRegex: a}}}\n    then:\n      - runIf:\n          condition: {selector: {androidAccessibility: {textRegex: b}}}\n          then:\n            - runIf:\n                condition: {selector: {androidAccessibility: {textRegex: c}}}\n                then: [{pressBack: {}}]\n",
+        [f"{P}:12:23: {K}.then[0].runIf.then[0].runIf: runIf nested more than 2 levels deep"],
+        id="depth-three",
+    ),
+]
+
+
+def indent(block: str) -> str:
+    return "".join(f"        {line}\n" for line in block.splitlines())
+
+
+@pytest.mark.parametrize(("item", "expected"), MALFORMED)
+def test_malformed_trees_are_rejected_with_located_messages(
+    compact_ws: Path, item: str, expected: list[str]
+) -> None:
+    write_tree(compact_ws, {P: HEAD + indent(item)})
+    report = run_check(find_workspace(compact_ws, explicit=True), CheckOptions(typecheck=False))
+    found = [f for f in report.findings if f.kind == "runif"]
+    assert [f.text for f in found] == expected
+    assert all(f.fatal and f.code.startswith("runif") for f in found)
+    assert report.exit_code == 1
+
+
+def test_depth_two_is_accepted() -> None:
+    text = HEAD + indent(
+        "- runIf:\n    condition: {selector: {androidAccessibility: {textRegex: a}}}\n    then:\n"
+        "      - runIf:\n          condition: {tool: {assertVisibleWithText: {text: b}}}\n"
+        "          then: [{pressBack: {}}]\n          else: []\n"
+    )
+    trail = parse_trail(P, text).trail
+    assert trail is not None
+    [(_, _, call)] = list(trail.calls())
+    tree, findings = parse_runif(call, P)
+    assert findings == []
+    assert tree is not None
+    assert [b.position for b in tree.calls()] == [
+        "runIf.then[0]",
+        "runIf.then[0] › runIf.condition",
+        "runIf.then[0] › runIf.then[0]",
+    ]
+
+
+BRANCH = (
+    "        - runIf:\n"
+    "            condition:\n"
+    "              selector: {androidAccessibility: {textRegex: 'Not now'}}\n"
+    "            then:\n"
+    "              - tapOnElementBySelector: {nodeSelector: {androidAccessibility: {textRegex: Not now}}}\n"
+)
+
+
+def test_a_branch_repeated_in_three_trails_is_one_warning_listing_every_place(
+    compact_ws: Path,
+) -> None:
+    files = {f"trailmaps/app/trails/t{i}.trail.yaml": HEAD + BRANCH for i in range(3)}
+    # Written differently, the same branch: flow style and other quotes.
+    files["trailmaps/app/trails/t2.trail.yaml"] = HEAD + (
+        '        - runIf: {condition: {selector: {androidAccessibility: {textRegex: "Not now"}}},\n'
+        "                  then: [{tapOnElementBySelector: {nodeSelector: {androidAccessibility: {textRegex: 'Not now'}}}}]}\n"
+    )
+    files["trailmaps/app/trails/other.trail.yaml"] = HEAD + BRANCH.replace("Not now", "Later")
+    write_tree(compact_ws, files)
+    report = run_check(find_workspace(compact_ws, explicit=True), CheckOptions(typecheck=False))
+    warnings = [f for f in report.findings if f.code == "runif-repeated"]
+    assert [w.text for w in warnings] == [
+        "trailmaps/app/trails/t0.trail.yaml:6:11: the same runIf branch is recorded in 3 trails "
+        "(trailmaps/app/trails/t0.trail.yaml:6:11, trailmaps/app/trails/t1.trail.yaml:6:11, "
+        "trailmaps/app/trails/t2.trail.yaml:6:11); a named tool would say it once"
+    ]
+    assert report.exit_code == 0
+    # From the state on a second run (nothing re-parsed), the same warning.
+    again = run_check(find_workspace(compact_ws, explicit=True), CheckOptions(typecheck=False))
+    assert [f.text for f in again.findings if f.code == "runif-repeated"] == [
+        w.text for w in warnings
+    ]

@@ -1,0 +1,515 @@
+"""The type gate with the real compiler: corpus, seeded mutations, infrastructure failures,
+caching and concurrency. Every test here runs tsc (the `tsc` fixture installs it via npm)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS, DATA, write_tree
+from trailblaze.check import CheckOptions, run_check
+from trailblaze.codegen import GenLine
+from trailblaze.report import Report
+from trailblaze.toolchain import Compiler
+from trailblaze.typegate import Job, Layout, compile_jobs
+from trailblaze.workspace import find_workspace
+
+pytestmark = pytest.mark.usefixtures("tsc")
+
+SAMPLE = "xyz.block.trailblaze.examples.sampleapp"
+TAPS = (
+    CORPUS
+    / "head/examples/android-sample-app/trails/android-ondevice-accessibility/taps/tap-interactions/trail.yaml"
+)
+TRAIL = f"trailmaps/{SAMPLE}/trails/taps.trail.yaml"
+
+
+def check(root: Path, **options: bool) -> Report:
+    return run_check(find_workspace(root, explicit=True), CheckOptions(**options))
+
+
+def stats(root: Path, layout: str = ".trailblaze") -> dict[str, object]:
+    data: dict[str, object] = json.loads((root / layout / "typegate/stats.json").read_text())
+    return data
+
+
+def fatal(report: Report) -> list[str]:
+    return [f.text for f in report.fatal_findings]
+
+
+@pytest.fixture
+def sample_ws(tmp_path: Path) -> Path:
+    """A compact workspace with a trailmap named like the corpus trails' target and a real trail."""
+    write_tree(
+        tmp_path,
+        {f"trailmaps/{SAMPLE}/trailmap.yaml": f"id: {SAMPLE}\ntarget:\n  display_name: Sample\n"},
+    )
+    (tmp_path / TRAIL).parent.mkdir(parents=True)
+    shutil.copy(TAPS, tmp_path / TRAIL)
+    return tmp_path
+
+
+def test_real_trail_is_clean_and_every_call_is_checked(sample_ws: Path) -> None:
+    report = check(sample_ws)
+    assert fatal(report) == []
+    [status] = report.trails
+    assert (status.status, status.calls) == ("type-checked", 12)
+    assert stats(sample_ws)["files_compiled"] == [TRAIL]
+
+
+def mutate(ws: Path, line: int, old: str, new: str) -> None:
+    path = ws / TRAIL
+    lines = path.read_text().splitlines(keepends=True)
+    assert old in lines[line - 1], lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new)
+    path.write_text("".join(lines))
+
+
+@pytest.mark.parametrize(
+    ("line", "old", "new", "call_line", "step", "tool", "codes"),
+    [
+        pytest.param(
+            62,
+            "longPress: true",
+            "longPress: 'true'",
+            60,
+            4,
+            "tapOnElementBySelector",
+            {"TS2322"},
+            id="quoted-boolean",
+        ),
+        pytest.param(
+            12,
+            "appId: xyz.block.trailblaze.examples.sampleapp",
+            "",
+            11,
+            0,
+            "launchApp",
+            {"TS2741", "TS2345"},
+            id="dropped-required-argument",
+        ),
+        pytest.param(
+            18,
+            "tapOnElementBySelector:",
+            "tapOnElementBySelectr:",
+            18,
+            1,
+            "tapOnElementBySelectr",
+            {"TS2551"},
+            id="misspelled-tool",
+        ),
+        pytest.param(
+            61,
+            "reason:",
+            "reasn:",
+            60,
+            4,
+            "tapOnElementBySelector",
+            {"TS2353", "TS2561"},
+            id="unknown-argument",
+        ),
+        pytest.param(
+            55,
+            "textRegex: A11y Tap",
+            "textRegx: A11y Tap",
+            51,
+            3,
+            "tapOnElementBySelector",
+            {"TS2353", "TS2561"},
+            id="unknown-selector-field",
+        ),
+        pytest.param(
+            85,
+            "isChecked: true",
+            "isChecked: 1",
+            81,
+            5,
+            "assertVisibleBySelector",
+            {"TS2322"},
+            id="number-for-boolean",
+        ),
+    ],
+)
+def test_seeded_mutation_gives_exactly_one_finding_at_the_call(
+    sample_ws: Path,
+    line: int,
+    old: str,
+    new: str,
+    call_line: int,
+    step: int,
+    tool: str,
+    codes: set[str],
+) -> None:
+    mutate(sample_ws, line, old, new)
+    report = check(sample_ws)
+    [finding] = report.fatal_findings
+    assert (
+        finding.kind,
+        finding.path,
+        finding.line,
+        finding.step,
+        finding.tool,
+        finding.classifier,
+    ) == (
+        "type",
+        TRAIL,
+        call_line,
+        step,
+        tool,
+        "android-phone",
+    )
+    assert finding.code in codes
+    assert report.exit_code == 1
+
+
+def test_bad_enum_value_in_launch_mode(sample_ws: Path) -> None:
+    mutate(
+        sample_ws,
+        12,
+        "appId: xyz.block.trailblaze.examples.sampleapp",
+        "appId: x\n        launchMode: SIDEWAYS",
+    )
+    [finding] = check(sample_ws).fatal_findings
+    assert (finding.line, finding.step, finding.tool, finding.code) == (
+        11,
+        0,
+        "launchApp",
+        "TS2322",
+    )
+    assert finding.message == (
+        'Type \'"SIDEWAYS"\' is not assignable to type \'"FORCE_RESTART" | "REINSTALL" | "RESUME" | undefined\'.'
+    )
+
+
+def test_quoted_number_for_a_number_argument_is_a_finding(sample_ws: Path) -> None:
+    (sample_ws / TRAIL).write_text(
+        f"config: {{target: {SAMPLE}}}\ntrail:\n  - step: tap\n    recording:\n      android:\n"
+        "        - tapOnPoint: {x: '100', y: 200}\n        - wait: {timeToWaitInSeconds: \"5\"}\n"
+    )
+    report = check(sample_ws)
+    assert [(f.line, f.tool, f.code, f.message) for f in report.fatal_findings] == [
+        (6, "tapOnPoint", "TS2322", "Type 'string' is not assignable to type 'number'."),
+        (7, "wait", "TS2322", "Type 'string' is not assignable to type 'number'."),
+    ]
+
+
+def test_quoted_numeric_string_for_a_string_argument_passes(sample_ws: Path) -> None:
+    # Trailblaze's coercion bug turns '12345678' into a number and then fails the type check.
+    (sample_ws / TRAIL).write_text(
+        f"config: {{target: {SAMPLE}}}\ntrail:\n  - step: type\n    recording:\n      android:\n"
+        "        - inputText: {text: '12345678'}\n        - inputText: {text: 12345678}\n"
+        "        - longPressOnElementWithText: {text: x, index: 007}\n"
+    )
+    report = check(sample_ws)
+    assert fatal(report) == []
+    assert report.trails[0].status == "type-checked"
+
+
+def test_wrong_type_inside_a_runif_branch_is_one_finding_at_its_own_line(sample_ws: Path) -> None:
+    (sample_ws / TRAIL).write_text(
+        f"config: {{target: {SAMPLE}}}\n"
+        "trail:\n"
+        "  - step: dismiss the popup\n"
+        "    recording:\n"
+        "      android:\n"
+        "        - runIf:\n"
+        "            condition: {selector: {androidAccessibility: {textRegex: Not now}}}\n"
+        "            then:\n"
+        "              - tapOnElementWithText: {text: Not now}\n"
+        "              - tapOnPoint: {x: 10, y: 'twenty'}\n"
+    )
+    report = check(sample_ws)
+    [finding] = report.fatal_findings
+    assert (
+        finding.line,
+        finding.column,
+        finding.step,
+        finding.tool,
+        finding.position,
+        finding.code,
+    ) == (
+        10,
+        17,
+        1,
+        "tapOnPoint",
+        "runIf.then[1]",
+        "TS2322",
+    )
+    assert finding.key_path == "trail[0].recording.android[0].runIf.then[1]"
+
+
+def test_unknown_tool_inside_a_runif_condition(sample_ws: Path) -> None:
+    (sample_ws / TRAIL).write_text(
+        f"config: {{target: {SAMPLE}}}\ntrail:\n  - step: s\n    recording:\n      android:\n"
+        "        - runIf:\n            condition: {tool: {assertVisibleWithTxt: {text: Hi}}}\n"
+        "            then: [{pressBack: {}}]\n"
+    )
+    [finding] = check(sample_ws).fatal_findings
+    assert (finding.line, finding.tool, finding.position, finding.code) == (
+        7,
+        "assertVisibleWithTxt",
+        "runIf.condition",
+        "TS2551",
+    )
+
+
+def test_scripted_tool_is_checked_against_its_module_type(compact_ws: Path) -> None:
+    write_tree(
+        compact_ws,
+        {
+            "trailmaps/app/tools/app_login.ts": """
+                import { trailblaze } from "@trailblaze/scripting";
+                export interface LoginInput { user: string; remember?: boolean }
+                export const app_login = trailblaze.tool<LoginInput>({ description: "Log in" }, async (i) => i.user);
+            """,
+            "trailmaps/app/trails/a.trail.yaml": "config: {target: app}\ntrail:\n  - step: s\n    recording:\n      android:\n        - app_login: {user: ann, remember: 'yes'}\n",
+        },
+    )
+    [finding] = check(compact_ws).fatal_findings
+    assert (finding.line, finding.tool, finding.code) == (6, "app_login", "TS2322")
+    # The module owns the type: widen it there and the same recording passes.
+    module = compact_ws / "trailmaps/app/tools/app_login.ts"
+    module.write_text(
+        module.read_text().replace("remember?: boolean", "remember?: boolean | string")
+    )
+    assert fatal(check(compact_ws)) == []
+
+
+def test_no_op_run_parses_nothing_and_starts_no_compiler(sample_ws: Path) -> None:
+    check(sample_ws)
+    check(sample_ws)
+    second = stats(sample_ws)
+    assert (
+        second["compiler_runs"],
+        second["trails_parsed"],
+        second["files_read"],
+        second["files_compiled"],
+    ) == (0, 0, 0, [])
+
+
+def test_one_edited_trail_is_the_only_file_the_compiler_sees(sample_ws: Path) -> None:
+    other = f"trailmaps/{SAMPLE}/trails/other.trail.yaml"
+    shutil.copy(sample_ws / TRAIL, sample_ws / other)
+    check(sample_ws)
+    assert sorted(stats(sample_ws)["files_compiled"]) == sorted([TRAIL, other])  # type: ignore[arg-type]
+    mutate(sample_ws, 23, "- tapOnElementBySelector:", "- tapOnElementBySelector:  # comment only")
+    check(sample_ws)
+    # Re-read and re-parsed, but the generated text is the same: a cache hit, no compiler.
+    assert (stats(sample_ws)["trails_parsed"], stats(sample_ws)["compiler_runs"]) == (1, 0)
+    mutate(sample_ws, 22, "textRegex: Tap Me", "textRegex: Tap me")
+    check(sample_ws)
+    assert stats(sample_ws)["files_compiled"] == [TRAIL]
+    assert stats(sample_ws)["trails_parsed"] == 1
+
+
+def test_findings_are_reported_again_from_the_cache(sample_ws: Path) -> None:
+    mutate(sample_ws, 18, "tapOnElementBySelector:", "tapOnElementBySelectr:")
+    first = fatal(check(sample_ws))
+    again = check(sample_ws)
+    assert fatal(again) == first != []
+    assert stats(sample_ws)["compiler_runs"] == 0
+
+
+def test_corrupt_cache_entries_are_misses(sample_ws: Path) -> None:
+    check(sample_ws)
+    for entry in (sample_ws / ".trailblaze/cache").rglob("*.json"):
+        entry.write_text("{not json")
+    (sample_ws / ".trailblaze/state/trails.json").write_text("garbage")
+    report = check(sample_ws)
+    assert fatal(report) == []
+    assert stats(sample_ws)["files_compiled"] == [TRAIL]
+    cache = sample_ws / ".trailblaze/cache"
+    assert (
+        (cache / "CACHEDIR.TAG")
+        .read_text()
+        .startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    )
+    assert (cache / ".gitignore").read_text().endswith("*\n")
+
+
+def test_generated_files_persist_and_orphans_are_removed(sample_ws: Path) -> None:
+    check(sample_ws)
+    generated = sample_ws / ".trailblaze/typegate/trails" / f"{TRAIL}.ts"
+    assert generated.is_file()
+    mtime = generated.stat().st_mtime_ns
+    (sample_ws / ".trailblaze/state/trails.json").unlink()  # forces regeneration of the text
+    check(sample_ws)
+    assert generated.stat().st_mtime_ns == mtime  # same text: not rewritten
+    (sample_ws / TRAIL).unlink()
+    write_tree(
+        sample_ws,
+        {
+            f"trailmaps/{SAMPLE}/trails/b.trail.yaml": f"config: {{target: {SAMPLE}}}\ntrail:\n  - step: s\n    recording:\n      android: [{{pressBack: {{}}}}]\n"
+        },
+    )
+    check(sample_ws)
+    assert not generated.exists()
+
+
+def test_disabled_type_gate_is_counted_with_its_reason(sample_ws: Path) -> None:
+    report = check(sample_ws, typecheck=False)
+    assert [(t.status, t.reason) for t in report.trails] == [("parsed", "type gate disabled")]
+
+
+def test_exempt_target_findings_are_counted_not_fatal(sample_ws: Path) -> None:
+    (sample_ws / f"trailmaps/{SAMPLE}/trailmap.yaml").write_text(
+        f"id: {SAMPLE}\ntrail_validation:\n  exempt: records MCP tools\ntarget:\n  display_name: Sample\n"
+    )
+    mutate(sample_ws, 18, "tapOnElementBySelector:", "generateTestUser:")
+    report = check(sample_ws)
+    assert report.exit_code == 0
+    assert report.counts()["exempt_findings"] == 1
+    assert [(f.tool, f.fatal) for f in report.findings if f.kind == "type"] == [
+        ("generateTestUser", False)
+    ]
+
+
+def test_broken_compiler_is_infra_not_a_pass_and_not_cached(
+    sample_ws: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tsc: Compiler,
+) -> None:
+    fake = tmp_path_factory.mktemp("bin") / "tsc"
+    fake.write_text(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Version 7.0.2'; exit 0; fi\necho 'fatal: out of memory' >&2\nexit 134\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("TRAILBLAZE_TSC", str(fake))
+    report = check(sample_ws)
+    assert report.exit_code == 0  # infrastructure problems warn by default, as in the reference
+    assert [(t.status, t.reason) for t in report.trails] == [("parsed", "type check could not run")]
+    [infra] = report.infra_findings
+    assert infra.text == (
+        f"{TRAIL}:1:1: type check could not run: tsc exited 134 without a diagnostic: fatal: out of memory"
+    )
+    assert check(sample_ws, require_typecheck=True).exit_code == 3
+    monkeypatch.setenv("TRAILBLAZE_TSC", str(tsc.path))
+    check(sample_ws)
+    assert stats(sample_ws)["files_compiled"] == [TRAIL]  # the failed run was not cached
+
+
+def test_missing_surface_import_is_infra(tmp_path: Path, tsc: Compiler) -> None:
+    layout = Layout(tmp_path / ".trailblaze")
+    gen = layout.trail_file("t.trail.yaml")
+    gen.parent.mkdir(parents=True)
+    gen.write_text(
+        '// GENERATED\nimport type { Client } from "./surfaces/missing";\ndeclare const client: Client;\n'
+        "export async function __trail__(): Promise<void> {\n  client.tools.anything({});\n}\n"
+    )
+    job = Job(
+        "t.trail.yaml",
+        "app",
+        gen,
+        {5: GenLine(1, "s", None, "anything", 3, 7, "trail[0]")},
+        "k",
+        True,
+    )
+    result = compile_jobs([job], tsc, layout, timeout=60)
+    assert result.failed == {"t.trail.yaml"}
+    [infra] = result.infra
+    assert "unmapped diagnostic on the header of the generated module" in infra.message
+    assert "TS2307" in infra.message
+
+
+def test_syntax_error_in_one_file_does_not_hide_the_others(tmp_path: Path, tsc: Compiler) -> None:
+    layout = Layout(tmp_path / ".trailblaze")
+    jobs = []
+    for name, body in (("bad", "  client.tools.x({;\n"), ("good", "  const n: number = 'x';\n")):
+        gen = layout.trail_file(f"{name}.trail.yaml")
+        gen.parent.mkdir(parents=True, exist_ok=True)
+        gen.write_text(
+            f"// GENERATED\nexport {{}};\ndeclare const client: any;\nexport async function __trail__(): Promise<void> {{\n{body}}}\n"
+        )
+        jobs.append(
+            Job(
+                f"{name}.trail.yaml",
+                "app",
+                gen,
+                {5: GenLine(1, "s", None, "x", 3, 7, "trail[0]")},
+                name,
+                True,
+            )
+        )
+    result = compile_jobs(jobs, tsc, layout, timeout=60)
+    assert result.failed == {"bad.trail.yaml"}
+    assert [(f.path, f.code) for f in result.findings["good.trail.yaml"]] == [
+        ("good.trail.yaml", "TS2322")
+    ]
+    assert result.compiler_runs == 2
+
+
+def test_two_concurrent_checks_leave_a_consistent_cache(sample_ws: Path) -> None:
+    for i in range(6):
+        shutil.copy(sample_ws / TRAIL, sample_ws / f"trailmaps/{SAMPLE}/trails/t{i}.trail.yaml")
+    env = {**os.environ, "NO_COLOR": "1"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "trailblaze.cli", "check", str(sample_ws), "--format", "json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+        report = json.loads(out)
+        assert [t["status"] for t in report["trails"]] == ["type-checked"] * 7
+    state = json.loads((sample_ws / ".trailblaze/state/trails.json").read_text())
+    assert len(state["trails"]) == 7
+    for entry in (sample_ws / ".trailblaze/cache").rglob("*.json"):
+        json.loads(entry.read_text())
+    assert check(sample_ws).exit_code == 0
+    assert stats(sample_ws)["compiler_runs"] == 0
+
+
+def corpus_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "head"
+    shutil.copytree(CORPUS / "head", root)
+    shutil.copytree(DATA / "corpus-code" / "head", root, dirs_exist_ok=True)
+    return root
+
+
+def test_corpus_head_workspaces_type_check_with_no_fatal_findings(tmp_path: Path) -> None:
+    root = corpus_copy(tmp_path)
+    main = check(root)
+    assert fatal(main) == []
+    checked = [t.path for t in main.trails if t.status == "type-checked"]
+    assert len(checked) == 12
+    assert all(t.reason != "type check could not run" for t in main.trails)
+    # Every trail whose target names a trailmap of this workspace was type-checked.
+    assert {t.path for t in main.trails if t.target in ("clock", "contacts") and t.calls} == set(
+        checked
+    )
+    sample = check(root / "examples/android-sample-app")
+    assert fatal(sample) == []
+    assert [t.path for t in sample.trails if t.status == "type-checked"] == [
+        "trails/forms/text-input-generated-user.trail.yaml"
+    ]
+    reasons = {t.reason for t in sample.trails if t.status == "parsed"}
+    assert reasons == {"unknown target"}  # they target the package id, not the trailmap
+
+
+def test_corpus_without_its_code_reports_the_tools_it_does_not_ship(tmp_path: Path) -> None:
+    root = tmp_path / "head"
+    shutil.copytree(CORPUS / "head", root)
+    report = check(root)
+    tools = sorted({f.tool for f in report.fatal_findings if f.tool})
+    assert tools == [
+        "contacts_ios_createContact",
+        "contacts_ios_openApp",
+        "contacts_ios_openContact",
+        "contacts_ios_searchAndVerify",
+        "contacts_ios_searchContacts",
+        "contacts_ios_verifyContactStructure",
+    ]
+    assert {f.code for f in report.fatal_findings} <= {"TS2339", "TS2551"}
