@@ -318,8 +318,8 @@ def test_findings_are_reported_again_from_the_cache(sample_ws: Path) -> None:
 
 def test_corrupt_cache_entries_are_misses(sample_ws: Path) -> None:
     check(sample_ws)
-    for entry in (sample_ws / ".trailblaze/cache").rglob("*.json"):
-        entry.write_text("{not json")
+    for entry in (sample_ws / ".trailblaze/cache").glob("results-*"):
+        entry.write_bytes(b"garbage, not a database" * 100)
     (sample_ws / ".trailblaze/state/trails.json").write_text("garbage")
     report = check(sample_ws)
     assert fatal(report) == []
@@ -466,8 +466,6 @@ def test_two_concurrent_checks_leave_a_consistent_cache(sample_ws: Path) -> None
         assert [t["status"] for t in report["trails"]] == ["type-checked"] * 7
     state = json.loads((sample_ws / ".trailblaze/state/trails.json").read_text())
     assert len(state["trails"]) == 7
-    for entry in (sample_ws / ".trailblaze/cache").rglob("*.json"):
-        json.loads(entry.read_text())
     assert check(sample_ws).exit_code == 0
     assert stats(sample_ws)["compiler_runs"] == 0
 

@@ -2,21 +2,30 @@
 
 Like black's cache: the key covers every input that changes the output (generated text,
 surface, tsconfig, compiler identity, generator version); an unreadable or corrupt entry reads
-as a miss; writes are atomic, so two processes writing the same key leave one good entry; the
-directory describes itself (`CACHEDIR.TAG`, `.gitignore`, `README`). One function resolves the
-location: `TRAILBLAZE_CACHE_DIR`, else the workspace scratch directory's `cache/`.
+as a miss; the directory describes itself (`CACHEDIR.TAG`, `.gitignore`, `README`). One
+function resolves the location: `TRAILBLAZE_CACHE_DIR`, else the workspace scratch directory's
+`cache/`.
+
+Entries live in one SQLite database rather than one file per key: creating ten thousand small
+files costs seconds on a slow disk, and SQLite gives atomic, concurrent-safe writes (two checks
+writing at once leave one consistent cache). A database that cannot be opened or read is an
+empty cache, never an error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from trailblaze.fsutil import write_atomic
+
+log = logging.getLogger(__name__)
 
 CACHE_ENV = "TRAILBLAZE_CACHE_DIR"
 CACHE_FORMAT = "1"
@@ -27,7 +36,7 @@ _TAG = (
 )
 
 
-def cache_dir(scratch: Path, env: dict[str, str] | os._Environ[str] | None = None) -> Path:
+def cache_dir(scratch: Path, env: Mapping[str, str] | None = None) -> Path:
     """The one place that decides where results are cached."""
     override = (env if env is not None else os.environ).get(CACHE_ENV, "").strip()
     return Path(override).expanduser() if override else scratch / "cache"
@@ -46,12 +55,11 @@ def digest(*parts: str | bytes) -> str:
 class ResultCache:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.results = directory / f"results-v{CACHE_FORMAT}"
-        self._described = False
+        self.path = directory / f"results-v{CACHE_FORMAT}.sqlite3"
+        self._db: sqlite3.Connection | None = None
+        self._broken = False
 
     def _describe(self) -> None:
-        if self._described:
-            return
         self.directory.mkdir(parents=True, exist_ok=True)
         for name, text in (
             ("CACHEDIR.TAG", _TAG),
@@ -61,27 +69,60 @@ class ResultCache:
             path = self.directory / name
             if not path.exists():
                 write_atomic(path, text)
-        self._described = True
 
-    def _path(self, key: str) -> Path:
-        return self.results / key[:2] / f"{key}.json"
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._db is not None or self._broken:
+            return self._db
+        try:
+            self._describe()
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, findings TEXT NOT NULL)"
+            )
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("result cache %s unusable, checking without it: %s", self.path, exc)
+            self._broken = True
+            return None
+        self._db = db
+        return db
 
     def get(self, key: str) -> list[dict[str, Any]] | None:
         """The findings stored for `key`, or None (missing, unreadable, corrupt)."""
+        db = self._connect()
+        if db is None:
+            return None
         try:
-            data = json.loads(self._path(key).read_text("utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
+            row = db.execute("SELECT findings FROM results WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
             return None
-        if (
-            not isinstance(data, dict)
-            or data.get("key") != key
-            or not isinstance(data.get("findings"), list)
-        ):
+        if row is None:
             return None
-        findings: list[dict[str, Any]] = data["findings"]
+        try:
+            findings = json.loads(row[0])
+        except (ValueError, TypeError):
+            return None
+        if not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings):
+            return None
         return findings
 
-    def put(self, key: str, findings: Iterable[dict[str, Any]]) -> None:
-        self._describe()
-        payload = json.dumps({"key": key, "findings": list(findings)}, ensure_ascii=False)
-        write_atomic(self._path(key), payload)
+    def put_many(self, entries: Iterable[tuple[str, list[dict[str, Any]]]]) -> None:
+        """Store results in one transaction: all of them or, on failure, none."""
+        db = self._connect()
+        if db is None:
+            return
+        rows = [(key, json.dumps(findings, ensure_ascii=False)) for key, findings in entries]
+        try:
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany("INSERT OR REPLACE INTO results (key, findings) VALUES (?, ?)", rows)
+        except sqlite3.Error as exc:
+            log.warning("could not store type-gate results in %s: %s", self.path, exc)
+
+    def put(self, key: str, findings: list[dict[str, Any]]) -> None:
+        self.put_many([(key, findings)])
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None

@@ -11,20 +11,24 @@ re-generated; a trail whose key is in the result cache costs no compiler work.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Mapping
+import stat
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from trailblaze.batch import Context, Item, Parsed, process_many
 from trailblaze.bundled import discover
 from trailblaze.cache import ResultCache, cache_dir, digest
 from trailblaze.catalog import Catalog, load_catalog
-from trailblaze.codegen import GENERATOR_VERSION, generate
+from trailblaze.codegen import GENERATOR_VERSION
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
 from trailblaze.manifest import Trailmap, load_manifest
-from trailblaze.parse import ParseOutcome, file_error, parse_trail
+from trailblaze.parse import file_error
 from trailblaze.report import (
     REASON_DISABLED,
     REASON_INFRA,
@@ -36,13 +40,12 @@ from trailblaze.report import (
     TrailStatus,
 )
 from trailblaze.resolve import Resolution
-from trailblaze.runif import RUNIF, parse_runif, signature
+from trailblaze.runif import RUNIF
 from trailblaze.sdk import sdk_type_names
 from trailblaze.state import TrailRecord, TrailState
 from trailblaze.surface import generate_surfaces
 from trailblaze.toolchain import Compiler, ToolchainError, find_compiler
 from trailblaze.tooldefs import RelPath
-from trailblaze.trail import Trail
 from trailblaze.typegate import (
     COMPILER_OPTIONS,
     Job,
@@ -54,7 +57,7 @@ from trailblaze.typegate import (
     timeout_seconds,
 )
 from trailblaze.workspace import Scan, Workspace, scan
-from trailblaze.yamlnode import YamlError, decode
+from trailblaze.yamlnode import MAX_FILE_BYTES, YamlError
 
 DISABLE_ENV = "TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION"
 REQUIRE_ENV = "TRAILBLAZE_REQUIRE_TYPECHECK"
@@ -110,27 +113,6 @@ def load_manifests(ws: Workspace, found: Scan) -> Manifests:
     return Manifests(trailmaps, dirs, known, tuple(findings))
 
 
-def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
-    try:
-        text = decode(data)
-    except YamlError as exc:
-        return file_error(rel, exc)
-    return parse_trail(rel, text, strict=strict)
-
-
-def runif_findings(trail: Trail) -> tuple[list[Finding], tuple[tuple[str, int, int], ...]]:
-    """Every runIf tree of a trail through the shared validator, and the valid ones' signatures."""
-    out: list[Finding] = []
-    branches: list[tuple[str, int, int]] = []
-    for _, _, call in trail.calls():
-        if call.name == RUNIF:
-            tree, problems = parse_runif(call, trail.path)
-            out.extend(problems)
-            if tree is not None:
-                branches.append((signature(tree), call.line, call.column))
-    return out, tuple(branches)
-
-
 def repeated_branches(records: Mapping[str, TrailRecord]) -> list[Finding]:
     """One warning per runIf branch recorded in two or more trails: a named tool is missing."""
     groups: dict[str, list[tuple[str, int, int]]] = {}
@@ -176,86 +158,142 @@ class _Pipeline:
         self.catalog = catalog
         self.layout = Layout(ws.scratch)
         self.run = _Run()
-        self.parsed: dict[str, Trail] = {}
+        self.generated: dict[str, Parsed] = {}
+        """Trails parsed this run whose module was generated too."""
+        self.context: Context | None = None
         self.trails_parsed = 0
         self.files_read = 0
+        self.trails_changed = False
+        """The set of eligible trails differs from the last run's (orphans may exist)."""
+        self.progress: Progress | None = None
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time a phase of the run; the durations go to stats.json (the benchmark reads them)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            phases = self.run.stats.setdefault("seconds", {})
+            phases[name] = round(phases.get(name, 0.0) + time.perf_counter() - start, 4)
 
     # -- trails ---------------------------------------------------------------------------------
 
-    def record(self, path: Path, old: TrailRecord | None) -> TrailRecord:
-        """The trail's parse outcome: from the state when its file is unchanged, else parsed."""
-        rel = self.ws.rel(path)
-        try:
-            st = path.stat()
-        except OSError:
-            st = None
-        stamp = (
-            (st.st_size, st.st_mtime_ns, st.st_ino)
-            if st is not None and not path.is_dir()
-            else None
-        )
-        if (
-            old is not None
-            and stamp is not None
-            and old.stamp == stamp
-            and old.strict == self.options.strict
-        ):
-            return old
-        try:
-            if path.is_dir():
-                raise YamlError("is a directory, not a file")
-            if st is not None and st.st_size > 5 * 1024 * 1024:
-                raise YamlError(
-                    f"file is {st.st_size / 1024 / 1024:.1f} MiB; files over 5 MiB are not read"
+    def records(
+        self, paths: Sequence[Path], old: Mapping[str, TrailRecord]
+    ) -> dict[str, TrailRecord]:
+        """Every trail's parse outcome: from the state when its file is unchanged, else parsed.
+
+        An unchanged stamp costs one `stat`; a changed stamp with unchanged content costs a read
+        and a hash; only changed content is parsed (in parallel when there is much of it).
+        """
+        out: dict[str, TrailRecord] = {}
+        to_parse: list[Item] = []
+        strict = self.options.strict
+        for path in paths:
+            rel = self.ws.rel(path)
+            previous = old.get(rel)
+            try:
+                st: os.stat_result | None = os.stat(path)
+            except OSError:
+                st = None
+            is_dir = st is not None and stat.S_ISDIR(st.st_mode)
+            stamp = (
+                (st.st_size, st.st_mtime_ns, st.st_ino) if st is not None and not is_dir else None
+            )
+            if (
+                previous is not None
+                and stamp is not None
+                and previous.stamp == stamp
+                and previous.strict == strict
+            ):
+                out[rel] = previous
+                continue
+            try:
+                if is_dir:
+                    raise YamlError("is a directory, not a file")
+                if st is not None and st.st_size > MAX_FILE_BYTES:
+                    raise YamlError(
+                        f"file is {st.st_size / 1024 / 1024:.1f} MiB; files over "
+                        f"{MAX_FILE_BYTES // 1024 // 1024} MiB are not read"
+                    )
+                data = path.read_bytes()
+                self.files_read += 1
+            except (YamlError, OSError) as exc:
+                error = (
+                    exc
+                    if isinstance(exc, YamlError)
+                    else YamlError(f"cannot read file: {exc.strerror or exc}")
                 )
-            data = path.read_bytes()
-            self.files_read += 1
-        except YamlError as exc:
-            return TrailRecord.from_outcome(
-                rel, None, "", file_error(rel, exc), [], self.options.strict
-            )
-        except OSError as exc:
-            error = YamlError(f"cannot read file: {exc.strerror or exc}")
-            return TrailRecord.from_outcome(
-                rel, None, "", file_error(rel, error), [], self.options.strict
-            )
-        content = digest(data)
-        if old is not None and old.content == content and old.strict == self.options.strict:
-            return old.restamp(stamp)
-        outcome = parse_bytes(rel, data, strict=self.options.strict)
-        self.trails_parsed += 1
-        runif, branches = runif_findings(outcome.trail) if outcome.trail is not None else ([], ())
-        if outcome.trail is not None:
-            self.parsed[rel] = outcome.trail
-        return TrailRecord.from_outcome(
-            rel, stamp, content, outcome, runif, self.options.strict, branches
+                out[rel] = TrailRecord.from_outcome(
+                    rel, None, "", file_error(rel, error), [], strict
+                )
+                continue
+            content = digest(data)
+            if previous is not None and previous.content == content and previous.strict == strict:
+                out[rel] = previous.restamp(stamp)
+                continue
+            to_parse.append(Item(rel, stamp, content, data))
+            out[rel] = previous  # type: ignore[assignment]  # placeholder, replaced below
+        for parsed in self.process(to_parse, "parsing"):
+            out[parsed.record.path] = parsed.record
+        return out
+
+    def process(self, items: list[Item], phase: str) -> list[Parsed]:
+        if not items:
+            return []
+        assert self.context is not None
+        self.trails_parsed += len(items)
+        if self.progress is not None:
+            self.progress.start(phase, len(items))
+        results = process_many(
+            items, self.context, progress=self.progress.advance if self.progress else None
         )
+        if self.progress is not None:
+            self.progress.stop()
+        for parsed in results:
+            if parsed.text is not None:
+                self.generated[parsed.record.path] = parsed
+        return results
 
-    def trail(self, rel: str, record: TrailRecord) -> Trail:
-        """The parsed trail (parsed now if this run reused its outcome from the state)."""
-        if rel not in self.parsed:
-            outcome = parse_bytes(
-                rel, (self.ws.root / rel).read_bytes(), strict=self.options.strict
-            )
-            self.trails_parsed += 1
-            assert outcome.trail is not None, f"{rel} parsed before but not now"
-            self.parsed[rel] = outcome.trail
-        return self.parsed[rel]
+    def regenerate(self, paths: list[str], records: Mapping[str, TrailRecord]) -> None:
+        """Generate the modules of trails whose outcome came from the state (their surface changed)."""
+        items = []
+        for rel in paths:
+            if rel in self.generated:
+                continue
+            data = (self.ws.root / rel).read_bytes()
+            self.files_read += 1
+            record = records[rel]
+            items.append(Item(rel, record.stamp, record.content, data))
+        self.process(items, "generating")
 
 
-def run_check(ws: Workspace, options: CheckOptions) -> Report:
+class Progress(Protocol):
+    """Reports progress of the long phases (parsing, generating) of big runs."""
+
+    def start(self, phase: str, total: int) -> None: ...
+    def advance(self, done: int) -> None: ...
+    def stop(self) -> None: ...
+
+
+def run_check(ws: Workspace, options: CheckOptions, *, progress: Progress | None = None) -> Report:
     catalog = load_catalog()
     pipe = _Pipeline(ws, options, catalog)
+    pipe.progress = progress
     run = pipe.run
-    found = scan(ws)
-    manifests = load_manifests(ws, found)
+    with pipe.phase("scan"):
+        found = scan(ws)
+    with pipe.phase("manifests"):
+        manifests = load_manifests(ws, found)
     run.findings.extend(found.findings)
     run.findings.extend(manifests.findings)
     bundled = discover(catalog, workspace_targets=ws.targets_dir)
     run.findings.extend(bundled.findings)
-    surfaces = generate_surfaces(
-        ws.root, ws.scratch, manifests.with_dirs(), catalog, bundled=bundled.trailmaps
-    )
+    with pipe.phase("surfaces"):
+        surfaces = generate_surfaces(
+            ws.root, ws.scratch, manifests.with_dirs(), catalog, bundled=bundled.trailmaps
+        )
     run.findings.extend(surfaces.findings)
     targets: dict[str, Resolution] = dict(surfaces.resolutions)
     exempt = dict(TRANSITIONAL_EXEMPT)
@@ -270,12 +308,19 @@ def run_check(ws: Workspace, options: CheckOptions) -> Report:
     known = manifests.known_targets | frozenset(bundled.trailmaps)
 
     state = TrailState.load(ws.scratch)
-    records: dict[str, TrailRecord] = {}
+    schemas = (
+        {
+            target: {e.name: e.input_schema for e in resolution.entries}
+            for target, resolution in targets.items()
+        }
+        if options.typecheck
+        else {}
+    )
+    pipe.context = Context(options.strict, schemas, catalog.defs, pipe.layout)
+    with pipe.phase("trails"):
+        records = pipe.records(found.trails, state.trails)
     eligible: list[str] = []
-    for path in found.trails:
-        rel = ws.rel(path)
-        record = pipe.record(path, state.trails.get(rel))
-        records[rel] = record
+    for rel, record in records.items():
         run.findings.extend(record.parse_findings())
         if record.status == "rejected":
             continue
@@ -289,6 +334,8 @@ def run_check(ws: Workspace, options: CheckOptions) -> Report:
             continue
         eligible.append(rel)
 
+    previously = {p for p, r in state.trails.items() if r.surface_key is not None}
+    pipe.trails_changed = previously != set(eligible)
     gate = _typecheck(pipe, eligible, records, targets, exempt)
     missing_surface: dict[str, int] = {}
     for rel, record in records.items():
@@ -320,7 +367,8 @@ def run_check(ws: Workspace, options: CheckOptions) -> Report:
     run.findings.extend(gate.infra)
     run.findings.extend(repeated_branches(records))
     state.trails = records
-    state.save(ws.scratch)
+    with pipe.phase("state"):
+        state.save(ws.scratch)
     run.stats.update(gate.stats)
     run.stats["trails_parsed"] = pipe.trails_parsed
     run.stats["files_read"] = pipe.files_read
@@ -410,14 +458,15 @@ def _typecheck(
                     if entry.module.parent.name == "tools"
                     else _tools_root(entry.module),
                 )
-    decls = emit_declarations(
-        tools_dirs,
-        compiler,
-        layout,
-        rel_path,
-        timeout=timeout,
-        fatal={t: t not in exempt for t in tools_dirs},
-    )
+    with pipe.phase("declarations"):
+        decls = emit_declarations(
+            tools_dirs,
+            compiler,
+            layout,
+            rel_path,
+            timeout=timeout,
+            fatal={t: t not in exempt for t in tools_dirs},
+        )
     gate.stats["decl_runs"] = decls.runs
     for finding in decls.findings:
         (gate.infra if finding.kind == "infra" else pipe.run.findings).append(
@@ -435,27 +484,30 @@ def _typecheck(
     cache = ResultCache(cache_dir(pipe.ws.scratch))
     jobs: list[Job] = []
     keep = []
+    stale: list[str] = []
     for rel in eligible:
         record = records[rel]
         assert record.target is not None
-        surface_key = surface_keys[record.target]
-        gen_file = layout.trail_file(rel)
-        keep.append(gen_file)
+        keep.append(layout.trail_file(rel))
         if (
             record.key is not None
-            and record.surface_key == surface_key
+            and record.surface_key == surface_keys[record.target]
             and record.base_key == base_key
-            and gen_file.is_file()
+            and rel not in pipe.generated
         ):
             gate.stats["cache_hits"] += 1
             continue
-        trail = pipe.trail(rel, record)
-        resolution = targets[record.target]
-        schemas = {e.name: e.input_schema for e in resolution.entries}
-        generated = generate(
-            trail, layout.surface_import(rel, record.target), schemas, pipe.catalog.defs
-        )
-        write_if_changed(gen_file, generated.text)
+        stale.append(rel)
+    with pipe.phase("regenerate"):
+        pipe.regenerate(stale, records)
+    for rel in stale:
+        record = records[rel]
+        assert record.target is not None
+        surface_key = surface_keys[record.target]
+        generated = pipe.generated[rel]
+        assert generated.text is not None
+        assert generated.lines is not None
+        gen_file = layout.trail_file(rel)  # written by the batch that generated it
         key = digest(base_key, surface_key, generated.text)
         cached = cache.get(key)
         if cached is not None:
@@ -468,12 +520,18 @@ def _typecheck(
         jobs.append(
             Job(rel, record.target, gen_file, generated.lines, key, record.target not in exempt)
         )
-    result = compile_jobs(jobs, compiler, layout, timeout=timeout)
+    with pipe.phase("compile"):
+        result = compile_jobs(jobs, compiler, layout, timeout=timeout)
+    cache.put_many(
+        (job.key, [f.to_json() for f in result.findings.get(job.path, [])])
+        for job in jobs
+        if job.path not in result.failed
+    )
+    cache.close()
     for job in jobs:
         if job.path in result.failed:
             continue
         findings = result.findings.get(job.path, [])
-        cache.put(job.key, [f.to_json() for f in findings])
         records[job.path] = records[job.path].with_result(
             job.key, findings, surface_keys[job.trailmap], base_key
         )
@@ -481,7 +539,9 @@ def _typecheck(
     gate.infra.extend(result.infra)
     gate.stats["compiler_runs"] = result.compiler_runs
     gate.stats["files_compiled"] = result.files_compiled
-    gate.stats["removed"] = remove_orphans(layout, keep) if keep else 0
+    gate.stats["removed"] = (
+        remove_orphans(layout, keep) if pipe.trails_changed or result.compiler_runs else 0
+    )
     return gate
 
 

@@ -206,12 +206,16 @@ class Resolver:
                     )
                     continue
                 if export.value in exporters and exporters[export.value] != dep_id:
+                    # At the dependency entry that brings the second exporter in, when direct.
+                    where = next(
+                        (d for d in node.dependencies if d.value == dep_id), Named(dep_id, 1, 1)
+                    )
                     findings.append(
                         Finding(
                             "manifest",
                             node.manifest.path,
-                            1,
-                            1,
+                            where.line,
+                            where.column,
                             f"tool '{export.value}' is exported by both '{exporters[export.value]}' "
                             f"and '{dep_id}'; trailmap '{dir_name}' cannot depend on both",
                             key_path="dependencies",
@@ -259,12 +263,20 @@ class Resolver:
             current, chain = queue.popleft()
             for dep in current.dependencies:
                 if dep.value in chain:
-                    cycle = " -> ".join((*chain, dep.value))
+                    # One finding per cycle, whichever trailmap it is reached from: only the
+                    # trailmaps on the loop, starting at the smallest id, located at the
+                    # dependency that closes it.
+                    loop = list(chain[chain.index(dep.value) :])
+                    first = loop.index(min(loop))
+                    loop = loop[first:] + loop[:first]
+                    closing = self.nodes[loop[-1]]
+                    edge = next(d for d in closing.dependencies if d.value == loop[0])
+                    cycle = " -> ".join((*loop, loop[0]))
                     findings.extend(
                         self._once(
                             [
                                 self._manifest_error(
-                                    current, dep, f"dependency cycle: {cycle}", "dependency-cycle"
+                                    closing, edge, f"dependency cycle: {cycle}", "dependency-cycle"
                                 )
                             ]
                         )

@@ -71,9 +71,14 @@ def write_sdk(scratch: Path, catalog: Catalog) -> bool:
 def module_specifier(module: Path, from_dir: Path) -> str:
     """An import specifier for a tool module, relative to the importing file's directory."""
     rel = Path(os.path.relpath(module, from_dir)).as_posix()
-    for suffix in (".d.ts", ".ts", ".js"):
+    # TypeScript imports name the JavaScript a module becomes: x.ts / x.d.ts as "x",
+    # x.mts / x.d.mts as "x.mjs", x.cts / x.d.cts as "x.cjs".
+    for suffix, replacement in (
+        (".d.ts", ""), (".d.mts", ".mjs"), (".d.cts", ".cjs"),
+        (".mts", ".mjs"), (".cts", ".cjs"), (".ts", ""), (".js", ""),
+    ):  # fmt: skip
         if rel.endswith(suffix):
-            rel = rel[: -len(suffix)]
+            rel = rel[: -len(suffix)] + replacement
             break
     return rel if rel.startswith(".") else f"./{rel}"
 
@@ -248,7 +253,8 @@ def write_surfaces(
     if gitignore:
         ignore = trailmap_dir / ".gitignore"
         try:
-            existing: str | None = ignore.read_text("utf-8")
+            # Bytes, not read_text: universal newlines would turn a CRLF file into LF.
+            existing: str | None = ignore.read_bytes().decode("utf-8")
         except FileNotFoundError:
             existing = None
         updated = updated_gitignore(existing)

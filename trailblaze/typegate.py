@@ -128,9 +128,7 @@ def parse_output(output: str, cwd: Path) -> list[Diagnostic]:
         match = DIAGNOSTIC.match(raw)
         if match:
             file, line, column, code, message = match.groups()
-            found.append(
-                Diagnostic((cwd / file).resolve(), int(line), int(column), code, message.strip())
-            )
+            found.append(Diagnostic(_abs(cwd, file), int(line), int(column), code, message.strip()))
         elif raw.startswith("  ") and found and raw.strip():
             last = found[-1]
             found[-1] = Diagnostic(
@@ -219,7 +217,7 @@ def emit_declarations(
             write_if_changed(marker, json.dumps(state, ensure_ascii=False))
         findings.extend(Finding(**f) for f in state.get("findings", []))
         for source in sources:
-            decls[source] = out_dir / source.relative_to(tools_dir).with_suffix(".d.ts")
+            decls[source] = out_dir / _declaration_name(source.relative_to(tools_dir))
         identity_parts.append(str(state.get("output", "")))
     return Declarations(decls, tuple(findings), runs, digest(*identity_parts))
 
@@ -282,7 +280,9 @@ def _emit(
             )
         output_digest = []
         produced: set[Path] = set()
-        for emitted in sorted(Path(tmp).rglob("*.d.ts")):
+        for emitted in sorted(
+            p for p in Path(tmp).rglob("*") if p.name.endswith((".d.ts", ".d.mts", ".d.cts"))
+        ):
             target = out_dir / emitted.relative_to(tmp)
             data = emitted.read_bytes()
             write_if_changed(target, data)
@@ -290,7 +290,7 @@ def _emit(
             output_digest.append(digest(str(target), data))
         # A declaration this emit did not produce is stale: it must not keep a surface compiling.
         if out_dir.is_dir():
-            for old in out_dir.rglob("*.d.ts"):
+            for old in out_dir.rglob("*.d.*ts"):
                 if old not in produced:
                     old.unlink(missing_ok=True)
         if result.returncode != 0 and not findings:
@@ -335,7 +335,7 @@ def _compile_batch(
         if error is not None:
             _fail(pending, error, result)
             return
-        by_file = {job.file.resolve(): job for job in pending}
+        by_file = {_abs(job.file): job for job in pending}
         syntax = [d for d in diagnostics if d.code.startswith("TS1")]
         if syntax:
             # A syntax error hides every semantic error of the program: take out the files that
@@ -350,7 +350,7 @@ def _compile_batch(
                 return
             for job in pending:
                 if job.path in broken:
-                    first = next(d for d in syntax if d.file == job.file.resolve())
+                    first = next(d for d in syntax if d.file == _abs(job.file))
                     _fail([job], f"generated code does not parse: {_show(first, layout)}", result)
             pending = [job for job in pending if job.path not in broken]
             continue
@@ -401,13 +401,13 @@ def _map(
     layout: Layout,
     result: GateResult,
 ) -> None:
-    by_file = {job.file.resolve(): job for job in jobs}
+    by_file = {_abs(job.file): job for job in jobs}
     by_trailmap: dict[str, list[Job]] = defaultdict(list)
     for job in jobs:
         by_trailmap[job.trailmap].append(job)
     findings: dict[str, list[Finding]] = {job.path: [] for job in jobs}
     failed: dict[str, str] = {}
-    surfaces_root = (layout.root / "surfaces").resolve()
+    surfaces_root = _abs(layout.root / "surfaces")
     for diagnostic in diagnostics:
         owner = by_file.get(diagnostic.file)
         if owner is not None:
@@ -482,7 +482,7 @@ def _fail(jobs: Iterable[Job], message: str, result: GateResult) -> None:
 
 def _show(diagnostic: Diagnostic, layout: Layout) -> str:
     try:
-        where = diagnostic.file.relative_to(layout.scratch.resolve()).as_posix()
+        where = diagnostic.file.relative_to(_abs(layout.scratch)).as_posix()
     except ValueError:
         where = diagnostic.file.as_posix()
     return (
@@ -490,18 +490,32 @@ def _show(diagnostic: Diagnostic, layout: Layout) -> str:
     )
 
 
+def _declaration_name(source: Path) -> Path:
+    """Where tsc writes the declarations of a source: x.ts -> x.d.ts, x.mts -> x.d.mts, ..."""
+    suffix = {".mts": ".d.mts", ".cts": ".d.cts", ".mjs": ".d.mts", ".cjs": ".d.cts"}.get(
+        source.suffix, ".d.ts"
+    )
+    return source.with_name(source.name[: -len(source.suffix)] + suffix)
+
+
+def _abs(base: Path, file: str | None = None) -> Path:
+    """An absolute, normalized path without touching the disk (Path.resolve stats every part)."""
+    joined = os.path.join(base, file) if file is not None else str(base)
+    return Path(os.path.normpath(os.path.abspath(joined)))
+
+
 def remove_orphans(layout: Layout, keep: Iterable[Path]) -> int:
     """Delete generated trail modules whose trail disappeared; returns how many."""
-    wanted = {p.resolve() for p in keep}
+    wanted = {os.path.normpath(os.path.abspath(p)) for p in keep}
     trails = layout.root / "trails"
     removed = 0
     if not trails.is_dir():
         return 0
     for dirpath, _, filenames in os.walk(trails, topdown=False):
         for filename in filenames:
-            path = (Path(dirpath) / filename).resolve()
+            path = os.path.normpath(os.path.join(os.path.abspath(dirpath), filename))
             if path not in wanted:
-                path.unlink(missing_ok=True)
+                os.unlink(path)
                 removed += 1
         with_entries = Path(dirpath)
         if with_entries != trails and not any(with_entries.iterdir()):

@@ -1,0 +1,157 @@
+"""`doit surfaces` and `trailblaze surfaces`: incremental per trailmap, through real processes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA, write_tree
+
+DODO = "from trailblaze.doit_tasks import DOIT_CONFIG, task_surfaces\n"
+OLD_NS = 1_000_000_000_000_000_000
+
+
+def run(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAILBLAZE_")}
+    env["NO_COLOR"] = "1"
+    return subprocess.run(
+        [sys.executable, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+
+
+def doit_surfaces(ws: Path) -> list[str]:
+    result = run(ws, "-m", "doit", "surfaces")
+    assert (result.returncode, result.stderr) == (0, ""), result.stdout + result.stderr
+    return result.stdout.splitlines()
+
+
+def task_lines(lines: list[str]) -> list[str]:
+    return [line for line in lines if not line.startswith("  ")]
+
+
+def age(root: Path) -> None:
+    """Set every file's mtime far into the past, so any rewrite shows."""
+    for path in root.rglob("*"):
+        if path.is_file():
+            os.utime(path, ns=(OLD_NS, OLD_NS))
+
+
+def rewritten(root: Path) -> list[str]:
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and p.stat().st_mtime_ns != OLD_NS and "doit.sqlite3" not in p.name
+    )
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(DATA / "surfaces", root)
+    write_tree(root, {"dodo.py": DODO})
+    return root
+
+
+def test_second_run_does_nothing_and_an_edit_regenerates_that_trailmap_only(ws: Path) -> None:
+    first = doit_surfaces(ws)
+    assert task_lines(first) == [".  surfaces:_manifests", ".  surfaces:app", ".  surfaces:lib"]
+    assert "  wrote trailmaps/app/tools/trailblaze-client.d.ts" in first
+    assert "  wrote trailmaps/lib/tools/trailblaze-client.d.ts" in first
+
+    age(ws)
+    assert doit_surfaces(ws) == ["-- surfaces:_manifests", "-- surfaces:app", "-- surfaces:lib"]
+    assert rewritten(ws) == []
+
+    tool = ws / "trailmaps/app/tools/app_signIn.tool.yaml"
+    tool.write_text(tool.read_text().replace("Sign in with", "Log in with"))
+    age(ws)
+    third = doit_surfaces(ws)
+    assert task_lines(third) == ["-- surfaces:_manifests", ".  surfaces:app", "-- surfaces:lib"]
+    assert rewritten(ws) == [
+        "trailmaps/app/tools/trail.schema.json",
+        "trailmaps/app/tools/trailblaze-client.d.ts",
+        "trailmaps/app/tools/trailblaze-tool-descriptors.json",
+    ]
+    assert "Log in with" in (ws / "trailmaps/app/tools/trailblaze-client.d.ts").read_text()
+
+
+def test_a_dependency_change_regenerates_its_dependents(ws: Path) -> None:
+    doit_surfaces(ws)
+    manifest = ws / "trailmaps/lib/trailmap.yaml"
+    manifest.write_text(manifest.read_text() + "# touched\n")
+    assert task_lines(doit_surfaces(ws)) == [
+        ".  surfaces:_manifests",
+        ".  surfaces:app",
+        ".  surfaces:lib",
+    ]
+
+
+def test_added_removed_tools_and_a_deleted_artifact_regenerate(ws: Path) -> None:
+    doit_surfaces(ws)
+    dts = ws / "trailmaps/app/tools/trailblaze-client.d.ts"
+    (ws / "trailmaps/app/tools/app_tapOk.tool.yaml").unlink()
+    assert task_lines(doit_surfaces(ws))[1] == ".  surfaces:app"
+    assert "app_tapOk" not in dts.read_text()
+    write_tree(
+        ws,
+        {
+            "trailmaps/app/tools/app_new.tool.yaml": (
+                "id: app_new\ndescription: New.\ntools:\n  - hideKeyboard: {}\n"
+            )
+        },
+    )
+    assert task_lines(doit_surfaces(ws))[1] == ".  surfaces:app"
+    assert "    app_new: {" in dts.read_text()
+    dts.unlink()
+    assert task_lines(doit_surfaces(ws))[1:] == [".  surfaces:app", "-- surfaces:lib"]
+    assert dts.is_file()
+
+
+def test_trailblaze_surfaces_runs_the_same_tasks_without_a_dodo(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(DATA / "surfaces", root)
+    first = run(tmp_path, "-m", "trailblaze.cli", "surfaces", str(root))
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert task_lines(first.stdout.splitlines()) == [
+        ".  surfaces:_manifests",
+        ".  surfaces:app",
+        ".  surfaces:lib",
+    ]
+    age(root)
+    second = run(tmp_path, "-m", "trailblaze.cli", "surfaces", str(root))
+    assert (second.returncode, second.stdout.splitlines()) == (
+        0,
+        ["-- surfaces:_manifests", "-- surfaces:app", "-- surfaces:lib"],
+    )
+    assert rewritten(root) == []
+
+
+def test_a_broken_tool_file_fails_its_task_with_the_located_message(ws: Path) -> None:
+    write_tree(
+        ws,
+        {
+            "trailmaps/app/tools/app_bad.tool.yaml": (
+                "id: app_bad\ndescription: Bad.\nparameters:\n  - name: n\n    type: integr\n"
+                "tools:\n  - hideKeyboard: {}\n"
+            )
+        },
+    )
+    result = run(ws, "-m", "doit", "surfaces")
+    assert result.returncode == 1
+    assert (
+        "manifest: trailmaps/app/tools/app_bad.tool.yaml:5:11: parameters[0].type: unknown "
+        "parameter type 'integr' (did you mean 'integer'?); expected string, integer, number, "
+        "boolean, array or object"
+    ) in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr

@@ -1,0 +1,156 @@
+"""Parsing and generating many trails at once, on every core when it pays.
+
+A cold check of thousands of trails is dominated by Python work (YAML composing, the parse
+gate, code generation). It is spread over worker processes (forked, so the read-only context
+is inherited, not pickled), in chunks; small batches stay in the calling process, where
+starting workers would cost more than it saves.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trailblaze.codegen import GenLine, generate
+from trailblaze.finding import Finding
+from trailblaze.fsutil import write_if_changed, write_many
+from trailblaze.parse import ParseOutcome, file_error, parse_trail
+from trailblaze.runif import RUNIF, parse_runif, signature
+from trailblaze.state import Stamp, TrailRecord
+from trailblaze.trail import Trail
+from trailblaze.typegate import Layout
+from trailblaze.yamlnode import YamlError, decode
+
+PARALLEL_MIN = 256
+"""Below this many trails, one process is faster than starting workers."""
+CHUNK = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Everything a worker needs, set before the workers fork."""
+
+    strict: bool
+    schemas: Mapping[str, Mapping[str, Mapping[str, Any] | None]]
+    """Per type-check target: tool name to input JSON Schema. Trails of other targets are only parsed."""
+    defs: Mapping[str, Any]
+    layout: Layout
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    path: str
+    stamp: Stamp | None
+    content: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    record: TrailRecord
+    text: str | None = None
+    lines: dict[int, GenLine] | None = None
+
+
+def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
+    try:
+        text = decode(data)
+    except YamlError as exc:
+        return file_error(rel, exc)
+    return parse_trail(rel, text, strict=strict)
+
+
+def runif_findings(trail: Trail) -> tuple[list[Finding], tuple[tuple[str, int, int], ...]]:
+    """Every runIf tree of a trail through the shared validator, and the valid ones' signatures."""
+    out: list[Finding] = []
+    branches: list[tuple[str, int, int]] = []
+    for _, _, call in trail.calls():
+        if call.name == RUNIF:
+            tree, problems = parse_runif(call, trail.path)
+            out.extend(problems)
+            if tree is not None:
+                branches.append((signature(tree), call.line, call.column))
+    return out, tuple(branches)
+
+
+def process(item: Item, ctx: Context) -> Parsed:
+    """Parse one trail; generate its module when its target is type-checked."""
+    outcome = parse_bytes(item.path, item.data, strict=ctx.strict)
+    trail = outcome.trail
+    runif, branches = runif_findings(trail) if trail is not None else ([], ())
+    record = TrailRecord.from_outcome(
+        item.path, item.stamp, item.content, outcome, runif, ctx.strict, branches
+    )
+    target = trail.config.target if trail is not None else None
+    if trail is None or target is None or target not in ctx.schemas or record.calls == 0:
+        return Parsed(record)
+    generated = generate(
+        trail, ctx.layout.surface_import(item.path, target), ctx.schemas[target], ctx.defs
+    )
+    return Parsed(record, generated.text, generated.lines)
+
+
+def _generated_files(results: list[Parsed], ctx: Context) -> list[tuple[Path, bytes | str]]:
+    return [(ctx.layout.trail_file(p.record.path), p.text) for p in results if p.text is not None]
+
+
+_WORKER: dict[str, Context] = {}
+"""The context of a worker process, installed once by `_init` when it starts."""
+
+
+def _init(ctx: Context) -> None:
+    _WORKER["ctx"] = ctx
+
+
+def _work(items: list[Item]) -> list[Parsed]:
+    ctx = _WORKER["ctx"]
+    return [process(item, ctx) for item in items]
+
+
+def process_many(
+    items: Sequence[Item],
+    ctx: Context,
+    *,
+    progress: Callable[[int], None] | None = None,
+    jobs: int | None = None,
+) -> list[Parsed]:
+    """`process` for every item, in order; in worker processes when there are many."""
+    workers = jobs if jobs is not None else min(os.cpu_count() or 1, 4)
+    if (
+        len(items) < PARALLEL_MIN
+        or workers < 2
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        out = []
+        for i, item in enumerate(items):
+            out.append(process(item, ctx))
+            if progress is not None and i % CHUNK == CHUNK - 1:
+                progress(CHUNK)
+        write_many(_generated_files(out, ctx))
+        return out
+    chunks = [list(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)]
+    results: list[Parsed] = []
+    fork = multiprocessing.get_context("fork")  # the context is inherited, not pickled
+    # The generated modules are written by threads of this process while the workers parse:
+    # the waits on the disk overlap with the parsing instead of following it.
+    with (
+        ProcessPoolExecutor(workers, mp_context=fork, initializer=_init, initargs=(ctx,)) as pool,
+        ThreadPoolExecutor(8) as writers,
+    ):
+        pending: list[Future[bool]] = []
+        for chunk_result in pool.map(_work, chunks):
+            results.extend(chunk_result)
+            files = _generated_files(chunk_result, ctx)
+            for parent in {path.parent for path, _ in files}:
+                parent.mkdir(parents=True, exist_ok=True)
+            pending.extend(writers.submit(write_if_changed, path, data) for path, data in files)
+            if progress is not None:
+                progress(len(chunk_result))
+        for future in pending:
+            future.result()
+    return results
