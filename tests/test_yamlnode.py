@@ -219,3 +219,9 @@ def test_custom_tags_are_refused() -> None:
     with pytest.raises(YamlError) as info:
         load("a: !python/object 1\n")
     assert info.value.message == "unsupported tag '!python/object'"
+
+
+def test_pure_python_composer_gives_the_same_nodes() -> None:
+    # Without ruamel.yaml.clib the pure-Python composer runs; both must agree node for node.
+    text = "a: '5'\nb: [1, 0007, 7:30, ~]\nc: {d: !!str 5, e: |\n    x\n  }\n"
+    assert load(text, pure=True) == load(text)

@@ -25,6 +25,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import BaseResolver
+from ruamel.yaml.tag import Tag
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -199,20 +200,34 @@ class _NoResolver(BaseResolver):
     would throw its answer away: skipping it halves the time to compose a trail.
     """
 
-    def __init__(self, version: Any = None, loadumper: Any = None) -> None:
-        BaseResolver.__init__(self, loadumper)
+    def __init__(self, version: Any = None, loadumper: Any = None, loader: Any = None) -> None:
+        # The C loader passes `loadumper`, the pure-Python one `loader`.
+        BaseResolver.__init__(self, loadumper if loadumper is not None else loader)
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+    @property
+    def processing_version(self) -> tuple[int, int]:
+        return (1, 2)  # the pure-Python parser asks; YAML 1.2 rules
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Tag:
         if kind is ScalarNode:
-            return _IMPLICIT if implicit[0] else _TAG + "str"
-        return _TAG + ("seq" if kind is SequenceNode else "map")
+            return _TAGS["plain"] if implicit[0] else _TAGS["str"]
+        return _TAGS["seq"] if kind is SequenceNode else _TAGS["map"]
+
+
+_TAGS = {
+    "plain": Tag(suffix=_IMPLICIT),
+    "str": Tag(suffix="tag:yaml.org,2002:str"),
+    "seq": Tag(suffix="tag:yaml.org,2002:seq"),
+    "map": Tag(suffix="tag:yaml.org,2002:map"),
+}
 
 
 @functools.cache
-def _composer() -> YAML:
+def _composer(pure: bool = False) -> YAML:
     # typ="safe" with pure=False picks ruamel.yaml.clib's C parser and composer when installed
-    # (about 7x faster at node level) and falls back to the pure-Python ones otherwise.
-    yaml = YAML(typ="safe", pure=False)
+    # (about 7x faster at node level) and falls back to the pure-Python ones otherwise;
+    # pure=True forces the Python ones (the benchmark compares both).
+    yaml = YAML(typ="safe", pure=pure)
     yaml.Resolver = _NoResolver
     return yaml
 
@@ -221,11 +236,11 @@ def has_c_extension() -> bool:
     return "clib" in type(_composer().Parser).__module__ or "CParser" in repr(_composer().Parser)
 
 
-def load(text: str) -> YNode | None:
+def load(text: str, *, pure: bool = False) -> YNode | None:
     """Compose one YAML document into located nodes; ``None`` for an empty document."""
     _check_depth(text)
     try:
-        node = _composer().compose(text)
+        node = _composer(pure).compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
