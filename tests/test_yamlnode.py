@@ -223,5 +223,5 @@ def test_custom_tags_are_refused() -> None:
 
 def test_pure_python_composer_gives_the_same_nodes() -> None:
     # Without ruamel.yaml.clib the pure-Python composer runs; both must agree node for node.
-    text = "a: '5'\nb: [1, 0007, 7:30, ~]\nc:\n  d: !!str 5\n  e: |\n    x\n"
+    text = "a: '5'\nb:\n  - 1\n  - 0007\n  - 7:30\n  - ~\nc:\n  d: !!str 5\n  e: |\n    x\n"
     assert load(text, pure=True) == load(text)
