@@ -7,9 +7,15 @@
 from __future__ import annotations
 
 from tasks.paths import WORKSPACE
-from tasks.workspace import task_check, task_surfaces, task_toolchain
+from tasks.workspace import task_check, task_replay, task_surfaces, task_toolchain
 from trailblaze.doit_tasks import doit_config
 
 DOIT_CONFIG = doit_config(WORKSPACE)
 
-__all__ = ["DOIT_CONFIG", "task_check", "task_surfaces", "task_toolchain"]
+__all__ = [
+    "DOIT_CONFIG",
+    "task_check",
+    "task_replay",
+    "task_surfaces",
+    "task_toolchain",
+]

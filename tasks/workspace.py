@@ -1,4 +1,4 @@
-"""The product's tasks (`check`, `surfaces`, `toolchain`) on the bundled `trailmaps/` workspace."""
+"""The product's tasks (`check`, `surfaces`, `toolchain`, `replay`) on the bundled `trailmaps/` workspace."""
 
 from __future__ import annotations
 
@@ -9,3 +9,4 @@ _TASKS = make_tasks(WORKSPACE)
 task_check = _TASKS["task_check"]
 task_surfaces = _TASKS["task_surfaces"]
 task_toolchain = _TASKS["task_toolchain"]
+task_replay = _TASKS["task_replay"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from trailblaze import __version__
 from trailblaze.check import CheckOptions, run_check
-from trailblaze.console import make_console, render_report
+from trailblaze.console import RichProgress, make_console, render_report
 from trailblaze.doit_tasks import run_tasks
 from trailblaze.fsutil import write_atomic
 from trailblaze.report import EXIT_USAGE
@@ -66,13 +66,43 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="workspace root (default: found from the current directory)",
     )
+
+    replay = sub.add_parser(
+        "replay",
+        help="replay recorded trails on an Android device (needs the replay extra: adbutils)",
+    )
+    replay.add_argument(
+        "trails",
+        nargs="*",
+        type=Path,
+        metavar="TRAIL",
+        help="trail files or directories (default: every trail of the current workspace)",
+    )
+    replay.add_argument(
+        "--device", metavar="SERIAL", help="adb serial (default: ANDROID_SERIAL, else the only one)"
+    )
+    replay.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="value of a trail argument ({{args.NAME}}); repeatable",
+    )
+    replay.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
+    replay.add_argument("--junit", type=Path, metavar="FILE", help="write the results as JUnit XML")
+    replay.add_argument(
+        "--classifier",
+        metavar="C",
+        help="the device classifier whose recordings replay (default: android-phone, then android)",
+    )
+    replay.add_argument("--color", action=argparse.BooleanOptionalAction, default=None)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    commands = {"check": _check, "surfaces": _surfaces}
+    commands = {"check": _check, "surfaces": _surfaces, "replay": _replay}
     try:
         return commands[args.command](args)
     except (UsageError, WorkspaceError) as exc:
@@ -85,7 +115,7 @@ def _check(args: argparse.Namespace) -> int:
     options = CheckOptions.from_env(
         strict=not args.lenient, require_typecheck=args.require_typecheck
     )
-    report = run_check(ws, options)
+    report = run_check(ws, options, progress=RichProgress.for_terminal())
     if args.format == "json":
         text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
         if args.output:
@@ -106,6 +136,22 @@ def _surfaces(args: argparse.Namespace) -> int:
     # The same incremental doit tasks as `doit surfaces`, for a workspace without a dodo.py.
     code = run_tasks(ws.root, ["surfaces"])
     return EXIT_USAGE if code >= 2 else code
+
+
+def _replay(args: argparse.Namespace) -> int:
+    # Imported here: the device code (and adbutils behind it) loads only for `replay`.
+    from trailblaze.replay.command import run_command  # noqa: PLC0415
+    from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
+
+    request = ReplayRequest(
+        trails=tuple(args.trails),
+        serial=args.device,
+        args=tuple(args.arg),
+        classifier=args.classifier,
+        json_path=args.json,
+        junit_path=args.junit,
+    )
+    return run_command(request, color=args.color)
 
 
 def _write(path: Path, text: str) -> None:

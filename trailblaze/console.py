@@ -7,12 +7,21 @@ rich's rules plus `NO_COLOR` and `TERM=dumb`.
 from __future__ import annotations
 
 import os
-from collections import defaultdict
+import sys
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import IO
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from trailblaze.finding import Finding
 from trailblaze.report import Report
@@ -105,6 +114,14 @@ def render_summary(console: Console, report: Report) -> None:
     if not_checked:
         detail = ", ".join(f"{reason}: {n}" for reason, n in not_checked.items())
         console.print(f"  not type-checked: {sum(not_checked.values())} ({detail})")
+    type_findings = [f for f in report.fatal_findings if f.kind == "type"]
+    if type_findings:
+        by_code = Counter(f.code for f in type_findings)
+        codes = ", ".join(f"{code}={n}" for code, n in sorted(by_code.items()))
+        trails = len({f.path for f in type_findings})
+        console.print(
+            f"  type findings: {len(type_findings)} across {trails} trail(s), by code: {codes}"
+        )
     if counts["exempt_findings"]:
         console.print(f"  exempt-target findings (not fatal): {counts['exempt_findings']}")
     if counts["warnings"]:
@@ -124,6 +141,43 @@ def render_summary(console: Console, report: Report) -> None:
             f"[bold red]FAILED[/]: {len(report.fatal_findings)} finding(s) in {trails} file(s) "
             f"(exit {code})"
         )
+
+
+class RichProgress:
+    """A progress bar on stderr for the long phases of big runs (more than a few hundred trails)."""
+
+    THRESHOLD = 300
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    @classmethod
+    def for_terminal(cls) -> RichProgress | None:
+        """A progress reporter when stderr is an interactive terminal, else None."""
+        console = make_console(sys.stderr)
+        return cls(console) if console.is_terminal else None
+
+    def start(self, phase: str, total: int) -> None:
+        if total < self.THRESHOLD:
+            return
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=self.console, transient=True,
+        )  # fmt: skip
+        self._progress.start()
+        self._task = self._progress.add_task(f"{phase} trails", total=total)
+
+    def advance(self, done: int) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.advance(self._task, done)
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+        self._progress = None
+        self._task = None
 
 
 def render_report(console: Console, report: Report, root: Path) -> None:

@@ -29,14 +29,22 @@ from doit.exceptions import TaskError, TaskFailed
 from doit.tools import config_changed
 
 from trailblaze import __version__
+from trailblaze.bundled import discover
 from trailblaze.catalog import load_catalog
 from trailblaze.check import CheckOptions, load_manifests, run_check
-from trailblaze.console import make_console, render_report
+from trailblaze.console import RichProgress, make_console, render_report
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_atomic
 from trailblaze.report import EXIT_INFRA, EXIT_OK
 from trailblaze.resolve import Resolver
-from trailblaze.surface import DTS_NAME, SCHEMA_NAME, SIDECAR_NAME, TSCONFIG_NAME, generate_surfaces
+from trailblaze.surface import (
+    DTS_NAME,
+    SCHEMA_NAME,
+    SIDECAR_NAME,
+    TSCONFIG_NAME,
+    generate_surfaces,
+    validation_dir,
+)
 from trailblaze.toolchain import (
     TS_VERSION,
     TSC_ENV,
@@ -151,7 +159,7 @@ def _run_check_action(root: str) -> TaskFailed | TaskError | None:
     except WorkspaceError as exc:
         return TaskError(f"trailblaze check: {exc}")
     options = CheckOptions.from_env()
-    report = run_check(ws, options)
+    report = run_check(ws, options, progress=RichProgress.for_terminal())
     render_report(make_console(sys.stdout), report, ws.root)
     code = report.exit_code
     write_atomic(
@@ -205,10 +213,15 @@ def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any
         "verbosity": 2,
         "doc": "validate every trailmap.yaml",
     }
-    resolver = Resolver(manifests.with_dirs(), ws.root, catalog)
-    for dir_name in sorted(manifests.trailmaps):
+    bundled = discover(catalog, workspace_targets=ws.targets_dir)
+    resolver = Resolver(manifests.with_dirs(), ws.root, catalog, bundled.trailmaps)
+    surfaces: dict[str, Path] = dict(manifests.dirs)
+    for target_id, item in bundled.trailmaps.items():
+        if target_id not in surfaces and item.manifest.is_target:
+            surfaces[target_id] = validation_dir(ws.scratch, target_id)
+    for dir_name in sorted(surfaces):
         resolution = resolver.resolve(dir_name)
-        tools_dir = manifests.dirs[dir_name] / "tools"
+        tools_dir = surfaces[dir_name] / "tools"
         yield {
             "basename": "surfaces",
             "name": dir_name,
@@ -239,10 +252,17 @@ def _surfaces_action(root: str, dir_name: str) -> TaskFailed | TaskError | None:
     except WorkspaceError as exc:
         return TaskError(f"trailblaze surfaces: {exc}")
     manifests = load_manifests(ws, scan(ws))
-    if dir_name not in manifests.trailmaps:
+    catalog = load_catalog()
+    bundled = discover(catalog, workspace_targets=ws.targets_dir)
+    if dir_name not in manifests.trailmaps and dir_name not in bundled.trailmaps:
         return TaskFailed(f"trailblaze surfaces: trailmap '{dir_name}' no longer loads")
     result = generate_surfaces(
-        ws.root, ws.scratch, manifests.with_dirs(), load_catalog(), only=[dir_name]
+        ws.root,
+        ws.scratch,
+        manifests.with_dirs(),
+        catalog,
+        only=[dir_name],
+        bundled=bundled.trailmaps,
     )
     for path in result.written:
         print(f"  wrote {ws.rel(path)}")
@@ -291,6 +311,71 @@ def _install_toolchain_action() -> TaskError | None:
     return None
 
 
+REPLAY_JSON = "replay.json"
+REPLAY_JUNIT = "replay-junit.xml"
+
+
+def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
+    """The `replay` task dict: replay the workspace's trails on an Android device.
+
+    Its own target, never a dependency of `check`, and never up to date (a device run is not a
+    build product). `doit replay --device SERIAL --arg=NAME=VALUE --classifier C --json FILE
+    --junit FILE` (with doit, `--arg=` takes its `=`: doit reads a bare `NAME=VALUE` as its own
+    variable); the results go to the scratch dir's replay.json and replay-junit.xml unless
+    named. The device code (and adbutils) is imported only when the task runs.
+    """
+    root = None if workspace is None else str(workspace)
+    return {
+        "actions": [(_replay_action, [root])],
+        "params": [
+            _option("device", "adb serial (default: ANDROID_SERIAL, else the only device)"),
+            _option("arg", "--arg=NAME=VALUE: a trail argument ({{args.NAME}}); repeatable", list),
+            _option("classifier", "device classifier (default: android-phone, then android)"),
+            _option("json_file", "results as JSON (default: <scratch>/replay.json)", long="json"),
+            _option("junit_file", "JUnit XML (default: <scratch>/replay-junit.xml)", long="junit"),
+        ],
+        "uptodate": [False],
+        "verbosity": 2,
+        "doc": "replay the workspace's recorded trails on an Android device (adbutils)",
+    }
+
+
+def _option(name: str, text: str, kind: type = str, *, long: str | None = None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "long": long or name,
+        "type": kind,
+        "default": [] if kind is list else "",
+        "help": text,
+    }
+
+
+def _replay_action(
+    root: str | None, device: str, arg: list[str], classifier: str, json_file: str, junit_file: str
+) -> TaskFailed | TaskError | None:
+    from trailblaze.replay.command import EXIT_USAGE, run_command  # noqa: PLC0415
+    from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
+
+    try:
+        ws = _workspace(root)
+    except WorkspaceError as exc:
+        return TaskError(f"trailblaze replay: {exc}")
+    request = ReplayRequest(
+        workspace=ws.root,
+        serial=device or None,
+        args=tuple(arg),
+        classifier=classifier or None,
+        json_path=Path(json_file) if json_file else ws.scratch / REPLAY_JSON,
+        junit_path=Path(junit_file) if junit_file else ws.scratch / REPLAY_JUNIT,
+    )
+    code = run_command(request, prog="doit replay", out=sys.stdout)
+    if code == EXIT_USAGE:
+        return TaskError("trailblaze replay: could not start (see the message above)")
+    if code != EXIT_OK:
+        return TaskFailed("trailblaze replay: a trail failed, was refused or was cancelled")
+    return None
+
+
 def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], Any]]:
     """`task_*` creators bound to one workspace, for `globals().update(...)` in a dodo.py."""
 
@@ -302,10 +387,16 @@ def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], An
 
     task_check.__doc__ = "Check every trail: parse gate, manifests, surfaces, type gate."
     task_surfaces.__doc__ = "Generate every trailmap's typed surface and trail JSON Schema."
+
+    def task_replay() -> dict[str, Any]:
+        return replay_task(workspace)
+
+    task_replay.__doc__ = "Replay the recorded trails on an Android device (adbutils)."
     return {
         "task_check": task_check,
         "task_surfaces": task_surfaces,
         "task_toolchain": task_toolchain,
+        "task_replay": task_replay,
     }
 
 
@@ -317,6 +408,11 @@ def task_check() -> dict[str, Any]:
 def task_surfaces() -> Iterator[dict[str, Any]]:
     """Generate every trailmap's typed surface and trail JSON Schema."""
     return surfaces_task(None)
+
+
+def task_replay() -> dict[str, Any]:
+    """Replay the recorded trails on an Android device (adbutils)."""
+    return replay_task(None)
 
 
 def task_toolchain() -> dict[str, Any]:

@@ -1,13 +1,24 @@
-"""Replay of recorded trails on Android devices.
+"""Replay of recorded trails on Android devices (`doit replay`, `trailblaze replay`).
 
-The device layer lives here: ``device`` (the ``Device`` protocol and its errors), ``hierarchy``
+The entry point is ``run.replay`` (``command.run_command`` adds the console, Ctrl-C and exit
+codes). Before anything is sent to a device, ``plan`` runs the strict parse gate and the shared
+``runIf`` validator and picks each step's recording. ``engine.Runner`` replays a step recording
+tool by tool inside its batch scope (``scope``; ``context`` holds what the tools of a batch
+share), parsing arguments with ``arguments`` (tokens, then the tool's JSON Schema) against the
+tools ``toolsource`` resolves, and running the Android implementations in ``tools``. Outcomes
+are ``results`` records (JSON, JUnit XML); ``render`` shows them. ``failure`` defines the three
+ways a tool fails.
+
+The device layer: ``device`` (the ``Device`` protocol and its errors), ``hierarchy``
 (uiautomator dump -> node tree), ``selector`` (selector and text matching), ``adb`` (the
-adbutils implementation, the only module that imports adbutils), and the fakes ``fakescreen``
-(a declarative Android screen model plus the in-memory ``ModelDevice``) and ``fakeadb`` (a fake
-adb server serving that model over a real socket).
+adbutils implementation, the only module that imports adbutils). The fakes: ``fakespec`` /
+``fakeload`` (the declarative screen model), ``fakescreen`` (the device state machine, with
+``fakeview``, ``fakeinput``, ``fakecommands``), ``modeldevice`` (the socket-free ``Device``),
+``fakeshell``, ``fakesync`` and ``fakeadb`` (a fake adb server over a real socket).
 
 This package deliberately imports nothing at import time, so ``doit check`` and every
-non-replay code path work without adbutils installed.
+non-replay code path work without adbutils installed; ``run`` imports ``adb`` only when a
+device must be connected.
 """
 
 from __future__ import annotations

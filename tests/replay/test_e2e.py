@@ -1,0 +1,295 @@
+"""End to end: real adbutils over a real socket against the fake adb server.
+
+`doit replay` and `trailblaze replay` as users run them (a subprocess where it matters: Ctrl-C,
+doit's own command line), the clipboard round trip through the batch scope, device selection
+and a device that disconnects in the middle of a recording.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from trailblaze.cli import main
+from trailblaze.replay.fakeadb import FakeAdbServer
+from trailblaze.replay.fakescreen import FakeDevice, load_devices
+from trailblaze.replay.run import ReplayRequest, replay
+from trailblaze.replay.scope import KILL_SWITCH
+
+from .support import BUNDLED_MODEL, FAST, OPEN_FORMS, PACKAGE, ROOT, SAMPLE_APP, trail_text
+
+pytest.importorskip("adbutils")
+
+CLIPBOARD = (
+    OPEN_FORMS
+    + """
+- mobile_setClipboard:
+    text: Jane Doe
+- tapOnElementBySelector:
+    nodeSelector:
+      androidAccessibility:
+        hintTextRegex: Name
+- mobile_pasteClipboard: {}
+- assertVisibleWithText:
+    text: Jane Doe
+"""
+)
+LIST_APPS = "- mobile_listInstalledApps: {}"
+
+
+def child_env(port: int, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANDROID_", "TRAILBLAZE_"))}
+    env.update(
+        ANDROID_ADB_SERVER_PORT=str(port), ADBUTILS_ADB_PATH="/bin/false", NO_COLOR="1", **extra
+    )
+    return env
+
+
+def write_trail(tmp_path: Path, *recordings: str, name: str = "t.trail.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(trail_text(*recordings), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def sample() -> Iterator[tuple[FakeAdbServer, FakeDevice]]:
+    model = FakeDevice.load(SAMPLE_APP)
+    with FakeAdbServer(model) as server:
+        yield server, model
+
+
+def test_clipboard_round_trip_replays_green_through_adbutils(
+    sample: tuple[FakeAdbServer, FakeDevice], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, model = sample
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
+
+    run = replay(ReplayRequest(trails=(write_trail(tmp_path, CLIPBOARD),)), options=FAST)
+
+    assert run.exit_code == 0
+    assert run.device == "emulator-5554"
+    step = run.trails[0].steps[0]
+    assert [t.status for t in step.tools] == ["passed"] * 6
+    assert len({t.trace_id for t in step.tools}) == 1
+    assert model.field_value(PACKAGE, "name") == "Jane Doe"
+    assert "am broadcast -a clipper.set --es text 'Jane Doe'" in server.commands["emulator-5554"]
+
+
+def test_with_the_kill_switch_the_round_trip_fails_at_the_paste(
+    sample: tuple[FakeAdbServer, FakeDevice], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, model = sample
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
+    monkeypatch.setenv(KILL_SWITCH, "1")
+
+    run = replay(ReplayRequest(trails=(write_trail(tmp_path, CLIPBOARD),)), options=FAST)
+
+    assert run.exit_code == 1
+    step = run.trails[0].steps[0]
+    assert step.status == "failed"
+    failure = step.failure
+    assert failure is not None
+    assert failure.failed_tool == "mobile_pasteClipboard"
+    assert failure.successful == (
+        "launchApp",
+        "tapOnElementBySelector",
+        "mobile_setClipboard",
+        "tapOnElementBySelector",
+    )
+    assert (failure.location.line, failure.location.column) == (20, 11)
+    assert failure.error.startswith("device clipboard is empty: ")
+    assert [t.status for t in step.tools] == ["passed"] * 4 + ["failed", "skipped"]
+    assert model.field_value(PACKAGE, "name") == ""
+
+
+def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path) -> None:
+    model = FakeDevice.load(BUNDLED_MODEL)
+    results = tmp_path / "replay.json"
+    with FakeAdbServer(model) as server:
+        done = subprocess.run(
+            [
+                sys.executable, "-m", "doit",
+                "--db-file", str(tmp_path / "doit.sqlite3"),
+                "replay",
+                "--arg=title=Weekend plans", "--arg=email=ada@example.com",
+                "--json", str(results), "--junit", str(tmp_path / "junit.xml"),
+            ],
+            check=False, cwd=ROOT, env=child_env(server.port), capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "trailblaze replay on emulator-5554: 11 trails: 9 passed, 0 failed, 0 refused, 2 skipped\n"
+        "  steps: 32 passed, 0 failed, 6 skipped (6 need the AI runner)\n"
+        "passed\n"
+    ) in done.stdout
+    report = json.loads(results.read_text("utf-8"))
+    statuses = {t["path"]: t["status"] for t in report["trails"]}
+    assert statuses == {
+        "trailmaps/notes/trails/create-note.trail.yaml": "passed",
+        "trailmaps/notes/trails/drafts/blaze.yaml": "skipped",
+        "trailmaps/notes/trails/legacy/clipboard.trail.yaml": "passed",
+        "trailmaps/notes/trails/pin-note.trail.yaml": "passed",
+        "trailmaps/notes/trails/search.trail.yaml": "passed",
+        "trailmaps/shop/trails/add-to-cart.trail.yaml": "passed",
+        "trailmaps/shop/trails/checkout.trail.yaml": "passed",
+        "trailmaps/shop/trails/legacy/browse.trail.yaml": "passed",
+        "trailmaps/shop/trails/login/trail.yaml": "passed",
+        "trailmaps/shop/trails/settings.trail.yaml": "passed",
+        "trailmaps/shop/trails/wishlist.trail.yaml": "skipped",
+    }
+    assert model.field_value("com.example.shop", "email") == "ada@example.com"
+    assert (tmp_path / "junit.xml").read_text("utf-8").startswith("<?xml")
+
+
+def test_no_device_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeAdbServer([]) as server:
+        port = server.port
+        monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(port))
+        code = main(["replay", str(write_trail(tmp_path, LIST_APPS))])
+
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"trailblaze replay: no Android device on the adb server at 127.0.0.1:{port}\n"
+    )
+
+
+# adbutils does not close the socket of a refused connect (adbutils/_adb.py _create_socket).
+@pytest.mark.filterwarnings("ignore:unclosed <socket:ResourceWarning")
+def test_no_adb_server_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there once the probe closes
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(port))
+
+    code = main(["replay", str(write_trail(tmp_path, LIST_APPS))])
+    gc.collect()  # the leaked socket warns here, where it is expected, not in a later test
+
+    assert code == 2
+    assert capsys.readouterr().err.startswith(
+        f"trailblaze replay: no device: cannot list devices on the adb server at 127.0.0.1:{port}: "
+        "the adb server is unreachable"
+    )
+
+
+@pytest.fixture
+def two_phones() -> Iterator[FakeAdbServer]:
+    devices = load_devices({"devices": [{"serial": "emulator-5554"}, {"serial": "emulator-5556"}]})
+    with FakeAdbServer(devices) as server:
+        yield server
+
+
+def test_several_devices_without_a_serial_is_a_usage_error(
+    two_phones: FakeAdbServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(two_phones.port))
+
+    code = main(["replay", str(write_trail(tmp_path, LIST_APPS))])
+
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "trailblaze replay: 2 devices are connected (emulator-5554, emulator-5556); "
+        "choose one by serial\n"
+    )
+    assert two_phones.commands == {"emulator-5554": [], "emulator-5556": []}
+
+
+@pytest.mark.parametrize("how", ["--device", "ANDROID_SERIAL"])
+def test_a_serial_chooses_the_device(
+    two_phones: FakeAdbServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(two_phones.port))
+    argv = ["replay", str(write_trail(tmp_path, LIST_APPS))]
+    if how == "--device":
+        argv += ["--device", "emulator-5556"]
+    else:
+        monkeypatch.setenv("ANDROID_SERIAL", "emulator-5556")
+
+    assert main(argv) == 0
+    assert two_phones.commands == {"emulator-5554": [], "emulator-5556": ["pm list packages"]}
+
+
+def test_a_device_that_disconnects_mid_recording_fails_cleanly(
+    sample: tuple[FakeAdbServer, FakeDevice], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, model = sample
+    model.faults.disconnect_after = 3  # launchApp sends 2 commands, the tap's dump 1
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
+    first = write_trail(
+        tmp_path, OPEN_FORMS + "- pressBack: {}", "- pressBack: {}", name="a.trail.yaml"
+    )
+    second = write_trail(tmp_path, LIST_APPS, name="b.trail.yaml")
+
+    run = replay(ReplayRequest(trails=(first, second)), options=FAST)
+
+    assert run.exit_code == 1
+    lost, after = run.trails
+    assert [s.status for s in lost.steps] == ["failed", "skipped"]
+    failure = lost.steps[0].failure
+    assert failure is not None
+    assert (failure.kind, failure.failed_tool, failure.successful) == (
+        "fatal",
+        "tapOnElementBySelector",
+        ("launchApp",),
+    )
+    assert "lost the device" in failure.error
+    assert lost.steps[1].reason == "not run: the device was lost"
+    assert after.status == "skipped"
+    assert after.reason is not None
+    assert after.reason.startswith("not run: the device was lost (emulator-5554: lost the device")
+
+
+def test_ctrl_c_stops_at_the_next_tool_boundary(tmp_path: Path) -> None:
+    model = FakeDevice.load(SAMPLE_APP)
+    model.faults.delays["input tap"] = 1.0
+    taps = "\n".join(f"- tapOnPoint: {{x: {10 + i}, y: 10}}" for i in range(3))
+    path = write_trail(tmp_path, taps, "- pressBack: {}")
+    with FakeAdbServer(model) as server:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "trailblaze.cli", "replay", str(path)],
+            env=child_env(server.port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while not any(c.startswith("input tap") for c in model.commands):
+                assert time.monotonic() < deadline, "the replay never tapped"
+                assert child.poll() is None, child.communicate()
+                time.sleep(0.02)
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=60)
+        finally:
+            if child.poll() is None:
+                child.kill()
+    assert child.returncode == 1, out + err
+    assert "Traceback" not in err
+    assert [c for c in model.commands if c.startswith("input")] == ["input tap 10 10"]
+    assert f"CANCELLED {path} " in out
+    assert out.endswith(
+        "  cancelled step 1 step 1 [android] - cancelled\n"
+        f"    ok tapOnPoint {path}:5:11\n"
+        f"    cancelled tapOnPoint {path}:6:11 - cancelled before it started\n"
+        f"    cancelled tapOnPoint {path}:7:11 - cancelled before it started\n"
+        "  cancelled step 2 step 2 - cancelled\n"
+        "trailblaze replay on emulator-5554: 1 trail: 0 passed, 0 failed, 0 refused, 0 skipped, "
+        "1 cancelled\n"
+        "  steps: 0 passed, 0 failed, 0 skipped (0 need the AI runner), 2 cancelled\n"
+        "cancelled: stopped at a tool boundary (exit 1)\n"
+    )
+    assert out.startswith("Ctrl-C: stopping after the current tool (again to abort)\n")

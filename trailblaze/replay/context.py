@@ -1,0 +1,143 @@
+"""The execution context tools run in, and the knobs that bound their waits.
+
+One ``ExecutionContext`` lives as long as the batch scope says (replay.md §1.5): normally one per
+step recording, shared by its tools; with ``TRAILBLAZE_DISABLE_BATCHED_TOOL_EXECUTION`` one per
+tool. It carries what tools share across a recording: the device connection, the clipboard
+cache (there is no portable adb command that reads the clipboard back, so paste types what the
+last ``mobile_setClipboard`` of the same context set), the screen snapshot (a parsed dump that
+query tools reuse until a mutating tool invalidates it) and the trace id of its logs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from trailblaze.replay.device import Device
+from trailblaze.replay.failure import Cancelled, ExpectedFailure, screen_summary
+from trailblaze.replay.hierarchy import Hierarchy, parse_hierarchy
+
+T = TypeVar("T")
+
+_TRACE_IDS = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayOptions:
+    """Timeouts (seconds) of the waits tools do. Tests shorten them; devices need the defaults."""
+
+    find_timeout: float = 5.0
+    """How long taps and assertions poll the screen for their element (upstream: 5 s)."""
+    condition_timeout: float = 1.0
+    """The same, for a ``runIf`` condition tool: a false condition should not cost 5 s."""
+    poll_interval: float = 0.25
+    launch_timeout: float = 10.0
+    """How long ``launchApp`` waits for the app's window to have the focus."""
+    settle: float = 0.3
+    """Pause after a key press that navigates (BACK), as Maestro does."""
+    max_scrolls: int = 20
+    device_timeout: float = 10.0
+    """Bound of every adb socket read, so a wedged device fails instead of hanging."""
+
+
+class ExecutionContext:
+    """What the tools of one batch share. Not thread-safe: one replay thread uses it."""
+
+    def __init__(
+        self,
+        device: Device,
+        options: ReplayOptions,
+        cancel: threading.Event,
+        *,
+        batched: bool,
+    ) -> None:
+        self.device = device
+        self.options = options
+        self.cancel = cancel
+        self.batched = batched
+        self.trace_id = f"trace-{next(_TRACE_IDS):04d}"
+        self.clipboard: str | None = None
+        self._snapshot: Hierarchy | None = None
+        self._condition_depth = 0
+        self.closed = False
+
+    # -- the screen snapshot --
+
+    def screen(self, *, fresh: bool = False) -> Hierarchy:
+        """The current screen; a cached snapshot unless ``fresh`` or a mutating tool ran."""
+        if fresh or self._snapshot is None:
+            self._snapshot = parse_hierarchy(self.device.dump_hierarchy())
+        return self._snapshot
+
+    def invalidate(self) -> None:
+        self._snapshot = None
+
+    def close(self) -> None:
+        """Leave the scope: forget the snapshot and the clipboard (idempotent)."""
+        self._snapshot = None
+        self.clipboard = None
+        self.closed = True
+
+    # -- waiting --
+
+    @property
+    def find_timeout(self) -> float:
+        if self._condition_depth:
+            return min(self.options.find_timeout, self.options.condition_timeout)
+        return self.options.find_timeout
+
+    def evaluating_condition(self) -> _ConditionScope:
+        """Within it, polls use the shorter ``condition_timeout``."""
+        return _ConditionScope(self)
+
+    def check_cancelled(self) -> None:
+        if self.cancel.is_set():
+            raise Cancelled
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep, waking up (and raising ``Cancelled``) when the run is cancelled."""
+        if seconds > 0 and self.cancel.wait(seconds):
+            raise Cancelled
+        self.check_cancelled()
+
+    def poll(
+        self,
+        attempt: Callable[[Hierarchy], T | None],
+        what: str | Callable[[], str],
+        *,
+        timeout: float | None = None,
+    ) -> T:
+        """Dump until ``attempt`` returns a value, or fail with ``ExpectedFailure`` naming ``what``.
+
+        The first attempt may use the cached snapshot; every later one dumps afresh.
+        """
+        limit = self.find_timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        fresh = False
+        while True:
+            self.check_cancelled()
+            screen = self.screen(fresh=fresh)
+            found = attempt(screen)
+            if found is not None:
+                return found
+            if fresh and time.monotonic() >= deadline:
+                message = what() if callable(what) else what
+                raise ExpectedFailure(f"{message} (waited {limit:g}s; {screen_summary(screen)})")
+            if fresh:
+                self.sleep(self.options.poll_interval)
+            fresh = True
+
+
+class _ConditionScope:
+    def __init__(self, context: ExecutionContext) -> None:
+        self.context = context
+
+    def __enter__(self) -> None:
+        self.context._condition_depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.context._condition_depth -= 1

@@ -1,0 +1,292 @@
+"""The Android programs of the fake device: ``input``, ``uiautomator``, ``am``, ``pm``, ``monkey``,
+``dumpsys``, ``wm``, ``getprop``, ``pidof``, ``settings``.
+
+Each answers the command lines replay and adbutils send the way a device does (output text,
+exit codes, the platform's own misspellings) and drives the ``FakeDevice`` state machine.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from trailblaze.replay.fakeshell import CommandResult
+from trailblaze.replay.fakespec import BROWSER_PACKAGE, LAUNCHER_PACKAGE
+from trailblaze.replay.fakeview import flag
+
+if TYPE_CHECKING:
+    from trailblaze.replay.fakescreen import FakeDevice
+
+DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
+IDLE_ERROR_TEXT = "ERROR: could not get idle state.\n"
+
+_KEY_NAMES: dict[str, int] = {
+    "HOME": 3,
+    "BACK": 4,
+    "DPAD_UP": 19,
+    "DPAD_DOWN": 20,
+    "DPAD_LEFT": 21,
+    "DPAD_RIGHT": 22,
+    "TAB": 61,
+    "SPACE": 62,
+    "ENTER": 66,
+    "DEL": 67,
+    "ESCAPE": 111,
+    "FORWARD_DEL": 112,
+    "MOVE_HOME": 122,
+    "MOVE_END": 123,
+    "APP_SWITCH": 187,
+    **{str(d): 7 + d for d in range(10)},
+    **{chr(ord("A") + i): 29 + i for i in range(26)},
+}
+
+
+class AndroidCommands:
+    """The programs of one ``FakeDevice``; ``table`` maps program names to handlers."""
+
+    def __init__(self, device: FakeDevice) -> None:
+        self.device = device
+        self.table: dict[str, Callable[[list[str]], CommandResult]] = {
+            "input": self.input,
+            "uiautomator": self.uiautomator,
+            "am": self.am,
+            "pm": self.pm,
+            "monkey": self.monkey,
+            "dumpsys": self.dumpsys,
+            "wm": self.wm,
+            "getprop": self.getprop,
+            "pidof": self.pidof,
+            "settings": lambda argv: CommandResult.of("null\n"),
+        }
+
+    def input(self, args: list[str]) -> CommandResult:
+        usage = CommandResult.of(
+            stderr="Error: Unknown command\nUsage: input [<source>] <command> [<arg>...]\n",
+            returncode=1,
+        )
+        if not args:
+            return usage
+        command, rest = args[0], args[1:]
+        try:
+            if command == "tap" and len(rest) == 2:
+                self.device.tap(*(int(float(v)) for v in rest))
+            elif command == "swipe" and len(rest) in (4, 5):
+                x1, y1, x2, y2 = (int(float(v)) for v in rest[:4])
+                duration = int(rest[4]) if len(rest) == 5 else 300
+                if abs(x2 - x1) <= 10 and abs(y2 - y1) <= 10:
+                    if duration >= 400:
+                        self.device.long_press(x1, y1)
+                    else:
+                        self.device.tap(x1, y1)
+                else:
+                    self.device.swipe(x1, y1, x2, y2)
+            elif command == "text" and len(rest) == 1:
+                self.device.type_text(rest[0].replace("%s", " "))
+            elif command == "keyevent" and rest:
+                codes = [_key_code(v) for v in rest if v != "--longpress"]
+                for code in codes:
+                    self.device.press_key(code)
+            else:
+                return usage
+        except ValueError as exc:
+            return CommandResult.of(stderr=f"Error: {exc}\n", returncode=1)
+        return CommandResult(0)
+
+    def uiautomator(self, args: list[str]) -> CommandResult:
+        if not args or args[0] != "dump":
+            return CommandResult.of(
+                stderr="Usage: uiautomator <subcommand> [options]\n", returncode=1
+            )
+        paths = [a for a in args[1:] if not a.startswith("--")]
+        path = paths[0] if paths else DEFAULT_DUMP_PATH
+        if self.device.faults.idle_errors > 0:
+            self.device.faults.idle_errors -= 1
+            self.device._log("dump-not-idle", path)
+            return CommandResult.of(IDLE_ERROR_TEXT)
+        xml = (
+            self.device.faults.malformed_dumps.pop(0)
+            if self.device.faults.malformed_dumps
+            else self.device.dump_xml()
+        )
+        self.device._log("dump", path)
+        done = f"UI hierchary dumped to: {path}\n"  # sic: the platform's own spelling
+        if path == "/dev/tty":
+            return CommandResult.of(xml + done)
+        self.device.files[path] = xml.encode()
+        return CommandResult.of(done)
+
+    def am(self, args: list[str]) -> CommandResult:
+        if args[:1] == ["force-stop"] and len(args) == 2:
+            self.device._stop(args[1])
+            return CommandResult(0)
+        if args[:1] == ["broadcast"]:
+            return self.broadcast(args[1:])
+        if args[:1] == ["start"]:
+            opts = _options(args[1:])
+            if "-n" in opts:
+                package = opts["-n"].split("/", 1)[0]
+                if package not in self.device.apps:
+                    return CommandResult.of(
+                        f"Starting: Intent {{ cmp={opts['-n']} }}\n",
+                        f"Error: Activity class {{{opts['-n']}}} does not exist.\n",
+                        1,
+                    )
+                self.device._launch(package)
+                return CommandResult.of(f"Starting: Intent {{ cmp={opts['-n']} }}\n")
+            if opts.get("-a") == "android.intent.action.VIEW" and "-d" in opts:
+                self.device.browser_url = opts["-d"]
+                self.device._launch(BROWSER_PACKAGE)
+                self.device._log("open-url", opts["-d"])
+                return CommandResult.of(
+                    f"Starting: Intent {{ act=android.intent.action.VIEW dat={opts['-d']} }}\n"
+                )
+        return CommandResult.of(
+            stderr=f"Error: unsupported am command: {shlex.join(args)}\n", returncode=1
+        )
+
+    def broadcast(self, args: list[str]) -> CommandResult:
+        opts = _options(args)
+        action = opts.get("-a", "")
+        head = f"Broadcasting: Intent {{ act={action} flg=0x400000 (has extras) }}\n"
+        if action == "clipper.set":
+            self.device.clipboard = opts.get("--es text", "")
+            self.device._log("clipboard", self.device.clipboard)
+            return CommandResult.of(
+                head + 'Broadcast completed: result=-1, data="Text is copied into clipboard."\n'
+            )
+        if action == "clipper.get":
+            return CommandResult.of(
+                head + f'Broadcast completed: result=-1, data="{self.device.clipboard}"\n'
+            )
+        return CommandResult.of(head + "Broadcast completed: result=0\n")
+
+    def pm(self, args: list[str]) -> CommandResult:
+        if args[:2] == ["list", "packages"]:
+            names = sorted(self.device.installed)
+            if "-3" in args:
+                names = [
+                    n for n in names if n in self.device.apps or n in self.device.spec.packages
+                ]
+            return CommandResult.of("".join(f"package:{n}\n" for n in names))
+        if args[:1] == ["clear"] and len(args) == 2:
+            package = args[1]
+            if package not in self.device.installed:
+                return CommandResult.of("Failed\n", returncode=1)
+            self.device._clear_data(package)
+            self.device._log("clear", package)
+            return CommandResult.of("Success\n")
+        if args[:1] == ["path"] and len(args) == 2:
+            if args[1] not in self.device.installed:
+                return CommandResult(1)
+            return CommandResult.of(f"package:/data/app/{args[1]}/base.apk\n")
+        if args[:1] in (["grant"], ["revoke"]):
+            return CommandResult(0)
+        return CommandResult.of(
+            stderr=f"Error: unsupported pm command: {shlex.join(args)}\n", returncode=1
+        )
+
+    def monkey(self, args: list[str]) -> CommandResult:
+        opts = _options(args)
+        package = opts.get("-p", "")
+        if package not in self.device.apps:
+            return CommandResult.of(
+                "  bash arg: -p\n", "** No activities found to run, monkey aborted.\n", 252
+            )
+        self.device._launch(package)
+        return CommandResult.of(f"  bash arg: -p\n  bash arg: {package}\nEvents injected: 1\n")
+
+    def dumpsys(self, args: list[str]) -> CommandResult:
+        what = args[0] if args else ""
+        if what == "input_method":
+            shown = flag(self.device.keyboard_shown)
+            return CommandResult.of(f"  mInputShown={shown}\n  mShowRequested={shown}\n")
+        if what == "window":
+            package, activity = self.focus()
+            token = f"{abs(hash(package)) % 0xFFFFFFF:07x}"
+            return CommandResult.of(
+                f"  mCurrentFocus=Window{{{token} u0 {package}/{activity}}}\n"
+                f"  mFocusedApp=ActivityRecord{{{token} u0 {package}/{activity} t7}}\n"
+            )
+        if what == "activity":
+            package, activity = self.focus()
+            pid = self.device.apps[package].pid if package in self.device.apps else 1200
+            return CommandResult.of(
+                f"  mResumedActivity: ActivityRecord{{1a2b u0 {package}/{activity} t7}}\n"
+                f"  ACTIVITY {package}/{activity} 5c3d pid={pid}\n"
+            )
+        if what == "display":
+            return CommandResult.of("  mCurrentOrientation=0\n  orientation=0\n")
+        if what == "package" and len(args) == 2:
+            app = self.device.apps.get(args[1])
+            stopped = app is None or not app.running
+            return CommandResult.of(
+                f"Packages:\n  Package [{args[1]}]:\n    stopped={flag(stopped)}\n"
+            )
+        return CommandResult(0)
+
+    def focus(self) -> tuple[str, str]:
+        if self.device.foreground is None:
+            return LAUNCHER_PACKAGE, "com.android.launcher3.uioverrides.QuickstepLauncher"
+        screen = self.device._screen()
+        if screen is None:
+            return self.device.foreground, ".BrowserActivity"
+        return self.device.foreground, screen.activity
+
+    def wm(self, args: list[str]) -> CommandResult:
+        if args[:1] == ["size"]:
+            return CommandResult.of(
+                f"Physical size: {self.device.spec.width}x{self.device.spec.height}\n"
+            )
+        if args[:1] == ["density"]:
+            return CommandResult.of("Physical density: 420\n")
+        return CommandResult.of(stderr="Error: unsupported wm command\n", returncode=1)
+
+    def properties(self) -> dict[str, str]:
+        return {
+            "ro.build.version.sdk": str(self.device.spec.sdk),
+            "ro.build.version.release": str(max(1, self.device.spec.sdk - 20)),
+            "ro.product.model": self.device.spec.model,
+            "ro.product.name": self.device.spec.model,
+            "ro.product.device": self.device.spec.model,
+            "ro.serialno": self.device.serial,
+            **self.device.spec.properties,
+        }
+
+    def getprop(self, args: list[str]) -> CommandResult:
+        props = self.properties()
+        if args:
+            return CommandResult.of(props.get(args[0], "") + "\n")
+        return CommandResult.of("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
+
+    def pidof(self, args: list[str]) -> CommandResult:
+        app = self.device.apps.get(args[0]) if args else None
+        if app is None or not app.running:
+            return CommandResult(1)
+        return CommandResult.of(f"{app.pid}\n")
+
+
+def _key_code(value: str) -> int:
+    if value.isdigit():
+        return int(value)
+    name = value.removeprefix("KEYCODE_")
+    if name not in _KEY_NAMES:
+        raise ValueError(f"unknown keycode {value}")
+    return _KEY_NAMES[name]
+
+
+def _options(args: Sequence[str]) -> dict[str, str]:
+    """``-a X -d Y --es key value`` -> {"-a": X, "-d": Y, "--es key": value}."""
+    opts: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("--es", "--ei", "--ez") and i + 2 < len(args):
+            opts[f"{arg} {args[i + 1]}"] = args[i + 2]
+            i += 3
+        elif arg.startswith("-") and i + 1 < len(args):
+            opts[arg] = args[i + 1]
+            i += 2
+        else:
+            i += 1
+    return opts

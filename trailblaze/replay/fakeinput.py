@@ -1,0 +1,184 @@
+"""Touches and keys on the fake device: what ``input tap|swipe|text|keyevent`` do to its state.
+
+A tap goes to the deepest interactive view under it (or the keyboard window); typing needs a
+focused field that is on screen (real Android drops key events otherwise); BACK closes the
+keyboard before it navigates.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from trailblaze.replay.device import KeyCode
+from trailblaze.replay.fakespec import KEYBOARD_PACKAGE, LAUNCHER_PACKAGE
+from trailblaze.replay.fakeview import View, deepest_interactive, flag, label
+
+if TYPE_CHECKING:
+    from trailblaze.replay.fakescreen import FakeDevice
+
+_KEY_CHARS = {**{7 + d: str(d) for d in range(10)}, **{29 + i: chr(97 + i) for i in range(26)}}
+_KEY_CHARS[KeyCode.SPACE] = " "
+
+
+class Gestures:
+    """Input handling for one ``FakeDevice`` (callers hold ``device.lock``)."""
+
+    def __init__(self, device: FakeDevice) -> None:
+        self.device = device
+
+    def _hit(self, x: int, y: int) -> View | None:
+        windows = self.device.render()
+        for window in reversed(windows):
+            if not window.bounds.contains_point(x, y):
+                continue
+            if window.package == KEYBOARD_PACKAGE:
+                return window
+            return deepest_interactive(window, x, y)
+        return None
+
+    def tap(self, x: int, y: int) -> None:
+        view = self._hit(x, y)
+        if view is None:
+            self.device._log("tap-missed", f"{x},{y}")
+            return
+        if view.package == KEYBOARD_PACKAGE:
+            self.device._log("tap-keyboard", f"{x},{y}")
+            return
+        element = view.element
+        name = label(view)
+        if element is None:
+            self.device._log("tap", f"{name} @ {x},{y}")
+            return
+        if not view.enabled:
+            self.device._log("tap-disabled", name)
+            return
+        self.device._log("tap", f"{name} @ {x},{y}")
+        package = view.package
+        if package == LAUNCHER_PACKAGE:
+            if element.on_tap and element.on_tap.launch:
+                self.device._launch(element.on_tap.launch)
+            return
+        if element.editable:
+            self.device.focused = element.key
+            self.device.cursor = len(self.device._value(package, element.key))
+            if not self.device.keyboard_shown:
+                self.device.keyboard_shown = True
+                self.device._log("keyboard-shown", element.key)
+        if element.checkable:
+            app = self.device.apps[package]
+            app.checked[element.key] = not self.device._checked(package, element)
+            if element.persist:
+                app.data[f"checked:{element.key}"] = app.checked[element.key]
+            self.device._log("toggle", f"{element.key}={flag(app.checked[element.key])}")
+        if element.on_tap is not None:
+            self.device._apply(package, element.on_tap)
+
+    def long_press(self, x: int, y: int) -> None:
+        view = self._hit(x, y)
+        if view is None or view.element is None or view.package == KEYBOARD_PACKAGE:
+            self.device._log("long-press-missed", f"{x},{y}")
+            return
+        self.device._log("long-press", label(view))
+        if view.element.on_long_press is not None and view.enabled:
+            self.device._apply(view.package, view.element.on_long_press)
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int) -> None:
+        screen = self.device._screen()
+        spec = screen.scroll_list if screen else None
+        if screen is None or spec is None or not spec.bounds.contains_point(x1, y1):
+            self.device._log("swipe", f"{x1},{y1} -> {x2},{y2}")
+            return
+        assert self.device.foreground is not None  # a screen implies a foreground app
+        app = self.device.apps[self.device.foreground]
+        count = sum(1 for item in spec.items if self.device.is_shown(self.device.foreground, item))
+        limit = max(0, count * spec.item_height - spec.bounds.height)
+        before = app.scroll.get(screen.name, 0)
+        after = min(limit, max(0, before + (y1 - y2)))
+        app.scroll[screen.name] = after
+        self.device._log(
+            "scroll" if after != before else "scroll-end", f"{screen.name} offset={after}"
+        )
+
+    def _focused_field(self) -> tuple[str, str] | None:
+        """(package, key) of the focused field if it is on screen now."""
+        if (
+            self.device.focused is None
+            or self.device.foreground is None
+            or self.device.foreground not in self.device.apps
+        ):
+            return None
+        for window in self.device.render():
+            for view in window.walk():
+                if (
+                    view.element is not None
+                    and view.element.key == self.device.focused
+                    and view.element.editable
+                ):
+                    return self.device.foreground, self.device.focused
+        return None
+
+    def type_text(self, text: str) -> None:
+        target = self._focused_field()
+        if target is None:
+            # Real Android drops key events when nothing has input focus; a recording that forgot
+            # to tap its field fails later instead of typing somewhere else.
+            self.device._log("text-dropped", text)
+            return
+        package, key = target
+        value = self.device._value(package, key)
+        cursor = min(self.device.cursor, len(value))
+        self.device._set_value(package, key, value[:cursor] + text + value[cursor:])
+        self.device.cursor = cursor + len(text)
+        self.device._log("text", f"{key}={self.device._value(package, key)}")
+
+    def press_key(self, code: int) -> None:
+        target = self._focused_field()
+        if code == KeyCode.BACK:
+            self.device._back()
+        elif code == KeyCode.HOME:
+            self.device._go_home("home key")
+        elif code == KeyCode.ESCAPE:
+            if self.device.keyboard_shown:
+                self.device.keyboard_shown = False
+                self.device._log("keyboard-hidden", "escape")
+        elif code == KeyCode.ENTER and target is not None:
+            element = self.device._element_default(*target)
+            self.device._log("key", "ENTER")
+            if element is not None and element.on_enter is not None:
+                self.device._apply(target[0], element.on_enter)
+        elif code in (KeyCode.DEL, KeyCode.FORWARD_DEL) and target is not None:
+            value = self.device._value(*target)
+            cursor = min(self.device.cursor, len(value))
+            if code == KeyCode.DEL and cursor > 0:
+                self.device._set_value(*target, value[: cursor - 1] + value[cursor:])
+                self.device.cursor = cursor - 1
+            elif code == KeyCode.FORWARD_DEL:
+                self.device._set_value(*target, value[:cursor] + value[cursor + 1 :])
+            self.device._log(
+                "key", f"{KeyCode(code).name} {target[1]}={self.device._value(*target)}"
+            )
+        elif code in (KeyCode.MOVE_HOME, KeyCode.MOVE_END) and target is not None:
+            self.device.cursor = (
+                0 if code == KeyCode.MOVE_HOME else len(self.device._value(*target))
+            )
+            self.device._log("key", KeyCode(code).name)
+        elif code == KeyCode.TAB and target is not None:
+            self._focus_next(*target)
+        elif code in _KEY_CHARS:
+            self.type_text(_KEY_CHARS[code])
+        else:
+            self.device._log("key", str(code))
+
+    def _focus_next(self, package: str, key: str) -> None:
+        fields = [
+            view.element.key
+            for window in self.device.render()
+            for view in window.walk()
+            if view.element is not None and view.element.editable
+        ]
+        if key in fields and len(fields) > 1:
+            self.device.focused = fields[(fields.index(key) + 1) % len(fields)]
+            self.device.cursor = len(self.device._value(package, self.device.focused))
+        self.device._log("key", f"TAB focus={self.device.focused}")
+
+    # -- commands --

@@ -1,0 +1,359 @@
+"""The fake device's shell: command lines as adbd's ``sh`` would run them.
+
+A small interpreter for what adbutils and replay send: ``;``, ``&&``, ``||``, ``|``, quotes,
+``$?``, simple redirections, and the builtins adbutils' own helpers use (``echo``, ``rm``,
+``cat``, ``grep``, ``ls``, ``sleep``). Android programs (``input``, ``am``, ``pm``, ...) are the
+``FakeDevice``'s; output chunks keep their execution order, as adbd's do (replay.md §3.5.2).
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+import time
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from trailblaze.replay.fakescreen import FakeDevice
+
+STDOUT, STDERR = 1, 2
+DIRECTORIES = frozenset(
+    {"/", "/data", "/data/local", "/data/local/tmp", "/sdcard", "/sdcard/Download"}
+)
+
+
+class CommandResult(NamedTuple):
+    """A command's exit code and its output chunks ((STDOUT|STDERR, bytes)) in order."""
+
+    returncode: int
+    chunks: tuple[tuple[int, bytes], ...] = ()
+
+    @classmethod
+    def of(cls, stdout: str = "", stderr: str = "", returncode: int = 0) -> CommandResult:
+        chunks = []
+        if stdout:
+            chunks.append((STDOUT, stdout.encode()))
+        if stderr:
+            chunks.append((STDERR, stderr.encode()))
+        return cls(returncode, tuple(chunks))
+
+    def text(self, stream: int | None = None) -> str:
+        return b"".join(d for s, d in self.chunks if stream in (None, s)).decode(errors="replace")
+
+
+_STATUS = None  # a `$?` inside a word, expanded when the command runs
+WordPart = str | None
+Word = tuple[WordPart, ...]
+_OPERATORS = (";", "&&", "||", "|", "&")
+_REDIRECTS = (">>", ">", "2>&1", "2>", "<")
+
+
+class ShellSyntaxError(ValueError):
+    """The fake's shell cannot parse the line (an unclosed quote)."""
+
+
+class _Token(NamedTuple):
+    op: str | None  # operator or redirect; None for a word
+    word: Word = ()
+
+
+def tokenize(line: str) -> list[_Token]:
+    """Split a shell line into words and operators, honouring quotes like ``sh`` does."""
+    tokens: list[_Token] = []
+    parts: list[WordPart] = []
+    buf: list[str] = []
+    in_word = False
+    i, n = 0, len(line)
+
+    def flush() -> None:
+        nonlocal in_word
+        if buf:
+            parts.append("".join(buf))
+            buf.clear()
+        if in_word:
+            tokens.append(_Token(None, tuple(parts)))
+            parts.clear()
+        in_word = False
+
+    while i < n:
+        c = line[i]
+        if c in " \t\n":
+            flush()
+            i += 1
+        elif c == "'":
+            end = line.find("'", i + 1)
+            if end < 0:
+                raise ShellSyntaxError(f"unterminated quote in {line!r}")
+            buf.append(line[i + 1 : end])
+            in_word = True
+            i = end + 1
+        elif c == '"':
+            i += 1
+            in_word = True
+            while i < n and line[i] != '"':
+                if line[i] == "\\" and i + 1 < n and line[i + 1] in '"\\$`':
+                    buf.append(line[i + 1])
+                    i += 2
+                elif line.startswith("$?", i):
+                    parts.append("".join(buf))
+                    buf.clear()
+                    parts.append(_STATUS)
+                    i += 2
+                else:
+                    buf.append(line[i])
+                    i += 1
+            if i >= n:
+                raise ShellSyntaxError(f"unterminated quote in {line!r}")
+            i += 1
+        elif c == "\\" and i + 1 < n:
+            buf.append(line[i + 1])
+            in_word = True
+            i += 2
+        elif line.startswith("$?", i):
+            parts.append("".join(buf))
+            buf.clear()
+            parts.append(_STATUS)
+            in_word = True
+            i += 2
+        elif (
+            not in_word
+            and any(line.startswith(r, i) for r in _REDIRECTS if r[0] == "2")
+            and c == "2"
+        ):
+            flush()
+            redirect = "2>&1" if line.startswith("2>&1", i) else "2>"
+            tokens.append(_Token(redirect))
+            i += len(redirect)
+        elif c in ";&|<>":
+            flush()
+            op = next(o for o in (*_OPERATORS, *_REDIRECTS) if line.startswith(o, i))
+            tokens.append(_Token(op))
+            i += len(op)
+        else:
+            buf.append(c)
+            in_word = True
+            i += 1
+    flush()
+    return tokens
+
+
+class _Command(NamedTuple):
+    words: tuple[Word, ...]
+    redirects: tuple[tuple[str, Word], ...]
+
+
+def _parse(tokens: list[_Token]) -> list[tuple[str, list[_Command]]]:
+    """[(operator before, pipeline)]: the first operator is ``;``."""
+    items: list[tuple[str, list[_Command]]] = []
+    pipeline: list[_Command] = []
+    words: list[Word] = []
+    redirects: list[tuple[str, Word]] = []
+    pending = ";"
+    i = 0
+
+    def end_command() -> None:
+        if words or redirects:
+            pipeline.append(_Command(tuple(words), tuple(redirects)))
+        words.clear()
+        redirects.clear()
+
+    while i < len(tokens):
+        token = tokens[i]
+        if token.op is None:
+            words.append(token.word)
+        elif token.op == "2>&1":
+            redirects.append((token.op, ()))
+        elif token.op in _REDIRECTS:
+            if i + 1 >= len(tokens) or tokens[i + 1].op is not None:
+                raise ShellSyntaxError(f"missing file after {token.op}")
+            redirects.append((token.op, tokens[i + 1].word))
+            i += 1
+        elif token.op == "|":
+            end_command()
+        else:
+            end_command()
+            if pipeline:
+                items.append((pending, list(pipeline)))
+            pipeline.clear()
+            pending = ";" if token.op == "&" else token.op
+        i += 1
+    end_command()
+    if pipeline:
+        items.append((pending, list(pipeline)))
+    return items
+
+
+def _expand(word: Word, status: int) -> str:
+    return "".join(str(status) if part is None else part for part in word)
+
+
+class Shell:
+    """Runs command lines against one ``FakeDevice``: builtins here, Android commands there."""
+
+    def __init__(self, device: FakeDevice) -> None:
+        self.device = device
+
+    def run(self, line: str) -> CommandResult:
+        try:
+            items = _parse(tokenize(line))
+        except ShellSyntaxError as exc:
+            return CommandResult.of(stderr=f"/system/bin/sh: syntax error: {exc}\n", returncode=2)
+        status = 0
+        chunks: list[tuple[int, bytes]] = []
+        for operator, pipeline in items:
+            if (operator == "&&" and status != 0) or (operator == "||" and status == 0):
+                continue
+            status = self._pipeline(pipeline, status, chunks)
+        return CommandResult(status, tuple(chunks))
+
+    def _pipeline(self, pipeline: list[_Command], status: int, out: list[tuple[int, bytes]]) -> int:
+        stdin = b""
+        returncode = status
+        for position, command in enumerate(pipeline):
+            # `$?` inside a pipeline is the status from before the pipeline, as in sh.
+            argv = [_expand(w, status) for w in command.words]
+            redirects = [(kind, _expand(target, status)) for kind, target in command.redirects]
+            for kind, path in redirects:
+                if kind == "<":
+                    with self.device.lock:
+                        stdin = self.device.files.get(path, b"")
+            result = self._command(argv, stdin)
+            chunks = list(result.chunks)
+            for kind, path in redirects:
+                chunks = self._redirect(kind, path, chunks)
+            if position == len(pipeline) - 1:
+                out.extend(chunks)
+            else:
+                out.extend((s, d) for s, d in chunks if s == STDERR)
+                stdin = b"".join(d for s, d in chunks if s == STDOUT)
+            returncode = result.returncode
+        return returncode
+
+    def _redirect(
+        self, kind: str, path: str, chunks: list[tuple[int, bytes]]
+    ) -> list[tuple[int, bytes]]:
+        if kind == "2>&1":
+            return [(STDOUT, d) for _, d in chunks]
+        if kind == "<":
+            return chunks
+        stream = STDERR if kind == "2>" else STDOUT
+        data = b"".join(d for s, d in chunks if s == stream)
+        if path != "/dev/null":
+            with self.device.lock:
+                previous = self.device.files.get(path, b"") if kind == ">>" else b""
+                self.device.files[path] = previous + data
+        return [(s, d) for s, d in chunks if s != stream]
+
+    def _command(self, argv: list[str], stdin: bytes) -> CommandResult:
+        if not argv:
+            return CommandResult(0)
+        overridden = self.device.override(argv)
+        if overridden is not None:
+            return overridden
+        builtin = getattr(self, f"_builtin_{argv[0]}", None)
+        if builtin is not None:
+            result: CommandResult = builtin(argv[1:], stdin)
+            return result
+        result_or_none = self.device.execute(argv)
+        if result_or_none is None:
+            return CommandResult.of(
+                stderr=f"/system/bin/sh: {argv[0]}: inaccessible or not found\n", returncode=127
+            )
+        return result_or_none
+
+    def _builtin_true(self, args: list[str], stdin: bytes) -> CommandResult:
+        return CommandResult(0)
+
+    def _builtin_false(self, args: list[str], stdin: bytes) -> CommandResult:
+        return CommandResult(1)
+
+    def _builtin_echo(self, args: list[str], stdin: bytes) -> CommandResult:
+        newline = "\n"
+        if args[:1] == ["-n"]:
+            args, newline = args[1:], ""
+        return CommandResult.of(" ".join(args) + newline)
+
+    def _builtin_sleep(self, args: list[str], stdin: bytes) -> CommandResult:
+        try:
+            time.sleep(min(float(args[0]), 5.0) if args else 0.0)
+        except ValueError:
+            return CommandResult.of(stderr=f"sleep: invalid number '{args[0]}'\n", returncode=1)
+        return CommandResult(0)
+
+    def _builtin_rm(self, args: list[str], stdin: bytes) -> CommandResult:
+        force = any(a.startswith("-") and "f" in a for a in args)
+        paths = [a for a in args if not a.startswith("-")]
+        errors = []
+        with self.device.lock:
+            for path in paths:
+                if self.device.files.pop(path, None) is None and not force:
+                    errors.append(f"rm: {path}: No such file or directory\n")
+        return CommandResult.of(stderr="".join(errors), returncode=1 if errors else 0)
+
+    def _builtin_cat(self, args: list[str], stdin: bytes) -> CommandResult:
+        if not args:
+            return CommandResult(0, ((STDOUT, stdin),) if stdin else ())
+        chunks: list[tuple[int, bytes]] = []
+        rc = 0
+        with self.device.lock:
+            for path in args:
+                data = self.device.files.get(path)
+                if data is None:
+                    chunks.append((STDERR, f"cat: {path}: No such file or directory\n".encode()))
+                    rc = 1
+                elif data:
+                    chunks.append((STDOUT, data))
+        return CommandResult(rc, tuple(chunks))
+
+    def _builtin_ls(self, args: list[str], stdin: bytes) -> CommandResult:
+        paths = [a for a in args if not a.startswith("-")] or ["/"]
+        lines: list[str] = []
+        for path in paths:
+            names = list_dir(self.device, path)
+            if names is None:
+                return CommandResult.of(
+                    stderr=f"ls: {path}: No such file or directory\n", returncode=1
+                )
+            lines.extend(sorted(names))
+        return CommandResult.of("".join(f"{n}\n" for n in lines))
+
+    def _builtin_grep(self, args: list[str], stdin: bytes) -> CommandResult:
+        flags = {c for a in args if a.startswith("-") and len(a) > 1 for c in a[1:]}
+        rest = [a for a in args if not (a.startswith("-") and len(a) > 1)]
+        if not rest:
+            return CommandResult.of(
+                stderr="usage: grep [-icvqEF] PATTERN [FILE...]\n", returncode=2
+            )
+        pattern, files = rest[0], rest[1:]
+        text = stdin
+        if files:
+            with self.device.lock:
+                text = b"".join(self.device.files.get(f, b"") for f in files)
+        source = re.escape(pattern) if "F" in flags else pattern
+        regex = re.compile(source, re.IGNORECASE if "i" in flags else 0)
+        lines = text.decode(errors="replace").splitlines()
+        hits = [line for line in lines if (regex.search(line) is not None) != ("v" in flags)]
+        rc = 0 if hits else 1
+        if "q" in flags:
+            return CommandResult(rc)
+        if "c" in flags:
+            return CommandResult.of(f"{len(hits)}\n", returncode=rc)
+        return CommandResult.of("".join(f"{h}\n" for h in hits), returncode=rc)
+
+
+def list_dir(device: FakeDevice, path: str) -> dict[str, tuple[int, int]] | None:
+    """Immediate children of a directory as name -> (mode, size), or None if it is not one."""
+    prefix = path.rstrip("/") + "/"
+    entries: dict[str, tuple[int, int]] = {}
+    with device.lock:
+        files = dict(device.files)
+    for known in DIRECTORIES | set(files):
+        if known.startswith(prefix) and known != prefix:
+            name, _, below = known[len(prefix) :].partition("/")
+            if below or known in DIRECTORIES:
+                entries[name] = (stat.S_IFDIR | 0o755, 4096)
+            else:
+                entries[name] = (stat.S_IFREG | 0o644, len(files[known]))
+    if not entries and path.rstrip("/") not in DIRECTORIES and path != "/":
+        return None
+    return entries

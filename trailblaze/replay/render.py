@@ -1,0 +1,153 @@
+"""Replay results for people: one block per trail as it finishes, then the summary.
+
+Only renders ``results`` records on a console made by ``trailblaze.console.make_console``;
+``run_interruptible`` is the Ctrl-C policy the CLI and doit share: the first Ctrl-C asks the
+run to stop at the next tool boundary, a second one stops at once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from rich.console import Console
+from rich.markup import escape
+
+from trailblaze.replay.results import RunResult, StepResult, ToolResult, TrailResult
+
+T = TypeVar("T")
+
+_TRAIL_STYLE = {
+    "passed": ("bold green", "PASS"),
+    "failed": ("bold red", "FAIL"),
+    "refused": ("bold red", "REFUSED"),
+    "skipped": ("yellow", "SKIP"),
+    "cancelled": ("bold magenta", "CANCELLED"),
+}
+_MARK = {
+    "passed": "[green]ok[/]",
+    "failed": "[bold red]FAILED[/]",
+    "skipped": "[yellow]skipped[/]",
+    "cancelled": "[magenta]cancelled[/]",
+}
+
+
+def render_trail(console: Console, trail: TrailResult) -> None:
+    style, word = _TRAIL_STYLE[trail.status]
+    head = f"[{style}]{word}[/] {escape(trail.path)}"
+    if trail.title:
+        head += f" [dim]({escape(trail.title)})[/]"
+    if trail.status in ("passed", "failed", "cancelled"):
+        head += f" [dim]{trail.duration:.1f}s[/]"
+    if trail.status == "skipped" and trail.reason:
+        head += f": {escape(trail.reason)}"
+    console.print(head)
+    for finding in trail.findings:
+        console.print(f"  [red]{escape(finding)}[/]")
+    if trail.status == "skipped":
+        return
+    for step in trail.steps:
+        _render_step(console, step)
+
+
+def _render_step(console: Console, step: StepResult) -> None:
+    label = escape(step.label)
+    text = f" {escape(step.text)}" if step.text else ""
+    line = f"  {_MARK[step.status]} {label}{text}"
+    if step.classifier:
+        line += f" [dim]{escape(f'[{step.classifier}]')}[/]"
+    if step.reason and step.status != "passed":
+        line += f" [dim]- {escape(step.reason)}[/]"
+    console.print(line)
+    if step.status in ("failed", "cancelled") or any(t.hook_errors for t in step.tools):
+        for tool in step.tools:
+            _render_tool(console, tool, 2)
+    if step.failure is not None:
+        failure = step.failure
+        ran = ", ".join(failure.successful) or "nothing"
+        console.print(f"      [dim]ran before {escape(failure.failed_tool)}: {escape(ran)}[/]")
+
+
+def _render_tool(console: Console, tool: ToolResult, depth: int) -> None:
+    pad = "  " * depth
+    line = f"{pad}{_MARK[tool.status]} {escape(tool.label)} [dim]{escape(tool.location.text)}[/]"
+    if tool.error:
+        line += f": {escape(tool.error)}"
+    elif tool.detail and tool.status != "passed":
+        line += f" [dim]- {escape(tool.detail)}[/]"
+    console.print(line)
+    for error in tool.hook_errors:
+        console.print(f"{pad}  [magenta]hook error[/]: {escape(error)}")
+    for child in tool.children:
+        _render_tool(console, child, depth + 1)
+
+
+def render_summary(console: Console, run: RunResult) -> None:
+    c = run.counts()
+    device = f" on {escape(run.device)}" if run.device else ""
+    console.print(
+        f"[bold]trailblaze replay[/]{device}: {_count(c['trails'], 'trail')}: "
+        f"{c['trails_passed']} passed, "
+        f"{c['trails_failed']} failed, {c['trails_refused']} refused, "
+        f"{c['trails_skipped']} skipped"
+        + (f", {c['trails_cancelled']} cancelled" if c["trails_cancelled"] else "")
+    )
+    console.print(
+        f"  steps: {c['steps_passed']} passed, {c['steps_failed']} failed, "
+        f"{c['steps_skipped']} skipped ({c['steps_needing_ai']} need the AI runner)"
+        + (f", {c['steps_cancelled']} cancelled" if c["steps_cancelled"] else "")
+    )
+    if run.cancelled:
+        console.print("[bold magenta]cancelled[/]: stopped at a tool boundary (exit 1)")
+    elif run.exit_code == 0:
+        console.print("[bold green]passed[/]")
+    else:
+        console.print(f"[bold red]FAILED[/] (exit {run.exit_code})")
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def run_interruptible(
+    work: Callable[[threading.Event], T],
+    on_interrupt: Callable[[], None] | None = None,
+) -> T:
+    """Run ``work(cancel)`` in a worker thread; Ctrl-C sets ``cancel`` and waits for it to stop.
+
+    A second Ctrl-C is not caught: the run stops at once.
+    """
+    cancel = threading.Event()
+    finished = threading.Event()
+    outcome: list[T] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            outcome.append(work(cancel))
+        except BaseException as exc:  # handed to the calling thread, which re-raises it
+            errors.append(exc)
+        finally:
+            finished.set()
+
+    worker = threading.Thread(target=target, name="trailblaze-replay", daemon=True)
+    worker.start()
+    interrupted = False
+    # Sleep-and-look rather than Thread.join: a KeyboardInterrupt inside join() can leave the
+    # thread looking finished while it still runs (CPython < 3.13).
+    while not finished.is_set():
+        try:
+            time.sleep(0.05)
+        except KeyboardInterrupt:
+            if interrupted:
+                raise
+            interrupted = True
+            cancel.set()
+            if on_interrupt is not None:
+                on_interrupt()
+    worker.join()
+    if errors:
+        raise errors[0]
+    return outcome[0]

@@ -1,0 +1,293 @@
+"""Replay outcomes as data: per run, per trail, per step, per tool; JSON and JUnit XML writers.
+
+Every tool result carries the YAML location of its call (``path:line:col``, workspace-relative)
+and, inside a ``runIf`` tree or a composed tool, its position (``runIf.then[1]``). A failed step
+carries its failure attribution: the successful prefix, the failed tool, the error and its kind.
+Rendering for people lives in ``render``; these records only serialize.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from trailblaze.replay.failure import FailureKind
+
+Status = Literal["passed", "failed", "skipped", "cancelled"]
+TrailStatus = Literal["passed", "failed", "refused", "skipped", "cancelled"]
+JSON_VERSION = 1
+
+NEEDS_AI = "needs the AI runner"
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    path: str
+    line: int
+    column: int
+    key_path: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "key_path": self.key_path,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """One dispatched tool: the log record of its run."""
+
+    tool: str
+    status: Status
+    location: Location
+    duration: float = 0.0
+    position: str | None = None
+    error: str | None = None
+    error_kind: FailureKind | None = None
+    detail: str | None = None
+    trace_id: str | None = None
+    hook_errors: tuple[str, ...] = ()
+    children: tuple[ToolResult, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.position} {self.tool}" if self.position else self.tool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "status": self.status,
+            "position": self.position,
+            "location": self.location.to_json(),
+            "duration": round(self.duration, 4),
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "detail": self.detail,
+            "trace_id": self.trace_id,
+            "hook_errors": list(self.hook_errors),
+            "children": [child.to_json() for child in self.children],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why a step recording failed: what ran before, what failed, and how."""
+
+    successful: tuple[str, ...]
+    failed_tool: str
+    location: Location
+    error: str
+    kind: FailureKind
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "successful": list(self.successful),
+            "failed_tool": self.failed_tool,
+            "location": self.location.to_json(),
+            "error": self.error,
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    number: int
+    kind: str
+    """``step``, ``verify``, ``trailhead`` or ``tools`` (a legacy ``- tools:`` block)."""
+    text: str | None
+    status: Status
+    location: Location
+    classifier: str | None = None
+    tools: tuple[ToolResult, ...] = ()
+    duration: float = 0.0
+    reason: str | None = None
+    """Why the step was skipped or cancelled."""
+    failure: Failure | None = None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "trailhead":
+            return "trailhead"
+        if self.kind == "tools":
+            return "tools block"
+        return f"{self.kind} {self.number}"
+
+    @property
+    def needs_ai(self) -> bool:
+        return self.status == "skipped" and NEEDS_AI in (self.reason or "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "kind": self.kind,
+            "text": self.text,
+            "status": self.status,
+            "classifier": self.classifier,
+            "location": self.location.to_json(),
+            "duration": round(self.duration, 4),
+            "reason": self.reason,
+            "needs_ai": self.needs_ai,
+            "failure": self.failure.to_json() if self.failure else None,
+            "tools": [tool.to_json() for tool in self.tools],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TrailResult:
+    path: str
+    status: TrailStatus
+    title: str | None = None
+    trailmap: str | None = None
+    steps: tuple[StepResult, ...] = ()
+    duration: float = 0.0
+    reason: str | None = None
+    findings: tuple[str, ...] = ()
+    """Why the trail was refused: the parse gate's and the runIf validator's messages."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "title": self.title,
+            "trailmap": self.trailmap,
+            "status": self.status,
+            "reason": self.reason,
+            "duration": round(self.duration, 4),
+            "findings": list(self.findings),
+            "steps": [step.to_json() for step in self.steps],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    trails: tuple[TrailResult, ...]
+    device: str | None = None
+    duration: float = 0.0
+    cancelled: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every replayed step passed; 1 when a trail failed, was refused or cancelled."""
+        bad = {"failed", "refused", "cancelled"}
+        return 1 if self.cancelled or any(t.status in bad for t in self.trails) else 0
+
+    def counts(self) -> dict[str, Any]:
+        trails = Counter(t.status for t in self.trails)
+        steps = Counter(s.status for t in self.trails for s in t.steps)
+        return {
+            "trails": len(self.trails),
+            **{
+                f"trails_{k}": trails.get(k, 0)
+                for k in ("passed", "failed", "refused", "skipped", "cancelled")
+            },
+            "steps": sum(steps.values()),
+            **{f"steps_{k}": steps.get(k, 0) for k in ("passed", "failed", "skipped", "cancelled")},
+            "steps_needing_ai": sum(1 for t in self.trails for s in t.steps if s.needs_ai),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": JSON_VERSION,
+            "exit_code": self.exit_code,
+            "device": self.device,
+            "cancelled": self.cancelled,
+            "duration": round(self.duration, 4),
+            "counts": self.counts(),
+            "trails": [trail.to_json() for trail in self.trails],
+        }
+
+
+# -- JUnit XML ---------------------------------------------------------------------------------
+
+
+def junit_xml(run: RunResult) -> str:
+    """One ``<testsuite>`` per trail, one ``<testcase>`` per step (the shape CI servers read)."""
+    root = ET.Element("testsuites", name="trailblaze replay", time=_seconds(run.duration))
+    totals = Counter[str]()
+    for trail in run.trails:
+        suite = ET.SubElement(root, "testsuite", name=trail.path, time=_seconds(trail.duration))
+        counts = Counter[str]()
+        for case in _cases(trail):
+            suite.append(case)
+            counts["tests"] += 1
+            for outcome in ("failure", "error", "skipped"):
+                if case.find(outcome) is not None:
+                    counts[outcome] += 1
+        for key, attr in (
+            ("tests", "tests"),
+            ("failure", "failures"),
+            ("error", "errors"),
+            ("skipped", "skipped"),
+        ):
+            suite.set(attr, str(counts[key]))
+            totals[attr] += counts[key]
+    for attr in ("tests", "failures", "errors", "skipped"):
+        root.set(attr, str(totals[attr]))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _cases(trail: TrailResult) -> list[ET.Element]:
+    classname = trail.path.removesuffix(".yaml").replace("/", ".")
+    if trail.status == "refused":
+        case = ET.Element("testcase", name="parse gate", classname=classname, time="0")
+        failure = ET.SubElement(case, "failure", message="the trail was refused before it started")
+        failure.text = "\n".join(trail.findings)
+        return [case]
+    if not trail.steps:
+        case = ET.Element("testcase", name="trail", classname=classname, time="0")
+        ET.SubElement(case, "skipped", message=trail.reason or "skipped")
+        return [case]
+    cases = []
+    for step in trail.steps:
+        name = f"{step.label}: {step.text}" if step.text else step.label
+        case = ET.Element("testcase", name=name, classname=classname, time=_seconds(step.duration))
+        case.set("file", step.location.path)
+        case.set("line", str(step.location.line))
+        if step.status == "failed" and step.failure is not None:
+            tag = "error" if step.failure.kind == "fatal" else "failure"
+            element = ET.SubElement(
+                case, tag, message=f"{step.failure.failed_tool}: {step.failure.error}"
+            )
+            element.text = _failure_text(step)
+        elif step.status in ("skipped", "cancelled"):
+            ET.SubElement(case, "skipped", message=step.reason or step.status)
+        out = ET.SubElement(case, "system-out")
+        out.text = "\n".join(_tool_lines(step.tools, 0)) or "(no tools)"
+        cases.append(case)
+    return cases
+
+
+def _failure_text(step: StepResult) -> str:
+    failure = step.failure
+    assert failure is not None
+    ran = ", ".join(failure.successful) or "nothing"
+    return (
+        f"{failure.location.text}: {failure.failed_tool} failed ({failure.kind}): "
+        f"{failure.error}\nran before it: {ran}"
+    )
+
+
+def _tool_lines(tools: tuple[ToolResult, ...], depth: int) -> list[str]:
+    lines = []
+    for tool in tools:
+        text = f"{'  ' * depth}{tool.status:<9} {tool.label} ({tool.location.text}, {tool.duration:.2f}s)"
+        if tool.error:
+            text += f": {tool.error}"
+        elif tool.detail:
+            text += f": {tool.detail}"
+        lines.append(text)
+        lines.extend(_tool_lines(tool.children, depth + 1))
+    return lines
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"

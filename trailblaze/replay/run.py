@@ -1,0 +1,370 @@
+"""Replay trails on a device: the entry point ``trailblaze replay`` and ``doit replay`` call.
+
+``replay(request)`` finds the trails (named ones, or every trail of the workspace), plans each
+(parse gate, ``runIf`` validator, recording choice: ``plan``), validates the ``--arg`` values,
+connects to the device (``adb.connect``, imported only here and only when something will run),
+replays trail after trail (``engine.Runner``, one per trail) and returns a ``RunResult``.
+
+Usage problems (no workspace, a missing trail file, a bad ``--arg`` or classifier, no device or
+several without ``--device``) raise ``ReplayUsageError`` before anything is sent to a device.
+A lost device ends the run: the remaining trails are reported as not run.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from trailblaze.catalog import Catalog, load_catalog
+from trailblaze.check import load_manifests
+from trailblaze.finding import did_you_mean
+from trailblaze.fsutil import write_atomic
+from trailblaze.parse import file_error
+from trailblaze.replay.context import ReplayOptions
+from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
+from trailblaze.replay.engine import Hooks, Runner
+from trailblaze.replay.plan import PlanError, TrailPlan, classifier_chain, plan_trail
+from trailblaze.replay.results import (
+    Location,
+    RunResult,
+    Status,
+    StepResult,
+    TrailResult,
+    TrailStatus,
+    junit_xml,
+)
+from trailblaze.replay.toolsource import ToolSource
+from trailblaze.resolve import Resolution, Resolver
+from trailblaze.workspace import (
+    EXCLUDED_DIRS,
+    Workspace,
+    WorkspaceError,
+    find_workspace,
+    is_trail_name,
+    scan,
+)
+from trailblaze.yamlnode import YamlError, read_text
+
+ARG_PATTERN_HELP = "NAME=VALUE"
+
+
+class ReplayUsageError(Exception):
+    """The request cannot run as given: exit 2 with the message."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRequest:
+    trails: tuple[Path, ...] = ()
+    """Trail files or directories; empty means every trail of the workspace."""
+    workspace: Path | None = None
+    """Where to look for the workspace when no trails are named (default: the current dir)."""
+    serial: str | None = None
+    """The device; default ``ANDROID_SERIAL``, else the only connected device."""
+    args: tuple[str, ...] = ()
+    """``NAME=VALUE`` trail arguments."""
+    classifier: str | None = None
+    json_path: Path | None = None
+    junit_path: Path | None = None
+
+
+def parse_arg_values(values: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise ReplayUsageError(f"--arg {value!r}: expected {ARG_PATTERN_HELP}")
+        out[name] = text
+    return out
+
+
+def replay(
+    request: ReplayRequest,
+    *,
+    device: Device | None = None,
+    options: ReplayOptions | None = None,
+    cancel: threading.Event | None = None,
+    hooks: Hooks | None = None,
+    on_trail: Callable[[TrailResult], None] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Replay the requested trails; ``device`` skips the adb connection (tests, embedding)."""
+    env = os.environ if env is None else env
+    options = options or ReplayOptions()
+    cancel = cancel or threading.Event()
+    started = time.monotonic()
+    try:
+        chain = classifier_chain(request.classifier)
+    except PlanError as exc:
+        raise ReplayUsageError(str(exc)) from None
+    args = parse_arg_values(request.args)
+    ws, files = _trail_files(request)
+    catalog = load_catalog()
+    sources = _Sources(ws, catalog)
+    plans = [_plan(ws, path, chain, args) for path in files]
+    _check_args(args, plans)
+    runnable = [p for p in plans if not p.refused and p.skip_reason is None]
+    if runnable and device is None:
+        device = _connect(request.serial or env.get("ANDROID_SERIAL") or None, options)
+    results: list[TrailResult] = []
+    lost: str | None = None
+    for plan in plans:
+        if cancel.is_set() and not plan.refused:
+            result = _not_run(plan, "cancelled", "cancelled before it started")
+        elif lost is not None and not plan.refused and plan.skip_reason is None:
+            result = _not_run(plan, "skipped", f"not run: {lost}")
+        else:
+            assert device is not None or plan.refused or plan.skip_reason is not None
+            result = _run_trail(plan, device, sources.get(plan), options, cancel, hooks, env)
+            fatal = [s.failure for s in result.steps if s.failure and s.failure.kind == "fatal"]
+            if fatal:
+                lost = f"the device was lost ({fatal[0].error})"
+        results.append(result)
+        if on_trail is not None:
+            on_trail(result)
+    run = RunResult(
+        tuple(results),
+        device.serial if device is not None else None,
+        time.monotonic() - started,
+        cancel.is_set(),
+    )
+    _write_outputs(run, request)
+    return run
+
+
+# -- finding the trails ----------------------------------------------------------------------
+
+
+def _trail_files(request: ReplayRequest) -> tuple[Workspace | None, list[Path]]:
+    ws: Workspace | None
+    if not request.trails:
+        try:
+            root = request.workspace
+            found = find_workspace(root, explicit=root is not None)
+        except WorkspaceError as exc:
+            raise ReplayUsageError(str(exc)) from None
+        return found, list(scan(found).trails)
+    files: list[Path] = []
+    for given in request.trails:
+        path = given.resolve()
+        if path.is_dir():
+            found_here = sorted(_trails_under(path))
+            if not found_here:
+                raise ReplayUsageError(f"no trail files under '{given}'")
+            files.extend(found_here)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ReplayUsageError(f"no trail file or directory '{given}'")
+    start = request.workspace or files[0].parent
+    try:
+        ws = find_workspace(start)
+    except WorkspaceError:
+        ws = None  # trails outside any workspace replay with the framework tools only
+    return ws, list(dict.fromkeys(files))
+
+
+def _trails_under(directory: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames[:] = [d for d in dirnames if d not in EXCLUDED_DIRS]
+        for name in filenames:
+            if is_trail_name(name):
+                yield Path(dirpath) / name
+
+
+def _rel(ws: Workspace | None, path: Path) -> str:
+    if ws is not None:
+        return ws.rel(path)
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _plan(
+    ws: Workspace | None, path: Path, chain: tuple[str, ...], args: Mapping[str, str]
+) -> TrailPlan:
+    rel = _rel(ws, path)
+    try:
+        text = read_text(path)
+    except YamlError as exc:
+        return TrailPlan(rel, None, file_error(rel, exc).findings)
+    return plan_trail(rel, text, chain, args)
+
+
+def _check_args(args: Mapping[str, str], plans: list[TrailPlan]) -> None:
+    declared = frozenset().union(*(p.declared_args for p in plans))
+    for name in args:
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ReplayUsageError(
+                f"--arg {name}: no trail here declares argument '{name}'"
+                f"{did_you_mean(name, declared)} (declared: {known})"
+            )
+
+
+class _Sources:
+    """One ``ToolSource`` per trailmap, resolved on first use."""
+
+    def __init__(self, ws: Workspace | None, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._resolver: Resolver | None = None
+        self._dirs: frozenset[str] = frozenset()
+        if ws is not None:
+            manifests = load_manifests(ws, scan(ws))
+            self._resolver = Resolver(manifests.with_dirs(), ws.root, catalog)
+            self._dirs = frozenset(manifests.trailmaps)
+        self._cache: dict[str | None, ToolSource] = {}
+
+    def get(self, plan: TrailPlan) -> ToolSource:
+        target = plan.trail.config.target if plan.trail else None
+        key = target if target in self._dirs else None
+        if key not in self._cache:
+            resolution: Resolution | None = None
+            if key is not None and self._resolver is not None:
+                resolution = self._resolver.resolve(key)
+            self._cache[key] = ToolSource(self.catalog, resolution)
+        return self._cache[key]
+
+
+# -- the device --------------------------------------------------------------------------------
+
+
+def _connect(serial: str | None, options: ReplayOptions) -> Device:
+    try:
+        # adbutils is the replay extra's dependency: imported only when a device is needed.
+        from trailblaze.replay.adb import connect  # noqa: PLC0415
+    except ImportError as exc:
+        raise ReplayUsageError(
+            f"replay needs adbutils ({exc}); install it with: pip install 'trailblaze-doit[replay]'"
+        ) from None
+    try:
+        return connect(serial, timeout=options.device_timeout)
+    except DeviceSelectionError as exc:
+        raise ReplayUsageError(str(exc)) from None
+    except DeviceLostError as exc:
+        raise ReplayUsageError(f"no device: {exc}") from None
+
+
+# -- running one trail -------------------------------------------------------------------------
+
+
+def _step_location(plan: TrailPlan, line: int, column: int, key_path: str) -> Location:
+    return Location(plan.path, line, column, key_path)
+
+
+def _not_run(plan: TrailPlan, status: str, reason: str) -> TrailResult:
+    steps = tuple(
+        StepResult(
+            s.step.number,
+            s.step.kind,
+            s.step.text,
+            "cancelled" if status == "cancelled" else "skipped",
+            _step_location(plan, s.step.line, s.step.column, s.step.key_path),
+            reason=reason,
+        )
+        for s in plan.steps
+    )
+    trail = plan.trail
+    return TrailResult(
+        plan.path,
+        "cancelled" if status == "cancelled" else "skipped",
+        trail.config.title if trail else None,
+        trail.config.target if trail else None,
+        steps,
+        reason=reason,
+    )
+
+
+def _run_trail(
+    plan: TrailPlan,
+    device: Device | None,
+    source: ToolSource,
+    options: ReplayOptions,
+    cancel: threading.Event,
+    hooks: Hooks | None,
+    env: Mapping[str, str],
+) -> TrailResult:
+    trail = plan.trail
+    if trail is None:
+        return TrailResult(plan.path, "refused", findings=tuple(f.text for f in plan.findings))
+    title, target = trail.config.title, trail.config.target
+    if plan.skip_reason is not None:
+        skipped = _not_run(plan, "skipped", plan.skip_reason)
+        return replace(
+            skipped,
+            steps=tuple(
+                replace(step, reason=sp.skip_reason or plan.skip_reason)
+                for step, sp in zip(skipped.steps, plan.steps, strict=True)
+            ),
+        )
+    assert device is not None
+    runner = Runner(
+        device, source, trail=plan.path, tokens=plan.tokens, options=options, cancel=cancel,
+        hooks=hooks, env=env,
+    )  # fmt: skip
+    started = time.monotonic()
+    steps: list[StepResult] = []
+    stop: tuple[Status, str] | None = None  # (status, reason) for the steps after a stop
+    for sp in plan.steps:
+        step = sp.step
+        where = _step_location(plan, step.line, step.column, step.key_path)
+        base = StepResult(step.number, step.kind, step.text, "skipped", where)
+        if stop is not None:
+            steps.append(replace(base, status=stop[0], reason=stop[1]))
+            continue
+        if sp.recording is None:
+            steps.append(replace(base, reason=sp.skip_reason))
+            continue
+        begun = time.monotonic()
+        outcome = runner.run_recording(
+            sp.recording.calls, step=step.number, single_batch=step.kind == "tools"
+        )
+        result = replace(
+            base,
+            classifier=sp.recording.classifier,
+            tools=outcome.tools,
+            duration=time.monotonic() - begun,
+            failure=outcome.failure,
+        )
+        if outcome.failure is not None:
+            steps.append(replace(result, status="failed"))
+            if outcome.failure.kind == "fatal":
+                stop = ("skipped", "not run: the device was lost")
+            elif step.kind == "trailhead":
+                stop = ("skipped", "not run: the trailhead failed, so the trail never started")
+            else:
+                stop = ("skipped", f"not run: {result.label} failed")
+        elif outcome.cancelled:
+            steps.append(replace(result, status="cancelled", reason="cancelled"))
+            stop = ("cancelled", "cancelled")
+        else:
+            steps.append(replace(result, status="passed"))
+    statuses = {s.status for s in steps}
+    status: TrailStatus = (
+        "failed" if "failed" in statuses
+        else "cancelled" if "cancelled" in statuses
+        else "passed"
+    )  # fmt: skip
+    return TrailResult(plan.path, status, title, target, tuple(steps), time.monotonic() - started)
+
+
+def _write_outputs(run: RunResult, request: ReplayRequest) -> None:
+    import json  # noqa: PLC0415
+
+    outputs = []
+    if request.json_path is not None:
+        outputs.append(
+            (request.json_path, json.dumps(run.to_json(), indent=1, ensure_ascii=False) + "\n")
+        )
+    if request.junit_path is not None:
+        outputs.append((request.junit_path, junit_xml(run)))
+    for path, text in outputs:
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            raise ReplayUsageError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,33 @@
+"""The Android implementations of the recordable tools replay supports, by name.
+
+Each tool is a function ``(context, args) -> detail`` that receives arguments already parsed
+with its JSON Schema (defaults applied) and raises a ``failure.ToolFailure`` (or a device-layer
+error, which the engine classifies) when it does not succeed. ``mutates`` says whether the
+screen snapshot must be dropped afterwards; verifications and queries leave it.
+
+Any tool not in ``ANDROID_TOOLS`` is "not supported by this device" (``runIf`` and composed
+YAML tools are the engine's own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from trailblaze.replay.tools import apps, gestures, keys, screen
+from trailblaze.replay.tools.base import ToolFn, ToolImpl
+
+__all__ = ["ANDROID_TOOLS", "ToolFn", "ToolImpl"]
+
+
+def _registry() -> Mapping[str, ToolImpl]:
+    tools: dict[str, ToolImpl] = {}
+    for module in (apps, gestures, keys, screen):
+        for impl in module.TOOLS:
+            if impl.name in tools:
+                raise RuntimeError(f"tool {impl.name!r} is implemented twice")
+            tools[impl.name] = impl
+    return MappingProxyType(tools)
+
+
+ANDROID_TOOLS: Mapping[str, ToolImpl] = _registry()

@@ -1,0 +1,59 @@
+"""Which tool a recorded name is, for one trail: its trailmap's tools, else the framework's.
+
+The trailmap's resolution (``resolve.Resolver``) decides first, so a trail sees exactly the
+tools its surface declares (composed YAML tools with their bodies, scripted tools); names it
+does not know fall back to the framework catalog. Schemas come back self-contained (``$defs``
+attached), ready for ``arguments.parse_arguments``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trailblaze.catalog import JSON_SCHEMA_DIALECT, Catalog
+from trailblaze.finding import did_you_mean
+from trailblaze.resolve import Resolution
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedTool:
+    name: str
+    kind: str
+    """``framework``, ``yaml`` (composed), or a scripted kind (``module``, ``descriptor``, ...)."""
+    schema: dict[str, Any] | None
+    body: tuple[tuple[str, Any], ...] = ()
+
+
+class ToolSource:
+    def __init__(self, catalog: Catalog, resolution: Resolution | None = None) -> None:
+        self.catalog = catalog
+        self.resolution = resolution
+
+    @property
+    def trailmap(self) -> str | None:
+        return self.resolution.trailmap if self.resolution else None
+
+    def lookup(self, name: str) -> ResolvedTool | None:
+        entry = self.resolution.entry(name) if self.resolution else None
+        if entry is not None:
+            schema = None
+            if entry.input_schema is not None:
+                schema = {
+                    "$schema": JSON_SCHEMA_DIALECT,
+                    **entry.input_schema,
+                    "$defs": dict(self.catalog.defs),
+                }
+            return ResolvedTool(name, entry.kind, schema, entry.body)
+        tool = self.catalog.tool(name)
+        if tool is None:
+            return None
+        return ResolvedTool(name, "framework", self.catalog.schema_for(tool))
+
+    def unknown(self, name: str) -> str:
+        """Why ``name`` names no tool, with a "did you mean"."""
+        names = set(self.catalog.tools)
+        if self.resolution is not None:
+            names |= {entry.name for entry in self.resolution.entries}
+        where = f"trailmap '{self.trailmap}' or the framework" if self.trailmap else "the framework"
+        return f"no tool of that name in {where}{did_you_mean(name, frozenset(names))}"
