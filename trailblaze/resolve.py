@@ -52,6 +52,8 @@ class ToolEntry:
     module: Path | None = None
     trailhead_to: str | None = None
     body: tuple[tuple[str, Any], ...] = ()
+    implements: str | None = None
+    """For a `class:` tool: the framework tool whose class it registers (replay runs that)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,4 +434,5 @@ def _from_def(tool: ToolDef, source: str) -> ToolEntry:
         tool.module,
         tool.trailhead_to,
         tool.body,
+        tool.implements,
     )

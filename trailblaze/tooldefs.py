@@ -92,6 +92,8 @@ class ToolDef:
     module: Path | None = None
     auto: bool = False
     """A module export declared with `trailblaze.tool(...)`: discovered without a manifest entry."""
+    implements: str | None = None
+    """For a `class:` tool: the framework tool whose class it registers."""
     trailhead_to: str | None = None
     body: tuple[tuple[str, Any], ...] = ()
     """For composed tools: the (tool name, raw args) calls it runs, for replay."""
@@ -277,6 +279,7 @@ class _Loader:
                     rel,
                     id_node.line,
                     id_node.column,
+                    implements=framework.name,
                 ),
                 id_node,
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -439,3 +440,29 @@ def test_a_scripted_tool_is_not_supported(device: ModelDevice, notes_tools: Tool
         "tool 'notes_openNote' is not supported by this device (a scripted tool (module) needs "
         "the Trailblaze host runtime)"
     )
+
+
+def test_a_class_tool_runs_the_framework_tool_it_registers(
+    device: ModelDevice, model: FakeDevice, tmp_path: Path
+) -> None:
+    # A workspace *.tool.yaml may register a framework class under an id of its own.
+    (tmp_path / "trailmaps/app/tools").mkdir(parents=True)
+    (tmp_path / "trailmaps/app/trailmap.yaml").write_text("id: app\ntarget: {display_name: App}\n")
+    (tmp_path / "trailmaps/app/tools/app_tap.tool.yaml").write_text(
+        "id: app_tap\nclass: xyz.block.trailblaze.toolcalls.commands.TapOnElementWithTextTrailblazeTool\n"
+    )
+    ws = find_workspace(tmp_path, explicit=True)
+    resolver = Resolver(load_manifests(ws, scan(ws)).with_dirs(), ws.root, load_catalog())
+    tools = ToolSource(load_catalog(), resolver.resolve("app"))
+    recording = (
+        f"- launchApp: {{appId: {PACKAGE}, launchMode: RESUME}}\n"
+        "- app_tap: {text: Forms}\n"
+        "- assertVisibleBySelector: {nodeSelector: {androidAccessibility: {hintTextRegex: Name}}}\n"
+    )
+    outcome = runner(device, tools=tools).run_recording(calls(recording))
+    assert outcome.passed, outcome.failure
+    assert [(t.tool, t.status) for t in outcome.tools] == [
+        ("launchApp", "passed"),
+        ("app_tap", "passed"),
+        ("assertVisibleBySelector", "passed"),
+    ]

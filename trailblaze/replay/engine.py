@@ -260,7 +260,11 @@ class Runner:
         if resolved.kind == "yaml":
             params = self._arguments(invocation, resolved.schema)
             return self._run_composed(resolved.body, params, invocation, context, depth, children)
-        impl = ANDROID_TOOLS.get(name) if resolved.kind == "framework" else None
+        impl = (
+            ANDROID_TOOLS.get(resolved.implementation or name)
+            if resolved.kind == "framework"
+            else None
+        )
         if impl is None:
             why = (
                 "Android replay does not implement it"

@@ -23,6 +23,8 @@ class ResolvedTool:
     """``framework``, ``yaml`` (composed), or a scripted kind (``module``, ``descriptor``, ...)."""
     schema: dict[str, Any] | None
     body: tuple[tuple[str, Any], ...] = ()
+    implementation: str | None = None
+    """The framework tool that runs it (its own name, or the one a `class:` tool registers)."""
 
 
 class ToolSource:
@@ -44,11 +46,15 @@ class ToolSource:
                     **entry.input_schema,
                     "$defs": dict(self.catalog.defs),
                 }
-            return ResolvedTool(name, entry.kind, schema, entry.body)
+            if entry.kind == "class" and entry.implements is not None:
+                # A workspace *.tool.yaml registering a framework class under its own id.
+                return ResolvedTool(name, "framework", schema, implementation=entry.implements)
+            implementation = name if entry.kind == "framework" else None
+            return ResolvedTool(name, entry.kind, schema, entry.body, implementation)
         tool = self.catalog.tool(name)
         if tool is None:
             return None
-        return ResolvedTool(name, "framework", self.catalog.schema_for(tool))
+        return ResolvedTool(name, "framework", self.catalog.schema_for(tool), implementation=name)
 
     def unknown(self, name: str) -> str:
         """Why ``name`` names no tool, with a "did you mean"."""
