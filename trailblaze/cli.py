@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from trailblaze import __version__
 from trailblaze.check import CheckOptions, run_check
 from trailblaze.console import RichProgress, make_console, render_report
 from trailblaze.doit_tasks import run_tasks
+from trailblaze.formats import FORMATS, render
 from trailblaze.fsutil import write_atomic
 from trailblaze.report import EXIT_USAGE
 from trailblaze.workspace import WorkspaceError, find_workspace
@@ -42,7 +42,12 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="workspace root (default: found from the current directory)",
     )
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), json (the stable report), sarif (2.1.0), junit (XML), github (annotations)",
+    )
     check.add_argument("--output", type=Path, help="write the report here instead of stdout")
     check.add_argument(
         "--lenient",
@@ -116,8 +121,8 @@ def _check(args: argparse.Namespace) -> int:
         strict=not args.lenient, require_typecheck=args.require_typecheck
     )
     report = run_check(ws, options, progress=RichProgress.for_terminal())
-    if args.format == "json":
-        text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+    if args.format != "text":
+        text = render(report, args.format)
         if args.output:
             _write(args.output, text)
         else:

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import json
+from xml.etree import ElementTree
+
+from trailblaze.finding import Finding
+from trailblaze.formats import github, junit, render, sarif
+from trailblaze.report import Report, TrailStatus
+
+REPORT = Report(
+    workspace="/ws",
+    trailmaps=("shop",),
+    trails=(
+        TrailStatus("trailmaps/shop/a.trail.yaml", "shop", "type-checked", calls=3),
+        TrailStatus("trailmaps/shop/b.trail.yaml", None, "parsed", "no target"),
+        TrailStatus("trailmaps/shop/c.trail.yaml", None, "rejected"),
+    ),
+    findings=(
+        Finding(
+            "type",
+            "trailmaps/shop/a.trail.yaml",
+            12,
+            9,
+            "Type 'number' is not assignable to type 'string'.",
+            key_path="trail[2].recording.android[0]",
+            code="TS2322",
+            step=3,
+            classifier="android",
+            tool="inputText",
+            trailmap="shop",
+        ),
+        Finding(
+            "parse",
+            "trailmaps/shop/c.trail.yaml",
+            2,
+            3,
+            "unknown key 'stpe' (did you mean 'step'?)",
+            key_path="trail[0]",
+            code="unknown-key",
+        ),
+        Finding(
+            "warning",
+            "trailmaps/shop/trailmap.yaml",
+            4,
+            1,
+            "a, b: 100% odd\nnew line",
+            code="tool-source-missing",
+            fatal=False,
+        ),
+    ),
+)
+
+
+def test_github_annotations_escape_what_the_runner_would_misread() -> None:
+    assert github(REPORT).splitlines() == [
+        "::error file=trailmaps/shop/a.trail.yaml,line=12,col=9,title=trailblaze type TS2322::"
+        "trail[2].recording.android[0]: Type 'number' is not assignable to type 'string'.",
+        "::error file=trailmaps/shop/c.trail.yaml,line=2,col=3,title=trailblaze parse unknown-key::"
+        "trail[0]: unknown key 'stpe' (did you mean 'step'?)",
+        "::warning file=trailmaps/shop/trailmap.yaml,line=4,col=1,title=trailblaze warning "
+        "tool-source-missing::a, b: 100%25 odd%0Anew line",
+    ]
+
+
+def test_sarif_has_one_result_per_finding_with_its_location() -> None:
+    document = json.loads(sarif(REPORT))
+    assert document["version"] == "2.1.0"
+    [run] = document["runs"]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [
+        "TS2322",
+        "tool-source-missing",
+        "unknown-key",
+    ]
+    first = run["results"][0]
+    assert first["ruleId"] == "TS2322"
+    assert first["level"] == "error"
+    assert first["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "trailmaps/shop/a.trail.yaml", "uriBaseId": "WORKSPACE"},
+        "region": {"startLine": 12, "startColumn": 9},
+    }
+    assert first["properties"] == {
+        "kind": "type",
+        "step": 3,
+        "classifier": "android",
+        "tool": "inputText",
+        "trailmap": "shop",
+    }
+    assert [r["level"] for r in run["results"]] == ["error", "error", "warning"]
+
+
+def test_junit_has_a_case_per_trail_failing_on_fatal_findings() -> None:
+    suite = ElementTree.fromstring(junit(REPORT).split("\n", 1)[1])
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "2", "1")
+    cases = {case.get("name"): case for case in suite}
+    assert cases["trailmaps/shop/a.trail.yaml"].find("failure") is not None
+    skipped = cases["trailmaps/shop/b.trail.yaml"].find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == "no target"
+    failure = cases["trailmaps/shop/c.trail.yaml"].find("failure")
+    assert failure is not None
+    assert (
+        failure.text
+        == "trailmaps/shop/c.trail.yaml:2:3: trail[0]: unknown key 'stpe' (did you mean 'step'?)"
+    )
+
+
+def test_json_is_the_stable_report() -> None:
+    assert json.loads(render(REPORT, "json")) == REPORT.to_json()
