@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_tree
-from trailblaze.check import CheckOptions, run_check
+from trailblaze.check import run_check
+from trailblaze.options import CheckOptions
 from trailblaze.parse import parse_trail
 from trailblaze.runif import parse_runif
 from trailblaze.workspace import find_workspace

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, DATA, write_tree
-from trailblaze.check import CheckOptions, run_check
+from trailblaze.check import run_check
 from trailblaze.codegen import GenLine
+from trailblaze.options import CheckOptions
 from trailblaze.report import Report
 from trailblaze.toolchain import Compiler
 from trailblaze.typegate import Job, Layout, compile_jobs

@@ -28,6 +28,7 @@ from trailblaze.codegen import GENERATOR_VERSION
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
 from trailblaze.manifest import Trailmap, load_manifest
+from trailblaze.options import CheckOptions
 from trailblaze.parse import file_error
 from trailblaze.report import (
     REASON_DISABLED,
@@ -59,32 +60,8 @@ from trailblaze.typegate import (
 from trailblaze.workspace import Scan, Workspace, scan
 from trailblaze.yamlnode import MAX_FILE_BYTES, YamlError
 
-DISABLE_ENV = "TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION"
-REQUIRE_ENV = "TRAILBLAZE_REQUIRE_TYPECHECK"
 # Kept from the reference: the synthetic `default` host target has no manifest and is exempt.
 TRANSITIONAL_EXEMPT = {"default": "the synthetic default host target has no trailmap.yaml"}
-
-
-def env_flag(name: str, env: Mapping[str, str] | None = None) -> bool:
-    value = (env if env is not None else os.environ).get(name, "")
-    return value.strip().lower() in ("1", "true")
-
-
-@dataclass(frozen=True, slots=True)
-class CheckOptions:
-    strict: bool = True
-    typecheck: bool = True
-    require_typecheck: bool = False
-    install: bool = True
-    """Install the pinned compiler through npm when it is missing."""
-
-    @classmethod
-    def from_env(cls, *, strict: bool = True, require_typecheck: bool = False) -> CheckOptions:
-        return cls(
-            strict=strict,
-            typecheck=not env_flag(DISABLE_ENV),
-            require_typecheck=require_typecheck or env_flag(REQUIRE_ENV),
-        )
 
 
 @dataclass(frozen=True, slots=True)

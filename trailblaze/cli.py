@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from trailblaze import __version__
-from trailblaze.check import CheckOptions, run_check
+from trailblaze.check import run_check
 from trailblaze.console import RichProgress, make_console, render_report
 from trailblaze.doit_tasks import run_tasks
 from trailblaze.formats import FORMATS, render
 from trailblaze.fsutil import write_atomic
+from trailblaze.options import CheckOptions
 from trailblaze.report import EXIT_USAGE
 from trailblaze.workspace import WorkspaceError, find_workspace
 

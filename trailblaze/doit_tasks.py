@@ -23,28 +23,15 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from doit.exceptions import TaskError, TaskFailed
 from doit.tools import config_changed
 
 from trailblaze import __version__
-from trailblaze.bundled import discover
-from trailblaze.catalog import load_catalog
-from trailblaze.check import CheckOptions, load_manifests, run_check
-from trailblaze.console import RichProgress, make_console, render_report
-from trailblaze.finding import Finding
 from trailblaze.fsutil import write_atomic
+from trailblaze.options import CheckOptions
 from trailblaze.report import EXIT_INFRA, EXIT_OK
-from trailblaze.resolve import Resolver
-from trailblaze.surface import (
-    DTS_NAME,
-    SCHEMA_NAME,
-    SIDECAR_NAME,
-    TSCONFIG_NAME,
-    generate_surfaces,
-    validation_dir,
-)
 from trailblaze.toolchain import (
     TS_VERSION,
     TSC_ENV,
@@ -53,7 +40,20 @@ from trailblaze.toolchain import (
     install_typescript,
     installed_compiler,
 )
-from trailblaze.workspace import Workspace, WorkspaceError, find_workspace, scan, trailmap_files
+from trailblaze.workspace import (
+    Scan,
+    Workspace,
+    WorkspaceError,
+    find_workspace,
+    scan,
+    trailmap_files,
+)
+
+if TYPE_CHECKING:
+    from trailblaze.finding import Finding
+
+# Only what task creation needs is imported above: doit creates every task on every run, a
+# no-op included. The pipeline (YAML, jsonschema, rich, the compiler) loads inside the actions.
 
 STATE_FILE = "check-state.json"
 REPORT_FILE = "report.json"
@@ -158,6 +158,9 @@ def _run_check_action(root: str) -> TaskFailed | TaskError | None:
         ws = find_workspace(Path(root), explicit=True)
     except WorkspaceError as exc:
         return TaskError(f"trailblaze check: {exc}")
+    from trailblaze.check import run_check  # noqa: PLC0415 - see the note on imports above
+    from trailblaze.console import RichProgress, make_console, render_report  # noqa: PLC0415
+
     options = CheckOptions.from_env()
     report = run_check(ws, options, progress=RichProgress.for_terminal())
     render_report(make_console(sys.stdout), report, ws.root)
@@ -196,9 +199,8 @@ def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any
         }
         return
     found = scan(ws)
-    manifests = load_manifests(ws, found)
-    catalog = load_catalog()
-    versions = {"generator": __version__, "catalog": catalog.version}
+    plan = _surface_plan(ws, found)
+    versions = {"generator": __version__, "catalog": plan["catalog"]}
     yield {
         "basename": "surfaces",
         "name": None,
@@ -213,23 +215,21 @@ def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any
         "verbosity": 2,
         "doc": "validate every trailmap.yaml",
     }
-    bundled = discover(catalog, workspace_targets=ws.targets_dir)
-    resolver = Resolver(manifests.with_dirs(), ws.root, catalog, bundled.trailmaps)
-    surfaces: dict[str, Path] = dict(manifests.dirs)
-    for target_id, item in bundled.trailmaps.items():
-        if target_id not in surfaces and item.manifest.is_target:
-            surfaces[target_id] = validation_dir(ws.scratch, target_id)
-    for dir_name in sorted(surfaces):
-        resolution = resolver.resolve(dir_name)
-        tools_dir = surfaces[dir_name] / "tools"
+    for dir_name, entry in sorted(plan["trailmaps"].items()):
+        tools_dir = Path(entry["dir"]) / "tools"
         yield {
             "basename": "surfaces",
             "name": dir_name,
             "actions": [(_surfaces_action, [str(ws.root), dir_name])],
-            "file_dep": [str(p) for p in resolution.inputs if p.is_file()],
+            "file_dep": [p for p in entry["inputs"] if os.path.isfile(p)],
             "targets": [
                 str(tools_dir / name)
-                for name in (DTS_NAME, TSCONFIG_NAME, SIDECAR_NAME, SCHEMA_NAME)
+                for name in (
+                    "trailblaze-client.d.ts",
+                    "tsconfig.json",
+                    "trailblaze-tool-descriptors.json",
+                    "trail.schema.json",
+                )
             ],
             "uptodate": [config_changed(versions)],
             "verbosity": 2,
@@ -237,11 +237,97 @@ def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any
         }
 
 
+PLAN_FILE = "surfaces-plan.json"
+
+
+def _surface_plan(ws: Workspace, found: Scan) -> dict[str, Any]:
+    """Which files each trailmap's surface depends on, remembered between runs.
+
+    Working it out means parsing every manifest and tool file (dependencies decide whose files
+    count); doing that on every `doit` run would make a no-op pay for it. The plan is keyed by
+    what could change it: the manifests' contents, the list of tool files, the installed
+    packages (their directories' stamps: a new package may bring bundled trailmaps) and our
+    version.
+    """
+    key_parts = [__version__, _stamp(_catalog_file())]
+    for trailmap in found.trailmaps:
+        key_parts.append(_content(trailmap.manifest))
+        key_parts.extend(str(p) for p in trailmap_files(trailmap, ws))
+    if ws.targets_dir is not None and ws.targets_dir.is_dir():
+        key_parts.extend(_content(p) for p in sorted(ws.targets_dir.glob("*.yaml")))
+    # Installing a package adds a *.dist-info directory to site-packages, changing its mtime.
+    key_parts.extend(
+        _stamp(Path(entry))
+        for entry in sys.path
+        if entry.endswith(("site-packages", "dist-packages"))
+    )
+    key = hashlib.sha256("\0".join(key_parts).encode()).hexdigest()
+    path = ws.scratch / "state" / PLAN_FILE
+    try:
+        plan: dict[str, Any] = json.loads(path.read_text("utf-8"))
+        if plan.get("key") == key:
+            return plan
+    except (OSError, ValueError):
+        pass
+    plan = _compute_plan(ws, found)
+    plan["key"] = key
+    write_atomic(path, json.dumps(plan))
+    return plan
+
+
+def _compute_plan(ws: Workspace, found: Scan) -> dict[str, Any]:
+    from trailblaze.bundled import discover  # noqa: PLC0415 - see the note on imports above
+    from trailblaze.catalog import load_catalog  # noqa: PLC0415
+    from trailblaze.check import load_manifests  # noqa: PLC0415
+    from trailblaze.resolve import Resolver  # noqa: PLC0415
+    from trailblaze.surface import validation_dir  # noqa: PLC0415
+
+    manifests = load_manifests(ws, found)
+    catalog = load_catalog()
+    bundled = discover(catalog, workspace_targets=ws.targets_dir)
+    resolver = Resolver(manifests.with_dirs(), ws.root, catalog, bundled.trailmaps)
+    dirs: dict[str, Path] = dict(manifests.dirs)
+    for target_id, item in bundled.trailmaps.items():
+        if target_id not in dirs and item.manifest.is_target:
+            dirs[target_id] = validation_dir(ws.scratch, target_id)
+    trailmaps = {}
+    for dir_name in sorted(dirs):
+        if dir_name not in manifests.trailmaps and dir_name not in bundled.trailmaps:
+            continue  # its manifest did not load: surfaces:_manifests reports why
+        inputs = [str(p) for p in resolver.resolve(dir_name).inputs]
+        trailmaps[dir_name] = {"dir": str(dirs[dir_name]), "inputs": inputs}
+    return {"catalog": catalog.version, "trailmaps": trailmaps}
+
+
+def _content(path: Path) -> str:
+    """A small file's identity by content (a touched but unchanged manifest keeps its plan)."""
+    try:
+        return f"{path}:{hashlib.sha256(path.read_bytes()).hexdigest()}"
+    except OSError:
+        return f"{path}:-"
+
+
+def _stamp(path: Path) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"{path}:-"
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _catalog_file() -> Path:
+    from importlib import resources  # noqa: PLC0415
+
+    return Path(str(resources.files("trailblaze").joinpath("data/catalog.json")))
+
+
 def _manifests_action(root: str) -> TaskFailed | TaskError | None:
     try:
         ws = find_workspace(Path(root), explicit=True)
     except WorkspaceError as exc:
         return TaskError(f"trailblaze surfaces: {exc}")
+    from trailblaze.check import load_manifests  # noqa: PLC0415 - see the note on imports above
+
     manifests = load_manifests(ws, scan(ws))
     return _show(manifests.findings, "trailmap.yaml")
 
@@ -251,6 +337,11 @@ def _surfaces_action(root: str, dir_name: str) -> TaskFailed | TaskError | None:
         ws = find_workspace(Path(root), explicit=True)
     except WorkspaceError as exc:
         return TaskError(f"trailblaze surfaces: {exc}")
+    from trailblaze.bundled import discover  # noqa: PLC0415 - see the note on imports above
+    from trailblaze.catalog import load_catalog  # noqa: PLC0415
+    from trailblaze.check import load_manifests  # noqa: PLC0415
+    from trailblaze.surface import generate_surfaces  # noqa: PLC0415
+
     manifests = load_manifests(ws, scan(ws))
     catalog = load_catalog()
     bundled = discover(catalog, workspace_targets=ws.targets_dir)
@@ -270,6 +361,8 @@ def _surfaces_action(root: str, dir_name: str) -> TaskFailed | TaskError | None:
 
 
 def _show(findings: tuple[Finding, ...], what: str) -> TaskFailed | None:
+    from trailblaze.console import make_console  # noqa: PLC0415 - see the note on imports above
+
     console = make_console(sys.stdout)
     for finding in findings:
         console.print(f"{finding.kind}: {finding.text}", markup=False)

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.check import CheckOptions, run_check
+from trailblaze.check import run_check
 from trailblaze.cli import main
+from trailblaze.options import CheckOptions
 from trailblaze.replay.fakeadb import FakeAdbServer
 from trailblaze.replay.fakescreen import FakeDevice
 from trailblaze.replay.results import TrailResult

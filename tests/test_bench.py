@@ -1,0 +1,102 @@
+"""The benchmark's smoke test: the generator and one run of every measure at the smallest size.
+
+No timing is asserted: what is checked is that the report has its shape and that every measured
+run really did its work (the cold run compiled every type-checkable trail, the one-edit run
+exactly one, the baseline everything, and all of them found exactly the planted errors).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.generate import ERROR_KINDS, Manifest, Spec, generate, manifest_path
+from bench.run import MEASURES, Options, run_benchmark
+from tests.conftest import toolchain_cache
+from trailblaze.toolchain import BASELINE_TS_VERSION, Compiler, find_compiler
+
+
+def test_generator_is_deterministic_and_plants_one_error_per_erroneous_trail(
+    tmp_path: Path,
+) -> None:
+    first = generate(tmp_path / "a", Spec(60, seed=3))
+    second = generate(tmp_path / "b", Spec(60, seed=3))
+    assert first.to_json() == second.to_json()
+    for rel in first.trails:
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
+    assert Manifest.load(manifest_path(tmp_path / "a")).to_json() == first.to_json()
+
+    assert len(first.errors) == 3  # 5% of 60
+    assert len({e.trail for e in first.errors}) == 3
+    for error in first.errors:
+        assert error.kind in ERROR_KINDS
+        assert error.trail in first.eligible
+        line = (tmp_path / "a" / error.trail).read_text("utf-8").splitlines()[error.line - 1]
+        assert line.lstrip().startswith(f"- {error.tool}:")
+    edit = first.edit
+    assert (tmp_path / "a" / edit["trail"]).read_text("utf-8").splitlines()[
+        edit["line"] - 1
+    ] == edit["text"]
+    assert {"unified", "legacy"} <= set(first.formats)
+    assert sum(len(v) for v in first.by_trailmap.values()) == len(first.eligible)
+
+
+@pytest.mark.tsc
+@pytest.mark.slow
+def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc: Compiler) -> None:
+    find_compiler(BASELINE_TS_VERSION, install=True, base=toolchain_cache())
+    out = tmp_path / "results"
+    results = run_benchmark(
+        Options(sizes=(20,), runs=1, out=out, work=tmp_path / "work", warmup=0, verbose=False)
+    )
+    assert json.loads((out / "results.json").read_text("utf-8")) == json.loads(json.dumps(results))
+    assert "| cold |" in (out / "results.md").read_text("utf-8")
+
+    assert set(results["machine"]) >= {"date", "cpu", "cores", "python", "node", "tsc"}
+    size = results["sizes"]["20"]
+    problems = [p for m in size["measures"].values() for p in m["problems"]]
+    assert size["verified"], problems
+    assert set(size["measures"]) == set(MEASURES)
+    for measure in size["measures"].values():
+        assert measure["runs"] == 1
+        assert set(measure["wall"]) == {"median", "min", "max"}
+        assert set(measure["cpu"]) == {"median", "min", "max"}
+        assert isinstance(measure["maxrss_mib"], float)
+
+    ws = size["workspace"]
+    checkable, planted = ws["type_checkable"], ws["planted_errors"]
+    assert planted == 1
+    checks = {name: m["checks"] for name, m in size["measures"].items()}
+    assert checks["cold"]["files_compiled"] == checkable
+    assert checks["cold"]["compiler_runs"] >= 1
+    assert checks["cold"]["findings"] == planted
+    assert checks["no-op"]["files_compiled"] == 0
+    assert checks["no-op"]["findings"] == planted
+    assert checks["no-op-clean"]["skipped"] is True
+    assert checks["one-edit"] == {**checks["one-edit"], "files_compiled": 1, "compiler_runs": 1}
+    assert 0 < checks["tool-edit"]["files_compiled"] < checkable
+    assert checks["bare-tsc"]["trails"] == checkable
+    assert checks["bare-tsc"]["diagnostics"] == planted
+    for name in ("baseline-cold", "baseline-edit"):
+        assert checks[name]["files_compiled"] == checkable
+        assert checks[name]["compiler_runs"] == ws["target_trailmaps"]
+        assert checks[name]["findings"] == planted
+    assert checks["floor"]["files_statted"] == ws["input_files"]
+
+    assert set(size["ratios"]) >= {
+        "noop_over_floor",
+        "edit_over_noop",
+        "baseline_edit_over_edit",
+        "baseline_cold_over_cold",
+        "cold_over_bare",
+        "peak_rss_gib",
+    }
+    assert [row["measure"] for row in results["targets"]][:5] == [
+        "no-op `doit check` / floor",
+        "one trail edited / no-op",
+        "baseline one-edit / our one-edit",
+        "baseline cold / our cold",
+        "our cold / bare compiler",
+    ]
