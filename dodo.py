@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from tasks.bench import task_bench
 from tasks.paths import WORKSPACE
 from tasks.workspace import task_check, task_replay, task_surfaces, task_toolchain
 from trailblaze.doit_tasks import doit_config
@@ -14,6 +15,7 @@ DOIT_CONFIG = doit_config(WORKSPACE)
 
 __all__ = [
     "DOIT_CONFIG",
+    "task_bench",
     "task_check",
     "task_replay",
     "task_surfaces",

@@ -52,6 +52,8 @@ def test_json_report_shape_for_a_finding(
             "trailmap": None,
             "status": "rejected",
             "reason": None,
+            "target": None,
+            "calls": 0,
         }
     ]
     assert report["findings"] == [

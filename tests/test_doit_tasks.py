@@ -46,16 +46,17 @@ def test_monorepo_dodo_imports_our_tasks_and_a_second_run_does_nothing(compact_w
     )
     first = doit(compact_ws)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert ".  check" in first.stdout
+    assert ".  check:run" in first.stdout
+    assert ".  check:report" in first.stdout
     assert "passed" in first.stdout
     assert (compact_ws / ".trailblaze" / "doit.sqlite3").is_file()
     assert (compact_ws / ".trailblaze" / ".gitignore").read_text().endswith("*\n")
     second = doit(compact_ws)
     assert second.returncode == 0
-    assert second.stdout.splitlines() == ["-- check"]
+    assert second.stdout.splitlines() == ["-- check:run", "-- check:report"]
     (compact_ws / "trailmaps/app/trails/b.trail.yaml").write_text("trail:\n  - step: b\n")
     third = doit(compact_ws)
-    assert ".  check" in third.stdout
+    assert ".  check:run" in third.stdout
 
 
 def test_findings_fail_the_task_every_time_until_fixed(compact_ws: Path) -> None:
@@ -63,10 +64,13 @@ def test_findings_fail_the_task_every_time_until_fixed(compact_ws: Path) -> None
         compact_ws,
         {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "trail:\n  - stpe: a\n"},
     )
-    for _ in range(2):
+    for run in range(2):
         result = doit(compact_ws)
         assert result.returncode == 1
         assert "unknown key 'stpe' (did you mean 'step'?)" in result.stdout
+        # The work is remembered: only the report runs again, from the recorded file.
+        expected = ".  check:run" if run == 0 else "-- check:run"
+        assert result.stdout.splitlines()[0] == expected
     (compact_ws / "trailmaps/app/trails/a.trail.yaml").write_text("trail:\n  - step: a\n")
     assert doit(compact_ws).returncode == 0
 

@@ -108,10 +108,11 @@ def _files_digest(paths: list[Path]) -> str:
 
 
 def _last_run_complete(state_path: Path) -> Callable[[], bool]:
-    """An uptodate check: False when the last run had infra problems or findings.
+    """An uptodate check: False when the last run could not check everything (infra problems).
 
     doit would otherwise remember a run whose type check could not run as a success and skip
-    the next one: a cached pass for a run that did not really check.
+    the next one: a cached pass for a run that did not really check. Findings do not make it
+    run again: they are in the recorded report, which `check:report` shows every time.
     """
 
     def check() -> bool:
@@ -119,60 +120,106 @@ def _last_run_complete(state_path: Path) -> Callable[[], bool]:
             state = json.loads(state_path.read_text("utf-8"))
         except (OSError, ValueError):
             return False
-        return bool(state.get("complete")) and state.get("exit_code") == EXIT_OK
+        return bool(state.get("complete"))
 
     return check
 
 
-def check_task(workspace: str | Path | None = None) -> dict[str, Any]:
-    """The `check` task dict for a workspace."""
+def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
+    """The `check` tasks of a workspace: `check:run` does the work, `check:report` tells.
+
+    `check:run` runs the pipeline when an input changed (or the last run could not check
+    everything) and records the report; it succeeds even when there are findings, so doit
+    remembers it and a second run with nothing changed does no work. `check:report` prints the
+    recorded report and decides the exit code: up to date after a clean report, run again (to
+    show the findings again, cheaply, from the file) while there are findings.
+    """
+    doc = "check every trail of the workspace: parse gate, manifests, surfaces, type gate"
     try:
         ws = _workspace(workspace)
     except WorkspaceError as exc:
         message = str(exc)
-        return {
+        yield {
+            "basename": "check",
             "actions": [lambda: TaskError(f"trailblaze check: {message}")],
             "uptodate": [False],
-            "doc": "check every trail of the workspace",
+            "doc": doc,
         }
+        return
     found = scan(ws)
     inputs = [*found.trails]
     for trailmap in found.trailmaps:
         inputs.extend(trailmap_files(trailmap, ws))
     options = CheckOptions.from_env()
-    state = ws.scratch / STATE_FILE
-    return {
+    report = ws.scratch / REPORT_FILE
+    yield {"basename": "check", "name": None, "doc": doc}
+    yield {
+        "basename": "check",
+        "name": "run",
         "actions": [(_run_check_action, [str(ws.root)])],
         "file_dep": [str(p) for p in inputs if p.is_file()],
+        "targets": [str(report)],
         "uptodate": [
             config_changed({"inputs": _files_digest(inputs), **_options_fingerprint(options)}),
-            _last_run_complete(state),
+            _last_run_complete(ws.scratch / STATE_FILE),
         ],
         "verbosity": 2,
-        "doc": "check every trail of the workspace: parse gate, manifests, surfaces, type gate",
+        "doc": "run the check pipeline and record its report",
+    }
+    yield {
+        "basename": "check",
+        "name": "report",
+        "actions": [(_report_action, [str(ws.root)])],
+        "file_dep": [str(report)],
+        "uptodate": [_last_report_clean(report)],
+        "verbosity": 2,
+        "doc": "print the recorded report; fail on findings",
     }
 
 
-def _run_check_action(root: str) -> TaskFailed | TaskError | None:
+def _last_report_clean(report: Path) -> Callable[[], bool]:
+    def check() -> bool:
+        try:
+            return bool(json.loads(report.read_text("utf-8")).get("exit_code") == EXIT_OK)
+        except (OSError, ValueError):
+            return False
+
+    return check
+
+
+def _run_check_action(root: str) -> TaskError | None:
     try:
         ws = find_workspace(Path(root), explicit=True)
     except WorkspaceError as exc:
         return TaskError(f"trailblaze check: {exc}")
     from trailblaze.check import run_check  # noqa: PLC0415 - see the note on imports above
-    from trailblaze.console import RichProgress, make_console, render_report  # noqa: PLC0415
+    from trailblaze.console import RichProgress  # noqa: PLC0415
 
-    options = CheckOptions.from_env()
-    report = run_check(ws, options, progress=RichProgress.for_terminal())
-    render_report(make_console(sys.stdout), report, ws.root)
-    code = report.exit_code
+    report = run_check(ws, CheckOptions.from_env(), progress=RichProgress.for_terminal())
     write_atomic(
-        ws.scratch / REPORT_FILE,
-        json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n",
+        ws.scratch / REPORT_FILE, json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n"
     )
     write_atomic(
         ws.scratch / STATE_FILE,
-        json.dumps({"complete": not report.infra_findings, "exit_code": code}) + "\n",
+        json.dumps({"complete": not report.infra_findings, "exit_code": report.exit_code}) + "\n",
     )
+    return None
+
+
+def _report_action(root: str) -> TaskFailed | TaskError | None:
+    try:
+        ws = find_workspace(Path(root), explicit=True)
+    except WorkspaceError as exc:
+        return TaskError(f"trailblaze check: {exc}")
+    from trailblaze.console import make_console, render_report  # noqa: PLC0415
+    from trailblaze.report import report_from_json  # noqa: PLC0415
+
+    try:
+        report = report_from_json(json.loads((ws.scratch / REPORT_FILE).read_text("utf-8")))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return TaskError(f"trailblaze check: the recorded report cannot be read ({exc}); run again")
+    render_report(make_console(sys.stdout), report, ws.root)
+    code = report.exit_code
     if code == EXIT_INFRA:
         # doit has no exit code of its own for "the required type check could not run".
         raise SystemExit(EXIT_INFRA)
@@ -472,7 +519,7 @@ def _replay_action(
 def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], Any]]:
     """`task_*` creators bound to one workspace, for `globals().update(...)` in a dodo.py."""
 
-    def task_check() -> dict[str, Any]:
+    def task_check() -> Iterator[dict[str, Any]]:
         return check_task(workspace)
 
     def task_surfaces() -> Iterator[dict[str, Any]]:
@@ -493,7 +540,7 @@ def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], An
     }
 
 
-def task_check() -> dict[str, Any]:
+def task_check() -> Iterator[dict[str, Any]]:
     """Check every trail: parse gate, manifests, surfaces, type gate."""
     return check_task(None)
 

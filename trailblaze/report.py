@@ -45,7 +45,20 @@ class TrailStatus:
             "trailmap": self.trailmap,
             "status": self.status,
             "reason": self.reason,
+            "target": self.target,
+            "calls": self.calls,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrailStatus:
+        return cls(
+            data["path"],
+            data.get("trailmap"),
+            data["status"],
+            data.get("reason"),
+            data.get("target"),
+            int(data.get("calls", 0)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +107,26 @@ class Report:
         return {
             "version": REPORT_VERSION,
             "exit_code": self.exit_code,
+            "require_typecheck": self.require_typecheck,
             "workspace": self.workspace,
+            "trailmaps": list(self.trailmaps),
             "summary": self.counts(),
             "trails": [t.to_json() for t in self.trails],
             "findings": [_finding_json(f) for f in self.findings],
         }
+
+
+def report_from_json(data: dict[str, Any]) -> Report:
+    """A report read back from its JSON (what `Report.to_json` wrote)."""
+    if data.get("version") != REPORT_VERSION:
+        raise ValueError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
+    return Report(
+        workspace=str(data["workspace"]),
+        trailmaps=tuple(data.get("trailmaps", ())),
+        trails=tuple(TrailStatus.from_json(t) for t in data["trails"]),
+        findings=tuple(Finding.from_json(f) for f in data["findings"]),
+        require_typecheck=bool(data.get("require_typecheck", False)),
+    )
 
 
 def _finding_json(finding: Finding) -> dict[str, Any]:

@@ -1,0 +1,931 @@
+"""The benchmark: `doit check` on synthetic workspaces, against the floor, the bare compiler and
+the reference-style baseline, interleaved in one loop so that their ratios are side by side.
+
+    python -m bench.run [--sizes 100,1000,10000] [--runs 5] [--out bench/results] [--work bench/out]
+
+For each size, `--runs` iterations of, in this order:
+
+- `cold`: `python -m doit` in the workspace after deleting its scratch directory (`.trailblaze`:
+  doit's database, the state, the result cache, the generated modules);
+- `bare-tsc`: the TypeScript 7 binary alone, once, over the generated files the cold run
+  compiled (its trail modules and surfaces, one tsconfig, the type gate's compiler options);
+- `floor`: one Python process that imports doit and stats every input file, nothing else;
+- `no-op`: `python -m doit` again, nothing changed;
+- `one-edit`: `python -m doit` after changing one text argument of one trail (restored, and a
+  settling run, not measured, afterwards);
+- `tool-edit`: `python -m doit` after changing the description of one trailmap's composed tool
+  (restored and settled afterwards);
+- `baseline-cold` and `baseline-edit`: `python -m bench.baseline` on a copy of the workspace,
+  from nothing, then with the same one-trail edit (for the baseline, the same full work).
+
+Each is a child process: wall time from the parent, CPU time and peak RSS from `os.wait4`
+(user+sys and max RSS of the child and of every descendant it waited for, tsc and node
+included; the RSS is that of the largest single process), and the tree's RSS (the sum over the
+child and its live descendants, sampled from /proc every `--poll` seconds). Every measured run is
+verified: what the compiler saw (`<scratch>/typegate/stats.json`) and the findings
+(`<scratch>/report.json`, the baseline's own output) must be exactly what the workspace's
+manifest says.
+
+Results go to `<out>/results.json` (every sample, medians, ratios, the machine) and
+`<out>/results.md` (the tables), and the Markdown is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bench.generate import EDIT_TEXT, ERROR_KINDS, Manifest, Spec, ensure
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_SIZES = (100, 1000, 10000)
+PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
+GIB = 1024 * 1024  # in KiB
+
+MEASURES = (
+    "cold",
+    "no-op",
+    "one-edit",
+    "tool-edit",
+    "no-op-clean",
+    "floor",
+    "bare-tsc",
+    "baseline-cold",
+    "baseline-edit",
+)
+OURS = ("cold", "no-op", "one-edit", "tool-edit", "no-op-clean")
+
+FLOOR = """\
+import json, os, sys
+import doit
+paths = json.load(open(sys.argv[1], encoding="utf-8"))
+for path in paths:
+    os.stat(path)
+"""
+
+# (key, label, numerator, denominator, comparison, target)
+RATIOS: tuple[tuple[str, str, str, str, str, float], ...] = (
+    ("noop_over_floor", "no-op `doit check` / floor", "no-op", "floor", "<=", 2.0),
+    ("edit_over_noop", "one trail edited / no-op", "one-edit", "no-op", "<=", 3.0),
+    (
+        "baseline_edit_over_edit",
+        "baseline one-edit / our one-edit",
+        "baseline-edit",
+        "one-edit",
+        ">=",
+        30.0,
+    ),
+    ("baseline_cold_over_cold", "baseline cold / our cold", "baseline-cold", "cold", ">=", 3.0),
+    ("cold_over_bare", "our cold / bare compiler", "cold", "bare-tsc", "<=", 2.0),
+)
+
+
+# -- measuring one process ------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    wall: float
+    cpu: float
+    maxrss_kib: int
+    """Largest single process of the tree (wait4's ru_maxrss)."""
+    tree_rss_kib: int
+    """Largest sampled sum over the live tree (0 when not sampled)."""
+    returncode: int
+    checks: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+class TreeSampler:
+    """Samples the summed RSS of a process and its descendants from /proc, in a thread."""
+
+    def __init__(self, pid: int, interval: float) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.peak_kib = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.peak_kib = max(self.peak_kib, tree_rss_kib(self.pid))
+            self._stop.wait(self.interval)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kib
+
+
+def tree_rss_kib(root: int) -> int:
+    """RSS of `root` and every live descendant, in KiB."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                raw = handle.read()
+        except OSError:
+            continue
+        fields = raw[raw.rfind(b")") + 2 :].split()
+        pid = int(name)
+        parents[pid] = int(fields[1])
+        rss[pid] = int(fields[21]) * PAGE_KIB
+    total = 0
+    members = {root}
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if parent in members and pid not in members:
+                members.add(pid)
+                changed = True
+    for pid in members:
+        total += rss.get(pid, 0)
+    return total
+
+
+def measure(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    poll: float,
+    stdout: Path | None = None,
+) -> Sample:
+    """Run `argv` to completion; wall time, CPU and memory of it and its descendants."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        err = stack.enter_context(open(log, "wb"))
+        out = stack.enter_context(open(stdout, "wb")) if stdout is not None else err
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdout=out, stderr=err)
+        sampler = TreeSampler(proc.pid, poll) if poll > 0 else None
+        # wait4, not Popen.wait: the rusage of the child and of every descendant it reaped.
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    peak = sampler.stop() if sampler is not None else 0
+    return Sample(
+        wall=wall,
+        cpu=usage.ru_utime + usage.ru_stime,
+        maxrss_kib=usage.ru_maxrss,
+        tree_rss_kib=max(peak, 0),
+        returncode=proc.returncode,
+    )
+
+
+# -- one size -------------------------------------------------------------------------------
+
+
+@dataclass
+class Options:
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    runs: int = 5
+    out: Path = REPO / "bench" / "results"
+    work: Path = REPO / "bench" / "out"
+    seed: int = 7
+    trailmaps: int = 0
+    regenerate: bool = False
+    poll: float = 0.05
+    baseline: bool = True
+    warmup: int = 1
+    verbose: bool = True
+
+
+class Bench:
+    """Everything about one workspace size."""
+
+    def __init__(
+        self, size: int, options: Options, tsc: Sequence[str], baseline_tsc: Sequence[str]
+    ) -> None:
+        self.size = size
+        self.options = options
+        self.tsc = list(tsc)
+        self.baseline_tsc = list(baseline_tsc)
+        self.ws = options.work / f"ws-{size}"
+        self.base_ws = options.work / f"ws-{size}-baseline"
+        self.clean_ws = options.work / f"ws-{size}-clean"
+        self.logs = options.work / f"logs-{size}"
+        self.spec = Spec(size, options.trailmaps, options.seed)
+        self.manifest: Manifest = ensure(self.ws, self.spec, regenerate=options.regenerate)
+        # The same trails without the planted errors: its no-op is doit's "up to date" path.
+        self.clean_spec = replace(self.spec, error_rate=0.0)
+        self.clean_manifest = ensure(self.clean_ws, self.clean_spec, regenerate=options.regenerate)
+        self.inputs = options.work / f"ws-{size}.inputs.json"
+        self.env = child_env()
+        self.samples: dict[str, list[Sample]] = {m: [] for m in MEASURES}
+        self.planted = {(e.trail, e.line) for e in self.manifest.errors}
+        self.kinds = {(e.trail, e.line): e.kind for e in self.manifest.errors}
+        self._prepare()
+
+    def say(self, text: str) -> None:
+        if self.options.verbose:
+            print(text, flush=True)
+
+    def _prepare(self) -> None:
+        from trailblaze.workspace import find_workspace, scan, trailmap_files  # noqa: PLC0415
+
+        ws = find_workspace(self.ws, explicit=True)
+        found = scan(ws)
+        inputs = [str(p) for p in found.trails]
+        for trailmap in found.trailmaps:
+            inputs.extend(str(p) for p in trailmap_files(trailmap, ws))
+        self.inputs.write_text(json.dumps(inputs), encoding="utf-8")
+        self.input_count = len(inputs)
+        if self.base_ws.exists():
+            shutil.rmtree(self.base_ws)
+        shutil.copytree(self.ws, self.base_ws, ignore=shutil.ignore_patterns(".trailblaze"))
+
+    # -- the processes --
+
+    def doit(self, name: str, run: int, *, measured: bool = True, clean: bool = False) -> Sample:
+        log = self.logs / f"{name}-{run}.log"
+        sample = measure(
+            [sys.executable, "-m", "doit"],
+            cwd=self.clean_ws if clean else self.ws,
+            env=self.env,
+            log=log,
+            poll=self.options.poll if measured else 0,
+        )
+        if measured and clean:
+            self.verify_skipped(name, sample, log)
+        elif measured:
+            self.verify_doit(name, sample, log)
+        return sample
+
+    def verify_skipped(self, name: str, sample: Sample, log: Path) -> None:
+        """A no-op on the clean workspace: doit must skip the check ("-- check"), exit 0."""
+        text = log.read_text("utf-8", "replace")
+        sample.checks["skipped"] = "-- check" in text
+        if sample.returncode != 0 or "-- check" not in text:
+            sample.problems.append(
+                f"{name}: expected doit to skip an up-to-date check (exit 0, '-- check'); "
+                f"exit {sample.returncode}, see {log}"
+            )
+
+    def floor(self, run: int) -> Sample:
+        sample = measure(
+            [sys.executable, "-c", FLOOR, str(self.inputs)],
+            cwd=self.ws,
+            env=self.env,
+            log=self.logs / f"floor-{run}.log",
+            poll=self.options.poll,
+        )
+        sample.checks["files_statted"] = self.input_count
+        if sample.returncode != 0:
+            sample.problems.append(f"floor exited {sample.returncode}")
+        return sample
+
+    def bare(self, run: int) -> Sample:
+        from trailblaze.typegate import COMPILER_OPTIONS, Layout, parse_output  # noqa: PLC0415
+
+        layout = Layout(self.ws / ".trailblaze")
+        stats = self.stats()
+        trails = list(stats.get("files_compiled") or [])
+        files = [layout.trail_file(rel).relative_to(layout.root).as_posix() for rel in trails]
+        files += sorted(
+            p.relative_to(layout.root).as_posix() for p in (layout.root / "surfaces").glob("*.d.ts")
+        )
+        config = layout.root / "tsconfig.bench-bare.json"
+        config.write_text(
+            json.dumps({"compilerOptions": COMPILER_OPTIONS, "files": files}), "utf-8"
+        )
+        out = self.logs / f"bare-tsc-{run}.out"
+        try:
+            sample = measure(
+                [*self.tsc, "-p", str(config), "--pretty", "false"],
+                cwd=layout.root,
+                env=self.env,
+                log=self.logs / f"bare-tsc-{run}.log",
+                poll=self.options.poll,
+                stdout=out,
+            )
+        finally:
+            config.unlink(missing_ok=True)
+        diagnostics = parse_output(out.read_text("utf-8", "replace"), layout.root)
+        by_file = {layout.trail_file(rel).resolve(): rel for rel in trails}
+        flagged = {by_file.get(d.file, str(d.file)) for d in diagnostics}
+        sample.checks.update(files=len(files), trails=len(trails), diagnostics=len(diagnostics))
+        expected = {t for t, _ in self.planted}
+        if len(trails) != len(self.manifest.eligible):
+            sample.problems.append(
+                f"bare-tsc: the cold run compiled {len(trails)} trails, expected {len(self.manifest.eligible)}"
+            )
+        if flagged != expected or len(diagnostics) != len(self.planted):
+            sample.problems.append(
+                f"bare-tsc: {len(diagnostics)} diagnostics in {len(flagged)} files, expected "
+                f"{len(self.planted)} in the planted trails (extra: {sorted(flagged - expected)[:3]}, "
+                f"missing: {sorted(expected - flagged)[:3]})"
+            )
+        return sample
+
+    def baseline(self, name: str, run: int) -> Sample:
+        out = self.logs / f"{name}-{run}.json"
+        env = dict(self.env)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+        sample = measure(
+            [
+                sys.executable,
+                "-m",
+                "bench.baseline",
+                str(self.base_ws),
+                "--tsc",
+                json.dumps(self.baseline_tsc),
+            ],
+            cwd=REPO,
+            env=env,
+            log=self.logs / f"{name}-{run}.log",
+            poll=self.options.poll,
+            stdout=out,
+        )
+        try:
+            result = json.loads(out.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            sample.problems.append(
+                f"{name}: no result ({exc}); see {self.logs / f'{name}-{run}.log'}"
+            )
+            return sample
+        sample.checks.update(
+            compiler_runs=result["compiler_runs"],
+            files_compiled=result["files_compiled"],
+            trails_parsed=result["parsed"],
+            findings=len(result["findings"]),
+        )
+        problem = self.compare(
+            name,
+            [(f["trail"], f["line"], f["code"]) for f in result["findings"]],
+            exact_codes=False,
+        )
+        if problem:
+            sample.problems.append(problem)
+        if result["files_compiled"] != len(self.manifest.eligible):
+            sample.problems.append(
+                f"{name}: compiled {result['files_compiled']} trails, expected {len(self.manifest.eligible)}"
+            )
+        return sample
+
+    # -- verification of our runs --
+
+    def stats(self) -> dict[str, Any]:
+        try:
+            data: dict[str, Any] = json.loads(
+                (self.ws / ".trailblaze" / "typegate" / "stats.json").read_text("utf-8")
+            )
+        except (OSError, ValueError):
+            return {}
+        return data
+
+    def verify_doit(self, name: str, sample: Sample, log: Path) -> None:
+        try:
+            output = log.read_text("utf-8")
+        except OSError:
+            output = ""
+        # doit skipped the pipeline (check:run up to date): nothing was parsed or compiled, and
+        # stats.json is still the previous run's.
+        skipped = "-- check:run" in output
+        stats = (
+            {"files_compiled": [], "compiler_runs": 0, "trails_parsed": 0, "files_read": 0}
+            if skipped
+            else self.stats()
+        )
+        compiled = stats.get("files_compiled")
+        compiled_list = list(compiled) if isinstance(compiled, list) else []
+        sample.checks.update(
+            compiler_runs=stats.get("compiler_runs"),
+            files_compiled=len(compiled_list) if isinstance(compiled, list) else compiled,
+            trails_parsed=stats.get("trails_parsed"),
+            files_read=stats.get("files_read"),
+            seconds=stats.get("seconds", {}),
+        )
+        expected_rc = 1 if self.manifest.errors else 0
+        if sample.returncode != expected_rc:
+            sample.problems.append(
+                f"{name}: doit exited {sample.returncode}, expected {expected_rc}; see {log}"
+            )
+        want: set[str]
+        if name == "cold":
+            want = set(self.manifest.eligible)
+        elif name == "no-op":
+            want = set()
+        elif name == "one-edit":
+            want = {self.manifest.edit["trail"]}
+        else:
+            want = set(self.manifest.by_trailmap[self.manifest.tool_edit["trailmap"]])
+        if set(compiled_list) != want or len(compiled_list) != len(want):
+            sample.problems.append(
+                f"{name}: the compiler saw {len(compiled_list)} trails, expected {len(want)} "
+                f"(extra: {sorted(set(compiled_list) - want)[:3]}, missing: {sorted(want - set(compiled_list))[:3]})"
+            )
+        try:
+            report = json.loads((self.ws / ".trailblaze" / "report.json").read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            sample.problems.append(f"{name}: no report.json ({exc})")
+            return
+        fatal = [f for f in report.get("findings", []) if f.get("fatal")]
+        sample.checks["findings"] = len(fatal)
+        problem = self.compare(
+            name, [(f["path"], f["line"], f.get("code")) for f in fatal], exact_codes=True
+        )
+        if problem:
+            sample.problems.append(problem)
+
+    def compare(
+        self, name: str, found: list[tuple[str, int | None, str | None]], *, exact_codes: bool
+    ) -> str | None:
+        """None when `found` is exactly the planted errors: one per trail, at its line.
+
+        With `exact_codes`, each code must also be one TypeScript 7 gives for that kind of
+        error (the baseline's TypeScript 6 words some of them differently).
+        """
+        where = {(trail, line) for trail, line, _ in found}
+        wrong_codes = [
+            (trail, line, code)
+            for trail, line, code in found
+            if exact_codes
+            and line is not None
+            and (trail, line) in self.kinds
+            and code not in ERROR_KINDS[self.kinds[trail, line]]
+        ]
+        if where == self.planted and len(found) == len(self.planted) and not wrong_codes:
+            return None
+        return (
+            f"{name}: {len(found)} findings, expected the {len(self.planted)} planted "
+            f"(extra: {sorted(where - self.planted)[:3]}, missing: {sorted(self.planted - where)[:3]}, "
+            f"unexpected codes: {wrong_codes[:3]})"
+        )
+
+    # -- edits --
+
+    @contextlib.contextmanager
+    def edited(self, root: Path, rel: str, line: int, old: str, new: str) -> Iterator[None]:
+        path = root / rel
+        original = path.read_bytes()
+        lines = original.decode("utf-8").split("\n")
+        if lines[line - 1] != old:
+            raise RuntimeError(f"{path}:{line}: expected {old!r}, found {lines[line - 1]!r}")
+        lines[line - 1] = new
+        path.write_text("\n".join(lines), encoding="utf-8")
+        try:
+            yield
+        finally:
+            path.write_bytes(original)
+
+    def trail_edit(self, root: Path, nonce: str) -> contextlib.AbstractContextManager[None]:
+        edit = self.manifest.edit
+        new = edit["text"].replace(EDIT_TEXT, f"{EDIT_TEXT} {nonce}")
+        return self.edited(root, edit["trail"], edit["line"], edit["text"], new)
+
+    def tool_edit(self, nonce: str) -> contextlib.AbstractContextManager[None]:
+        edit = self.manifest.tool_edit
+        new = edit["text"].rstrip(".") + f" (edited {nonce})."
+        return self.edited(self.ws, edit["file"], edit["line"], edit["text"], new)
+
+    # -- the loop --
+
+    def run(self) -> None:
+        options = self.options
+        self.say(
+            f"== {self.size} trails: {len(self.manifest.eligible)} type-checkable in "
+            f"{len(self.manifest.by_trailmap)} target trailmaps, {len(self.manifest.errors)} planted "
+            f"errors, {self.input_count} input files"
+        )
+        for i in range(options.warmup):
+            shutil.rmtree(self.ws / ".trailblaze", ignore_errors=True)
+            self.doit("warmup", i, measured=False)
+        # The clean workspace is checked once, so that its later runs are no-ops.
+        shutil.rmtree(self.clean_ws / ".trailblaze", ignore_errors=True)
+        primed = self.doit("prime-clean", 0, measured=False, clean=True)
+        if primed.returncode != 0:
+            print(f"   !! the clean workspace did not pass: see {self.logs}", file=sys.stderr)
+        for i in range(options.runs):
+            nonce = f"{self.size}-{i}-{os.getpid()}"
+            shutil.rmtree(self.ws / ".trailblaze", ignore_errors=True)
+            self.record("cold", self.doit("cold", i))
+            self.record("bare-tsc", self.bare(i))
+            self.record("floor", self.floor(i))
+            self.record("no-op", self.doit("no-op", i))
+            self.record("no-op-clean", self.doit("no-op-clean", i, clean=True))
+            with self.trail_edit(self.ws, nonce):
+                self.record("one-edit", self.doit("one-edit", i))
+            self.doit("settle-edit", i, measured=False)
+            with self.tool_edit(nonce):
+                self.record("tool-edit", self.doit("tool-edit", i))
+            self.doit("settle-tool", i, measured=False)
+            if options.baseline:
+                self.record("baseline-cold", self.baseline("baseline-cold", i))
+                with self.trail_edit(self.base_ws, nonce):
+                    self.record("baseline-edit", self.baseline("baseline-edit", i))
+            self.say(
+                f"   run {i + 1}/{options.runs}: "
+                + ", ".join(
+                    f"{m} {self.samples[m][-1].wall:.3f}s"
+                    for m in MEASURES
+                    if len(self.samples[m]) > i
+                )
+            )
+
+    def record(self, measure_name: str, sample: Sample) -> None:
+        self.samples[measure_name].append(sample)
+        for problem in sample.problems:
+            print(f"   !! {problem}", file=sys.stderr, flush=True)
+
+    def summary(self) -> dict[str, Any]:
+        measures: dict[str, Any] = {}
+        for name, samples in self.samples.items():
+            if samples:
+                measures[name] = summarize(samples)
+        return {
+            "size": self.size,
+            "workspace": {
+                "trails": len(self.manifest.trails),
+                "type_checkable": len(self.manifest.eligible),
+                "trailmaps": len(self.manifest.trailmaps),
+                "target_trailmaps": len(self.manifest.by_trailmap),
+                "calls": self.manifest.calls,
+                "formats": self.manifest.formats,
+                "planted_errors": len(self.manifest.errors),
+                "input_files": self.input_count,
+                "seed": self.spec.seed,
+            },
+            "measures": measures,
+            "ratios": ratios(self.samples),
+            "verified": all(not s.problems for ss in self.samples.values() for s in ss),
+        }
+
+
+def summarize(samples: list[Sample]) -> dict[str, Any]:
+    walls = [s.wall for s in samples]
+    cpus = [s.cpu for s in samples]
+    return {
+        "runs": len(samples),
+        "wall": {"median": statistics.median(walls), "min": min(walls), "max": max(walls)},
+        "cpu": {"median": statistics.median(cpus), "min": min(cpus), "max": max(cpus)},
+        "maxrss_mib": max(s.maxrss_kib for s in samples) / 1024,
+        "tree_rss_mib": max(s.tree_rss_kib for s in samples) / 1024,
+        "checks": samples[0].checks,
+        # The pipeline's own phase timings (stats.json "seconds"), medians over the runs.
+        "phases": {
+            phase: statistics.median(s.checks.get("seconds", {}).get(phase, 0.0) for s in samples)
+            for phase in sorted({p for s in samples for p in s.checks.get("seconds", {})})
+        },
+        "problems": [p for s in samples for p in s.problems],
+        "samples": [asdict(s) for s in samples],
+    }
+
+
+def ratios(samples: dict[str, list[Sample]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, _, num, den, _, _ in RATIOS:
+        a, b = samples.get(num, []), samples.get(den, [])
+        if not a or not b:
+            continue
+        paired = [x.wall / y.wall for x, y in zip(a, b, strict=False)]
+        out[key] = {
+            "of_medians": statistics.median(s.wall for s in a)
+            / statistics.median(s.wall for s in b),
+            "paired_median": statistics.median(paired),
+        }
+    ours = [s for name in OURS for s in samples.get(name, [])]
+    if ours:
+        out["peak_rss_gib"] = max(max(s.maxrss_kib, s.tree_rss_kib) for s in ours) / GIB
+    return out
+
+
+# -- the whole run --------------------------------------------------------------------------
+
+
+def child_env() -> dict[str, str]:
+    """The environment of every measured process: the user's, minus what would skew it."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TRAILBLAZE_") or k in ("TRAILBLAZE_TOOLCHAIN_DIR", "TRAILBLAZE_TSC")
+    }
+    # A shared result cache would make "cold" warm; colour codes only cost time.
+    env["NO_COLOR"] = "1"
+    env.pop("FORCE_COLOR", None)
+    return env
+
+
+def machine(tsc_version: str, baseline_version: str) -> dict[str, Any]:
+    def first(path: str, prefix: str) -> str:
+        with contextlib.suppress(OSError):
+            for line in Path(path).read_text().splitlines():
+                if line.startswith(prefix):
+                    return line.split(":", 1)[1].strip()
+        return "unknown"
+
+    def output(argv: list[str]) -> str:
+        try:
+            return subprocess.run(
+                argv, capture_output=True, text=True, check=False, cwd=REPO
+            ).stdout.strip()
+        except OSError:
+            return "unknown"
+
+    import doit  # noqa: PLC0415
+
+    mem_kib = first("/proc/meminfo", "MemTotal").split()[0]
+    return {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "cpu": first("/proc/cpuinfo", "model name"),
+        "cores": os.cpu_count(),
+        "ram_gib": round(int(mem_kib) / GIB, 1) if mem_kib.isdigit() else None,
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "node": output(["node", "--version"]),
+        "doit": ".".join(map(str, doit.__version__))
+        if isinstance(doit.__version__, tuple)
+        else str(doit.__version__),
+        "tsc": tsc_version,
+        "baseline_tsc": baseline_version,
+        "commit": output(["git", "rev-parse", "--short", "HEAD"]),
+        "dirty": bool(output(["git", "status", "--porcelain", "--", "trailblaze", "bench"])),
+    }
+
+
+def run_benchmark(options: Options) -> dict[str, Any]:
+    """Run every size; returns the results (also written to `options.out`)."""
+    from trailblaze.toolchain import BASELINE_TS_VERSION, TS_VERSION, find_compiler  # noqa: PLC0415
+
+    compiler = find_compiler(TS_VERSION, install=True)
+    baseline = find_compiler(BASELINE_TS_VERSION, install=True) if options.baseline else compiler
+    options.work.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {
+        "machine": machine(compiler.version, baseline.version if options.baseline else ""),
+        "options": {
+            "sizes": list(options.sizes),
+            "runs": options.runs,
+            "seed": options.seed,
+            "poll_s": options.poll,
+            "warmup": options.warmup,
+        },
+        "sizes": {},
+    }
+    for size in options.sizes:
+        bench = Bench(size, options, compiler.argv_prefix, baseline.argv_prefix)
+        bench.run()
+        results["sizes"][str(size)] = bench.summary()
+        # Every child's wait4 RSS includes this process's own peak (see README): record it.
+        results["harness_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        results["targets"] = targets(results["sizes"])
+        write(results, options.out)
+    if options.verbose:
+        print(markdown(results), flush=True)
+    return results
+
+
+def targets(sizes: dict[str, Any]) -> list[dict[str, Any]]:
+    """The issue's targets, judged at the largest size (growth: the two largest)."""
+    if not sizes:
+        return []
+    keys = sorted(sizes, key=int)
+    top = sizes[keys[-1]]
+    rows: list[dict[str, Any]] = []
+    for key, label, _, _, op, limit in RATIOS:
+        value = top["ratios"].get(key)
+        if value is None:
+            continue
+        ratio = value["of_medians"]
+        rows.append(
+            {
+                "measure": label,
+                "at": int(keys[-1]),
+                "target": f"{'≤' if op == '<=' else '≥'} {limit:g}×",
+                "value": ratio,
+                "paired": value["paired_median"],
+                "met": ratio <= limit if op == "<=" else ratio >= limit,
+            }
+        )
+    peak = top["ratios"].get("peak_rss_gib")
+    if peak is not None:
+        peak_all = max(s["ratios"].get("peak_rss_gib", 0.0) for s in sizes.values())
+        rows.append(
+            {
+                "measure": "peak memory, any of our runs (GiB)",
+                "at": int(keys[-1]),
+                "target": "≤ 1.5 GiB",
+                "value": peak_all,
+                "paired": None,
+                "met": peak_all <= 1.5,
+            }
+        )
+    if len(keys) >= 2:
+        small, large = sizes[keys[-2]], top
+        for name in ("no-op", "one-edit"):
+            if name in small["measures"] and name in large["measures"]:
+                growth = (
+                    large["measures"][name]["wall"]["median"]
+                    / small["measures"][name]["wall"]["median"]
+                )
+                rows.append(
+                    {
+                        "measure": f"{name} growth {int(keys[-2]):,} → {int(keys[-1]):,} trails",
+                        "at": int(keys[-1]),
+                        "target": "≤ 2×",
+                        "value": growth,
+                        "paired": None,
+                        "met": growth <= 2.0,
+                    }
+                )
+    return rows
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def markdown(results: dict[str, Any]) -> str:
+    m = results["machine"]
+    lines = [
+        "# trailblaze-doit benchmark",
+        "",
+        f"{m['date']}: {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, Linux {m['kernel']}; "
+        f"Python {m['python']}, Node {m['node']}, doit {m['doit']}, tsc {m['tsc']} (native), "
+        f"baseline tsc {m['baseline_tsc'] or '-'} (node); commit {m['commit']}"
+        f"{' + local changes' if m['dirty'] else ''}. "
+        f"{results['options']['runs']} runs per measure, interleaved; wall and CPU are medians "
+        "(min–max); RSS is the maximum over the runs: the largest single process (wait4; never "
+        f"below the harness's own {results.get('harness_maxrss_mib', 0):.0f} MiB) and the sampled "
+        "sum over the process tree.",
+        "",
+    ]
+    lines += _overview(results)
+    for size, data in sorted(results["sizes"].items(), key=lambda kv: int(kv[0])):
+        w = data["workspace"]
+        lines += [
+            f"## {int(size):,} trails",
+            "",
+            f"{w['type_checkable']:,} type-checkable trails ({w['calls']:,} recorded calls) in "
+            f"{w['target_trailmaps']} target trailmaps + 1 library, {w['planted_errors']} planted "
+            f"type errors, {w['input_files']:,} input files; formats {w['formats']}."
+            + ("" if data["verified"] else " **Some runs failed verification: see results.json.**"),
+            "",
+            "| measure | wall s | CPU s | peak RSS MiB (largest process / tree) | compiler saw |",
+            "|---|---|---|---|---|",
+        ]
+        for name in MEASURES:
+            if name not in data["measures"]:
+                continue
+            s = data["measures"][name]
+            lines.append(
+                f"| {name} | {_spread(s['wall'])} | {_spread(s['cpu'])} | "
+                f"{s['maxrss_mib']:.0f} / {s['tree_rss_mib']:.0f} | {_saw(name, s['checks'])} |"
+            )
+        lines += _phases(data["measures"])
+        r = data["ratios"]
+        parts = [f"{label} {r[key]['of_medians']:.2f}×" for key, label, *_ in RATIOS if key in r]
+        lines += ["", "Ratios (of medians): " + "; ".join(parts) + ".", ""]
+    rows = results.get("targets", [])
+    if rows:
+        lines += [
+            "## Targets",
+            "",
+            "| measure | at | target | measured (of medians) | paired median | met |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in rows:
+            paired = "" if row["paired"] is None else f"{row['paired']:.2f}"
+            lines.append(
+                f"| {row['measure']} | {row['at']:,} | {row['target']} | {row['value']:.2f} | "
+                f"{paired} | {'yes' if row['met'] else '**no**'} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _overview(results: dict[str, Any]) -> list[str]:
+    """Median wall time of every measure at every size, side by side."""
+    sizes = sorted(results["sizes"], key=int)
+    if not sizes:
+        return []
+    out = [
+        "## All sizes (median wall s)",
+        "",
+        "| measure | " + " | ".join(f"{int(s):,} trails" for s in sizes) + " |",
+        "|---|" + "---|" * len(sizes),
+    ]
+    for name in MEASURES:
+        cells = []
+        for size in sizes:
+            m = results["sizes"][size]["measures"].get(name)
+            cells.append(f"{m['wall']['median']:.3f}" if m else "")
+        if any(cells):
+            out.append(f"| {name} | " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+def _phases(measures: dict[str, Any]) -> list[str]:
+    """Where the time of our runs goes, by the pipeline's own phases (stats.json)."""
+    rows = [(name, measures[name]) for name in OURS if measures.get(name, {}).get("phases")]
+    if not rows:
+        return []
+    names = sorted(
+        {p for _, m in rows for p in m["phases"]},
+        key=lambda p: -max(m["phases"].get(p, 0.0) for _, m in rows),
+    )
+    out = [
+        "",
+        "Where the time of our runs goes (medians, s; the phases are timed by the check itself, "
+        "in `stats.json`; *outside* is the rest: interpreter start, imports, doit, task creation, "
+        "the report):",
+        "",
+        "| measure | wall | " + " | ".join(names) + " | outside |",
+        "|---|---|" + "---|" * len(names) + "---|",
+    ]
+    for name, m in rows:
+        wall = m["wall"]["median"]
+        inside = sum(m["phases"].values())
+        cells = " | ".join(f"{m['phases'].get(p, 0.0):.3f}" for p in names)
+        out.append(f"| {name} | {wall:.3f} | {cells} | {wall - inside:.3f} |")
+    return out
+
+
+def _spread(stat: dict[str, float]) -> str:
+    return f"{stat['median']:.3f} ({stat['min']:.3f}–{stat['max']:.3f})"
+
+
+def _saw(name: str, checks: dict[str, Any]) -> str:
+    if name == "floor":
+        return f"({checks.get('files_statted', 0):,} files statted)"
+    if name == "bare-tsc":
+        return f"1 run, {checks.get('files', 0):,} files"
+    if name == "no-op-clean":
+        return "none (doit: up to date)" if checks.get("skipped") else "?"
+    if "compiler_runs" in checks:
+        return f"{checks.get('compiler_runs')} run(s), {checks.get('files_compiled')} trails"
+    return ""
+
+
+def write(results: dict[str, Any], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(
+        json.dumps(results, indent=1, ensure_ascii=False) + "\n", "utf-8"
+    )
+    (out / "results.md").write_text(markdown(results) + "\n", "utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="trail counts, comma-separated"
+    )
+    parser.add_argument("--runs", type=int, default=5, help="measured iterations per size")
+    parser.add_argument(
+        "--out", type=Path, default=REPO / "bench" / "results", help="results directory"
+    )
+    parser.add_argument(
+        "--work", type=Path, default=REPO / "bench" / "out", help="workspaces and logs"
+    )
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--trailmaps", type=int, default=0, help="target trailmaps (default: by size)"
+    )
+    parser.add_argument("--regenerate", action="store_true", help="regenerate the workspaces")
+    parser.add_argument(
+        "--poll", type=float, default=0.05, help="tree RSS sampling interval, s (0: off)"
+    )
+    parser.add_argument("--warmup", type=int, default=1, help="unmeasured cold runs per size")
+    parser.add_argument("--no-baseline", dest="baseline", action="store_false")
+    parser.add_argument("--quiet", dest="verbose", action="store_false")
+    args = parser.parse_args(argv)
+    options = Options(
+        sizes=tuple(int(s) for s in args.sizes.split(",") if s.strip()),
+        runs=args.runs,
+        out=args.out.absolute(),
+        work=args.work.absolute(),
+        seed=args.seed,
+        trailmaps=args.trailmaps,
+        regenerate=args.regenerate,
+        poll=args.poll,
+        baseline=args.baseline,
+        warmup=args.warmup,
+        verbose=args.verbose,
+    )
+    results = run_benchmark(options)
+    ok = all(size["verified"] for size in results["sizes"].values())
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
