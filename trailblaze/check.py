@@ -12,6 +12,7 @@ re-generated; a trail whose key is in the result cache costs no compiler work.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import time
@@ -51,6 +52,7 @@ from trailblaze.typegate import (
     COMPILER_OPTIONS,
     Job,
     Layout,
+    check_surfaces,
     compile_jobs,
     emit_declarations,
     module_surface,
@@ -343,9 +345,13 @@ def run_check(ws: Workspace, options: CheckOptions, *, progress: Progress | None
         )
     run.findings.extend(gate.infra)
     run.findings.extend(repeated_branches(records))
+    unchanged = records.keys() == state.trails.keys() and all(
+        records[rel] is state.trails[rel] for rel in records
+    )
     state.trails = records
-    with pipe.phase("state"):
-        state.save(ws.scratch)
+    if not unchanged:  # serializing ten thousand records only to compare them costs 0.1 s
+        with pipe.phase("state"):
+            state.save(ws.scratch)
     run.stats.update(gate.stats)
     run.stats["trails_parsed"] = pipe.trails_parsed
     run.stats["files_read"] = pipe.files_read
@@ -458,6 +464,18 @@ def _typecheck(
         write_if_changed(layout.surface(trailmap), text)
         surface_keys[trailmap] = digest(text, decls.identity, pipe.catalog.version)
     base_key = digest(compiler.identity, GENERATOR_VERSION, _json(COMPILER_OPTIONS))
+    with pipe.phase("surface check"):
+        broken = _checked_surfaces(surface_keys, base_key, compiler, layout, timeout)
+    for rel in list(eligible):
+        target = records[rel].target
+        if target in broken:
+            eligible.remove(rel)
+            gate.failed.add(rel)
+            records[rel] = records[rel].with_result(None, ())
+            gate.infra.append(
+                Finding("infra", rel, 1, 1, f"type check could not run: {broken[target]}",
+                        code="typegate", fatal=False, trailmap=target)
+            )  # fmt: skip
     cache = ResultCache(cache_dir(pipe.ws.scratch))
     jobs: list[Job] = []
     keep = []
@@ -520,6 +538,35 @@ def _typecheck(
         remove_orphans(layout, keep) if pipe.trails_changed or result.compiler_runs else 0
     )
     return gate
+
+
+def _checked_surfaces(
+    surface_keys: Mapping[str, str],
+    base_key: str,
+    compiler: Compiler,
+    layout: Layout,
+    timeout: float,
+) -> dict[str, str]:
+    """Check the module surfaces that changed since their last clean check; the broken ones.
+
+    The trail batches skip declaration files, so a surface must be known to compile first.
+    """
+    memo = layout.root / "surfaces-checked.json"
+    try:
+        checked: dict[str, str] = json.loads(memo.read_text("utf-8"))
+    except (OSError, ValueError):
+        checked = {}
+    wanted = {t: digest(base_key, key) for t, key in surface_keys.items()}
+    todo = {t: layout.surface(t) for t, key in wanted.items() if checked.get(t) != key}
+    broken = check_surfaces(todo, compiler, layout, timeout=timeout)
+    for trailmap in todo:
+        if trailmap in broken:
+            checked.pop(trailmap, None)
+        else:
+            checked[trailmap] = wanted[trailmap]
+    if todo:
+        write_if_changed(memo, json.dumps(checked, sort_keys=True))
+    return broken
 
 
 def _owner(module: Path) -> str:

@@ -21,7 +21,6 @@ except where the tool declares a string, where it is its source text (`index: 00
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -59,21 +58,22 @@ class Generated:
 
 
 def json_literal(value: Any) -> str:
-    """A JSON literal that is also one safe TypeScript expression on one line."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return (
-            "{"
-            + ",".join(f"{json_literal(str(k))}:{json_literal(v)}" for k, v in value.items())
-            + "}"
-        )
-    if isinstance(value, list):
-        return "[" + ",".join(json_literal(v) for v in value) + "]"
-    text = json.dumps(value, ensure_ascii=False)
-    # Line separators end a line in a `//` comment-free file too; lone surrogates cannot be
-    # encoded as UTF-8. Both become \u escapes, which keep the string's value.
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    """A JSON literal that is also one safe TypeScript expression on one line.
+
+    json.dumps writes non-finite floats as `NaN`, `Infinity` and `-Infinity`, which are
+    TypeScript expressions too; line separators (they end a line in TypeScript) and lone
+    surrogates (they cannot be encoded as UTF-8) become backslash-u escapes, which keep the
+    value.
+    """
+    text = _ENCODE(value)
+    return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group(0)):04x}"
 
 
 def callee(name: str) -> str:

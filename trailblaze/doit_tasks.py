@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,12 +99,10 @@ def _options_fingerprint(options: CheckOptions) -> dict[str, Any]:
     }
 
 
-def _files_digest(paths: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(str(path).encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
+def _files_digest(paths: Iterable[str]) -> str:
+    """The set of inputs: a deleted or renamed file must make the check run (doit alone notices
+    changed and new dependencies, not removed ones)."""
+    return hashlib.sha256("\0".join(paths).encode()).hexdigest()
 
 
 def _last_run_complete(state_path: Path) -> Callable[[], bool]:
@@ -147,9 +145,9 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
         }
         return
     found = scan(ws)
-    inputs = [*found.trails]
+    files = [p for p in found.trail_paths if p in found.regular]
     for trailmap in found.trailmaps:
-        inputs.extend(trailmap_files(trailmap, ws))
+        files.extend(str(p) for p in trailmap_files(trailmap, ws))
     options = CheckOptions.from_env()
     report = ws.scratch / REPORT_FILE
     yield {"basename": "check", "name": None, "doc": doc}
@@ -157,10 +155,15 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
         "basename": "check",
         "name": "run",
         "actions": [(_run_check_action, [str(ws.root)])],
-        "file_dep": [str(p) for p in inputs if p.is_file()],
+        "file_dep": files,
         "targets": [str(report)],
         "uptodate": [
-            config_changed({"inputs": _files_digest(inputs), **_options_fingerprint(options)}),
+            config_changed(
+                {
+                    "inputs": _files_digest([*found.trail_paths, *files]),
+                    **_options_fingerprint(options),
+                }
+            ),
             _last_run_complete(ws.scratch / STATE_FILE),
         ],
         "verbosity": 2,

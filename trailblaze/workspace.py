@@ -73,8 +73,15 @@ class Scan:
     """What is on disk: trailmap directories, trail files, and problems found while looking."""
 
     trailmaps: tuple[TrailmapDir, ...]
-    trails: tuple[Path, ...]
+    trail_paths: tuple[str, ...]
+    """Every trail candidate (a directory named like a trail too: the parse gate reports it)."""
     findings: tuple[Finding, ...]
+    regular: frozenset[str] = frozenset()
+    """The candidates that are regular files: what a build tool may depend on."""
+
+    @property
+    def trails(self) -> tuple[Path, ...]:
+        return tuple(map(Path, self.trail_paths))
 
 
 def is_trail_name(name: str) -> bool:
@@ -227,9 +234,13 @@ def scan(ws: Workspace) -> Scan:
                         fatal=False,
                     )
                 )
-    trails: list[Path] = []
-    root_real = ws.root.resolve()
-    stack = [ws.trails_dir] if ws.trails_dir.is_dir() else []
+    # Strings, not Paths, and only the directory entries' cached types: this runs on every
+    # doit invocation, for every trail, and a no-op should cost little more than the stats.
+    trails: list[str] = []
+    regular: set[str] = set()
+    root_real = str(ws.root.resolve()) + os.sep
+    stack = [str(ws.trails_dir)] if ws.trails_dir.is_dir() else []
+    exclude = ws.exclude
     while stack:
         directory = stack.pop()
         try:
@@ -237,48 +248,42 @@ def scan(ws: Workspace) -> Scan:
         except OSError as exc:
             findings.append(
                 Finding(
-                    "parse",
-                    ws.rel(directory),
-                    1,
-                    1,
-                    f"cannot list directory: {exc.strerror}",
-                    code="io",
+                    "parse", ws.rel(Path(directory)), 1, 1,
+                    f"cannot list directory: {exc.strerror}", code="io",
                 )
-            )
+            )  # fmt: skip
             continue
         for entry in entries:
             name = entry.name
             if entry.is_dir(follow_symlinks=False):
-                if name in ws.exclude:
+                if name in exclude:
                     continue
                 if is_trail_name(name) and name != PROJECT_CONFIG_NAME:
-                    trails.append(Path(entry.path))  # the parse gate reports "is a directory"
+                    trails.append(entry.path)  # the parse gate reports "is a directory"
                     continue
-                stack.append(Path(entry.path))
+                stack.append(entry.path)
                 continue
             if not is_trail_name(name):
                 continue
-            path = Path(entry.path)
+            path = entry.path
             if entry.is_symlink():
-                target = Path(os.path.realpath(path))
-                if target.exists() and not target.is_relative_to(root_real):
+                target = os.path.realpath(path)
+                if os.path.exists(target) and not target.startswith(root_real):
                     findings.append(
                         Finding(
-                            "warning",
-                            ws.rel(path),
-                            1,
-                            1,
+                            "warning", ws.rel(Path(path)), 1, 1,
                             f"symlink to '{target}' outside the workspace; not checked",
-                            code="outside-workspace",
-                            fatal=False,
+                            code="outside-workspace", fatal=False,
                         )
-                    )
+                    )  # fmt: skip
                     continue
-            if name == PROJECT_CONFIG_NAME and _looks_like_config(path):
+            if name == PROJECT_CONFIG_NAME and _looks_like_config(Path(path)):
                 continue
             trails.append(path)
+            if entry.is_file():
+                regular.add(path)
     trails.sort()
-    return Scan(tuple(trailmaps), tuple(trails), tuple(findings))
+    return Scan(tuple(trailmaps), tuple(trails), tuple(findings), frozenset(regular))
 
 
 def _looks_like_config(path: Path) -> bool:
