@@ -23,8 +23,10 @@ import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from trailblaze.cache import digest
 from trailblaze.codegen import HEADER_LINES, GenLine
@@ -193,8 +195,7 @@ def emit_declarations(
     """
     decls: dict[Path, Path] = {}
     findings: list[Finding] = []
-    runs = 0
-    identity_parts: list[str] = []
+    plans = []
     for trailmap, tools_dir in sorted(tools_dirs.items()):
         out_dir = layout.tooldecl(trailmap)
         sources = sorted(
@@ -210,15 +211,28 @@ def emit_declarations(
             state = json.loads(marker.read_text("utf-8"))
         except (OSError, ValueError):
             state = {}
-        if state.get("key") != key:
-            runs += 1
-            state = _emit(
-                tools_dir, out_dir, compiler, timeout, key, rel, trailmap, fatal.get(trailmap, True)
-            )
-            write_if_changed(marker, json.dumps(state, ensure_ascii=False))
-        findings.extend(Finding(**f) for f in state.get("findings", []))
         for source in sources:
             decls[source] = out_dir / _declaration_name(source.relative_to(tools_dir))
+        plans.append((trailmap, tools_dir, out_dir, marker, key, state))
+
+    def emit(plan: tuple[str, Path, Path, Path, str, dict[str, Any]]) -> dict[str, Any]:
+        trailmap, tools_dir, out_dir, marker, key, state = plan
+        if state.get("key") == key:
+            return state
+        state = _emit(
+            tools_dir, out_dir, compiler, timeout, key, rel, trailmap, fatal.get(trailmap, True)
+        )
+        write_if_changed(marker, json.dumps(state, ensure_ascii=False))
+        return state
+
+    # Each emit is a short compiler process that mostly waits on its own start-up: a few at
+    # once keep both cores busy.
+    runs = sum(1 for plan in plans if plan[5].get("key") != plan[4])
+    with ThreadPoolExecutor(4) as pool:
+        states = list(pool.map(emit, plans))
+    identity_parts: list[str] = []
+    for state in states:
+        findings.extend(Finding(**f) for f in state.get("findings", []))
         identity_parts.append(str(state.get("output", "")))
     return Declarations(decls, tuple(findings), runs, digest(*identity_parts))
 
