@@ -512,3 +512,15 @@ def test_corpus_without_its_code_reports_the_tools_it_does_not_ship(tmp_path: Pa
         "contacts_ios_verifyContactStructure",
     ]
     assert {f.code for f in report.fatal_findings} <= {"TS2339", "TS2551"}
+
+
+def test_results_found_in_the_cache_while_parsing_are_kept(sample_ws: Path) -> None:
+    # A trail parsed again (its file changed) whose generated module is already in the result
+    # cache: a hit during parsing must end as type-checked, with the cached findings.
+    mutate(sample_ws, 18, "tapOnElementBySelector:", "tapOnElementBySelectr:")
+    first = check(sample_ws)
+    (sample_ws / ".trailblaze/state/trails.json").unlink()  # forget the state, keep the cache
+    again = check(sample_ws)
+    assert [t.status for t in again.trails] == ["type-checked"]
+    assert fatal(again) == fatal(first) != []
+    assert stats(sample_ws)["compiler_runs"] == 0

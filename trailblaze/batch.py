@@ -20,7 +20,7 @@ from typing import Any
 
 from trailblaze.codegen import GenLine, generate
 from trailblaze.finding import Finding
-from trailblaze.fsutil import write_if_changed, write_many
+from trailblaze.fsutil import write_generated
 from trailblaze.parse import ParseOutcome, file_error, parse_trail
 from trailblaze.runif import RUNIF, parse_runif, signature
 from trailblaze.state import Stamp, TrailRecord
@@ -97,7 +97,7 @@ def process(item: Item, ctx: Context) -> Parsed:
     return Parsed(record, generated.text, generated.lines)
 
 
-def _generated_files(results: list[Parsed], ctx: Context) -> list[tuple[Path, bytes | str]]:
+def _generated_files(results: list[Parsed], ctx: Context) -> list[tuple[Path, str]]:
     return [(ctx.layout.trail_file(p.record.path), p.text) for p in results if p.text is not None]
 
 
@@ -118,7 +118,7 @@ def _work(items: list[Item]) -> list[Parsed]:
     # Each worker writes what it generated: creating a file waits on the disk, and the waits
     # overlap with the other workers' parsing.
     for path, data in _generated_files(results, ctx):
-        write_if_changed(path, data)
+        write_generated(path, data)
     return results
 
 
@@ -147,8 +147,13 @@ def process_many(
     *,
     progress: Callable[[int], None] | None = None,
     jobs: int | None = None,
+    on_chunk: Callable[[list[Parsed]], None] | None = None,
 ) -> list[Parsed]:
-    """`process` for every item, in order; in worker processes when there are many."""
+    """`process` for every item, in order; in worker processes when there are many.
+
+    `on_chunk` sees the results as they arrive (their modules already written), so the caller
+    can start compiling while the rest is parsed.
+    """
     workers = jobs if jobs is not None else _workers()
     if (
         len(items) < PARALLEL_MIN
@@ -161,7 +166,10 @@ def process_many(
                 out.append(process(item, ctx))
                 if progress is not None and i % CHUNK == CHUNK - 1:
                     progress(CHUNK)
-        write_many(_generated_files(out, ctx))
+        for path, data in _generated_files(out, ctx):
+            write_generated(path, data)
+        if on_chunk is not None:
+            on_chunk(out)
         return out
     chunks = [list(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)]
     results: list[Parsed] = []
@@ -172,6 +180,8 @@ def process_many(
     ):
         for chunk_result in pool.map(_work, chunks):
             results.extend(chunk_result)
+            if on_chunk is not None:
+                on_chunk(chunk_result)
             if progress is not None:
                 progress(len(chunk_result))
     return results

@@ -16,16 +16,15 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from trailblaze.batch import Context, Item, Parsed, process_many
 from trailblaze.bundled import discover
-from trailblaze.cache import ResultCache, cache_dir, digest
+from trailblaze.cache import digest
 from trailblaze.catalog import Catalog, load_catalog
-from trailblaze.codegen import GENERATOR_VERSION
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
 from trailblaze.manifest import Trailmap, load_manifest
@@ -43,21 +42,11 @@ from trailblaze.report import (
 )
 from trailblaze.resolve import Resolution
 from trailblaze.runif import RUNIF
-from trailblaze.sdk import sdk_type_names
 from trailblaze.state import TrailRecord, TrailState
 from trailblaze.surface import generate_surfaces
-from trailblaze.toolchain import Compiler, ToolchainError, find_compiler
-from trailblaze.tooldefs import RelPath
+from trailblaze.typecheck import TypeCheck
 from trailblaze.typegate import (
-    COMPILER_OPTIONS,
-    Job,
     Layout,
-    check_surfaces,
-    compile_jobs,
-    emit_declarations,
-    module_surface,
-    remove_orphans,
-    timeout_seconds,
 )
 from trailblaze.workspace import Scan, Workspace, scan
 from trailblaze.yamlnode import MAX_FILE_BYTES, YamlError
@@ -159,7 +148,10 @@ class _Pipeline:
     # -- trails ---------------------------------------------------------------------------------
 
     def records(
-        self, paths: Sequence[Path], old: Mapping[str, TrailRecord]
+        self,
+        paths: Sequence[Path],
+        old: Mapping[str, TrailRecord],
+        on_parsed: Callable[[list[Parsed]], None] | None = None,
     ) -> dict[str, TrailRecord]:
         """Every trail's parse outcome: from the state when its file is unchanged, else parsed.
 
@@ -214,11 +206,22 @@ class _Pipeline:
                 continue
             to_parse.append(Item(rel, stamp, content, data))
             out[rel] = previous  # type: ignore[assignment]  # placeholder, replaced below
-        for parsed in self.process(to_parse, "parsing"):
-            out[parsed.record.path] = parsed.record
+
+        def arrived(chunk: list[Parsed]) -> None:
+            for parsed in chunk:
+                out[parsed.record.path] = parsed.record
+            if on_parsed is not None:
+                on_parsed(chunk)
+
+        self.process(to_parse, "parsing", arrived)
         return out
 
-    def process(self, items: list[Item], phase: str) -> list[Parsed]:
+    def process(
+        self,
+        items: list[Item],
+        phase: str,
+        on_chunk: Callable[[list[Parsed]], None] | None = None,
+    ) -> list[Parsed]:
         if not items:
             return []
         assert self.context is not None
@@ -226,7 +229,10 @@ class _Pipeline:
         if self.progress is not None:
             self.progress.start(phase, len(items))
         results = process_many(
-            items, self.context, progress=self.progress.advance if self.progress else None
+            items,
+            self.context,
+            progress=self.progress.advance if self.progress else None,
+            on_chunk=on_chunk,
         )
         if self.progress is not None:
             self.progress.stop()
@@ -235,7 +241,7 @@ class _Pipeline:
                 self.generated[parsed.record.path] = parsed
         return results
 
-    def regenerate(self, paths: list[str], records: Mapping[str, TrailRecord]) -> None:
+    def regenerate(self, paths: list[str], records: Mapping[str, TrailRecord]) -> list[Parsed]:
         """Generate the modules of trails whose outcome came from the state (their surface changed)."""
         items = []
         for rel in paths:
@@ -245,7 +251,7 @@ class _Pipeline:
             self.files_read += 1
             record = records[rel]
             items.append(Item(rel, record.stamp, record.content, data))
-        self.process(items, "generating")
+        return self.process(items, "generating")
 
 
 class Progress(Protocol):
@@ -296,29 +302,49 @@ def run_check(ws: Workspace, options: CheckOptions, *, progress: Progress | None
         else {}
     )
     pipe.context = Context(options.strict, schemas, catalog.defs, pipe.layout)
-    with pipe.phase("trails"):
-        records = pipe.records(found.trails, state.trails)
-    eligible: list[str] = []
-    for rel, record in records.items():
-        run.findings.extend(record.parse_findings())
-        if record.status == "rejected":
-            continue
-        run.findings.extend(record.runif_findings())
-        if (
-            record.target is None
-            or record.target not in targets
-            or record.calls == 0
-            or not options.typecheck
-        ):
-            continue
-        eligible.append(rel)
+    records: dict[str, TrailRecord] = {}
+    gate = TypeCheck(ws.root, pipe.layout, options, catalog, targets, exempt, records, pipe.phase)
 
+    def eligible(record: TrailRecord) -> bool:
+        return (
+            options.typecheck
+            and record.status != "rejected"
+            and record.target in targets
+            and record.calls > 0
+        )
+
+    def offer(chunk: list[Parsed]) -> None:
+        # Trails go to the type gate as soon as they are parsed: the compiler starts on the
+        # first full batch while the workers parse the rest.
+        for parsed in chunk:
+            records[parsed.record.path] = parsed.record
+            if parsed.text is not None and eligible(parsed.record):
+                gate.offer(parsed.record.path, parsed)
+
+    with pipe.phase("trails"):
+        outcomes = pipe.records(found.trails, state.trails, offer)
+    # In scan order, keeping what the type gate already recorded for the trails it was offered.
+    merged = {rel: records.get(rel, record) for rel, record in outcomes.items()}
+    records.clear()
+    records.update(merged)
+    for record in records.values():
+        run.findings.extend(record.parse_findings())
+        if record.status != "rejected":
+            run.findings.extend(record.runif_findings())
+    for rel, record in records.items():
+        if eligible(record) and rel not in gate.offered:
+            gate.offer(rel)  # unchanged file: its last result, or its module generated again
+    with pipe.phase("regenerate"):
+        for parsed in pipe.regenerate(gate.stale, records):
+            records[parsed.record.path] = parsed.record
+            gate.offer(parsed.record.path, parsed)
+    eligible_now = sorted(gate.offered)
     previously = {p for p, r in state.trails.items() if r.surface_key is not None}
-    pipe.trails_changed = previously != set(eligible)
-    gate = _typecheck(pipe, eligible, records, targets, exempt)
+    outcome = gate.finish(eligible_now, trails_changed=previously != set(eligible_now))
+    run.findings.extend(outcome.findings)
     missing_surface: dict[str, int] = {}
     for rel, record in records.items():
-        status = _status(record, targets, known, options.typecheck, rel in gate.failed)
+        status = _status(record, targets, known, options.typecheck, rel in outcome.failed)
         if status.reason == REASON_NO_SURFACE and record.target is not None:
             missing_surface[record.target] = missing_surface.get(record.target, 0) + 1
         run.statuses.append(status)
@@ -343,7 +369,7 @@ def run_check(ws: Workspace, options: CheckOptions, *, progress: Progress | None
                 trailmap=target,
             )
         )
-    run.findings.extend(gate.infra)
+    run.findings.extend(outcome.infra)
     run.findings.extend(repeated_branches(records))
     unchanged = records.keys() == state.trails.keys() and all(
         records[rel] is state.trails[rel] for rel in records
@@ -352,7 +378,7 @@ def run_check(ws: Workspace, options: CheckOptions, *, progress: Progress | None
     if not unchanged:  # serializing ten thousand records only to compare them costs 0.1 s
         with pipe.phase("state"):
             state.save(ws.scratch)
-    run.stats.update(gate.stats)
+    run.stats.update(outcome.stats)
     run.stats["trails_parsed"] = pipe.trails_parsed
     run.stats["files_read"] = pipe.files_read
     write_if_changed(pipe.layout.root / "stats.json", _json(run.stats))
@@ -390,199 +416,7 @@ def _status(
     return TrailStatus(record.path, target, "type-checked", None, target, record.calls)
 
 
-@dataclass
-class _Gate:
-    failed: set[str] = field(default_factory=set)
-    infra: list[Finding] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-
-
-def _typecheck(
-    pipe: _Pipeline,
-    eligible: list[str],
-    records: dict[str, TrailRecord],
-    targets: Mapping[str, Resolution],
-    exempt: Mapping[str, str],
-) -> _Gate:
-    gate = _Gate(stats={"compiler_runs": 0, "files_compiled": [], "cache_hits": 0, "decl_runs": 0})
-    layout = pipe.layout
-    if not eligible:
-        return gate
-    try:
-        compiler: Compiler = find_compiler(install=pipe.options.install)
-    except ToolchainError as exc:
-        reason = f"type check could not run: {exc}"
-        for rel in eligible:
-            gate.failed.add(rel)
-            records[rel] = records[rel].with_result(None, ())
-            gate.infra.append(
-                Finding(
-                    "infra",
-                    rel,
-                    1,
-                    1,
-                    reason,
-                    code="toolchain",
-                    fatal=False,
-                    trailmap=records[rel].target,
-                )
-            )
-        return gate
-    timeout = timeout_seconds()
-    used = {records[rel].target for rel in eligible}
-    rel_path = RelPath(pipe.ws.root)
-    tools_dirs: dict[str, Path] = {}
-    for trailmap in sorted(t for t in used if t is not None):
-        for entry in targets[trailmap].entries:
-            if entry.module is not None and entry.kind == "module":
-                tools_dirs.setdefault(
-                    _owner(entry.module),
-                    entry.module.parent
-                    if entry.module.parent.name == "tools"
-                    else _tools_root(entry.module),
-                )
-    with pipe.phase("declarations"):
-        decls = emit_declarations(
-            tools_dirs,
-            compiler,
-            layout,
-            rel_path,
-            timeout=timeout,
-            fatal={t: t not in exempt for t in tools_dirs},
-        )
-    gate.stats["decl_runs"] = decls.runs
-    for finding in decls.findings:
-        (gate.infra if finding.kind == "infra" else pipe.run.findings).append(
-            finding
-            if finding.kind == "infra"
-            else finding.with_(fatal=finding.trailmap not in exempt)
-        )
-    names = sdk_type_names(pipe.catalog)
-    surface_keys: dict[str, str] = {}
-    for trailmap in sorted(t for t in used if t is not None):
-        text = module_surface(targets[trailmap], layout, decls.decls, names)
-        write_if_changed(layout.surface(trailmap), text)
-        surface_keys[trailmap] = digest(text, decls.identity, pipe.catalog.version)
-    base_key = digest(compiler.identity, GENERATOR_VERSION, _json(COMPILER_OPTIONS))
-    with pipe.phase("surface check"):
-        broken = _checked_surfaces(surface_keys, base_key, compiler, layout, timeout)
-    for rel in list(eligible):
-        target = records[rel].target
-        if target in broken:
-            eligible.remove(rel)
-            gate.failed.add(rel)
-            records[rel] = records[rel].with_result(None, ())
-            gate.infra.append(
-                Finding("infra", rel, 1, 1, f"type check could not run: {broken[target]}",
-                        code="typegate", fatal=False, trailmap=target)
-            )  # fmt: skip
-    cache = ResultCache(cache_dir(pipe.ws.scratch))
-    jobs: list[Job] = []
-    keep = []
-    stale: list[str] = []
-    for rel in eligible:
-        record = records[rel]
-        assert record.target is not None
-        keep.append(layout.trail_file(rel))
-        if (
-            record.key is not None
-            and record.surface_key == surface_keys[record.target]
-            and record.base_key == base_key
-            and rel not in pipe.generated
-        ):
-            gate.stats["cache_hits"] += 1
-            continue
-        stale.append(rel)
-    with pipe.phase("regenerate"):
-        pipe.regenerate(stale, records)
-    for rel in stale:
-        record = records[rel]
-        assert record.target is not None
-        surface_key = surface_keys[record.target]
-        generated = pipe.generated[rel]
-        assert generated.text is not None
-        assert generated.lines is not None
-        gen_file = layout.trail_file(rel)  # written by the batch that generated it
-        key = digest(base_key, surface_key, generated.text)
-        cached = cache.get(key)
-        if cached is not None:
-            gate.stats["cache_hits"] += 1
-            records[rel] = record.with_result(
-                key, [Finding.from_json(f) for f in cached], surface_key, base_key
-            )
-            continue
-        records[rel] = record.with_result(None, (), surface_key, base_key)
-        jobs.append(
-            Job(rel, record.target, gen_file, generated.lines, key, record.target not in exempt)
-        )
-    with pipe.phase("compile"):
-        result = compile_jobs(jobs, compiler, layout, timeout=timeout)
-    cache.put_many(
-        (job.key, [f.to_json() for f in result.findings.get(job.path, [])])
-        for job in jobs
-        if job.path not in result.failed
-    )
-    cache.close()
-    for job in jobs:
-        if job.path in result.failed:
-            continue
-        findings = result.findings.get(job.path, [])
-        records[job.path] = records[job.path].with_result(
-            job.key, findings, surface_keys[job.trailmap], base_key
-        )
-    gate.failed |= result.failed
-    gate.infra.extend(result.infra)
-    gate.stats["compiler_runs"] = result.compiler_runs
-    gate.stats["files_compiled"] = result.files_compiled
-    gate.stats["removed"] = (
-        remove_orphans(layout, keep) if pipe.trails_changed or result.compiler_runs else 0
-    )
-    return gate
-
-
-def _checked_surfaces(
-    surface_keys: Mapping[str, str],
-    base_key: str,
-    compiler: Compiler,
-    layout: Layout,
-    timeout: float,
-) -> dict[str, str]:
-    """Check the module surfaces that changed since their last clean check; the broken ones.
-
-    The trail batches skip declaration files, so a surface must be known to compile first.
-    """
-    memo = layout.root / "surfaces-checked.json"
-    try:
-        checked: dict[str, str] = json.loads(memo.read_text("utf-8"))
-    except (OSError, ValueError):
-        checked = {}
-    wanted = {t: digest(base_key, key) for t, key in surface_keys.items()}
-    todo = {t: layout.surface(t) for t, key in wanted.items() if checked.get(t) != key}
-    broken = check_surfaces(todo, compiler, layout, timeout=timeout)
-    for trailmap in todo:
-        if trailmap in broken:
-            checked.pop(trailmap, None)
-        else:
-            checked[trailmap] = wanted[trailmap]
-    if todo:
-        write_if_changed(memo, json.dumps(checked, sort_keys=True))
-    return broken
-
-
-def _owner(module: Path) -> str:
-    """The trailmap directory name a tool module belongs to (`<trailmap>/tools/...`)."""
-    return _tools_root(module).parent.name
-
-
-def _tools_root(module: Path) -> Path:
-    for parent in module.parents:
-        if parent.name == "tools":
-            return parent
-    return module.parent
-
-
 def _json(data: Any) -> str:
-    import json  # noqa: PLC0415
 
     return json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
 

@@ -64,3 +64,24 @@ def write_many(items: list[tuple[Path, bytes | str]], *, threads: int = 8) -> in
         parent.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(threads) as pool:
         return sum(pool.map(lambda item: write_if_changed(*item), items))
+
+
+def write_generated(path: Path, data: str) -> bool:
+    """`write_if_changed` for files only we read, cheaper when the file is new.
+
+    A new file is created in place (one inode, no temporary name, no rename): a reader racing
+    with the write could see it incomplete, which for a generated module means a syntax error,
+    reported as a type check that could not run and never cached. An existing file is replaced
+    atomically as usual.
+    """
+    payload = data.encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return write_if_changed(path, payload)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return write_generated(path, data)
+    with open(fd, "wb") as handle:  # closes fd; writes every byte
+        handle.write(payload)
+    return True

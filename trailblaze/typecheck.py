@@ -1,0 +1,282 @@
+"""One run of the type gate over a workspace's trails, fed while they are still being parsed.
+
+The check offers every eligible trail as soon as its parse outcome is known. A trail whose last
+result still holds (same generated text, surface, compiler and generator) costs nothing; one
+whose key is in the result cache costs a lookup; the others become compiler jobs. Jobs are
+compiled in batches by a background thread as soon as a batch is full, so the compiler runs
+while the workers go on parsing; one batch at a time bounds memory.
+
+Everything the compiler needs before the first batch (the compiler itself, the scripted
+tools' declarations, the module surfaces and their strict check) is prepared when the first
+trail is offered: a workspace without recordings never installs or starts a compiler.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trailblaze.batch import Parsed
+from trailblaze.cache import ResultCache, cache_dir, digest
+from trailblaze.catalog import Catalog
+from trailblaze.codegen import GENERATOR_VERSION
+from trailblaze.finding import Finding
+from trailblaze.fsutil import write_if_changed
+from trailblaze.options import CheckOptions
+from trailblaze.resolve import Resolution
+from trailblaze.sdk import sdk_type_names
+from trailblaze.state import TrailRecord
+from trailblaze.toolchain import Compiler, ToolchainError, find_compiler
+from trailblaze.tooldefs import RelPath
+from trailblaze.typegate import (
+    BATCH_SIZE,
+    COMPILER_OPTIONS,
+    GateResult,
+    Job,
+    Layout,
+    check_surfaces,
+    compile_jobs,
+    emit_declarations,
+    module_surface,
+    remove_orphans,
+    timeout_seconds,
+)
+
+Phase = Callable[[str], Any]
+"""`phase(name)` returns a context manager timing that part of the run."""
+
+
+@dataclass
+class Outcome:
+    failed: set[str] = field(default_factory=set)
+    infra: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """Findings that are not about one trail (errors in scripted tool modules)."""
+    stats: dict[str, Any] = field(
+        default_factory=lambda: {
+            "compiler_runs": 0,
+            "files_compiled": [],
+            "cache_hits": 0,
+            "decl_runs": 0,
+        }
+    )
+
+
+class TypeCheck:
+    def __init__(
+        self,
+        root: Path,
+        layout: Layout,
+        options: CheckOptions,
+        catalog: Catalog,
+        targets: Mapping[str, Resolution],
+        exempt: Mapping[str, str],
+        records: dict[str, TrailRecord],
+        phase: Phase,
+    ) -> None:
+        self.root = root
+        self.layout = layout
+        self.options = options
+        self.catalog = catalog
+        self.targets = targets
+        self.exempt = exempt
+        self.records = records
+        self.phase = phase
+        self.outcome = Outcome()
+        self.offered: set[str] = set()
+        self.stale: list[str] = []
+        """Trails whose outcome came from the state but whose module must be generated again."""
+        self._prepared = False
+        self._compiler: Compiler | None = None
+        self._toolchain_error: str | None = None
+        self._broken: dict[str, str] = {}
+        self._surface_keys: dict[str, str] = {}
+        self._base_key = ""
+        self._cache: ResultCache | None = None
+        self._pending: list[Job] = []
+        self._jobs: list[Job] = []
+        self._batches: list[Future[GateResult]] = []
+        self._compiling = ThreadPoolExecutor(1, thread_name_prefix="tsc")
+        self._timeout = timeout_seconds()
+
+    # -- preparing ------------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        if self._prepared:
+            return
+        self._prepared = True
+        try:
+            self._compiler = find_compiler(install=self.options.install)
+        except ToolchainError as exc:
+            self._toolchain_error = f"type check could not run: {exc}"
+            return
+        compiler = self._compiler
+        tools_dirs: dict[str, Path] = {}
+        for resolution in self.targets.values():
+            for entry in resolution.entries:
+                if entry.module is not None and entry.kind == "module":
+                    tools = _tools_root(entry.module)
+                    tools_dirs.setdefault(tools.parent.name, tools)
+        with self.phase("declarations"):
+            decls = emit_declarations(
+                tools_dirs, compiler, self.layout, RelPath(self.root), timeout=self._timeout,
+                fatal={t: t not in self.exempt for t in tools_dirs},
+            )  # fmt: skip
+        self.outcome.stats["decl_runs"] = decls.runs
+        for finding in decls.findings:
+            if finding.kind == "infra":
+                self.outcome.infra.append(finding)
+            else:
+                self.outcome.findings.append(
+                    finding.with_(fatal=finding.trailmap not in self.exempt)
+                )
+        names = sdk_type_names(self.catalog)
+        for trailmap in sorted(self.targets):
+            text = module_surface(self.targets[trailmap], self.layout, decls.decls, names)
+            write_if_changed(self.layout.surface(trailmap), text)
+            self._surface_keys[trailmap] = digest(text, decls.identity, self.catalog.version)
+        self._base_key = digest(compiler.identity, GENERATOR_VERSION, _json(COMPILER_OPTIONS))
+        with self.phase("surface check"):
+            self._broken = self._check_surfaces(compiler)
+        self._cache = ResultCache(cache_dir(self.layout.scratch))
+
+    def _check_surfaces(self, compiler: Compiler) -> dict[str, str]:
+        """Check the module surfaces that changed since their last clean check; the broken ones."""
+        memo = self.layout.root / "surfaces-checked.json"
+        try:
+            checked: dict[str, str] = json.loads(memo.read_text("utf-8"))
+        except (OSError, ValueError):
+            checked = {}
+        wanted = {t: digest(self._base_key, key) for t, key in self._surface_keys.items()}
+        todo = {t: self.layout.surface(t) for t, key in wanted.items() if checked.get(t) != key}
+        broken = check_surfaces(todo, compiler, self.layout, timeout=self._timeout)
+        for trailmap in todo:
+            if trailmap in broken:
+                checked.pop(trailmap, None)
+            else:
+                checked[trailmap] = wanted[trailmap]
+        if todo:
+            write_if_changed(memo, json.dumps(checked, sort_keys=True))
+        return broken
+
+    # -- offering trails ------------------------------------------------------------------------
+
+    def offer(self, rel: str, parsed: Parsed | None = None) -> None:
+        """An eligible trail, with its freshly generated module when it was parsed this run."""
+        self._prepare()
+        record = self.records[rel]
+        target = record.target
+        assert target is not None
+        self.offered.add(rel)
+        if self._toolchain_error is not None or target in self._broken:
+            reason = self._toolchain_error or f"type check could not run: {self._broken[target]}"
+            self._fail(rel, reason, "toolchain" if self._toolchain_error else "typegate")
+            return
+        surface_key = self._surface_keys[target]
+        if parsed is None:
+            if (
+                record.key is not None
+                and record.surface_key == surface_key
+                and record.base_key == self._base_key
+            ):
+                self.outcome.stats["cache_hits"] += 1
+                return
+            self.stale.append(rel)
+            return
+        assert parsed.text is not None
+        assert parsed.lines is not None
+        assert self._cache is not None
+        key = digest(self._base_key, surface_key, parsed.text)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self.outcome.stats["cache_hits"] += 1
+            self.records[rel] = record.with_result(
+                key, [Finding.from_json(f) for f in cached], surface_key, self._base_key
+            )
+            return
+        self.records[rel] = record.with_result(None, (), surface_key, self._base_key)
+        job = Job(
+            rel, target, self.layout.trail_file(rel), parsed.lines, key, target not in self.exempt
+        )
+        self._pending.append(job)
+        if len(self._pending) >= BATCH_SIZE:
+            self._submit()
+
+    def _fail(self, rel: str, reason: str, code: str) -> None:
+        self.outcome.failed.add(rel)
+        self.records[rel] = self.records[rel].with_result(None, ())
+        self.outcome.infra.append(
+            Finding(
+                "infra",
+                rel,
+                1,
+                1,
+                reason,
+                code=code,
+                fatal=False,
+                trailmap=self.records[rel].target,
+            )
+        )
+
+    def _submit(self) -> None:
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        assert self._compiler is not None
+        self._jobs.extend(batch)
+        self._batches.append(
+            self._compiling.submit(
+                compile_jobs, batch, self._compiler, self.layout, timeout=self._timeout
+            )
+        )
+
+    # -- finishing ------------------------------------------------------------------------------
+
+    def finish(self, keep_generated: list[str], trails_changed: bool) -> Outcome:
+        """Compile what is left, wait for every batch, and record the results."""
+        self._submit()
+        results: list[GateResult] = []
+        with self.phase("compile"):
+            try:
+                results = [future.result() for future in self._batches]
+            finally:
+                self._compiling.shutdown(wait=True)
+        outcome = self.outcome
+        by_path = {job.path: job for job in self._jobs}
+        stored: list[tuple[str, list[dict[str, Any]]]] = []
+        for result in results:
+            outcome.failed |= result.failed
+            outcome.infra.extend(result.infra)
+            outcome.stats["compiler_runs"] += result.compiler_runs
+            outcome.stats["files_compiled"].extend(result.files_compiled)
+            for path, findings in result.findings.items():
+                job = by_path[path]
+                stored.append((job.key, [f.to_json() for f in findings]))
+                self.records[path] = self.records[path].with_result(
+                    job.key, findings, self._surface_keys[job.trailmap], self._base_key
+                )
+        if self._cache is not None:
+            self._cache.put_many(stored)
+            self._cache.close()
+        compiled = bool(outcome.stats["compiler_runs"])
+        keep = [self.layout.trail_file(rel) for rel in keep_generated]
+        outcome.stats["removed"] = (
+            remove_orphans(self.layout, keep) if trails_changed or compiled else 0
+        )
+        return outcome
+
+
+def _tools_root(module: Path) -> Path:
+    """The `tools/` directory a scripted tool module lives in (the trailmap is its parent)."""
+    for parent in module.parents:
+        if parent.name == "tools":
+            return parent
+    return module.parent
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
