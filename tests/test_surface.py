@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 
 from tests.conftest import DATA, ROOT, write_tree
 from tests.golden import assert_golden, mismatch
+from trailblaze import surface as surface_module
 from trailblaze.catalog import load_catalog
 from trailblaze.check import load_manifests
 from trailblaze.finding import Finding
@@ -426,7 +427,32 @@ def test_an_identical_rewrite_touches_nothing(ws_copy: Path) -> None:
             os.utime(path, ns=(old, old))
     again = generate(ws_copy)
     assert again.result.written == ()
-    assert set(mtimes(ws_copy).values()) == {old}
+    # Only the scratch directory's bookkeeping (the memo of what was written) is updated.
+    touched = {p for p, t in mtimes(ws_copy).items() if t != old}
+    assert touched == {".trailblaze/state/surfaces-written.json"}
+
+
+def test_unchanged_surfaces_are_not_rendered_again(
+    ws_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generate(ws_copy)
+    rendered: list[str] = []
+    real = surface_module.render_sidecar
+
+    def counting(resolution: Resolution) -> str:
+        rendered.append(resolution.trailmap)
+        return real(resolution)
+
+    monkeypatch.setattr(surface_module, "render_sidecar", counting)
+    assert generate(ws_copy).result.written == ()
+    assert rendered == []
+    # A generated file edited by hand is rendered and restored on the next run.
+    dts = next(ws_copy.rglob(DTS_NAME))
+    original = dts.read_text("utf-8")
+    dts.write_text(original + "// edited\n", "utf-8")
+    assert generate(ws_copy).result.written == (dts,)
+    assert dts.read_text("utf-8") == original
+    assert len(rendered) == 1
 
 
 def test_a_changed_tool_rewrites_only_the_files_whose_content_changed(ws_copy: Path) -> None:

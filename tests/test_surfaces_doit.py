@@ -48,10 +48,14 @@ def age(root: Path) -> None:
 
 
 def rewritten(root: Path) -> list[str]:
+    """Files written since `age`, besides the bookkeeping (doit's database, our memos)."""
     return sorted(
-        p.relative_to(root).as_posix()
+        rel
         for p in root.rglob("*")
-        if p.is_file() and p.stat().st_mtime_ns != OLD_NS and "doit.sqlite3" not in p.name
+        if p.is_file()
+        and p.stat().st_mtime_ns != OLD_NS
+        and "doit.sqlite3" not in p.name
+        and not (rel := p.relative_to(root).as_posix()).startswith(".trailblaze/state/")
     )
 
 

@@ -23,6 +23,15 @@ def _current_umask() -> int:
 _UMASK = _current_umask()
 
 
+def file_stamp(path: str | Path) -> list[int] | None:
+    """(mtime_ns, size, inode) of a file, None when it is missing: what memos compare."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Replace `path` with `data` in one step."""
     payload = data.encode("utf-8") if isinstance(data, str) else data

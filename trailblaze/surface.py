@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trailblaze import __version__
 from trailblaze.bundled import BundledTrailmap
+from trailblaze.cache import digest
 from trailblaze.catalog import Catalog
 from trailblaze.finding import Finding
-from trailblaze.fsutil import write_if_changed
+from trailblaze.fsutil import file_stamp, write_if_changed
 from trailblaze.resolve import Resolution, Resolver, ToolEntry
 from trailblaze.sdk import render_sdk, sdk_type_names
 from trailblaze.tooldefs import RelPath
@@ -206,6 +208,104 @@ class SurfaceOutcome:
     findings: tuple[Finding, ...]
 
 
+class WriteMemo:
+    """What each trailmap's artifacts were last rendered from, and how the files looked after.
+
+    Rendering the artifacts of a large trailmap (its JSON Schema, its sidecar) costs tens of
+    milliseconds; a check of an unchanged workspace should not pay that for every trailmap. An
+    entry is trusted only while its key (the resolved model, the paths, the generator's version)
+    is the same and every file it wrote still has the size, mtime and inode it had: a file
+    edited, replaced or deleted by hand is rendered and written again.
+    """
+
+    VERSION = 1
+
+    def __init__(self, scratch: Path) -> None:
+        self.path = scratch / "state" / "surfaces-written.json"
+        self.changed = False
+        entries: Any = {}
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+            if data.get("version") == self.VERSION:
+                entries = data.get("entries")
+        except (OSError, ValueError, AttributeError):
+            entries = {}
+        self.entries: dict[str, Any] = entries if isinstance(entries, dict) else {}
+
+    def fresh(self, slot: str, key: str) -> bool:
+        entry = self.entries.get(slot)
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return False
+        files = entry.get("files")
+        return isinstance(files, dict) and all(
+            file_stamp(path) == stamp for path, stamp in files.items()
+        )
+
+    def record(self, slot: str, key: str, files: Iterable[Path]) -> None:
+        self.entries[slot] = {"key": key, "files": {str(p): file_stamp(str(p)) for p in files}}
+        self.changed = True
+
+    def forget(self, slot: str) -> None:
+        if self.entries.pop(slot, None) is not None:
+            self.changed = True
+
+    def save(self) -> None:
+        if self.changed:
+            payload = {"version": self.VERSION, "entries": self.entries}
+            write_if_changed(self.path, json.dumps(payload, indent=1, sort_keys=True) + "\n")
+            self.changed = False
+
+
+_MODEL_DIGESTS: dict[int, tuple[Resolution, str]] = {}
+
+
+def model_digest(resolution: Resolution) -> str:
+    """A digest of a resolved tool model: everything any surface of it is rendered from.
+
+    Remembered per model object: a check asks twice (its artifacts, its module surface).
+    """
+    cached = _MODEL_DIGESTS.get(id(resolution))
+    if cached is not None and cached[0] is resolution:
+        return cached[1]
+    if len(_MODEL_DIGESTS) > 512:
+        _MODEL_DIGESTS.clear()
+    value = _model_digest(resolution)
+    _MODEL_DIGESTS[id(resolution)] = (resolution, value)
+    return value
+
+
+def _model_digest(resolution: Resolution) -> str:
+    entries = [
+        [
+            e.name,
+            str(e.kind),
+            e.description,
+            e.input_schema,
+            e.recordable,
+            e.surface_to_llm,
+            e.requires_host,
+            e.result,
+            e.source,
+            str(e.module) if e.module is not None else None,
+            e.trailhead_to,
+            [list(item) for item in e.body],
+            e.implements,
+        ]
+        for e in resolution.entries
+    ]
+    model = json.dumps([resolution.trailmap, list(resolution.dependencies), entries], default=str)
+    return digest(__version__, model)
+
+
+def surface_key(
+    resolution: Resolution, trailmap_dir: Path, scratch: Path, catalog: Catalog, gitignore: bool
+) -> str:
+    """Everything a trailmap's artifacts are rendered from, as one digest."""
+    return digest(
+        model_digest(resolution), catalog.version, str(trailmap_dir), str(scratch), str(gitignore)
+    )
+
+
 def write_surfaces(
     resolution: Resolution,
     trailmap_dir: Path,
@@ -214,11 +314,21 @@ def write_surfaces(
     rel: Any,
     *,
     gitignore: bool = True,
+    memo: WriteMemo | None = None,
 ) -> SurfaceOutcome:
-    """Write one trailmap's artifacts; only files whose content changed are touched."""
+    """Write one trailmap's artifacts; only files whose content changed are touched.
+
+    With a `memo`, nothing is rendered when the model and the files are as the memo recorded.
+    """
     tools_dir = trailmap_dir / "tools"
     written: list[Path] = []
     findings: list[Finding] = []
+    slot = str(trailmap_dir)
+    key = ""
+    if memo is not None:
+        key = surface_key(resolution, trailmap_dir, scratch, catalog, gitignore)
+        if memo.fresh(slot, key):
+            return SurfaceOutcome((), ())
 
     def put(path: Path, text: str) -> None:
         if write_if_changed(path, text):
@@ -260,6 +370,13 @@ def write_surfaces(
         updated = updated_gitignore(existing)
         if updated is not None:
             put(ignore, updated)
+    if memo is not None:
+        if findings:  # a kept hand-written tsconfig: its warning is worked out on every run
+            memo.forget(slot)
+        else:
+            names = [DTS_NAME, TSCONFIG_NAME, SIDECAR_NAME, SCHEMA_NAME]
+            files = [tools_dir / name for name in names]
+            memo.record(slot, key, [*files, trailmap_dir / ".gitignore"] if gitignore else files)
     return SurfaceOutcome(tuple(written), tuple(findings))
 
 
@@ -506,6 +623,7 @@ def generate_surfaces(
     scratch directory.
     """
     resolver = Resolver(dict(trailmaps), root, catalog, bundled)
+    memo = WriteMemo(scratch)
     written: list[Path] = []
     findings: list[Finding] = []
     if write_sdk(scratch, catalog):
@@ -519,7 +637,7 @@ def generate_surfaces(
         resolutions[dir_name] = resolution
         findings.extend(resolution.findings)
         outcome = write_surfaces(
-            resolution, trailmaps[dir_name][1], scratch, catalog, RelPath(root)
+            resolution, trailmaps[dir_name][1], scratch, catalog, RelPath(root), memo=memo
         )
         written.extend(outcome.written)
         findings.extend(outcome.findings)
@@ -538,7 +656,9 @@ def generate_surfaces(
             catalog,
             RelPath(root),
             gitignore=False,
+            memo=memo,
         )
         written.extend(outcome.written)
         findings.extend(outcome.findings)
+    memo.save()
     return WorkspaceSurfaces(resolutions, tuple(written), tuple(findings))

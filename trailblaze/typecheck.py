@@ -25,16 +25,18 @@ from trailblaze.cache import ResultCache, cache_dir, digest
 from trailblaze.catalog import Catalog
 from trailblaze.codegen import GENERATOR_VERSION
 from trailblaze.finding import Finding
-from trailblaze.fsutil import write_if_changed
+from trailblaze.fsutil import file_stamp, write_if_changed
 from trailblaze.options import CheckOptions
 from trailblaze.resolve import Resolution
 from trailblaze.sdk import sdk_type_names
 from trailblaze.state import TrailRecord
+from trailblaze.surface import model_digest
 from trailblaze.toolchain import Compiler, ToolchainError, find_compiler
 from trailblaze.tooldefs import RelPath
 from trailblaze.typegate import (
     BATCH_SIZE,
     COMPILER_OPTIONS,
+    Declarations,
     GateResult,
     Job,
     Layout,
@@ -134,15 +136,55 @@ class TypeCheck:
                 self.outcome.findings.append(
                     finding.with_(fatal=finding.trailmap not in self.exempt)
                 )
-        names = sdk_type_names(self.catalog)
-        for trailmap in sorted(self.targets):
-            text = module_surface(self.targets[trailmap], self.layout, decls.decls, names)
-            write_if_changed(self.layout.surface(trailmap), text)
-            self._surface_keys[trailmap] = digest(text, decls.identity, self.catalog.version)
+        self._module_surfaces(decls)
         self._base_key = digest(compiler.identity, GENERATOR_VERSION, _json(COMPILER_OPTIONS))
         with self.phase("surface check"):
             self._broken = self._check_surfaces(compiler)
         self._cache = ResultCache(cache_dir(self.layout.scratch))
+
+    def _module_surfaces(self, decls: Declarations) -> None:
+        """Write each target's module surface and key it; unchanged ones are not rendered.
+
+        A memo maps what a surface is rendered from (the model, the declaration files its
+        modules resolved to) to a digest of its text, trusted while the file is as written.
+        """
+        memo_path = self.layout.root / "module-surfaces.json"
+        try:
+            memo = json.loads(memo_path.read_text("utf-8"))
+            if not isinstance(memo, dict):
+                memo = {}
+        except (OSError, ValueError):
+            memo = {}
+        names = sdk_type_names(self.catalog)
+        fresh: dict[str, Any] = {}
+        for trailmap in sorted(self.targets):
+            resolution = self.targets[trailmap]
+            refs = sorted(
+                str(decls.decls.get(e.module, f"missing:{e.module}"))
+                for e in resolution.entries
+                if e.module is not None
+            )
+            key = digest(
+                model_digest(resolution), json.dumps(refs), str(self.layout.root), *sorted(names)
+            )
+            path = self.layout.surface(trailmap)
+            entry = memo.get(trailmap)
+            if (
+                isinstance(entry, dict)
+                and entry.get("key") == key
+                and isinstance(entry.get("text"), str)
+                and entry.get("stamp") is not None
+                and entry.get("stamp") == file_stamp(path)
+            ):
+                text_digest = entry["text"]
+            else:
+                text = module_surface(resolution, self.layout, decls.decls, names)
+                write_if_changed(path, text)
+                text_digest = digest(text)
+            fresh[trailmap] = {"key": key, "text": text_digest, "stamp": file_stamp(path)}
+            self._surface_keys[trailmap] = digest(text_digest, decls.identity, self.catalog.version)
+        if fresh != memo:
+            write_if_changed(memo_path, _json(fresh))
 
     def _check_surfaces(self, compiler: Compiler) -> dict[str, str]:
         """Check the module surfaces that changed since their last clean check; the broken ones."""
@@ -262,10 +304,10 @@ class TypeCheck:
         if self._cache is not None:
             self._cache.put_many(stored)
             self._cache.close()
-        compiled = bool(outcome.stats["compiler_runs"])
-        keep = [self.layout.trail_file(rel) for rel in keep_generated]
+        # The modules on disk are those of the last run's trails: only a change in that set
+        # (or a state that was lost, which reads as "every trail is new") leaves orphans.
         outcome.stats["removed"] = (
-            remove_orphans(self.layout, keep) if trails_changed or compiled else 0
+            remove_orphans(self.layout, keep_generated) if trails_changed else 0
         )
         return outcome
 
