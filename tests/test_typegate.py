@@ -17,6 +17,7 @@ from trailblaze.check import run_check
 from trailblaze.codegen import GenLine
 from trailblaze.options import CheckOptions
 from trailblaze.report import Report
+from trailblaze.state import TrailState
 from trailblaze.toolchain import Compiler
 from trailblaze.typegate import Job, Layout, compile_jobs
 from trailblaze.workspace import find_workspace
@@ -321,7 +322,7 @@ def test_corrupt_cache_entries_are_misses(sample_ws: Path) -> None:
     check(sample_ws)
     for entry in (sample_ws / ".trailblaze/cache").glob("results-*"):
         entry.write_bytes(b"garbage, not a database" * 100)
-    (sample_ws / ".trailblaze/state/trails.json").write_text("garbage")
+    TrailState.path(sample_ws / ".trailblaze").write_text("garbage")
     report = check(sample_ws)
     assert fatal(report) == []
     assert stats(sample_ws)["files_compiled"] == [TRAIL]
@@ -339,7 +340,7 @@ def test_generated_files_persist_and_orphans_are_removed(sample_ws: Path) -> Non
     generated = sample_ws / ".trailblaze/typegate/trails" / f"{TRAIL}.ts"
     assert generated.is_file()
     mtime = generated.stat().st_mtime_ns
-    (sample_ws / ".trailblaze/state/trails.json").unlink()  # forces regeneration of the text
+    TrailState.path(sample_ws / ".trailblaze").unlink()  # forces regeneration of the text
     check(sample_ws)
     assert generated.stat().st_mtime_ns == mtime  # same text: not rewritten
     (sample_ws / TRAIL).unlink()
@@ -351,6 +352,18 @@ def test_generated_files_persist_and_orphans_are_removed(sample_ws: Path) -> Non
     )
     check(sample_ws)
     assert not generated.exists()
+    # A trail in a subdirectory, moved out of it: its module and the emptied directories go.
+    nested = sample_ws / f"trailmaps/{SAMPLE}/trails/deep/er/c.trail.yaml"
+    nested.parent.mkdir(parents=True)
+    shutil.copy(sample_ws / f"trailmaps/{SAMPLE}/trails/b.trail.yaml", nested)
+    check(sample_ws)
+    module_dir = sample_ws / f".trailblaze/typegate/trails/trailmaps/{SAMPLE}/trails/deep"
+    assert (module_dir / "er/c.trail.yaml.ts").is_file()
+    nested.rename(sample_ws / f"trailmaps/{SAMPLE}/trails/c.trail.yaml")
+    check(sample_ws)
+    assert not module_dir.exists()
+    kept = sorted(p.name for p in module_dir.parent.iterdir())
+    assert kept == ["b.trail.yaml.ts", "c.trail.yaml.ts"]
 
 
 def test_disabled_type_gate_is_counted_with_its_reason(sample_ws: Path) -> None:
@@ -465,8 +478,7 @@ def test_two_concurrent_checks_leave_a_consistent_cache(sample_ws: Path) -> None
         assert proc.returncode == 0, err
         report = json.loads(out)
         assert [t["status"] for t in report["trails"]] == ["type-checked"] * 7
-    state = json.loads((sample_ws / ".trailblaze/state/trails.json").read_text())
-    assert len(state["trails"]) == 7
+    assert len(TrailState.load(sample_ws / ".trailblaze").trails) == 7
     assert check(sample_ws).exit_code == 0
     assert stats(sample_ws)["compiler_runs"] == 0
 
@@ -519,8 +531,20 @@ def test_results_found_in_the_cache_while_parsing_are_kept(sample_ws: Path) -> N
     # cache: a hit during parsing must end as type-checked, with the cached findings.
     mutate(sample_ws, 18, "tapOnElementBySelector:", "tapOnElementBySelectr:")
     first = check(sample_ws)
-    (sample_ws / ".trailblaze/state/trails.json").unlink()  # forget the state, keep the cache
+    TrailState.path(sample_ws / ".trailblaze").unlink()  # forget the state, keep the cache
     again = check(sample_ws)
     assert [t.status for t in again.trails] == ["type-checked"]
     assert fatal(again) == fatal(first) != []
     assert stats(sample_ws)["compiler_runs"] == 0
+
+
+def test_a_hand_edited_module_surface_is_rendered_again(sample_ws: Path) -> None:
+    check(sample_ws)
+    surface = sample_ws / f".trailblaze/typegate/surfaces/{SAMPLE}.d.ts"
+    original = surface.read_text()
+    assert "export interface Tools" in original
+    surface.write_text(original.replace("export interface Tools", "export interface Tool"))
+    report = check(sample_ws)
+    assert surface.read_text() == original
+    assert fatal(report) == []
+    assert [t.status for t in report.trails] == ["type-checked"]

@@ -42,6 +42,7 @@ from trailblaze.report import (
 )
 from trailblaze.resolve import Resolution
 from trailblaze.runif import RUNIF
+from trailblaze.schemacheck import remembering
 from trailblaze.state import TrailRecord, TrailState
 from trailblaze.surface import generate_surfaces
 from trailblaze.typecheck import TypeCheck
@@ -149,9 +150,10 @@ class _Pipeline:
 
     def records(
         self,
-        paths: Sequence[Path],
+        paths: Sequence[str],
         old: Mapping[str, TrailRecord],
         on_parsed: Callable[[list[Parsed]], None] | None = None,
+        stats: Mapping[str, os.stat_result | None] | None = None,
     ) -> dict[str, TrailRecord]:
         """Every trail's parse outcome: from the state when its file is unchanged, else parsed.
 
@@ -161,13 +163,24 @@ class _Pipeline:
         out: dict[str, TrailRecord] = {}
         to_parse: list[Item] = []
         strict = self.options.strict
+        known = stats or {}
+        prefix = str(self.ws.root) + os.sep
         for path in paths:
-            rel = self.ws.rel(path)
+            # String slicing, not Path: this loop runs for every trail on every check.
+            rel = (
+                path[len(prefix) :].replace(os.sep, "/")
+                if path.startswith(prefix)
+                else self.ws.rel(Path(path))
+            )
             previous = old.get(rel)
-            try:
-                st: os.stat_result | None = os.stat(path)
-            except OSError:
-                st = None
+            st: os.stat_result | None
+            if path in known:
+                st = known[path]
+            else:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    st = None
             is_dir = st is not None and stat.S_ISDIR(st.st_mode)
             stamp = (
                 (st.st_size, st.st_mtime_ns, st.st_ino) if st is not None and not is_dir else None
@@ -188,7 +201,8 @@ class _Pipeline:
                         f"file is {st.st_size / 1024 / 1024:.1f} MiB; files over "
                         f"{MAX_FILE_BYTES // 1024 // 1024} MiB are not read"
                     )
-                data = path.read_bytes()
+                with open(path, "rb") as handle:
+                    data = handle.read()
                 self.files_read += 1
             except (YamlError, OSError) as exc:
                 error = (
@@ -262,23 +276,37 @@ class Progress(Protocol):
     def stop(self) -> None: ...
 
 
-def run_check(ws: Workspace, options: CheckOptions, *, progress: Progress | None = None) -> Report:
+def run_check(
+    ws: Workspace,
+    options: CheckOptions,
+    *,
+    progress: Progress | None = None,
+    found: Scan | None = None,
+    stats: Mapping[str, os.stat_result | None] | None = None,
+) -> Report:
+    """Check the workspace.
+
+    `found` is its scan and `stats` the `os.stat` of its files (None: missing) when the caller
+    has just made them; anything not in `stats` is looked at again.
+    """
     catalog = load_catalog()
     pipe = _Pipeline(ws, options, catalog)
     pipe.progress = progress
     run = pipe.run
-    with pipe.phase("scan"):
-        found = scan(ws)
-    with pipe.phase("manifests"):
-        manifests = load_manifests(ws, found)
+    if found is None:
+        with pipe.phase("scan"):
+            found = scan(ws)
+    with remembering(ws.scratch / "state" / "valid-documents.json"):
+        with pipe.phase("manifests"):
+            manifests = load_manifests(ws, found)
+        bundled = discover(catalog, workspace_targets=ws.targets_dir)
+        with pipe.phase("surfaces"):
+            surfaces = generate_surfaces(
+                ws.root, ws.scratch, manifests.with_dirs(), catalog, bundled=bundled.trailmaps
+            )
     run.findings.extend(found.findings)
     run.findings.extend(manifests.findings)
-    bundled = discover(catalog, workspace_targets=ws.targets_dir)
     run.findings.extend(bundled.findings)
-    with pipe.phase("surfaces"):
-        surfaces = generate_surfaces(
-            ws.root, ws.scratch, manifests.with_dirs(), catalog, bundled=bundled.trailmaps
-        )
     run.findings.extend(surfaces.findings)
     targets: dict[str, Resolution] = dict(surfaces.resolutions)
     exempt = dict(TRANSITIONAL_EXEMPT)
@@ -292,7 +320,8 @@ def run_check(ws: Workspace, options: CheckOptions, *, progress: Progress | None
             exempt.pop(dir_name, None)
     known = manifests.known_targets | frozenset(bundled.trailmaps)
 
-    state = TrailState.load(ws.scratch)
+    with pipe.phase("state load"):
+        state = TrailState.load(ws.scratch)
     schemas = (
         {
             target: {e.name: e.input_schema for e in resolution.entries}
@@ -322,7 +351,7 @@ def run_check(ws: Workspace, options: CheckOptions, *, progress: Progress | None
                 gate.offer(parsed.record.path, parsed)
 
     with pipe.phase("trails"):
-        outcomes = pipe.records(found.trails, state.trails, offer)
+        outcomes = pipe.records(found.trail_paths, state.trails, offer, stats or {})
     # In scan order, keeping what the type gate already recorded for the trails it was offered.
     merged = {rel: records.get(rel, record) for rel, record in outcomes.items()}
     records.clear()
@@ -341,43 +370,42 @@ def run_check(ws: Workspace, options: CheckOptions, *, progress: Progress | None
     eligible_now = sorted(gate.offered)
     previously = {p for p, r in state.trails.items() if r.surface_key is not None}
     outcome = gate.finish(eligible_now, trails_changed=previously != set(eligible_now))
-    run.findings.extend(outcome.findings)
-    missing_surface: dict[str, int] = {}
-    for rel, record in records.items():
-        status = _status(record, targets, known, options.typecheck, rel in outcome.failed)
-        if status.reason == REASON_NO_SURFACE and record.target is not None:
-            missing_surface[record.target] = missing_surface.get(record.target, 0) + 1
-        run.statuses.append(status)
-        if status.status == "type-checked":
-            fatal = record.target not in exempt
-            run.findings.extend(f.with_(fatal=fatal) for f in record.type_findings())
-    for target, count in sorted(missing_surface.items()):
-        if target in exempt:
-            continue
-        manifest = (
-            ws.rel(manifests.dirs[target] / "trailmap.yaml") if target in manifests.dirs else target
-        )
-        run.findings.append(
-            Finding(
-                "type",
-                manifest,
-                1,
-                1,
-                f"{count} trail(s) target '{target}', which has a trailmap.yaml but no typed surface "
-                f"(the manifest did not load); fix it or set trail_validation.exempt",
-                code="no-surface",
-                trailmap=target,
+    with pipe.phase("report"):
+        run.findings.extend(outcome.findings)
+        missing_surface: dict[str, int] = {}
+        for rel, record in records.items():
+            status = _status(record, targets, known, options.typecheck, rel in outcome.failed)
+            if status.reason == REASON_NO_SURFACE and record.target is not None:
+                missing_surface[record.target] = missing_surface.get(record.target, 0) + 1
+            run.statuses.append(status)
+            if status.status == "type-checked":
+                fatal = record.target not in exempt
+                run.findings.extend(f.with_(fatal=fatal) for f in record.type_findings())
+        for target, count in sorted(missing_surface.items()):
+            if target in exempt:
+                continue
+            manifest = (
+                ws.rel(manifests.dirs[target] / "trailmap.yaml")
+                if target in manifests.dirs
+                else target
             )
-        )
-    run.findings.extend(outcome.infra)
-    run.findings.extend(repeated_branches(records))
-    unchanged = records.keys() == state.trails.keys() and all(
-        records[rel] is state.trails[rel] for rel in records
-    )
+            run.findings.append(
+                Finding(
+                    "type",
+                    manifest,
+                    1,
+                    1,
+                    f"{count} trail(s) target '{target}', which has a trailmap.yaml but no typed surface "
+                    f"(the manifest did not load); fix it or set trail_validation.exempt",
+                    code="no-surface",
+                    trailmap=target,
+                )
+            )
+        run.findings.extend(outcome.infra)
+        run.findings.extend(repeated_branches(records))
     state.trails = records
-    if not unchanged:  # serializing ten thousand records only to compare them costs 0.1 s
-        with pipe.phase("state"):
-            state.save(ws.scratch)
+    with pipe.phase("state"):
+        state.save(ws.scratch)  # the records that changed, not all of them
     run.stats.update(outcome.stats)
     run.stats["trails_parsed"] = pipe.trails_parsed
     run.stats["files_read"] = pipe.files_read

@@ -16,10 +16,10 @@ makes the affected trails an infrastructure problem, never a cached pass.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -577,22 +577,30 @@ def _abs(base: Path, file: str | None = None) -> Path:
     return Path(os.path.normpath(os.path.abspath(joined)))
 
 
-def remove_orphans(layout: Layout, keep: Iterable[Path]) -> int:
-    """Delete generated trail modules whose trail disappeared; returns how many."""
-    wanted = {os.path.normpath(os.path.abspath(p)) for p in keep}
-    trails = layout.root / "trails"
-    removed = 0
-    if not trails.is_dir():
+def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
+    """Delete generated trail modules whose trail is not in `keep_trails`; returns how many.
+
+    String paths throughout: this walks every generated module, ten thousand in a large
+    workspace, and pathlib would cost more than the walk.
+    """
+    trails = os.path.normpath(os.path.abspath(layout.root / "trails"))
+    if not os.path.isdir(trails):
         return 0
-    for dirpath, _, filenames in os.walk(trails, topdown=False):
+    wanted = {os.path.normpath(os.path.join(trails, f"{rel}.ts")) for rel in keep_trails}
+    removed = 0
+    gone: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(trails, topdown=False):
+        left = len(filenames) + sum(os.path.join(dirpath, d) not in gone for d in dirnames)
         for filename in filenames:
-            path = os.path.normpath(os.path.join(os.path.abspath(dirpath), filename))
+            path = os.path.join(dirpath, filename)
             if path not in wanted:
                 os.unlink(path)
                 removed += 1
-        with_entries = Path(dirpath)
-        if with_entries != trails and not any(with_entries.iterdir()):
-            shutil.rmtree(with_entries, ignore_errors=True)
+                left -= 1
+        if dirpath != trails and left == 0:
+            with contextlib.suppress(OSError):
+                os.rmdir(dirpath)
+                gone.add(dirpath)
     return removed
 
 
