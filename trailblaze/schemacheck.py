@@ -5,21 +5,32 @@ path back through the `YNode` tree to a line and column, and words the message f
 ("unknown key 'textRegx' (did you mean 'textRegex'?)", "expected an integer, found a string").
 Manifests, tool files and replay's argument parsing all go through here, so a schema and its
 messages are defined once.
+
+Inside `remembering(path)` (what a check does), a document already found valid against the
+same schema by an earlier run is not validated again: the pairs are remembered by digest in a
+small file. Then a check of an unchanged workspace neither validates its manifests nor imports
+jsonschema (a twentieth of a second, on every run).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-
+from trailblaze import __version__
 from trailblaze.finding import did_you_mean, join_key
+from trailblaze.fsutil import write_if_changed
 from trailblaze.yamlnode import YMap, YNode, YScalar, YSeq, kind_of
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 _TYPE_WORDS = {
     "object": "a mapping",
@@ -43,9 +54,56 @@ class SchemaIssue:
 
 @functools.cache
 def _validator_for(schema_json: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # noqa: PLC0415 - see the module docstring
+
     schema = json.loads(schema_json)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
+
+
+class ValidMemo:
+    """Digests of (schema, document) pairs that validated clean, kept between runs."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.known: set[str] = set()
+        self.used: set[str] = set()
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+            data = json.loads(path.read_text("utf-8"))
+            if data.get("version") == __version__:
+                self.known = {d for d in data.get("valid", ()) if isinstance(d, str)}
+
+    def save(self) -> None:
+        # Only what this run saw: the documents of earlier versions of the files are dropped.
+        if self.used != self.known:
+            payload = {"version": __version__, "valid": sorted(self.used)}
+            write_if_changed(self.path, json.dumps(payload, indent=0) + "\n")
+
+
+_MEMO: list[ValidMemo] = []
+_SCHEMA_DIGESTS: dict[int, tuple[Mapping[str, Any], str]] = {}
+
+
+@contextlib.contextmanager
+def remembering(path: Path) -> Iterator[None]:
+    """Skip validating documents that an earlier run found valid (see the module docstring)."""
+    memo = ValidMemo(path)
+    _MEMO.append(memo)
+    try:
+        yield
+    finally:
+        _MEMO.remove(memo)
+    memo.save()
+
+
+def _memo_key(schema: Mapping[str, Any], instance: Any) -> str:
+    cached = _SCHEMA_DIGESTS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        text = json.dumps(schema, sort_keys=True, default=str)
+        cached = (schema, hashlib.sha256(text.encode()).hexdigest())
+        _SCHEMA_DIGESTS[id(schema)] = cached
+    # repr, not JSON: it tells 1 from "1" and True from "true", in keys too.
+    return hashlib.sha256(f"{cached[1]}\0{instance!r}".encode()).hexdigest()
 
 
 def validator(schema: Mapping[str, Any]) -> Draft202012Validator:
@@ -62,9 +120,16 @@ def check(
 ) -> list[SchemaIssue]:
     """Every problem of `node` against `schema`, located, sorted by position."""
     instance = node.to_python() if node is not None else None
+    memo = _MEMO[-1] if _MEMO else None
+    key = _memo_key(schema, instance) if memo is not None else ""
+    if memo is not None and key in memo.known:
+        memo.used.add(key)
+        return []
     issues: list[SchemaIssue] = []
     for error in _leaves(validator(schema).iter_errors(instance)):
         issues.extend(_describe(error, node, key_path, at))
+    if memo is not None and not issues:
+        memo.used.add(key)
     issues.sort(key=lambda i: (i.line, i.column, i.message))
     unique: list[SchemaIssue] = []
     for issue in issues:

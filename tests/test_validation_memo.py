@@ -1,0 +1,79 @@
+"""Documents validated clean are remembered between checks; nothing invalid slips through."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import write_tree
+from trailblaze.check import run_check
+from trailblaze.options import CheckOptions
+from trailblaze.schemacheck import ValidMemo, check, remembering
+from trailblaze.workspace import find_workspace
+from trailblaze.yamlnode import load
+
+MEMO = ".trailblaze/state/valid-documents.json"
+SCHEMA = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "additionalProperties": False,
+}
+
+
+def messages(root: Path) -> list[str]:
+    report = run_check(find_workspace(root, explicit=True), CheckOptions(typecheck=False))
+    return [f"{f.path}:{f.line}:{f.column}: {f.message}" for f in report.findings]
+
+
+def test_a_manifest_made_invalid_after_a_clean_run_is_reported(compact_ws: Path) -> None:
+    manifest = compact_ws / "trailmaps/app/trailmap.yaml"
+    assert messages(compact_ws) == []
+    assert (compact_ws / MEMO).is_file()
+    manifest.write_text(manifest.read_text() + "tagets: []\n")
+    assert messages(compact_ws) == [
+        "trailmaps/app/trailmap.yaml:4:1: unknown key 'tagets' (did you mean 'target'?)"
+    ]
+    manifest.write_text(manifest.read_text().replace("tagets: []\n", ""))
+    assert messages(compact_ws) == []
+    (compact_ws / MEMO).write_text("{garbage")  # a damaged memo only costs a validation
+    assert messages(compact_ws) == []
+
+
+def test_the_memo_tells_documents_apart_by_type_not_only_text(tmp_path: Path) -> None:
+    memo = tmp_path / "memo.json"
+    with remembering(memo):
+        assert check(load("n: 1\n"), SCHEMA) == []
+    assert len(ValidMemo(memo).known) == 1
+    with remembering(memo):
+        issues = check(load("n: '1'\n"), SCHEMA)  # the same text as a string: still invalid
+        assert [i.message for i in issues] == ["expected an integer, found the quoted string '1'"]
+        assert check(load("n: 1\n"), SCHEMA) == []
+
+
+SCRIPT = """
+import sys
+from pathlib import Path
+from trailblaze.check import run_check
+from trailblaze.options import CheckOptions
+from trailblaze.workspace import find_workspace
+report = run_check(find_workspace(Path(sys.argv[1]), explicit=True), CheckOptions(typecheck=False))
+assert report.exit_code == 0, report.findings
+print("jsonschema" in sys.modules)
+"""
+
+
+def test_a_workspace_seen_before_is_checked_without_importing_jsonschema(
+    compact_ws: Path,
+) -> None:
+    write_tree(compact_ws, {"trailmaps/app/trails/a.trail.yaml": "trail:\n  - step: a\n"})
+
+    def imported() -> str:
+        result = subprocess.run(
+            [sys.executable, "-c", SCRIPT, str(compact_ws)],
+            capture_output=True, text=True, check=True, timeout=120,
+        )  # fmt: skip
+        return result.stdout.strip()
+
+    assert imported() == "True"
+    assert imported() == "False"
