@@ -14,15 +14,17 @@ from trailblaze.doit_tasks import DOIT_CONFIG, task_check
 """
 
 
-def doit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAILBLAZE_")}
-    env["NO_COLOR"] = "1"
+def doit(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("TRAILBLAZE_")}
+    full.update(env or {}, NO_COLOR="1")
     return subprocess.run(
         [sys.executable, "-m", "doit", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env=env,
+        env=full,
         check=False,
         timeout=120,
     )
@@ -59,6 +61,41 @@ def test_monorepo_dodo_imports_our_tasks_and_a_second_run_does_nothing(compact_w
     assert ".  check:run" in third.stdout
 
 
+def test_every_kind_of_input_change_runs_the_check_again(compact_ws: Path) -> None:
+    trail = compact_ws / "trailmaps/app/trails/a.trail.yaml"
+    write_tree(
+        compact_ws,
+        {
+            "dodo.py": DODO,
+            "trailmaps/app/trails/a.trail.yaml": "trail:\n  - step: a\n",
+            "trailmaps/app/trails/sub/b.trail.yaml": "trail:\n  - step: b\n",
+        },
+    )
+
+    def ran(**env: str) -> bool:
+        result = doit(compact_ws, env=env)
+        assert result.returncode in (0, 1), result.stdout + result.stderr
+        first = result.stdout.splitlines()[0]
+        assert first in (".  check:run", "-- check:run")
+        return first == ".  check:run"
+
+    assert ran()
+    assert not ran()
+    trail.write_text("trail:\n  - step: c\n")  # same size, new content
+    assert ran()
+    assert not ran()
+    (compact_ws / "trailmaps/app/trails/sub/b.trail.yaml").unlink()  # a deleted trail
+    assert ran()
+    trail.rename(compact_ws / "trailmaps/app/trails/z.trail.yaml")  # a renamed trail
+    assert ran()
+    manifest = compact_ws / "trailmaps/app/trailmap.yaml"
+    manifest.write_text(manifest.read_text() + "# edited\n")  # a trailmap input
+    assert ran()
+    assert not ran()
+    assert ran(TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION="1")  # other options
+    assert ran()
+
+
 def test_findings_fail_the_task_every_time_until_fixed(compact_ws: Path) -> None:
     write_tree(
         compact_ws,
@@ -68,11 +105,31 @@ def test_findings_fail_the_task_every_time_until_fixed(compact_ws: Path) -> None
         result = doit(compact_ws)
         assert result.returncode == 1
         assert "unknown key 'stpe' (did you mean 'step'?)" in result.stdout
+        assert "    2 |   - stpe: a" in result.stdout  # the code frame, also when repeated
         # The work is remembered: only the report runs again, from the recorded file.
         expected = ".  check:run" if run == 0 else "-- check:run"
         assert result.stdout.splitlines()[0] == expected
     (compact_ws / "trailmaps/app/trails/a.trail.yaml").write_text("trail:\n  - step: a\n")
     assert doit(compact_ws).returncode == 0
+
+
+def test_a_damaged_recorded_report_is_an_error_and_the_next_run_checks_again(
+    compact_ws: Path,
+) -> None:
+    write_tree(
+        compact_ws,
+        {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "trail:\n  - stpe: a\n"},
+    )
+    assert doit(compact_ws).returncode == 1
+    (compact_ws / ".trailblaze/report-view.json").write_text("{not json")
+    damaged = doit(compact_ws)
+    assert damaged.returncode == 2
+    assert "the recorded report cannot be read" in damaged.stdout + damaged.stderr
+    assert "Traceback" not in damaged.stdout + damaged.stderr
+    again = doit(compact_ws)
+    assert again.stdout.splitlines()[0] == ".  check:run"
+    assert again.returncode == 1
+    assert "unknown key 'stpe'" in again.stdout
 
 
 def test_no_workspace_is_a_task_error_without_traceback(tmp_path: Path) -> None:

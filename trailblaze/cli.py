@@ -15,7 +15,7 @@ from pathlib import Path
 
 from trailblaze import __version__
 from trailblaze.check import run_check
-from trailblaze.console import RichProgress, make_console, render_report
+from trailblaze.console import RichProgress, render_report, report_console
 from trailblaze.doit_tasks import run_tasks
 from trailblaze.formats import FORMATS, render
 from trailblaze.fsutil import write_atomic
@@ -130,10 +130,10 @@ def _check(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
     elif args.output:
         buffer = io.StringIO()
-        render_report(make_console(buffer, color=False), report, ws.root)
+        render_report(report_console(buffer, color=False), report, ws.root)
         _write(args.output, buffer.getvalue())
     else:
-        render_report(make_console(color=args.color), report, ws.root)
+        render_report(report_console(color=args.color), report, ws.root)
     return report.exit_code
 
 

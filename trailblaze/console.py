@@ -2,6 +2,10 @@
 
 The library never prints; it returns records, and this module renders them. Colour follows
 rich's rules plus `NO_COLOR` and `TERM=dumb`.
+
+rich is imported only for a terminal: a check whose output goes to a file or a CI log (and
+every `doit check` that only repeats the recorded report) writes plain text without paying
+for the import.
 """
 
 from __future__ import annotations
@@ -9,22 +13,16 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from trailblaze.finding import Finding
-from trailblaze.report import Report
+from trailblaze.report import Report, ReportView
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 _KIND_STYLE = {
     "parse": "bold red",
@@ -36,8 +34,57 @@ _KIND_STYLE = {
 }
 
 
+class Output(Protocol):
+    """What the check's renderers need of a console: rich's `Console` or `PlainConsole`."""
+
+    @property
+    def file(self) -> IO[str]: ...
+
+    @property
+    def no_color(self) -> bool: ...
+
+    @property
+    def is_terminal(self) -> bool: ...
+
+    def print(self, *objects: Any) -> None: ...
+
+
+class PlainConsole:
+    """Plain text to a file: the check's output when colour is off or nobody is watching."""
+
+    no_color = True
+    is_terminal = False
+
+    def __init__(self, file: IO[str] | None = None) -> None:
+        self.file = file if file is not None else sys.stdout
+
+    def print(self, *objects: Any) -> None:
+        self.file.write(" ".join(str(o) for o in objects) + "\n")
+
+
+def _colorless(color: bool | None) -> bool:
+    return color is False or "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb"
+
+
+def report_console(file: IO[str] | None = None, *, color: bool | None = None) -> Output:
+    """The console for a check report: rich for a terminal (or `color=True`), else plain."""
+    target = file if file is not None else sys.stdout
+    if color is not True and (_colorless(color) or not _isatty(target)):
+        return PlainConsole(target)
+    return make_console(target, color=color)
+
+
+def _isatty(file: IO[str]) -> bool:
+    try:
+        return file.isatty() or bool(os.environ.get("FORCE_COLOR"))
+    except (AttributeError, ValueError):
+        return False
+
+
 def make_console(file: IO[str] | None = None, *, color: bool | None = None) -> Console:
-    no_color = color is False or "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb"
+    from rich.console import Console  # noqa: PLC0415 - see the module docstring
+
+    no_color = _colorless(color)
     return Console(
         file=file,
         no_color=no_color,
@@ -48,19 +95,37 @@ def make_console(file: IO[str] | None = None, *, color: bool | None = None) -> C
     )
 
 
-def code_frame(root: Path, finding: Finding) -> list[str]:
-    """The YAML line a finding points at, with a caret under its column."""
+def source_line(root: Path, finding: Finding) -> str | None:
+    """The YAML line a finding points at, None when it cannot be read or is too long to show."""
     try:
         with (root / finding.path).open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
                 if number == finding.line:
                     line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                    break
-            else:
-                return []
+                    return line if len(line) <= 200 else None
     except OSError:
-        return []
-    if len(line) > 200:
+        pass
+    return None
+
+
+def frame_key(finding: Finding) -> str:
+    return f"{finding.path}:{finding.line}"
+
+
+def source_lines(root: Path, findings: Iterable[Finding]) -> dict[str, str]:
+    """`source_line` of every finding, keyed by `frame_key` (what a `ReportView` records)."""
+    frames: dict[str, str] = {}
+    for finding in findings:
+        key = frame_key(finding)
+        if key not in frames and (line := source_line(root, finding)) is not None:
+            frames[key] = line
+    return frames
+
+
+def code_frame(root: Path, finding: Finding, frames: Mapping[str, str] | None = None) -> list[str]:
+    """The YAML line a finding points at, with a caret under its column."""
+    line = frames.get(frame_key(finding)) if frames is not None else source_line(root, finding)
+    if line is None:
         return []
     gutter = f"{finding.line:>5} | "
     caret = " " * (len(gutter) - 2) + "| " + " " * max(finding.column - 1, 0) + "^"
@@ -74,9 +139,14 @@ def finding_line(finding: Finding) -> str:
     return text
 
 
-def render_findings(console: Console, report: Report, root: Path) -> None:
+def render_findings(
+    console: Output,
+    findings: Iterable[Finding],
+    root: Path,
+    frames: Mapping[str, str] | None = None,
+) -> None:
     by_file: dict[str, list[Finding]] = defaultdict(list)
-    for finding in report.findings:
+    for finding in findings:
         by_file[finding.path].append(finding)
     plain = console.no_color or not console.is_terminal
     lines: list[str] = []
@@ -86,11 +156,13 @@ def render_findings(console: Console, report: Report, root: Path) -> None:
                 finding.kind if finding.fatal or finding.kind in ("warning", "infra") else "exempt"
             )
             text = finding_line(finding) + _context(finding)
-            frame = code_frame(root, finding)
+            frame = code_frame(root, finding, frames)
             if plain:
                 lines.append(f"{label}: {text}")
                 lines.extend(frame)
             else:
+                from rich.markup import escape  # noqa: PLC0415
+
                 style = _KIND_STYLE.get(finding.kind, "")
                 lines.append(f"[{style}]{label}[/]: {escape(text)}")
                 lines.extend(f"[dim]{escape(line)}[/]" for line in frame)
@@ -117,44 +189,74 @@ def _context(finding: Finding) -> str:
     return f"  ({', '.join(parts)})" if parts and finding.kind in ("type", "runif") else ""
 
 
-def render_summary(console: Console, report: Report) -> None:
-    counts = report.counts()
+def summary_lines(view: ReportView) -> list[tuple[str, str, str]]:
+    """The summary as (style, styled head, plain rest) lines."""
+    counts = view.counts
     not_checked = counts["not_type_checked"]
-    console.print(
-        f"[bold]trailblaze check[/]: {counts['trailmaps']} trailmaps, {counts['trails']} trails: "
-        f"{counts['parsed']} parsed, {counts['rejected']} rejected, "
-        f"{counts['type_checked']} type-checked ({counts['calls_type_checked']} calls)"
-    )
+    lines = [
+        (
+            "bold",
+            "trailblaze check",
+            f": {counts['trailmaps']} trailmaps, {counts['trails']} trails: "
+            f"{counts['parsed']} parsed, {counts['rejected']} rejected, "
+            f"{counts['type_checked']} type-checked ({counts['calls_type_checked']} calls)",
+        )
+    ]
     if not_checked:
         detail = ", ".join(f"{reason}: {n}" for reason, n in not_checked.items())
-        console.print(f"  not type-checked: {sum(not_checked.values())} ({detail})")
-    type_findings = [f for f in report.fatal_findings if f.kind == "type"]
+        lines.append(("", "", f"  not type-checked: {sum(not_checked.values())} ({detail})"))
+    type_findings = [f for f in view.fatal_findings if f.kind == "type"]
     if type_findings:
         by_code = Counter(f.code for f in type_findings)
         codes = ", ".join(f"{code}={n}" for code, n in sorted(by_code.items()))
         trails = len({f.path for f in type_findings})
-        console.print(
-            f"  type findings: {len(type_findings)} across {trails} trail(s), by code: {codes}"
+        lines.append(
+            (
+                "",
+                "",
+                f"  type findings: {len(type_findings)} across {trails} trail(s), by code: {codes}",
+            )
         )
     if counts["exempt_findings"]:
-        console.print(f"  exempt-target findings (not fatal): {counts['exempt_findings']}")
+        lines.append(("", "", f"  exempt-target findings (not fatal): {counts['exempt_findings']}"))
     if counts["warnings"]:
-        console.print(f"  warnings: {counts['warnings']}")
+        lines.append(("", "", f"  warnings: {counts['warnings']}"))
     if counts["infra"]:
-        word = "FAILED" if report.require_typecheck else "warning"
-        console.print(
-            f"[bold magenta]  type check could not run completely ({word}): "
-            f"{counts['infra']} problem(s)[/]"
+        word = "FAILED" if view.require_typecheck else "warning"
+        lines.append(
+            (
+                "bold magenta",
+                f"  type check could not run completely ({word}): {counts['infra']} problem(s)",
+                "",
+            )
         )
-    code = report.exit_code
+    code = view.exit_code
     if code == 0:
-        console.print("[bold green]passed[/]")
+        lines.append(("bold green", "passed", ""))
     else:
-        trails = len({f.path for f in report.fatal_findings})
-        console.print(
-            f"[bold red]FAILED[/]: {len(report.fatal_findings)} finding(s) in {trails} file(s) "
-            f"(exit {code})"
+        fatal = view.fatal_findings
+        trails = len({f.path for f in fatal})
+        lines.append(
+            (
+                "bold red",
+                "FAILED",
+                f": {len(fatal)} finding(s) in {trails} file(s) (exit {code})",
+            )
         )
+    return lines
+
+
+def render_summary(console: Output, view: ReportView) -> None:
+    lines = summary_lines(view)
+    if console.no_color or not console.is_terminal:
+        console.file.write("".join(f"{head}{rest}\n" for _, head, rest in lines))
+        console.file.flush()
+        return
+    from rich.markup import escape  # noqa: PLC0415
+
+    for style, head, rest in lines:
+        styled = f"[{style}]{escape(head)}[/]" if style and head else escape(head)
+        console.print(styled + escape(rest))
 
 
 class RichProgress:
@@ -170,12 +272,22 @@ class RichProgress:
     @classmethod
     def for_terminal(cls) -> RichProgress | None:
         """A progress reporter when stderr is an interactive terminal, else None."""
+        if not _isatty(sys.stderr):
+            return None
         console = make_console(sys.stderr)
         return cls(console) if console.is_terminal else None
 
     def start(self, phase: str, total: int) -> None:
         if total < self.THRESHOLD:
             return
+        from rich.progress import (  # noqa: PLC0415
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         self._progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), console=self.console, transient=True,
@@ -194,6 +306,8 @@ class RichProgress:
         self._task = None
 
 
-def render_report(console: Console, report: Report, root: Path) -> None:
-    render_findings(console, report, root)
-    render_summary(console, report)
+def render_report(console: Output, report: Report | ReportView, root: Path) -> None:
+    """Findings with their code frames, then the summary."""
+    view = report.view() if isinstance(report, Report) else report
+    render_findings(console, view.findings, root, view.frames if view.frames else None)
+    render_summary(console, view)

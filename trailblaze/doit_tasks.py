@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 STATE_FILE = "check-state.json"
 REPORT_FILE = "report.json"
+VIEW_FILE = "report-view.json"
 
 
 def _workspace(root: str | Path | None) -> Workspace:
@@ -99,14 +100,47 @@ def _options_fingerprint(options: CheckOptions) -> dict[str, Any]:
     }
 
 
-def _files_digest(paths: Iterable[str]) -> str:
-    """The set of inputs: a deleted or renamed file must make the check run (doit alone notices
-    changed and new dependencies, not removed ones)."""
-    return hashlib.sha256("\0".join(paths).encode()).hexdigest()
+class _InputsChanged:
+    """doit `uptodate`: the task is up to date while its inputs and options are as last time.
+
+    The inputs are compared by a digest of every path with its size, mtime and inode, worked
+    out only when doit asks (not for `doit list` or another task). A `file_dep` on ten thousand
+    trails would do the same at several times the cost (doit stats, records and re-saves each
+    dependency on every run), and would miss a deleted or renamed trail; a digest of the path
+    list notices those. Content that did not change behind a new mtime costs one pipeline run,
+    which re-reads nothing else (the pipeline's own state compares content hashes).
+    """
+
+    KEY = "trailblaze-inputs"
+
+    def __init__(self, paths: list[str], options: dict[str, Any]) -> None:
+        self.paths = paths
+        self.options = json.dumps(options, sort_keys=True)
+        self.stats: dict[str, os.stat_result | None] = {}
+        """What `digest` saw, for the pipeline: it need not stat every trail a second time."""
+
+    def digest(self) -> str:
+        stat = os.stat
+        seen = self.stats
+        parts = [self.options]
+        for path in self.paths:
+            try:
+                st = seen[path] = stat(path)
+                parts.append(f"{path}\0{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
+            except OSError:
+                seen[path] = None
+                parts.append(f"{path}\0missing")
+        return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        current = self.digest()
+        task.value_savers.append(lambda: {self.KEY: current})
+        return bool(values.get(self.KEY) == current)
 
 
-def _last_run_complete(state_path: Path) -> Callable[[], bool]:
-    """An uptodate check: False when the last run could not check everything (infra problems).
+def _last_run_complete(state_path: Path, view: Path) -> Callable[[], bool]:
+    """An uptodate check: False when the last run could not check everything (infra problems)
+    or its recorded report is gone.
 
     doit would otherwise remember a run whose type check could not run as a success and skip
     the next one: a cached pass for a run that did not really check. Findings do not make it
@@ -118,7 +152,7 @@ def _last_run_complete(state_path: Path) -> Callable[[], bool]:
             state = json.loads(state_path.read_text("utf-8"))
         except (OSError, ValueError):
             return False
-        return bool(state.get("complete"))
+        return bool(state.get("complete")) and view.is_file()
 
     return check
 
@@ -145,26 +179,22 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
         }
         return
     found = scan(ws)
-    files = [p for p in found.trail_paths if p in found.regular]
+    files = list(found.trail_paths)  # a directory named like a trail is an input too
     for trailmap in found.trailmaps:
         files.extend(str(p) for p in trailmap_files(trailmap, ws))
     options = CheckOptions.from_env()
     report = ws.scratch / REPORT_FILE
+    view = ws.scratch / VIEW_FILE
+    inputs = _InputsChanged(files, _options_fingerprint(options))
     yield {"basename": "check", "name": None, "doc": doc}
     yield {
         "basename": "check",
         "name": "run",
-        "actions": [(_run_check_action, [str(ws.root)])],
-        "file_dep": files,
-        "targets": [str(report)],
+        "actions": [(_run_check_action, [str(ws.root)], {"found": found, "inputs": inputs})],
+        "targets": [str(report), str(view)],
         "uptodate": [
-            config_changed(
-                {
-                    "inputs": _files_digest([*found.trail_paths, *files]),
-                    **_options_fingerprint(options),
-                }
-            ),
-            _last_run_complete(ws.scratch / STATE_FILE),
+            inputs,
+            _last_run_complete(ws.scratch / STATE_FILE, view),
         ],
         "verbosity": 2,
         "doc": "run the check pipeline and record its report",
@@ -173,24 +203,26 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
         "basename": "check",
         "name": "report",
         "actions": [(_report_action, [str(ws.root)])],
-        "file_dep": [str(report)],
-        "uptodate": [_last_report_clean(report)],
+        "file_dep": [str(view)],
+        "uptodate": [_last_report_clean(view)],
         "verbosity": 2,
         "doc": "print the recorded report; fail on findings",
     }
 
 
-def _last_report_clean(report: Path) -> Callable[[], bool]:
+def _last_report_clean(view: Path) -> Callable[[], bool]:
     def check() -> bool:
         try:
-            return bool(json.loads(report.read_text("utf-8")).get("exit_code") == EXIT_OK)
+            return bool(json.loads(view.read_text("utf-8")).get("exit_code") == EXIT_OK)
         except (OSError, ValueError):
             return False
 
     return check
 
 
-def _run_check_action(root: str) -> TaskError | None:
+def _run_check_action(
+    root: str, found: Scan | None = None, inputs: _InputsChanged | None = None
+) -> TaskError | None:
     try:
         ws = find_workspace(Path(root), explicit=True)
     except WorkspaceError as exc:
@@ -198,10 +230,22 @@ def _run_check_action(root: str) -> TaskError | None:
     from trailblaze.check import run_check  # noqa: PLC0415 - see the note on imports above
     from trailblaze.console import RichProgress  # noqa: PLC0415
 
-    report = run_check(ws, CheckOptions.from_env(), progress=RichProgress.for_terminal())
-    write_atomic(
-        ws.scratch / REPORT_FILE, json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n"
+    # The scan made when the task was created: the one its inputs digest was worked out from.
+    report = run_check(
+        ws,
+        CheckOptions.from_env(),
+        progress=RichProgress.for_terminal(),
+        found=found,
+        stats=inputs.stats if inputs is not None else None,
     )
+    from trailblaze.console import source_lines  # noqa: PLC0415
+
+    # Not indented: json's C encoder does not indent, and the report of a large workspace is
+    # megabytes (`trailblaze check --format json` prints it for people).
+    write_atomic(ws.scratch / REPORT_FILE, json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+    # What `check:report` shows, on every run while there are findings: kept small.
+    view = report.view(source_lines(ws.root, report.findings))
+    write_atomic(ws.scratch / VIEW_FILE, json.dumps(view.to_json(), ensure_ascii=False) + "\n")
     write_atomic(
         ws.scratch / STATE_FILE,
         json.dumps({"complete": not report.infra_findings, "exit_code": report.exit_code}) + "\n",
@@ -214,20 +258,21 @@ def _report_action(root: str) -> TaskFailed | TaskError | None:
         ws = find_workspace(Path(root), explicit=True)
     except WorkspaceError as exc:
         return TaskError(f"trailblaze check: {exc}")
-    from trailblaze.console import make_console, render_report  # noqa: PLC0415
-    from trailblaze.report import report_from_json  # noqa: PLC0415
+    from trailblaze.console import render_report, report_console  # noqa: PLC0415
+    from trailblaze.report import ReportView  # noqa: PLC0415
 
     try:
-        report = report_from_json(json.loads((ws.scratch / REPORT_FILE).read_text("utf-8")))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        view = ReportView.from_json(json.loads((ws.scratch / VIEW_FILE).read_text("utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        (ws.scratch / STATE_FILE).unlink(missing_ok=True)  # so that the next run checks again
         return TaskError(f"trailblaze check: the recorded report cannot be read ({exc}); run again")
-    render_report(make_console(sys.stdout), report, ws.root)
-    code = report.exit_code
+    render_report(report_console(sys.stdout), view, ws.root)
+    code = view.exit_code
     if code == EXIT_INFRA:
         # doit has no exit code of its own for "the required type check could not run".
         raise SystemExit(EXIT_INFRA)
     if code != EXIT_OK:
-        return TaskFailed(f"trailblaze check: {len(report.fatal_findings)} finding(s)")
+        return TaskFailed(f"trailblaze check: {len(view.fatal_findings)} finding(s)")
     return None
 
 

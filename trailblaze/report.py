@@ -103,6 +103,16 @@ class Report:
             "infra": len(self.infra_findings),
         }
 
+    def view(self, frames: dict[str, str] | None = None) -> ReportView:
+        """What the text output shows: findings and counts, without the trail list."""
+        return ReportView(
+            findings=self.findings,
+            counts=self.counts(),
+            exit_code=self.exit_code,
+            require_typecheck=self.require_typecheck,
+            frames=frames or {},
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "version": REPORT_VERSION,
@@ -114,6 +124,51 @@ class Report:
             "trails": [t.to_json() for t in self.trails],
             "findings": [_finding_json(f) for f in self.findings],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ReportView:
+    """A report as the text output shows it: findings, counts, exit code.
+
+    `doit check` records it next to the full report so that repeating the report of an
+    unchanged workspace reads a few findings, not ten thousand trail statuses. `frames` holds
+    the YAML line of each finding (`path:line` -> text), read once when the report was made.
+    """
+
+    findings: tuple[Finding, ...]
+    counts: dict[str, Any]
+    exit_code: int
+    require_typecheck: bool
+    frames: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def fatal_findings(self) -> list[Finding]:
+        return [f for f in self.findings if f.fatal and f.kind not in ("infra", "warning")]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": REPORT_VERSION,
+            "exit_code": self.exit_code,
+            "require_typecheck": self.require_typecheck,
+            "summary": self.counts,
+            "findings": [_finding_json(f) for f in self.findings],
+            "frames": self.frames,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ReportView:
+        if data.get("version") != REPORT_VERSION:
+            raise ValueError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
+        frames = data.get("frames") or {}
+        if not isinstance(frames, dict) or not isinstance(data["summary"], dict):
+            raise ValueError("malformed report view")
+        return cls(
+            findings=tuple(Finding.from_json(f) for f in data["findings"]),
+            counts=data["summary"],
+            exit_code=int(data["exit_code"]),
+            require_typecheck=bool(data.get("require_typecheck", False)),
+            frames={str(k): str(v) for k, v in frames.items()},
+        )
 
 
 def report_from_json(data: dict[str, Any]) -> Report:

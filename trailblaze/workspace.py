@@ -76,8 +76,6 @@ class Scan:
     trail_paths: tuple[str, ...]
     """Every trail candidate (a directory named like a trail too: the parse gate reports it)."""
     findings: tuple[Finding, ...]
-    regular: frozenset[str] = frozenset()
-    """The candidates that are regular files: what a build tool may depend on."""
 
     @property
     def trails(self) -> tuple[Path, ...]:
@@ -237,7 +235,6 @@ def scan(ws: Workspace) -> Scan:
     # Strings, not Paths, and only the directory entries' cached types: this runs on every
     # doit invocation, for every trail, and a no-op should cost little more than the stats.
     trails: list[str] = []
-    regular: set[str] = set()
     root_real = str(ws.root.resolve()) + os.sep
     stack = [str(ws.trails_dir)] if ws.trails_dir.is_dir() else []
     exclude = ws.exclude
@@ -280,10 +277,8 @@ def scan(ws: Workspace) -> Scan:
             if name == PROJECT_CONFIG_NAME and _looks_like_config(Path(path)):
                 continue
             trails.append(path)
-            if entry.is_file():
-                regular.add(path)
     trails.sort()
-    return Scan(tuple(trailmaps), tuple(trails), tuple(findings), frozenset(regular))
+    return Scan(tuple(trailmaps), tuple(trails), tuple(findings))
 
 
 def _looks_like_config(path: Path) -> bool:
