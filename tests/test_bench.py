@@ -8,13 +8,14 @@ exactly one, the baseline everything, and all of them found exactly the planted 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from bench.generate import ERROR_KINDS, Manifest, Spec, generate, manifest_path
 from bench.run import MEASURES, Options, run_benchmark
-from tests.conftest import toolchain_cache
+from tests.conftest import DATA, ROOT, toolchain_cache
 from trailblaze.toolchain import BASELINE_TS_VERSION, Compiler, find_compiler
 
 
@@ -100,3 +101,37 @@ def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc
         "baseline cold / our cold",
         "our cold / bare compiler",
     ]
+
+
+def test_parse_benchmark_reports_both_composers_and_the_rejected_files(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench.parse import main  # noqa: PLC0415
+
+    assert main([str(DATA / "corpus" / "history" / "c2d541b76462"), "--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "C composer" in out
+    assert "pure Python" in out
+    # The same ten android-host files are rejected by both composers.
+    assert out.count("rejected [10]") == 2
+
+
+@pytest.mark.tsc
+def test_corpus_benchmark_times_cold_noop_and_one_edit_with_what_was_compiled(
+    tmp_path: Path, tsc: Compiler, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench.corpus import main  # noqa: PLC0415
+
+    ws = tmp_path / "bundled"
+    shutil.copytree(ROOT / "trailmaps", ws / "trailmaps")
+    out_file = tmp_path / "corpus.json"
+    assert main([str(ws), "--runs", "1", "--out", str(out_file)]) == 0
+    results = json.loads(out_file.read_text("utf-8"))
+    (data,) = results.values()
+    assert data["statuses"]["type-checked"] >= 8
+    assert data["cold"]["files_compiled"] == [data["statuses"]["type-checked"]]
+    assert data["no-op"]["files_compiled"] == [0]
+    assert data["no-op"]["trails_parsed"] == [0]
+    assert data["one-edit"]["files_compiled"] == [1]
+    assert data["one-edit"]["trails_parsed"] == [1]
+    assert "| one-edit |" in capsys.readouterr().out

@@ -79,11 +79,15 @@ def parse_trail(
     text: str,
     *,
     strict: bool = True,
+    pure: bool = False,
 ) -> ParseOutcome:
-    """Parse one trail document. `path` is the workspace-relative name used in findings."""
+    """Parse one trail document. `path` is the workspace-relative name used in findings.
+
+    `pure` forces ruamel.yaml's pure-Python composer (the parse benchmark compares the two).
+    """
     parser = _Parser(path, strict)
     try:
-        root = load(text)
+        root = load(text, pure=pure)
     except YamlError as exc:
         return ParseOutcome(None, (parser.finding(exc.line, exc.column, "", exc.message, "yaml"),))
     trail = parser.document(root)
