@@ -6,7 +6,14 @@ import pytest
 
 from tests.conftest import dedent
 from trailblaze.catalog import load_catalog
-from trailblaze.codegen import HEADER_LINES, callee, generate, json_literal
+from trailblaze.codegen import (
+    HEADER_LINES,
+    callee,
+    generate,
+    json_literal,
+    pack_lines,
+    unpack_lines,
+)
 from trailblaze.parse import parse_trail
 from trailblaze.trail import Trail
 
@@ -191,3 +198,26 @@ def test_an_invalid_runif_tree_emits_nothing_of_itself() -> None:
     assert [line.split("(")[0].strip() for line in lines[HEADER_LINES:-1]] == [
         "client.tools.pressBack"
     ]
+
+
+def test_a_packed_line_table_unpacks_to_the_same_calls() -> None:
+    catalog = load_catalog()
+    schemas = {name: tool.input_schema for name, tool in catalog.tools.items()}
+    generated = generate(
+        trail(
+            """\
+            - prompts:
+                - step: tap
+                  recordable: true
+                  recording:
+                    tools:
+                      - tapOnPoint: {x: 1, y: 2}
+                      - inputText: {text: hi}
+            """
+        ),
+        "../surfaces/app",
+        schemas,
+        catalog.defs,
+    )
+    assert len(generated.lines) == 2
+    assert unpack_lines(pack_lines(generated.lines)) == generated.lines

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import CORPUS, DATA, write_tree
 from trailblaze.check import run_check
-from trailblaze.codegen import GenLine
+from trailblaze.codegen import GenLine, pack_lines
 from trailblaze.options import CheckOptions
 from trailblaze.report import Report
 from trailblaze.state import TrailState
@@ -421,7 +421,7 @@ def test_missing_surface_import_is_infra(tmp_path: Path, tsc: Compiler) -> None:
         "t.trail.yaml",
         "app",
         gen,
-        {5: GenLine(1, "s", None, "anything", 3, 7, "trail[0]")},
+        pack_lines({5: GenLine(1, "s", None, "anything", 3, 7, "trail[0]")}),
         "k",
         True,
     )
@@ -446,7 +446,7 @@ def test_syntax_error_in_one_file_does_not_hide_the_others(tmp_path: Path, tsc: 
                 f"{name}.trail.yaml",
                 "app",
                 gen,
-                {5: GenLine(1, "s", None, "x", 3, 7, "trail[0]")},
+                pack_lines({5: GenLine(1, "s", None, "x", 3, 7, "trail[0]")}),
                 name,
                 True,
             )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trailblaze.codegen import GenLine, generate
+from trailblaze.codegen import PackedLines, generate, pack_lines
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_generated
 from trailblaze.parse import ParseOutcome, file_error, parse_trail
@@ -56,7 +56,7 @@ class Item:
 class Parsed:
     record: TrailRecord
     text: str | None = None
-    lines: dict[int, GenLine] | None = None
+    lines: PackedLines | None = None
 
 
 def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
@@ -94,7 +94,7 @@ def process(item: Item, ctx: Context) -> Parsed:
     generated = generate(
         trail, ctx.layout.surface_import(item.path, target), ctx.schemas[target], ctx.defs
     )
-    return Parsed(record, generated.text, generated.lines)
+    return Parsed(record, generated.text, pack_lines(generated.lines))
 
 
 def _generated_files(results: list[Parsed], ctx: Context) -> list[tuple[Path, str]]:

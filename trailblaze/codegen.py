@@ -50,6 +50,22 @@ class GenLine:
     position: str | None = None
 
 
+PackedLines = tuple[tuple[Any, ...], ...]
+"""A line table as plain tuples: what worker processes send back (ten times cheaper to pickle
+than GenLine objects, and most tables are never looked at: only trails with diagnostics are)."""
+
+
+def pack_lines(table: Mapping[int, GenLine]) -> PackedLines:
+    return tuple(
+        (n, g.step, g.label, g.classifier, g.tool, g.line, g.column, g.key_path, g.position)
+        for n, g in table.items()
+    )
+
+
+def unpack_lines(rows: PackedLines) -> dict[int, GenLine]:
+    return {row[0]: GenLine(*row[1:]) for row in rows}
+
+
 @dataclass(frozen=True, slots=True)
 class Generated:
     text: str

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze.cache import digest
-from trailblaze.codegen import HEADER_LINES, GenLine
+from trailblaze.codegen import HEADER_LINES, GenLine, PackedLines, unpack_lines
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
 from trailblaze.proc import ProcError, ProcTimeout, run
@@ -100,7 +100,8 @@ class Job:
     path: str
     trailmap: str
     file: Path
-    lines: Mapping[int, GenLine]
+    lines: PackedLines
+    """Its line table, packed (`codegen.unpack_lines`)."""
     key: str
     fatal: bool
 
@@ -481,11 +482,15 @@ def _map(
     findings: dict[str, list[Finding]] = {job.path: [] for job in jobs}
     failed: dict[str, str] = {}
     surfaces_root = _abs(layout.root / "surfaces")
+    tables: dict[str, dict[int, GenLine]] = {}
     for diagnostic in diagnostics:
         owner = by_file.get(diagnostic.file)
         if owner is not None:
             job = owner
-            gen = job.lines.get(diagnostic.line)
+            table = tables.get(job.path)
+            if table is None:
+                table = tables[job.path] = unpack_lines(job.lines)
+            gen = table.get(diagnostic.line)
             if gen is None:
                 where = (
                     "the header" if diagnostic.line <= HEADER_LINES else f"line {diagnostic.line}"
