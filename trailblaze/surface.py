@@ -616,14 +616,15 @@ def generate_surfaces(
     *,
     only: Iterable[str] | None = None,
     bundled: Mapping[str, BundledTrailmap] | None = None,
+    memo: bool = True,
 ) -> WorkspaceSurfaces:
     """Resolve trailmaps (all, or `only` these) and write their artifacts and the SDK bundle.
 
     Bundled targets that no workspace trailmap shadows get validation-only surfaces in the
-    scratch directory.
+    scratch directory. With `memo=False` every artifact is rendered (and compared) again.
     """
     resolver = Resolver(dict(trailmaps), root, catalog, bundled)
-    memo = WriteMemo(scratch)
+    written_memo = WriteMemo(scratch) if memo else None
     written: list[Path] = []
     findings: list[Finding] = []
     if write_sdk(scratch, catalog):
@@ -637,7 +638,7 @@ def generate_surfaces(
         resolutions[dir_name] = resolution
         findings.extend(resolution.findings)
         outcome = write_surfaces(
-            resolution, trailmaps[dir_name][1], scratch, catalog, RelPath(root), memo=memo
+            resolution, trailmaps[dir_name][1], scratch, catalog, RelPath(root), memo=written_memo
         )
         written.extend(outcome.written)
         findings.extend(outcome.findings)
@@ -656,9 +657,10 @@ def generate_surfaces(
             catalog,
             RelPath(root),
             gitignore=False,
-            memo=memo,
+            memo=written_memo,
         )
         written.extend(outcome.written)
         findings.extend(outcome.findings)
-    memo.save()
+    if written_memo is not None:
+        written_memo.save()
     return WorkspaceSurfaces(resolutions, tuple(written), tuple(findings))
