@@ -109,6 +109,11 @@ def test_findings_fail_the_task_every_time_until_fixed(compact_ws: Path) -> None
         # The work is remembered: only the report runs again, from the recorded file.
         expected = ".  check:run" if run == 0 else "-- check:run"
         assert result.stdout.splitlines()[0] == expected
+    # An edit that keeps the finding on the same line: the frame shows the line as it is now.
+    (compact_ws / "trailmaps/app/trails/a.trail.yaml").write_text("trail:\n  - stpe: bb\n")
+    edited = doit(compact_ws)
+    assert "    2 |   - stpe: bb" in edited.stdout
+    assert "    2 |   - stpe: bb" in doit(compact_ws).stdout
     (compact_ws / "trailmaps/app/trails/a.trail.yaml").write_text("trail:\n  - step: a\n")
     assert doit(compact_ws).returncode == 0
 

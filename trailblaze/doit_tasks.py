@@ -51,6 +51,7 @@ from trailblaze.workspace import (
 
 if TYPE_CHECKING:
     from trailblaze.finding import Finding
+    from trailblaze.report import Report
 
 # Only what task creation needs is imported above: doit creates every task on every run, a
 # no-op included. The pipeline (YAML, jsonschema, rich, the compiler) loads inside the actions.
@@ -238,19 +239,65 @@ def _run_check_action(
         found=found,
         stats=inputs.stats if inputs is not None else None,
     )
-    from trailblaze.console import source_lines  # noqa: PLC0415
-
     # Not indented: json's C encoder does not indent, and the report of a large workspace is
     # megabytes (`trailblaze check --format json` prints it for people).
     write_atomic(ws.scratch / REPORT_FILE, json.dumps(report.to_json(), ensure_ascii=False) + "\n")
     # What `check:report` shows, on every run while there are findings: kept small.
-    view = report.view(source_lines(ws.root, report.findings))
+    frames, stamps = _frames(ws, report, inputs.stats if inputs is not None else {})
+    view = report.view(frames, stamps)
     write_atomic(ws.scratch / VIEW_FILE, json.dumps(view.to_json(), ensure_ascii=False) + "\n")
     write_atomic(
         ws.scratch / STATE_FILE,
         json.dumps({"complete": not report.infra_findings, "exit_code": report.exit_code}) + "\n",
     )
     return None
+
+
+def _frames(
+    ws: Workspace, report: Report, stats: dict[str, os.stat_result | None]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The YAML line of every finding, and the stamps of the files they were read from.
+
+    Lines of a file whose stamp is what the last view recorded are taken from that view: a
+    check that changed one trail of a workspace with hundreds of findings reads one file.
+    """
+    from trailblaze.console import frame_key, source_lines  # noqa: PLC0415
+    from trailblaze.report import ReportView  # noqa: PLC0415
+
+    try:
+        previous = ReportView.from_json(json.loads((ws.scratch / VIEW_FILE).read_text("utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        previous = None
+    root = str(ws.root)
+    stamps: dict[str, str] = {}
+    for path in {f.path for f in report.findings}:
+        full = os.path.join(root, path)
+        st = stats[full] if full in stats else _stat(full)
+        if st is not None:
+            stamps[path] = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+    frames: dict[str, str] = {}
+    unread: list[Finding] = []
+    for finding in report.findings:
+        key = frame_key(finding)
+        stamp = stamps.get(finding.path)
+        if (
+            previous is not None
+            and stamp is not None
+            and previous.stamps.get(finding.path) == stamp
+            and key in previous.frames
+        ):
+            frames[key] = previous.frames[key]
+        else:
+            unread.append(finding)
+    frames.update(source_lines(ws.root, unread))
+    return frames, stamps
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _report_action(root: str) -> TaskFailed | TaskError | None:

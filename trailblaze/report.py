@@ -103,7 +103,9 @@ class Report:
             "infra": len(self.infra_findings),
         }
 
-    def view(self, frames: dict[str, str] | None = None) -> ReportView:
+    def view(
+        self, frames: dict[str, str] | None = None, stamps: dict[str, str] | None = None
+    ) -> ReportView:
         """What the text output shows: findings and counts, without the trail list."""
         return ReportView(
             findings=self.findings,
@@ -111,6 +113,7 @@ class Report:
             exit_code=self.exit_code,
             require_typecheck=self.require_typecheck,
             frames=frames or {},
+            stamps=stamps or {},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -140,6 +143,9 @@ class ReportView:
     exit_code: int
     require_typecheck: bool
     frames: dict[str, str] = field(default_factory=dict)
+    stamps: dict[str, str] = field(default_factory=dict)
+    """The stamp (size, mtime, inode) of each file when its lines were read into `frames`: the
+    next view reuses the lines of a file whose stamp did not change."""
 
     @property
     def fatal_findings(self) -> list[Finding]:
@@ -153,6 +159,7 @@ class ReportView:
             "summary": self.counts,
             "findings": [_finding_json(f) for f in self.findings],
             "frames": self.frames,
+            "frame_stamps": self.stamps,
         }
 
     @classmethod
@@ -160,7 +167,8 @@ class ReportView:
         if data.get("version") != REPORT_VERSION:
             raise ValueError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
         frames = data.get("frames") or {}
-        if not isinstance(frames, dict) or not isinstance(data["summary"], dict):
+        stamps = data.get("frame_stamps") or {}
+        if not all(isinstance(x, dict) for x in (frames, stamps, data["summary"])):
             raise ValueError("malformed report view")
         return cls(
             findings=tuple(Finding.from_json(f) for f in data["findings"]),
@@ -168,6 +176,7 @@ class ReportView:
             exit_code=int(data["exit_code"]),
             require_typecheck=bool(data.get("require_typecheck", False)),
             frames={str(k): str(v) for k, v in frames.items()},
+            stamps={str(k): str(v) for k, v in stamps.items()},
         )
 
 
