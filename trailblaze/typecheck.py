@@ -264,7 +264,8 @@ class TypeCheck:
             )
         )
 
-    def _submit(self) -> None:
+    def _submit(self, *, parsing: bool = True) -> None:
+        """Compile the pending jobs in the background; `parsing`: the workers still need the cores."""
         batch, self._pending = self._pending, []
         if not batch:
             return
@@ -272,7 +273,12 @@ class TypeCheck:
         self._jobs.extend(batch)
         self._batches.append(
             self._compiling.submit(
-                compile_jobs, batch, self._compiler, self.layout, timeout=self._timeout
+                compile_jobs,
+                batch,
+                self._compiler,
+                self.layout,
+                timeout=self._timeout,
+                single_threaded=parsing,
             )
         )
 
@@ -280,7 +286,7 @@ class TypeCheck:
 
     def finish(self, keep_generated: list[str], trails_changed: bool) -> Outcome:
         """Compile what is left, wait for every batch, and record the results."""
-        self._submit()
+        self._submit(parsing=False)
         results: list[GateResult] = []
         with self.phase("compile"):
             try:
