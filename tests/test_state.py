@@ -12,7 +12,7 @@ from trailblaze.state import TrailRecord, TrailState
 def record(path: str, **changes: object) -> TrailRecord:
     base = TrailRecord(
         path=path,
-        stamp=(120, 1_700_000_000_123_456_789, 42),
+        stamp="120:1700000000123456789:42",
         content="c" * 64,
         strict=True,
         status="parsed",
@@ -74,9 +74,18 @@ def test_a_corrupt_or_foreign_database_reads_as_empty_and_is_replaced(tmp_path: 
     assert TrailState.load(tmp_path).trails == {}
 
 
-def test_the_json_state_of_earlier_versions_is_removed(tmp_path: Path) -> None:
-    old = tmp_path / "state" / "trails.json"
-    old.parent.mkdir(parents=True)
-    old.write_text('{"version": 2, "trails": {}}')
+def test_the_states_of_earlier_versions_are_removed(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    state_dir.mkdir()
+    olds = [
+        state_dir / "trails.json",
+        state_dir / "trails-v3.sqlite3",
+        state_dir / "trails-v3.sqlite3-wal",
+    ]
+    for old in olds:
+        old.write_text("from an earlier version")
+    keep = state_dir / "surfaces-written.json"
+    keep.write_text("{}")
     assert TrailState.load(tmp_path).trails == {}
-    assert not old.exists()
+    assert [p for p in olds if p.exists()] == []
+    assert keep.exists()

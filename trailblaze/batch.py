@@ -123,7 +123,8 @@ def _work(items: list[Item]) -> list[Parsed]:
 
 
 @contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
+def no_gc() -> Iterator[None]:
+    """The cyclic garbage collector off for a while (it is restored as it was)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -161,7 +162,7 @@ def process_many(
         or "fork" not in multiprocessing.get_all_start_methods()
     ):
         out = []
-        with _no_gc():
+        with no_gc():
             for i, item in enumerate(items):
                 out.append(process(item, ctx))
                 if progress is not None and i % CHUNK == CHUNK - 1:
@@ -175,7 +176,7 @@ def process_many(
     results: list[Parsed] = []
     fork = multiprocessing.get_context("fork")  # the context is inherited, not pickled
     with (
-        _no_gc(),
+        no_gc(),
         ProcessPoolExecutor(workers, mp_context=fork, initializer=_init, initargs=(ctx,)) as pool,
     ):
         for chunk_result in pool.map(_work, chunks):

@@ -17,6 +17,7 @@ content caches; doit only decides whether the task runs at all.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -223,6 +224,20 @@ def _last_report_clean(view: Path) -> Callable[[], bool]:
 
 def _run_check_action(
     root: str, found: Scan | None = None, inputs: _InputsChanged | None = None
+) -> TaskError | None:
+    # As in run_check: writing the report of ten thousand trails builds as many dicts, and the
+    # cyclic collector would walk every object of the run again and again to free nothing.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_and_record(root, found, inputs)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _check_and_record(
+    root: str, found: Scan | None, inputs: _InputsChanged | None
 ) -> TaskError | None:
     try:
         ws = find_workspace(Path(root), explicit=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -28,8 +29,13 @@ from trailblaze.parse import ParseOutcome
 
 log = logging.getLogger(__name__)
 
-STATE_VERSION = 3
-Stamp = tuple[int, int, int]
+STATE_VERSION = 4
+Stamp = str
+"""A file's "size:mtime_ns:inode": compared, never taken apart (see `stamp_of`)."""
+
+
+def stamp_of(st: os.stat_result) -> Stamp:
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
 
 
 @dataclass(slots=True)
@@ -45,11 +51,11 @@ class TrailRecord:
     status: str
     target: str | None
     calls: int
-    parse: tuple[dict[str, Any], ...] = ()
-    runif: tuple[dict[str, Any], ...] = ()
     key: str | None = None
     surface_key: str | None = None
     base_key: str | None = None
+    parse: tuple[dict[str, Any], ...] = ()
+    runif: tuple[dict[str, Any], ...] = ()
     types: tuple[dict[str, Any], ...] = ()
     branches: tuple[tuple[str, int, int], ...] = ()
     """(signature, line, column) of every valid runIf tree, for the repetition lint."""
@@ -107,72 +113,58 @@ class TrailRecord:
         return [Finding.from_json(f) for f in self.types]
 
     def to_row(self) -> tuple[Any, ...]:
-        size, mtime, inode = self.stamp if self.stamp else (None, None, None)
+        """The database row: the fields in order, the rarely non-empty findings and runIf
+        signatures together in one JSON column that is NULL for most trails."""
+        extra = (
+            json.dumps(
+                [self.parse, self.runif, self.types, self.branches],
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+            if self.parse or self.runif or self.types or self.branches
+            else None
+        )
         return (
             self.path,
-            size,
-            mtime,
-            inode,
+            self.stamp,
             self.content,
             int(self.strict),
             self.status,
             self.target,
             self.calls,
-            _dump(self.parse),
-            _dump(self.runif),
             self.key,
             self.surface_key,
             self.base_key,
-            _dump(self.types),
-            _dump(self.branches),
+            extra,
         )
 
     @classmethod
-    def from_row(cls, row: tuple[Any, ...]) -> TrailRecord:
-        (path, size, mtime, inode, content, strict, status, target, calls) = row[:9]
-        (parse, runif, key, surface_key, base_key, types, branches) = row[9:]
-        if not isinstance(calls, int) or not isinstance(content, str):
-            raise TypeError("malformed trail state row")
-        return cls(
-            path,
-            (size, mtime, inode) if size is not None else None,
-            content,
-            strict == 1,
-            status,
-            target,
-            calls,
-            () if parse == "[]" else _load(parse),
-            () if runif == "[]" else _load(runif),
-            key,
-            surface_key,
-            base_key,
-            () if types == "[]" else _load(types),
-            ()
-            if branches == "[]"
-            else tuple((str(b[0]), int(b[1]), int(b[2])) for b in _load(branches)),
-        )
+    def from_rows(cls, rows: list[tuple[Any, ...]]) -> dict[str, TrailRecord]:
+        """Records from database rows, keyed by path (the common row costs one constructor call)."""
+        out: dict[str, TrailRecord] = {}
+        for row in rows:
+            if not isinstance(row[6], int):  # SQLite keeps any type in any column
+                raise TypeError("malformed trail state row")
+            record = out[row[0]] = cls(*row[:10])
+            if row[10] is not None:  # a fresh record, not yet shared: filled in place
+                parse, runif, types, branches = json.loads(row[10])
+                record.parse = tuple(parse)
+                record.runif = tuple(runif)
+                record.types = tuple(types)
+                record.branches = tuple(map(tuple, branches))
+        return out
 
 
-def _dump(items: tuple[Any, ...]) -> str:
-    return json.dumps(items, ensure_ascii=False, separators=(",", ":")) if items else "[]"
-
-
-def _load(text: str) -> tuple[Any, ...]:
-    if text == "[]":
-        return ()
-    items = json.loads(text)
-    if not isinstance(items, list):
-        raise ValueError("not a list")
-    return tuple(items)
-
-
+_COLUMN_NAMES = (
+    "path", "stamp", "content", "strict", "status", "target", "calls", "key", "surface_key",
+    "base_key", "extra",
+)  # fmt: skip
 _COLUMNS = (
-    "path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, inode INTEGER, content TEXT NOT NULL, "
-    "strict INTEGER NOT NULL, status TEXT NOT NULL, target TEXT, calls INTEGER NOT NULL, "
-    "parse TEXT NOT NULL, runif TEXT NOT NULL, key TEXT, surface_key TEXT, base_key TEXT, "
-    "types TEXT NOT NULL, branches TEXT NOT NULL"
+    "path TEXT PRIMARY KEY, stamp TEXT, content TEXT NOT NULL, strict INTEGER NOT NULL, "
+    "status TEXT NOT NULL, target TEXT, calls INTEGER NOT NULL, key TEXT, surface_key TEXT, "
+    "base_key TEXT, extra TEXT"
 )
-_UPSERT = "INSERT OR REPLACE INTO trails VALUES (" + ",".join("?" * 16) + ")"
+_UPSERT = "INSERT OR REPLACE INTO trails VALUES (" + ",".join("?" * len(_COLUMN_NAMES)) + ")"
 
 
 @dataclass
@@ -189,13 +181,12 @@ class TrailState:
     def load(cls, scratch: Path) -> TrailState:
         path = cls.path(scratch)
         if not path.exists():
-            with contextlib.suppress(OSError):  # the JSON state of earlier versions
-                (scratch / "state" / "trails.json").unlink()
+            _remove_earlier_versions(scratch / "state")
             return cls()
         try:
             with _connect(path) as db:
-                rows = db.execute("SELECT * FROM trails").fetchall()
-            trails = {row[0]: TrailRecord.from_row(row) for row in rows}
+                rows = db.execute(f"SELECT {', '.join(_COLUMN_NAMES)} FROM trails").fetchall()
+            trails = TrailRecord.from_rows(rows)
         except (sqlite3.Error, ValueError, TypeError, IndexError, AttributeError) as exc:
             log.info("trail state %s unreadable (%s); starting from nothing", path, exc)
             _remove(path)
@@ -240,6 +231,17 @@ def _connect(path: Path) -> Iterator[sqlite3.Connection]:
         yield db
     finally:
         db.close()
+
+
+def _remove_earlier_versions(directory: Path) -> None:
+    """The states of other format versions (JSON up to 2, then one database per version)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            name = entry.name
+            if name == "trails.json" or (
+                name.startswith("trails-v") and not name.startswith(f"trails-v{STATE_VERSION}.")
+            ):
+                os.unlink(entry.path)
 
 
 def _remove(path: Path) -> None:
