@@ -2,6 +2,8 @@
 
     python -m bench.corpus [WORKSPACE ...] [--runs 5] [--out bench/results/corpus.json]
 
+(`--out` also writes the table next to it, as `.md`.)
+
 Without arguments it measures the upstream corpus copied into `tests/data/corpus/head` (with
 our stand-in tool modules from `tests/data/corpus-code` laid over it, as the tests do), the
 sample-app workspace inside it, and the bundled `trailmaps/` workspace. Each workspace is copied
@@ -12,14 +14,15 @@ as a user runs them:
 - `no-op`: nothing changed;
 - `one-edit`: one string argument of one type-checked trail changed (then restored and settled).
 
-The edit is the first `text:`-like argument of the first trail the cold run type-checked whose
-file has one; a workspace with none is measured without `one-edit`. Every sample records the
+The edit is the first `text:`, `textRegex:`, `url:` or `appId:` argument of the first trail the
+cold run type-checked whose file has one; a workspace with none is measured without `one-edit`. Every sample records the
 type gate's `stats.json`: compiler runs, files compiled, trails parsed.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import re
 import shutil
@@ -35,7 +38,7 @@ from bench.run import REPO, child_env, measure
 CORPUS = REPO / "tests" / "data" / "corpus" / "head"
 CORPUS_CODE = REPO / "tests" / "data" / "corpus-code" / "head"
 EDITABLE = re.compile(
-    r"""^(?P<head>\s*(?:-\s+)?(?:text|textRegex|url)\s*:\s*)"""
+    r"""^(?P<head>\s*(?:-\s+)?(?:text|textRegex|url|appId)\s*:\s*)"""
     r"""(?P<quote>["']?)(?P<value>[^"'\n#{}\[\]]+)(?P=quote)\s*$""",
     re.MULTILINE,
 )
@@ -73,6 +76,9 @@ class Workspace:
                 "utf-8",
             )
         self.samples: dict[str, list[dict[str, Any]]] = {"cold": [], "no-op": [], "one-edit": []}
+        from trailblaze.workspace import find_workspace  # noqa: PLC0415
+
+        self.scratch = find_workspace(root, explicit=True).scratch
 
     def doit(self, label: str) -> dict[str, Any]:
         log = self.logs / f"{self.name.replace(' ', '-').replace('/', '')}-{label}.log"
@@ -80,7 +86,7 @@ class Workspace:
             [sys.executable, "-m", "doit"], cwd=self.root, env=self.env, log=log, poll=0.05
         )
         output = log.read_text("utf-8", "replace")
-        if sample.returncode not in (0, 1) or not (self.root / ".trailblaze/report.json").is_file():
+        if sample.returncode not in (0, 1) or not (self.scratch / "report.json").is_file():
             raise SystemExit(
                 f"{self.name}: `doit` in {self.root} exited {sample.returncode} without a report:\n"
                 + output[-2000:]
@@ -102,16 +108,14 @@ class Workspace:
     def stats(self) -> dict[str, Any]:
         try:
             data: dict[str, Any] = json.loads(
-                (self.root / ".trailblaze" / "typegate" / "stats.json").read_text("utf-8")
+                (self.scratch / "typegate" / "stats.json").read_text("utf-8")
             )
         except (OSError, ValueError):
             return {}
         return data
 
     def report(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(
-            (self.root / ".trailblaze" / "report.json").read_text("utf-8")
-        )
+        data: dict[str, Any] = json.loads((self.scratch / "report.json").read_text("utf-8"))
         return data
 
     def edit_target(self) -> tuple[Path, str, str] | None:
@@ -132,9 +136,8 @@ class Workspace:
         return None
 
     def run(self, runs: int) -> None:
-        scratch = self.root / ".trailblaze"
         for _ in range(runs):
-            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(self.scratch, ignore_errors=True)
             self.samples["cold"].append(self.doit("cold"))
             self.samples["no-op"].append(self.doit("no-op"))
             target = self.edit_target()
@@ -200,6 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
     args = parser.parse_args(argv)
+    compileall.compile_dir(REPO / "trailblaze", quiet=1)  # as bench.run does
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="trailblaze-corpus-bench-") as tmp:
         scratch = Path(tmp)
@@ -218,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+        args.out.with_suffix(".md").write_text(table + "\n", "utf-8")
     return 0
 
 

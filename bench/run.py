@@ -687,7 +687,10 @@ def machine(tsc_version: str, baseline_version: str) -> dict[str, Any]:
         "tsc": tsc_version,
         "baseline_tsc": baseline_version,
         "commit": output(["git", "rev-parse", "--short", "HEAD"]),
-        "dirty": bool(output(["git", "status", "--porcelain", "--", "trailblaze", "bench"])),
+        # The measured code only: earlier results in bench/results do not make a run "dirty".
+        "dirty": bool(
+            output(["git", "status", "--porcelain", "--", "trailblaze", "bench", ":!bench/results"])
+        ),
     }
 
 
@@ -879,7 +882,7 @@ def _phases(measures: dict[str, Any]) -> list[str]:
         "",
         "Where the time of our runs goes (medians, s; the phases are timed by the check itself, "
         "in `stats.json`; *outside* is the rest: interpreter start, imports, doit, task creation, "
-        "the report):",
+        "the report; negative for a cold run, whose compile batches run while trails are parsed):",
         "",
         "| measure | wall | " + " | ".join(names) + " | outside |",
         "|---|---|" + "---|" * len(names) + "---|",
