@@ -370,6 +370,20 @@ def test_declared_tokens_and_dotted_access_are_clean() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param('"\\x7b{args.ghost}}"', id="escaped-brace"),
+        pytest.param('"{\\\n   {args.ghost}}"', id="escaped-line-break"),
+    ],
+)
+def test_tokens_spelled_with_escapes_are_checked(value: str) -> None:
+    # The document never contains `{{` as such; the scalar does, and is checked all the same.
+    found = messages(f"trail:\n  - step: {value}\n")
+    assert len(found) == 1
+    assert "argument 'ghost' used in '{{args.ghost}}' is not declared" in found[0]
+
+
 def test_tokens_in_config_are_not_checked() -> None:
     ok("config:\n  description: 'uses {{args.nothing}}'\ntrail:\n  - step: a\n")
 

@@ -93,9 +93,19 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def callee(name: str) -> str:
-    return (
-        f"client.tools.{name}" if _CALLEE.fullmatch(name) else f"client.tools[{json_literal(name)}]"
-    )
+    known = _CALLEES.get(name)
+    if known is None:
+        known = (
+            f"client.tools.{name}"
+            if _CALLEE.fullmatch(name)
+            else f"client.tools[{json_literal(name)}]"
+        )
+        if len(_CALLEES) < 4096:
+            _CALLEES[name] = known
+    return known
+
+
+_CALLEES: dict[str, str] = {}
 
 
 def _string_typed(schema: Any) -> bool:
@@ -104,6 +114,23 @@ def _string_typed(schema: Any) -> bool:
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
     return "string" in kinds and not ({"integer", "number", "boolean"} & set(map(str, kinds)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What converting values under one schema needs, worked out once per schema object."""
+
+    string_typed: bool
+    items: Any
+    properties: Mapping[str, Any]
+    additional: Mapping[str, Any] | None
+
+
+_NO_PLAN = _Plan(False, None, {}, None)
+_PLANS: dict[int, tuple[Any, Any, _Plan]] = {}
+"""Plans by schema identity. Each entry holds its schema (and defs), so no other object can
+take that id while the entry lives; bounded, since callers may pass short-lived schemas."""
+_PLANS_MAX = 4096
 
 
 class _Values:
@@ -129,24 +156,47 @@ class _Values:
                         return self.resolve(rest[0])
         return schema
 
+    def plan(self, schema: Any) -> _Plan:
+        if schema is None:
+            return _NO_PLAN
+        hit = _PLANS.get(id(schema))
+        if hit is not None and hit[0] is schema and hit[1] is self.defs:
+            return hit[2]
+        resolved = self.resolve(schema)
+        if isinstance(resolved, Mapping):
+            properties = resolved.get("properties")
+            additional = resolved.get("additionalProperties")
+            plan = _Plan(
+                _string_typed(resolved),
+                resolved.get("items"),
+                properties if isinstance(properties, Mapping) else {},
+                additional if isinstance(additional, Mapping) else None,
+            )
+        else:
+            plan = _NO_PLAN
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[id(schema)] = (schema, self.defs, plan)
+        return plan
+
     def value(self, node: YNode | None, schema: Any, depth: int = 0) -> Any:
-        schema = self.resolve(schema) if depth < 40 else None
         if node is None:
             return {}
+        plan = self.plan(schema) if depth < 40 else _NO_PLAN
         if isinstance(node, YScalar):
-            if not node.quoted and node.value is not None and _string_typed(schema):
+            if plan.string_typed and not node.quoted and node.value is not None:
                 return node.text
             return node.value
         if isinstance(node, YSeq):
-            items = schema.get("items") if isinstance(schema, Mapping) else None
+            items = plan.items
             return [self.value(item, items, depth + 1) for item in node.items]
-        properties = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
-        additional = schema.get("additionalProperties") if isinstance(schema, Mapping) else None
-        out = {}
-        for key, value in node:
-            sub = properties.get(key.text, additional if isinstance(additional, Mapping) else None)
-            out[key.text] = self.value(value, sub, depth + 1)
-        return out
+        properties = plan.properties
+        additional = plan.additional
+        value = self.value
+        return {
+            key.text: value(item, properties.get(key.text, additional), depth + 1)
+            for key, item in node.items
+        }
 
 
 def generate(
@@ -165,16 +215,16 @@ def generate(
     ]
     table: dict[int, GenLine] = {}
 
+    current: list[Any] = [None, "", ""]  # the recording of the last line, its `where`, its label
+
     def emit(
         step: Step, recording: Recording, call: ToolCall, position: str | None, args: Any
     ) -> None:
-        statement = f"  {callee(call.name)}({json_literal(args)});"
-        where = f"step {step.number}" + (
-            f" [{_comment(recording.classifier)}]" if recording.classifier else ""
-        )
-        if position:
-            where += f" {position}"
-        lines.append(f"{statement} // {where}: {_comment(step.label)[:70]}")
+        if current[0] is not recording:
+            classifier = f" [{_comment(recording.classifier)}]" if recording.classifier else ""
+            current[:] = [recording, f"step {step.number}{classifier}", _comment(step.label)[:70]]
+        where = f"{current[1]} {position}" if position else current[1]
+        lines.append(f"  {callee(call.name)}({json_literal(args)}); // {where}: {current[2]}")
         table[len(lines)] = GenLine(
             step.number,
             step.label,
@@ -220,9 +270,7 @@ def _runif_shape(tree: RunIf, values: _Values) -> dict[str, Any]:
     """
     condition: dict[str, Any]
     if tree.selector is not None:
-        condition = {
-            "selector": values.value(tree.selector, {"$ref": "#/$defs/TrailblazeNodeSelector"})
-        }
+        condition = {"selector": values.value(tree.selector, _SELECTOR)}
     else:
         assert tree.condition_tool is not None
         condition = {"tool": {tree.condition_tool.call.name: {}}}
@@ -232,12 +280,20 @@ def _runif_shape(tree: RunIf, values: _Values) -> dict[str, Any]:
     return shape
 
 
+_SELECTOR = {"$ref": "#/$defs/TrailblazeNodeSelector"}
+
+
 def _stub(branch: Branch) -> dict[str, Any]:
     return {branch.call.name: {}}
 
 
+_BREAKS = re.compile(r"[\r\n\u2028\u2029]+")
+
+
 def _comment(text: str | None) -> str:
-    return re.sub(r"[\r\n\u2028\u2029]+", " ", text or "")
+    if not text:
+        return ""
+    return _BREAKS.sub(" ", text) if _BREAKS.search(text) else text
 
 
 def json_args(args: YNode | None, schema: Mapping[str, Any] | None, defs: Mapping[str, Any]) -> Any:
