@@ -15,9 +15,9 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from trailblaze.cache import digest
 from trailblaze.codegen import PackedLines, generate, pack_lines
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_generated
@@ -55,7 +55,9 @@ class Item:
 @dataclass(frozen=True, slots=True)
 class Parsed:
     record: TrailRecord
-    text: str | None = None
+    module: str | None = None
+    """Digest of the generated module (already written), None when none was generated. The
+    text stays in the process that wrote it: sending it back cost more than hashing it."""
     lines: PackedLines | None = None
 
 
@@ -94,11 +96,8 @@ def process(item: Item, ctx: Context) -> Parsed:
     generated = generate(
         trail, ctx.layout.surface_import(item.path, target), ctx.schemas[target], ctx.defs
     )
-    return Parsed(record, generated.text, pack_lines(generated.lines))
-
-
-def _generated_files(results: list[Parsed], ctx: Context) -> list[tuple[Path, str]]:
-    return [(ctx.layout.trail_file(p.record.path), p.text) for p in results if p.text is not None]
+    write_generated(ctx.layout.trail_file(item.path), generated.text)
+    return Parsed(record, digest(generated.text), pack_lines(generated.lines))
 
 
 _WORKER: dict[str, Context] = {}
@@ -113,13 +112,10 @@ def _init(ctx: Context) -> None:
 
 
 def _work(items: list[Item]) -> list[Parsed]:
-    ctx = _WORKER["ctx"]
-    results = [process(item, ctx) for item in items]
     # Each worker writes what it generated: creating a file waits on the disk, and the waits
     # overlap with the other workers' parsing.
-    for path, data in _generated_files(results, ctx):
-        write_generated(path, data)
-    return results
+    ctx = _WORKER["ctx"]
+    return [process(item, ctx) for item in items]
 
 
 @contextlib.contextmanager
@@ -167,8 +163,6 @@ def process_many(
                 out.append(process(item, ctx))
                 if progress is not None and i % CHUNK == CHUNK - 1:
                     progress(CHUNK)
-        for path, data in _generated_files(out, ctx):
-            write_generated(path, data)
         if on_chunk is not None:
             on_chunk(out)
         return out

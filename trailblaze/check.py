@@ -249,7 +249,7 @@ class _Pipeline:
         if self.progress is not None:
             self.progress.stop()
         for parsed in results:
-            if parsed.text is not None:
+            if parsed.module is not None:
                 self.generated[parsed.record.path] = parsed
         return results
 
@@ -359,7 +359,7 @@ def _run_check(
         # first full batch while the workers parse the rest.
         for parsed in chunk:
             records[parsed.record.path] = parsed.record
-            if parsed.text is not None and eligible(parsed.record):
+            if parsed.module is not None and eligible(parsed.record):
                 gate.offer(parsed.record.path, parsed)
 
     with pipe.phase("trails"):

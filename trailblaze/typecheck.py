@@ -229,10 +229,10 @@ class TypeCheck:
                 return
             self.stale.append(rel)
             return
-        assert parsed.text is not None
+        assert parsed.module is not None
         assert parsed.lines is not None
         assert self._cache is not None
-        key = digest(self._base_key, surface_key, parsed.text)
+        key = digest(self._base_key, surface_key, parsed.module)
         cached = self._cache.get(key)
         if cached is not None:
             self.outcome.stats["cache_hits"] += 1

@@ -40,8 +40,9 @@ from trailblaze.toolchain import Compiler
 
 TIMEOUT_ENV = "TRAILBLAZE_TYPECHECK_TIMEOUT_MS"
 DEFAULT_TIMEOUT = 300.0
-BATCH_SIZE = 4000
-"""Trails per compiler run: one program of 10,000 trails peaks near 1.5 GiB, 4,000 near 0.6."""
+BATCH_SIZE = 2000
+"""Trails per compiler run: one program of 10,000 trails peaks near 1.5 GiB, 2,000 near 0.3; with
+smaller batches the compiler keeps up with the parse and less is left to compile at the end."""
 DIAGNOSTIC = re.compile(r"^(.+?)\((\d+),(\d+)\): error (TS\d+): (.*)$")
 COMPILER_OPTIONS = {
     "target": "ES2022",

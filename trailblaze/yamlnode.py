@@ -250,6 +250,39 @@ def _composer(pure: bool = False) -> YAML:
     return yaml
 
 
+@functools.cache
+def _c_loader() -> type | None:
+    """A loader class over ruamel.yaml.clib's C parser and our resolver, or None without it.
+
+    `YAML.compose` builds a new loader class for every document (and keeps a record of every
+    document it ever read); creating the loader directly halves the fixed cost per document.
+    """
+    try:
+        from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - the C extension is a dependency on CPython
+        return None
+
+    class Loader(CParser, _NoResolver):  # type: ignore[misc]
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            _NoResolver.__init__(self, loadumper=self)
+
+    return Loader
+
+
+def _compose(text: str, pure: bool) -> Node | None:
+    loader_class = None if pure else _c_loader()
+    if loader_class is None:
+        node: Node | None = _composer(pure).compose(text)
+        return node
+    loader = loader_class(text)
+    try:
+        composed: Node | None = loader.get_single_node()
+    finally:
+        loader.dispose()
+    return composed
+
+
 def has_c_extension() -> bool:
     return "clib" in type(_composer().Parser).__module__ or "CParser" in repr(_composer().Parser)
 
@@ -258,7 +291,7 @@ def load(text: str, *, pure: bool = False) -> YNode | None:
     """Compose one YAML document into located nodes; ``None`` for an empty document."""
     _check_depth(text)
     try:
-        node = _composer(pure).compose(text)
+        node = _compose(text, pure)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
