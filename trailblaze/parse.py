@@ -263,13 +263,8 @@ class _Parser:
                 pass
         return Trail(self.path, "unified", config, trailhead, tuple(steps))
 
-    def unified_step(self, node: YNode, number: int, key_path: str) -> Step | None:
-        try:
-            step = self.expect_map(node, key_path, node)
-        except _Reject:
-            return None
-        self.unknown_keys(step, key_path, UNIFIED_STEP_KEYS, always=True)
-        kind, text = self.step_text(step, key_path, strict_both=True)
+    def step_options(self, step: YMap, key_path: str) -> tuple[bool, int | None]:
+        """A step's `recordable` flag and `maxRetries`, read alike in both formats."""
         recordable = True
         if (flag := step.get("recordable")) is not None:
             recordable = bool(self.boolean(flag, join_key(key_path, "recordable"), flag))
@@ -280,6 +275,16 @@ class _Parser:
                 join_key(key_path, "maxRetries"),
                 step.key_node("maxRetries") or step,
             )
+        return recordable, max_retries
+
+    def unified_step(self, node: YNode, number: int, key_path: str) -> Step | None:
+        try:
+            step = self.expect_map(node, key_path, node)
+        except _Reject:
+            return None
+        self.unknown_keys(step, key_path, UNIFIED_STEP_KEYS, always=True)
+        kind, text = self.step_text(step, key_path, strict_both=True)
+        recordable, max_retries = self.step_options(step, key_path)
         recordings: list[Recording] = []
         has_recording = "recording" in step
         if has_recording:
@@ -680,14 +685,7 @@ class _Parser:
             return None
         self.unknown_keys(step, key_path, LEGACY_STEP_KEYS, always=False)
         kind, text = self.step_text(step, key_path, strict_both=False)
-        recordable = True
-        if (flag := step.get("recordable")) is not None:
-            recordable = bool(self.boolean(flag, join_key(key_path, "recordable"), flag))
-        max_retries = None
-        if "maxRetries" in step:
-            max_retries = self.integer(
-                step.get("maxRetries"), join_key(key_path, "maxRetries"), step
-            )
+        recordable, max_retries = self.step_options(step, key_path)
         recordings: tuple[Recording, ...] = ()
         has_recording = "recording" in step
         if has_recording:

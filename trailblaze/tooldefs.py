@@ -385,14 +385,7 @@ class _Loader:
                 properties[pname] = prop
                 if _flag(item, "required", True):
                     required.append(pname)
-        if not ok:
-            return None
-        return {
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        }
+        return _object_schema(properties, required) if ok else None
 
     def descriptor(self, path: Path) -> None:
         root = self._load(path, "descriptor")
@@ -469,14 +462,7 @@ class _Loader:
             properties[key.text] = prop
             if raw.get("required", True):
                 required.append(key.text)
-        if not ok:
-            return None
-        return {
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        }
+        return _object_schema(properties, required) if ok else None
 
     def module(self, path: Path) -> None:
         rel = self.rel(path)
@@ -549,3 +535,13 @@ def _flag(node: YMap, key: str, default: bool) -> bool:
     if isinstance(value, YScalar) and isinstance(value.value, bool):
         return value.value
     return default
+
+
+def _object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """A tool's input schema from its declared parameters: closed, as the surface types it."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
