@@ -221,6 +221,32 @@ def test_custom_tags_are_refused() -> None:
     assert info.value.message == "unsupported tag '!python/object'"
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: !!seq {b: 1}\n", "1:4: tag '!!seq' does not fit a mapping"),
+        ("a: !!str [1]\n", "1:4: tag '!!str' does not fit a list"),
+        ("a:\n  - !!map x\n", "2:5: tag '!!map' does not fit a scalar"),
+    ],
+)
+def test_a_core_tag_must_fit_its_node(text: str, message: str) -> None:
+    with pytest.raises(YamlError) as info:
+        load(text)
+    assert f"{info.value.line}:{info.value.column}: {info.value.message}" == message
+
+
+def test_a_key_is_named_by_its_text() -> None:
+    # `true`, `~` and `0x1` resolve to other values, but a key is looked up, reported and
+    # emitted as written; `1` and '1' are one key, as they would be in JSON.
+    node = load("true: 1\n~: 2\n0x1: 3\n")
+    assert isinstance(node, YMap)
+    assert node.keys() == ["true", "~", "0x1"]
+    assert node.to_python() == {"true": 1, "~": 2, "0x1": 3}
+    assert node.get("true") is not None
+    with pytest.raises(YamlError, match="duplicate key '1'"):
+        load("1: a\n'1': b\n")
+
+
 def test_pure_python_composer_gives_the_same_nodes() -> None:
     # Without ruamel.yaml.clib the pure-Python composer runs; both must agree node for node.
     text = "a: '5'\nb:\n  - 1\n  - 0007\n  - 7:30\n  - ~\nc:\n  d: !!str 5\n  e: |\n    x\n"

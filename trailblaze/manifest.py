@@ -164,7 +164,7 @@ def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[str]:
         maps.append((target, "target"))
     for mapping, key_path in maps:
         for key, _ in mapping:
-            name = str(key.value)
+            name = key.text
             if name in _REMOVED_KEYS and not (name == "system_prompt" and key_path == ""):
                 names.add(name)
                 findings.append(

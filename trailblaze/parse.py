@@ -161,7 +161,7 @@ class _Parser:
     ) -> None:
         """Report keys outside `allowed`: an error when strict (or `always`), else a warning."""
         for key, _ in mapping:
-            name = str(key.value)
+            name = key.text
             if name in allowed:
                 continue
             message = f"unknown {what} '{name}'{did_you_mean(name, allowed)}"

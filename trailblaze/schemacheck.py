@@ -206,7 +206,7 @@ def _describe(
         known = tuple(schema.get("properties", {}))
         issues = []
         for key, _ in node:
-            name = str(key.value)
+            name = key.text
             if name in known:
                 continue
             issues.append(

@@ -93,7 +93,7 @@ class YMap:
     def __post_init__(self) -> None:
         if len(self._index) != len(self.items):  # not handed over by the converter
             for i, (key, _) in enumerate(self.items):
-                self._index[str(key.value)] = i
+                self._index[key.text] = i
 
     def get(self, key: str) -> YNode | None:
         i = self._index.get(key)
@@ -104,7 +104,7 @@ class YMap:
         return None if i is None else self.items[i][0]
 
     def keys(self) -> list[str]:
-        return [str(k.value) for k, _ in self.items]
+        return [k.text for k, _ in self.items]
 
     def __contains__(self, key: object) -> bool:
         return key in self._index
@@ -120,7 +120,7 @@ class YMap:
         return iter(self.items)
 
     def to_python(self) -> dict[str, Any]:
-        return {str(k.value): v.to_python() for k, v in self.items}
+        return {k.text: v.to_python() for k, v in self.items}
 
 
 YNode: TypeAlias = YScalar | YSeq | YMap
@@ -466,7 +466,7 @@ class _Converter:
                 key = YScalar(text, text, key_node.style or PLAIN, mark.line + 1, mark.column + 1)
             else:
                 key = self._key(key_node)
-            name = str(key.value)
+            name = key.text
             if name in index:
                 first = items[index[name]][0]
                 raise YamlError(
@@ -492,6 +492,9 @@ class _Converter:
         tag = _tag_of(node)
         if tag not in _CORE_TAGS:
             raise YamlError(f"unsupported tag '{tag}'", line, column)
+        if tag != _TAG + expected:
+            kind = "mapping" if expected == "map" else "list"
+            raise YamlError(f"tag '!!{tag[len(_TAG) :]}' does not fit a {kind}", line, column)
 
     @staticmethod
     def scalar(node: ScalarNode, line: int, column: int) -> YScalar:
@@ -502,8 +505,10 @@ class _Converter:
             return YScalar(resolve_plain(text), text, style, line, column)
         if tag == _TAG + "str":
             return YScalar(text, text, style, line, column)  # quoted, block, or explicit !!str
-        if tag not in _CORE_TAGS or tag in (_TAG + "seq", _TAG + "map"):
+        if tag not in _CORE_TAGS:
             raise YamlError(f"unsupported tag '{tag}'", line, column)
+        if tag in (_TAG + "seq", _TAG + "map"):
+            raise YamlError(f"tag '!!{tag[len(_TAG) :]}' does not fit a scalar", line, column)
         value = resolve_plain(text)
         expected = {"int": int, "float": float, "bool": bool, "null": type(None)}[tag[len(_TAG) :]]
         if type(value) is not expected and not (expected is float and type(value) is int):
