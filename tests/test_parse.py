@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tests.conftest import dedent
@@ -400,3 +402,41 @@ def test_quoted_numbers_stay_strings_in_arguments() -> None:
         assert isinstance(value, YScalar)
         values.append(value.value)
     assert values == ["12345678", 5]
+
+
+@pytest.mark.parametrize(
+    ("flag", "expected"),
+    [
+        ("yes", "t.trail.yaml:3:17: trail[0].recordable: expected true or false, found a string"),
+        ("~", "t.trail.yaml:3:17: trail[0].recordable: expected true or false, found null"),
+        ("[]", "t.trail.yaml:3:17: trail[0].recordable: expected true or false, found a list"),
+    ],
+)
+def test_an_invalid_recordable_flag_is_one_finding_not_also_a_false_flag(
+    flag: str, expected: str
+) -> None:
+    # An invalid flag is reported as such; it must not also count as `recordable: false`
+    # against the step's non-empty recording.
+    text = (
+        f"trail:\n  - step: a\n    recordable: {flag}\n    recording:\n      android:\n"
+        "        - pressBack: {}\n"
+    )
+    assert messages(text) == [expected]
+    assert messages(text, strict=False) == [expected]
+
+
+@pytest.mark.parametrize("name", ['""', "''", "~", "null"])
+def test_a_recorded_tool_needs_a_name(name: str) -> None:
+    text = f"trail:\n  - step: a\n    recording:\n      android:\n        - {name}: {{}}\n"
+    assert messages(text) == [
+        "t.trail.yaml:5:11: trail[0].recording.android[0]: a tool name must not be empty"
+    ]
+
+
+def test_finding_json_keeps_every_field_in_order_and_round_trips() -> None:
+    outcome = parse_trail("t.trail.yaml", "trail:\n  - step: a\n    maxRetries: x\n")
+    [finding] = outcome.findings
+    finding = finding.with_(step=1, classifier="android", tool="t", position="runIf.then[0]")
+    data = finding.to_json()
+    assert list(data.items()) == list(dataclasses.asdict(finding).items())
+    assert type(finding).from_json(data) == finding

@@ -164,3 +164,24 @@ def test_a_branch_repeated_in_three_trails_is_one_warning_listing_every_place(
     assert [f.text for f in again.findings if f.code == "runif-repeated"] == [
         w.text for w in warnings
     ]
+
+
+def test_a_call_inside_a_tree_needs_a_tool_name_as_a_recorded_call_does() -> None:
+    # The same rule and message as the parse gate's for a top-level `"": {}` call.
+    text = HEAD + indent(
+        '- runIf:\n    condition: {tool: {"": {}}}\n    then: [{"": {}}]\n'
+        "    else:\n      - ~: {}\n      - pressBack: {}\n"
+    )
+    trail = parse_trail(P, text).trail
+    assert trail is not None
+    [(_, _, call)] = list(trail.calls())
+    tree, findings = parse_runif(call, P)
+    assert tree is None
+    assert [f.text for f in findings] == [
+        f"{P}:7:32: {K}.condition.tool: a tool name must not be empty",
+        f"{P}:8:21: {K}.then[0]: a tool name must not be empty",
+        f"{P}:10:17: {K}.else[0]: a tool name must not be empty",
+    ]
+    assert {f.code for f in findings} == {"runif-branch"}
+    top = parse_trail(P, HEAD + indent('- "": {}\n'))
+    assert [f.message for f in top.findings] == ["a tool name must not be empty"]

@@ -2,9 +2,13 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from ruamel.yaml.error import MarkedYAMLError
 
 from trailblaze.yamlnode import (
     MAX_DEPTH,
@@ -12,6 +16,7 @@ from trailblaze.yamlnode import (
     YMap,
     YScalar,
     YSeq,
+    _yaml_error,
     decode,
     has_c_extension,
     load,
@@ -198,14 +203,54 @@ def test_dangling_symlink_is_unreadable(tmp_path: Path) -> None:
     assert info.value.message == "cannot read file: No such file or directory"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
 def test_unreadable_file(tmp_path: Path) -> None:
-    path = tmp_path / "secret.trail.yaml"
-    path.write_text("trail: []\n")
-    path.chmod(0)
-    with pytest.raises(YamlError) as info:
-        read_text(path)
-    assert info.value.message == "cannot read file: Permission denied"
+    if os.geteuid() != 0:
+        path = tmp_path / "secret.trail.yaml"
+        path.write_text("trail: []\n")
+        path.chmod(0)
+        with pytest.raises(YamlError) as info:
+            read_text(path)
+        assert info.value.message == "cannot read file: Permission denied"
+        return
+    # Root reads files whatever their mode: read in a child that drops to `nobody` once
+    # trailblaze is imported (the interpreter lives under /root, which `nobody` cannot enter).
+    # pytest's tmp_path sits in a root-only directory, so use one `nobody` can traverse, and
+    # read a readable file next to the secret first: only the file's mode refuses the read.
+    child = """
+import os, sys
+from pathlib import Path
+from trailblaze.yamlnode import YamlError, read_text
+os.setgroups([])
+os.setgid(65534)
+os.setuid(65534)
+readable, secret = map(Path, sys.argv[1:])
+print(repr(read_text(readable)))
+try:
+    read_text(secret)
+except YamlError as exc:
+    print(exc.message)
+"""
+    with tempfile.TemporaryDirectory() as shared:
+        directory = Path(shared)
+        directory.chmod(0o755)
+        readable = directory / "open.trail.yaml"
+        readable.write_text("trail: []\n")
+        readable.chmod(0o644)
+        path = directory / "secret.trail.yaml"
+        path.write_text("trail: []\n")
+        path.chmod(0)
+        done = subprocess.run(
+            [sys.executable, "-c", child, str(readable), str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        repr("trail: []\n"),
+        "cannot read file: Permission denied",
+    ]
 
 
 def test_merge_keys_and_complex_keys_are_refused() -> None:
@@ -251,3 +296,27 @@ def test_pure_python_composer_gives_the_same_nodes() -> None:
     # Without ruamel.yaml.clib the pure-Python composer runs; both must agree node for node.
     text = "a: '5'\nb:\n  - 1\n  - 0007\n  - 7:30\n  - ~\nc:\n  d: !!str 5\n  e: |\n    x\n"
     assert load(text, pure=True) == load(text)
+
+
+@pytest.mark.parametrize("depth", [0, 40])
+def test_a_reader_error_is_a_yaml_error_however_deep_the_document(depth: int) -> None:
+    # A document deep enough to be walked before composing (the depth guard) used to let
+    # ruamel's ReaderError (not a MarkedYAMLError) escape instead of a located YamlError.
+    text = "[" * depth + "a: \x01" + "]" * depth
+    with pytest.raises(YamlError) as info:
+        load(text)
+    assert info.value.message.startswith(
+        "invalid YAML: unacceptable character #x0001: control characters are not allowed"
+    )
+    assert (info.value.line, info.value.column) == (1, 1)
+
+
+def test_a_marked_error_without_a_problem_still_says_something() -> None:
+    error = _yaml_error(MarkedYAMLError())
+    assert (error.message, error.line, error.column) == ("invalid YAML: invalid YAML", 1, 1)
+
+
+def test_oversized_bytes_are_refused_with_the_file_message() -> None:
+    with pytest.raises(YamlError) as info:
+        decode(b"x" * (3 * 1024 * 1024), max_bytes=2 * 1024 * 1024)
+    assert info.value.message == "file is 3.0 MiB; files over 2 MiB are not read"

@@ -27,6 +27,11 @@ def _rule(finding: Finding) -> str:
     return finding.code or finding.kind
 
 
+def _message(finding: Finding) -> str:
+    """`key.path: message`, or the message alone at the document level."""
+    return f"{finding.key_path}: {finding.message}" if finding.key_path else finding.message
+
+
 def sarif(report: Report) -> str:
     """SARIF 2.1.0: one run, one result per finding, rules named by finding code."""
     rules: dict[str, dict[str, Any]] = {}
@@ -40,11 +45,7 @@ def sarif(report: Report) -> str:
         result: dict[str, Any] = {
             "ruleId": rule,
             "level": _level(finding),
-            "message": {
-                "text": f"{finding.key_path}: {finding.message}"
-                if finding.key_path
-                else finding.message
-            },
+            "message": {"text": _message(finding)},
             "locations": [
                 {
                     "physicalLocation": {
@@ -152,7 +153,7 @@ def github(report: Report) -> str:
     for finding in report.findings:
         command = {"error": "error", "warning": "warning", "note": "notice"}[_level(finding)]
         title = f"trailblaze {finding.kind} {finding.code}".strip()
-        message = f"{finding.key_path}: {finding.message}" if finding.key_path else finding.message
+        message = _message(finding)
         lines.append(
             f"::{command} file={_escape_property(finding.path)},line={finding.line},"
             f"col={finding.column},title={_escape_property(title)}::{_escape_data(message)}"

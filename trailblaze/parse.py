@@ -12,12 +12,23 @@ of silently forgetting it.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from trailblaze.argtokens import ARG_NAME, check_tokens, offset_position
 from trailblaze.finding import Finding, did_you_mean, join_key
-from trailblaze.trail import ArgDecl, Recording, Step, ToolCall, Trail, TrailConfig, scalars
+from trailblaze.trail import (
+    BLANK_TOOL_NAME,
+    ArgDecl,
+    Recording,
+    Step,
+    ToolCall,
+    Trail,
+    TrailConfig,
+    is_blank_name,
+    scalars,
+)
 from trailblaze.yamlnode import YamlError, YMap, YNode, YScalar, YSeq, kind_of, load
 
 UNIFIED_ROOT_KEYS = ("config", "trailhead", "trail")
@@ -85,13 +96,13 @@ def parse_trail(
 
     `pure` forces ruamel.yaml's pure-Python composer (the parse benchmark compares the two).
     """
-    parser = _Parser(path, strict)
     try:
         root = load(text, pure=pure)
     except YamlError as exc:
-        return ParseOutcome(None, (parser.finding(exc.line, exc.column, "", exc.message, "yaml"),))
+        return file_error(path, exc)
+    parser = _Parser(path, strict)
     trail = parser.document(root)
-    if trail is not None and root is not None and not parser.rejected and _may_hold_tokens(text):
+    if trail is not None and not parser.rejected and _may_hold_tokens(text):
         parser.tokens(trail, root)
     rejected = parser.rejected or trail is None
     return ParseOutcome(None if rejected else trail, tuple(parser.findings))
@@ -108,7 +119,7 @@ def _may_hold_tokens(text: str) -> bool:
 
 
 def file_error(path: str, error: YamlError) -> ParseOutcome:
-    """The outcome for a file that could not be read (I/O, encoding, size)."""
+    """The outcome for a file that could not be read (I/O, encoding, size) or is not YAML."""
     return ParseOutcome(
         None, (Finding("parse", path, error.line, error.column, error.message, code="yaml"),)
     )
@@ -170,44 +181,46 @@ class _Parser:
             else:
                 self.warn(key, key_path, message + "; ignored (lenient mode)", "unknown-key")
 
-    def expect_map(self, node: YNode | None, key_path: str, at: YNode | YScalar) -> YMap:
+    def expect_map(self, node: YNode, key_path: str) -> YMap:
         if isinstance(node, YMap):
             return node
-        self.error(node or at, key_path, f"expected a mapping, found {kind_of(node)}", "wrong-type")
+        self.error(node, key_path, f"expected a mapping, found {kind_of(node)}", "wrong-type")
         raise _Reject
 
-    def expect_list(self, node: YNode | None, key_path: str, at: YNode | YScalar) -> YSeq:
+    def expect_list(self, node: YNode, key_path: str) -> YSeq:
         if isinstance(node, YSeq):
             return node
-        self.error(node or at, key_path, f"expected a list, found {kind_of(node)}", "wrong-type")
+        self.error(node, key_path, f"expected a list, found {kind_of(node)}", "wrong-type")
         raise _Reject
 
-    def text(self, node: YNode | None, key_path: str, at: YNode | YScalar) -> str | None:
+    def text(self, node: YNode, key_path: str) -> str | None:
         """A string-valued field: any scalar gives its text; null means absent."""
         if isinstance(node, YScalar):
             if node.value is None and not node.quoted:
                 return None
             return node.text
-        self.error(node or at, key_path, f"expected text, found {kind_of(node)}", "wrong-type")
+        self.error(node, key_path, f"expected text, found {kind_of(node)}", "wrong-type")
         return None
 
-    def boolean(self, node: YNode | None, key_path: str, at: YNode | YScalar) -> bool | None:
+    def boolean(self, node: YNode, key_path: str) -> bool | None:
         if isinstance(node, YScalar) and isinstance(node.value, bool) and not node.quoted:
             return node.value
-        self.error(
-            node or at, key_path, f"expected true or false, found {kind_of(node)}", "wrong-type"
-        )
+        self.error(node, key_path, f"expected true or false, found {kind_of(node)}", "wrong-type")
         return None
 
-    def integer(self, node: YNode | None, key_path: str, at: YNode | YScalar) -> int | None:
+    def integer(self, node: YNode, key_path: str) -> int | None:
         if isinstance(node, YScalar) and not node.quoted:
             value = node.value
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
-        self.error(
-            node or at, key_path, f"expected an integer, found {kind_of(node)}", "wrong-type"
-        )
+        self.error(node, key_path, f"expected an integer, found {kind_of(node)}", "wrong-type")
         return None
+
+    def max_retries(self, owner: YMap, key_path: str) -> int | None:
+        """`maxRetries` of a step or trailhead; None when absent or invalid."""
+        if (node := owner.get("maxRetries")) is None:
+            return None
+        return self.integer(node, join_key(key_path, "maxRetries"))
 
     # -- documents ----------------------------------------------------------------------------
 
@@ -238,10 +251,10 @@ class _Parser:
         self.unknown_keys(root, "", UNIFIED_ROOT_KEYS, always=True)
         config = TrailConfig()
         if (node := root.get("config")) is not None:
-            config = self.config(node, "config", UNIFIED_CONFIG_KEYS, root.key_node("config"))
+            config = self.config(node, "config", UNIFIED_CONFIG_KEYS)
         trailhead = None
         if (node := root.get("trailhead")) is not None:
-            trailhead = self.unified_trailhead(node, root.key_node("trailhead"))
+            trailhead = self.unified_trailhead(node)
         steps: list[Step] = []
         trail_node = root.get("trail")
         if trail_node is None:
@@ -250,9 +263,8 @@ class _Parser:
             elif "trailhead" in root or "config" not in root:
                 self.error(root, "", "missing 'trail' (the list of steps)", "missing-key")
         else:
-            key = root.key_node("trail") or root
             try:
-                items = self.expect_list(trail_node, "trail", key)
+                items = self.expect_list(trail_node, "trail")
                 if not items.items:
                     self.error(items, "trail", "must not be empty", "empty")
                 for i, item in enumerate(items.items):
@@ -267,46 +279,44 @@ class _Parser:
         """A step's `recordable` flag and `maxRetries`, read alike in both formats."""
         recordable = True
         if (flag := step.get("recordable")) is not None:
-            recordable = bool(self.boolean(flag, join_key(key_path, "recordable"), flag))
-        max_retries = None
-        if "maxRetries" in step:
-            max_retries = self.integer(
-                step.get("maxRetries"),
-                join_key(key_path, "maxRetries"),
-                step.key_node("maxRetries") or step,
-            )
-        return recordable, max_retries
+            # An invalid flag was reported; it does not also count as `false`.
+            value = self.boolean(flag, join_key(key_path, "recordable"))
+            recordable = True if value is None else value
+        return recordable, self.max_retries(step, key_path)
+
+    def recording_slots(
+        self, owner: YMap, key_path: str
+    ) -> Iterator[tuple[YScalar, str, str, YNode]]:
+        """The slots of a unified `recording:` mapping: key, classifier, slot key path, value."""
+        rec_path = join_key(key_path, "recording")
+        node = owner.get("recording")
+        if node is None:
+            return
+        try:
+            rec_map = self.expect_map(node, rec_path)
+        except _Reject:
+            return
+        for cls_key, value in rec_map:
+            classifier = self.classifier(cls_key, rec_path)
+            yield cls_key, classifier, join_key(rec_path, classifier), value
 
     def unified_step(self, node: YNode, number: int, key_path: str) -> Step | None:
         try:
-            step = self.expect_map(node, key_path, node)
+            step = self.expect_map(node, key_path)
         except _Reject:
             return None
         self.unknown_keys(step, key_path, UNIFIED_STEP_KEYS, always=True)
         kind, text = self.step_text(step, key_path, strict_both=True)
         recordable, max_retries = self.step_options(step, key_path)
         recordings: list[Recording] = []
-        has_recording = "recording" in step
-        if has_recording:
-            rec_path = join_key(key_path, "recording")
+        for cls_key, classifier, slot_path, value in self.recording_slots(step, key_path):
             try:
-                rec_map = self.expect_map(
-                    step.get("recording"), rec_path, step.key_node("recording") or step
-                )
-                for cls_key, value in rec_map:
-                    classifier = self.classifier(cls_key, rec_path)
-                    slot_path = join_key(rec_path, classifier)
-                    try:
-                        calls = self.expect_list(value, slot_path, cls_key)
-                    except _Reject:
-                        continue
-                    recordings.append(
-                        Recording(
-                            classifier, self.calls(calls, slot_path), cls_key.line, cls_key.column
-                        )
-                    )
+                calls = self.expect_list(value, slot_path)
             except _Reject:
-                pass
+                continue
+            recordings.append(
+                Recording(classifier, self.calls(calls, slot_path), cls_key.line, cls_key.column)
+            )
         if not recordable and any(r.calls for r in recordings):
             flag_key = step.key_node("recordable") or step
             self.error(
@@ -321,54 +331,41 @@ class _Parser:
             text,
             recordable,
             tuple(recordings),
-            has_recording,
+            "recording" in step,
             max_retries,
             step.line,
             step.column,
             key_path,
         )
 
-    def unified_trailhead(self, node: YNode, key: YScalar | None) -> Step | None:
+    def unified_trailhead(self, node: YNode) -> Step | None:
         key_path = "trailhead"
         try:
-            head = self.expect_map(node, key_path, key or node)
+            head = self.expect_map(node, key_path)
         except _Reject:
             return None
         self.unknown_keys(head, key_path, UNIFIED_TRAILHEAD_KEYS, always=True)
         text = None
         if (step_node := head.get("step")) is not None:
-            text = self.text(step_node, join_key(key_path, "step"), step_node)
-        max_retries = None
-        if "maxRetries" in head:
-            max_retries = self.integer(
-                head.get("maxRetries"), join_key(key_path, "maxRetries"), head
-            )
+            text = self.text(step_node, join_key(key_path, "step"))
+        max_retries = self.max_retries(head, key_path)
         recordings: list[Recording] = []
         if "recording" in head:
-            rec_path = join_key(key_path, "recording")
-            try:
-                rec_map = self.expect_map(
-                    head.get("recording"), rec_path, head.key_node("recording") or head
-                )
-                for cls_key, value in rec_map:
-                    classifier = self.classifier(cls_key, rec_path)
-                    slot_path = join_key(rec_path, classifier)
-                    if isinstance(value, YSeq):
-                        self.error(
-                            value,
-                            slot_path,
-                            "a trailhead records one tool call per classifier, not a list",
-                            "wrong-type",
-                        )
-                        continue
-                    if isinstance(value, YMap) and len(value) == 0:
-                        calls: tuple[ToolCall, ...] = ()
-                    else:
-                        call = self.call(value, slot_path, cls_key)
-                        calls = (call,) if call is not None else ()
-                    recordings.append(Recording(classifier, calls, cls_key.line, cls_key.column))
-            except _Reject:
-                pass
+            for cls_key, classifier, slot_path, value in self.recording_slots(head, key_path):
+                if isinstance(value, YSeq):
+                    self.error(
+                        value,
+                        slot_path,
+                        "a trailhead records one tool call per classifier, not a list",
+                        "wrong-type",
+                    )
+                    continue
+                if isinstance(value, YMap) and len(value) == 0:
+                    calls: tuple[ToolCall, ...] = ()
+                else:
+                    call = self.call(value, slot_path)
+                    calls = (call,) if call is not None else ()
+                recordings.append(Recording(classifier, calls, cls_key.line, cls_key.column))
         elif text is None:
             self.error(head, key_path, "a trailhead needs 'step' or 'recording'", "missing-key")
         return Step(
@@ -385,16 +382,17 @@ class _Parser:
         )
 
     def classifier(self, key: YScalar, rec_path: str) -> str:
-        name = key.text
-        if not name or key.value is None:
+        if is_blank_name(key):
             self.error(
                 key, rec_path, "a device classifier must be a non-empty name", "invalid-value"
             )
-        return name
+        return key.text
 
     def step_text(self, step: YMap, key_path: str, *, strict_both: bool) -> tuple[Any, str | None]:
-        has_step, has_verify = "step" in step, "verify" in step
-        if has_step and has_verify:
+        kind, node = "step", step.get("step")
+        if node is None:
+            kind, node = "verify", step.get("verify")
+        elif "verify" in step:
             if strict_both or self.strict:
                 self.error(
                     step.key_node("verify") or step,
@@ -409,12 +407,10 @@ class _Parser:
                     "'step' and 'verify' both set; 'verify' ignored (lenient mode)",
                     "invalid-value",
                 )
-        if not has_step and not has_verify:
+        if node is None:
             self.error(step, key_path, "a step needs 'step' or 'verify' text", "missing-key")
             return "step", None
-        kind = "step" if has_step else "verify"
-        node = step.get(kind)
-        text = self.text(node, join_key(key_path, kind), step.key_node(kind) or step)
+        text = self.text(node, join_key(key_path, kind))
         if isinstance(node, YScalar) and not (text or "").strip():
             self.error(node, join_key(key_path, kind), "must not be empty", "empty")
         return kind, text
@@ -424,12 +420,12 @@ class _Parser:
     def calls(self, items: YSeq, key_path: str) -> tuple[ToolCall, ...]:
         out: list[ToolCall] = []
         for i, item in enumerate(items.items):
-            call = self.call(item, join_key(key_path, i), item)
+            call = self.call(item, join_key(key_path, i))
             if call is not None:
                 out.append(call)
         return tuple(out)
 
-    def call(self, node: YNode | None, key_path: str, at: YNode | YScalar) -> ToolCall | None:
+    def call(self, node: YNode, key_path: str) -> ToolCall | None:
         if isinstance(node, YScalar) and isinstance(node.value, str) and node.value:
             self.error(
                 node,
@@ -441,7 +437,7 @@ class _Parser:
             return None
         if not isinstance(node, YMap) or len(node) == 0:
             self.error(
-                node or at,
+                node,
                 key_path,
                 f"expected a tool call '<tool>: {{...}}', found {kind_of(node)}",
                 "wrong-type",
@@ -458,8 +454,8 @@ class _Parser:
                 f"(should it be indented under '{name}'?)",
                 "unknown-key",
             )
-        if not name or name_key.value is None:
-            self.error(name_key, key_path, "a tool name must not be empty", "invalid-value")
+        if is_blank_name(name_key):
+            self.error(name_key, key_path, BLANK_TOOL_NAME, "invalid-value")
             return None
         call_path = join_key(key_path, name)
         if isinstance(args, YScalar) and args.value is None and not args.quoted:
@@ -478,11 +474,9 @@ class _Parser:
 
     # -- config -------------------------------------------------------------------------------
 
-    def config(
-        self, node: YNode, key_path: str, allowed: tuple[str, ...], key: YScalar | None
-    ) -> TrailConfig:
+    def config(self, node: YNode, key_path: str, allowed: tuple[str, ...]) -> TrailConfig:
         try:
-            cfg = self.expect_map(node, key_path, key or node)
+            cfg = self.expect_map(node, key_path)
         except _Reject:
             return TrailConfig()
         self.unknown_keys(cfg, key_path, allowed, always=False)
@@ -498,9 +492,7 @@ class _Parser:
             "driver",
         ):
             if name in allowed and (value := cfg.get(name)) is not None:
-                fields[name] = self.text(value, join_key(key_path, name), value)
-        if (target_key := cfg.key_node("target")) is not None:
-            fields["target_line"], fields["target_column"] = target_key.line, target_key.column
+                fields[name] = self.text(value, join_key(key_path, name))
         fields["devices"] = self.string_map(cfg, "devices", key_path)
         fields["memory"] = self.string_map(cfg, "memory", key_path)
         self.string_map(cfg, "metadata", key_path)
@@ -511,20 +503,20 @@ class _Parser:
         if (tags := cfg.get("tags")) is not None:
             tag_path = join_key(key_path, "tags")
             with contextlib.suppress(_Reject):
-                items = self.expect_list(tags, tag_path, tags).items
-                texts = (self.text(v, join_key(tag_path, i), v) for i, v in enumerate(items))
+                items = self.expect_list(tags, tag_path).items
+                texts = (self.text(v, join_key(tag_path, i)) for i, v in enumerate(items))
                 fields["tags"] = tuple(t for t in texts if t is not None)
         if (source := cfg.get("source")) is not None and "source" in allowed:
             try:
-                source_map = self.expect_map(source, join_key(key_path, "source"), source)
+                source_map = self.expect_map(source, join_key(key_path, "source"))
                 self.unknown_keys(
                     source_map, join_key(key_path, "source"), SOURCE_KEYS, always=False
                 )
             except _Reject:
                 pass
-        if "args" in cfg:
+        if (args := cfg.get("args")) is not None:
             fields["has_args_block"] = True
-            fields["args"] = self.arg_decls(cfg.get("args"), join_key(key_path, "args"), cfg)
+            fields["args"] = self.arg_decls(args, join_key(key_path, "args"))
         return TrailConfig(**fields)
 
     def string_map(self, cfg: YMap, name: str, key_path: str) -> tuple[tuple[str, str], ...]:
@@ -533,20 +525,18 @@ class _Parser:
             return ()
         path = join_key(key_path, name)
         try:
-            mapping = self.expect_map(node, path, cfg.key_node(name) or cfg)
+            mapping = self.expect_map(node, path)
         except _Reject:
             return ()
         out: list[tuple[str, str]] = []
         for key, value in mapping:
-            text = self.text(value, join_key(path, key.text), value)
+            text = self.text(value, join_key(path, key.text))
             out.append((key.text, text or ""))
         return tuple(out)
 
-    def arg_decls(self, node: YNode | None, key_path: str, cfg: YMap) -> tuple[ArgDecl, ...]:
-        if node is None:
-            return ()
+    def arg_decls(self, node: YNode, key_path: str) -> tuple[ArgDecl, ...]:
         try:
-            mapping = self.expect_map(node, key_path, cfg.key_node("args") or cfg)
+            mapping = self.expect_map(node, key_path)
         except _Reject:
             return ()
         decls: list[ArgDecl] = []
@@ -563,13 +553,13 @@ class _Parser:
                 continue
             arg_type, description, default, has_default = "string", None, None, False
             if isinstance(value, YScalar):
-                arg_type = self.text(value, path, value) or "string"
+                arg_type = self.text(value, path) or "string"
             elif isinstance(value, YMap):
                 self.unknown_keys(value, path, ARG_DECL_KEYS, always=False)
                 if (t := value.get("type")) is not None:
-                    arg_type = self.text(t, join_key(path, "type"), t) or "string"
+                    arg_type = self.text(t, join_key(path, "type")) or "string"
                 if (d := value.get("description")) is not None:
-                    description = self.text(d, join_key(path, "description"), d)
+                    description = self.text(d, join_key(path, "description"))
                 if "default" in value:
                     default, has_default = value.get("default"), True
             else:
@@ -634,7 +624,7 @@ class _Parser:
                         "invalid-value",
                     )
                 seen_config = True
-                config = self.config(value, path, LEGACY_CONFIG_KEYS, key)
+                config = self.config(value, path, LEGACY_CONFIG_KEYS)
             elif name == "trailhead":
                 if trailhead is not None or seen_body:
                     self.error(
@@ -643,11 +633,11 @@ class _Parser:
                         "'- trailhead:' appears once, before any prompts or tools",
                         "invalid-value",
                     )
-                trailhead = self.legacy_trailhead(value, path, key)
+                trailhead = self.legacy_trailhead(value, path)
             elif name == "prompts":
                 seen_body = True
                 try:
-                    prompts = self.expect_list(value, path, key)
+                    prompts = self.expect_list(value, path)
                 except _Reject:
                     continue
                 for j, prompt in enumerate(prompts.items):
@@ -658,7 +648,7 @@ class _Parser:
             else:
                 seen_body = True
                 try:
-                    tools = self.expect_list(value, path, key)
+                    tools = self.expect_list(value, path)
                 except _Reject:
                     continue
                 calls = self.calls(tools, path)
@@ -680,21 +670,19 @@ class _Parser:
 
     def legacy_step(self, node: YNode, number: int, key_path: str) -> Step | None:
         try:
-            step = self.expect_map(node, key_path, node)
+            step = self.expect_map(node, key_path)
         except _Reject:
             return None
         self.unknown_keys(step, key_path, LEGACY_STEP_KEYS, always=False)
         kind, text = self.step_text(step, key_path, strict_both=False)
         recordable, max_retries = self.step_options(step, key_path)
         recordings: tuple[Recording, ...] = ()
-        has_recording = "recording" in step
-        if has_recording:
+        if (rec_node := step.get("recording")) is not None:
             rec_path = join_key(key_path, "recording")
-            key = step.key_node("recording") or step
             try:
-                rec = self.expect_map(step.get("recording"), rec_path, key)
+                rec = self.expect_map(rec_node, rec_path)
                 self.unknown_keys(rec, rec_path, LEGACY_RECORDING_KEYS, always=False)
-                if "tools" not in rec:
+                if (tools_node := rec.get("tools")) is None:
                     self.error(
                         rec,
                         rec_path,
@@ -703,9 +691,7 @@ class _Parser:
                     )
                 else:
                     tools_path = join_key(rec_path, "tools")
-                    tools = self.expect_list(
-                        rec.get("tools"), tools_path, rec.key_node("tools") or rec
-                    )
+                    tools = self.expect_list(tools_node, tools_path)
                     recordings = (
                         Recording(None, self.calls(tools, tools_path), rec.line, rec.column),
                     )
@@ -717,14 +703,14 @@ class _Parser:
             text,
             recordable,
             recordings,
-            has_recording,
+            rec_node is not None,
             max_retries,
             step.line,
             step.column,
             key_path,
         )
 
-    def legacy_trailhead(self, node: YNode, key_path: str, key: YScalar) -> Step | None:
+    def legacy_trailhead(self, node: YNode, key_path: str) -> Step | None:
         if isinstance(node, YScalar) and isinstance(node.value, str) and node.value:
             # The bare-string shorthand: one tool with no arguments.
             call = ToolCall(node.value, None, node.line, node.column, key_path)
@@ -742,19 +728,18 @@ class _Parser:
                 key_path,
             )
         try:
-            head = self.expect_map(node, key_path, key)
+            head = self.expect_map(node, key_path)
         except _Reject:
             return None
         self.unknown_keys(head, key_path, LEGACY_TRAILHEAD_KEYS, always=False)
         text = None
         if (step_node := head.get("step")) is not None:
-            text = self.text(step_node, join_key(key_path, "step"), step_node)
+            text = self.text(step_node, join_key(key_path, "step"))
         calls: tuple[ToolCall, ...] = ()
-        if "tools" in head:
+        if (tools_node := head.get("tools")) is not None:
             tools_path = join_key(key_path, "tools")
             with contextlib.suppress(_Reject):
-                tools = self.expect_list(head.get("tools"), tools_path, head)
-                calls = self.calls(tools, tools_path)
+                calls = self.calls(self.expect_list(tools_node, tools_path), tools_path)
         if not text and not calls:
             self.error(
                 head,
@@ -762,11 +747,7 @@ class _Parser:
                 "a trailhead needs 'step' or a non-empty 'tools' list",
                 "missing-key",
             )
-        max_retries = None
-        if "maxRetries" in head:
-            max_retries = self.integer(
-                head.get("maxRetries"), join_key(key_path, "maxRetries"), head
-            )
+        max_retries = self.max_retries(head, key_path)
         recordings = (Recording(None, calls, head.line, head.column),) if "tools" in head else ()
         return Step(
             0,
@@ -783,9 +764,9 @@ class _Parser:
 
     # -- argument tokens ----------------------------------------------------------------------
 
-    def tokens(self, trail: Trail, root: YNode) -> None:
+    def tokens(self, trail: Trail, root: YNode | None) -> None:
         """Check `{{args.x}}` tokens everywhere outside `config` (they do not reject the trail)."""
-        declared = frozenset(d.name for d in trail.config.args)
+        declared = trail.config.arg_names
         for scalar in _token_scalars(root):
             if not isinstance(scalar.value, str) or ("{" not in scalar.text):
                 continue
@@ -798,7 +779,7 @@ class _Parser:
                 )
 
 
-def _token_scalars(root: YNode) -> list[YScalar]:
+def _token_scalars(root: YNode | None) -> list[YScalar]:
     if isinstance(root, YMap):
         return [s for key, value in root if key.text != "config" for s in scalars(value)]
     if isinstance(root, YSeq):

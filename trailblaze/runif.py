@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from trailblaze.finding import Finding, did_you_mean, join_key
-from trailblaze.trail import ToolCall
+from trailblaze.trail import BLANK_TOOL_NAME, ToolCall, Trail, is_blank_name
 from trailblaze.yamlnode import YMap, YNode, YScalar, YSeq, kind_of
 
 RUNIF = "runIf"
@@ -62,8 +62,9 @@ class RunIf:
 
 def signature(tree: RunIf) -> str:
     """The same branch recorded twice has the same signature, however it was written."""
-    args = tree.call.args.to_python() if tree.call.args is not None else {}
-    return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    args = tree.call.args
+    assert args is not None, "a RunIf is only built from a call with arguments"
+    return json.dumps(args.to_python(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def parse_runif(call: ToolCall, path: str, *, depth: int = 1) -> tuple[RunIf | None, list[Finding]]:
@@ -112,20 +113,17 @@ class _Validator:
                     f"runIf takes condition, then and else",
                     "runif-unknown-key",
                 )
-        selector, tool = self.condition(args, here, call, depth)
+        selector, tool = self.condition(args, here, call)
         then = self.branch(args, "then", here, call, depth, required=True)
         otherwise = self.branch(args, "else", here, call, depth, required=False)
         return RunIf(call, selector, tool, then, otherwise)
 
-    def condition(
-        self, args: YMap, here: str, call: ToolCall, depth: int
-    ) -> tuple[YMap | None, Branch | None]:
+    def condition(self, args: YMap, here: str, call: ToolCall) -> tuple[YMap | None, Branch | None]:
         node = args.get("condition")
         key_path = join_key(here, "condition")
         if node is None:
-            where = args.key_node("condition") or call
             self.error(
-                where, here, "missing 'condition' (a selector or a tool call)", "runif-missing"
+                call, here, "missing 'condition' (a selector or a tool call)", "runif-missing"
             )
             return None, None
         if not isinstance(node, YMap):
@@ -136,7 +134,6 @@ class _Validator:
                 "runif-condition",
             )
             return None, None
-        keys = node.keys()
         for key, _ in node:
             if key.text not in CONDITION_KEYS:
                 self.error(
@@ -146,7 +143,7 @@ class _Validator:
                     "a condition is either 'selector' or 'tool'",
                     "runif-condition",
                 )
-        present = [k for k in CONDITION_KEYS if k in keys]
+        present = [k for k in CONDITION_KEYS if k in node]
         if len(present) == 2:
             self.error(
                 node,
@@ -156,7 +153,7 @@ class _Validator:
             )
             return None, None
         if not present:
-            if all(k in CONDITION_KEYS for k in keys):
+            if len(node) == 0:  # unknown keys were reported above
                 self.error(
                     node, key_path, "a condition needs 'selector' or 'tool'", "runif-condition"
                 )
@@ -194,7 +191,8 @@ class _Validator:
         self, args: YMap, name: str, here: str, call: ToolCall, depth: int, *, required: bool
     ) -> tuple[Branch, ...]:
         key_path = join_key(here, name)
-        if name not in args:
+        node = args.get(name)
+        if node is None:
             if required:
                 self.error(
                     call,
@@ -203,11 +201,9 @@ class _Validator:
                     "runif-missing",
                 )
             return ()
-        node = args.get(name)
         if not isinstance(node, YSeq):
-            where = node if node is not None else (args.key_node(name) or call)
             self.error(
-                where,
+                node,
                 key_path,
                 f"expected a list of tool calls, found {kind_of(node)}",
                 "runif-branch",
@@ -242,6 +238,9 @@ class _Validator:
             )
             return None
         key, args = node.items[0]
+        if is_blank_name(key):
+            self.error(key, key_path, BLANK_TOOL_NAME, "runif-branch")
+            return None
         if isinstance(args, YScalar) and args.value is None and not args.quoted:
             return ToolCall(key.text, None, key.line, key.column, key_path)
         if not isinstance(args, YMap):
@@ -253,3 +252,19 @@ class _Validator:
             )
             return None
         return ToolCall(key.text, args, key.line, key.column, key_path)
+
+
+def runif_findings(trail: Trail) -> tuple[list[Finding], tuple[tuple[str, int, int], ...]]:
+    """Every runIf tree of a trail through the shared validator, and the valid ones' signatures.
+
+    The one loop for the check (its parse workers), replay's refusal and the baseline.
+    """
+    out: list[Finding] = []
+    branches: list[tuple[str, int, int]] = []
+    for _, _, call in trail.calls():
+        if call.name == RUNIF:
+            tree, problems = parse_runif(call, trail.path)
+            out.extend(problems)
+            if tree is not None:
+                branches.append((signature(tree), call.line, call.column))
+    return out, tuple(branches)

@@ -19,6 +19,14 @@ Format = Literal["unified", "legacy"]
 StepKind = Literal["step", "verify", "trailhead", "tools"]
 
 
+BLANK_TOOL_NAME = "a tool name must not be empty"
+
+
+def is_blank_name(key: YScalar) -> bool:
+    """True for a key that names nothing: empty text, or null (`~`, `null`, a bare `:`)."""
+    return not key.text or key.value is None
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One recorded call: `name: {args}`. `args` is None when the call has no arguments."""
@@ -96,16 +104,13 @@ class TrailConfig:
     memory: tuple[tuple[str, str], ...] = ()
     args: tuple[ArgDecl, ...] = ()
     has_args_block: bool = False
-    target_line: int = 0
-    target_column: int = 0
     line: int = 1
     column: int = 1
 
-    def arg(self, name: str) -> ArgDecl | None:
-        for decl in self.args:
-            if decl.name == name:
-                return decl
-        return None
+    @property
+    def arg_names(self) -> frozenset[str]:
+        """The names of the declared arguments."""
+        return frozenset(d.name for d in self.args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +140,8 @@ class Trail:
         return sum(1 for _ in self.calls())
 
 
-def scalars(node: YNode | None) -> Iterator[YScalar]:
+def scalars(node: YNode) -> Iterator[YScalar]:
     """Every scalar under a node (values, not keys), depth first."""
-    if node is None:
-        return
     stack: list[YNode] = [node]
     while stack:
         current = stack.pop()

@@ -163,10 +163,7 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         if path.is_dir():
             raise YamlError("is a directory, not a file")
         if size > max_bytes:
-            raise YamlError(
-                f"file is {size / 1024 / 1024:.1f} MiB; files over "
-                f"{max_bytes // 1024 // 1024} MiB are not read"
-            )
+            raise _too_big(size, max_bytes)
         data = path.read_bytes()
     except YamlError:
         raise
@@ -177,10 +174,7 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
 
 def decode(data: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     if len(data) > max_bytes:
-        raise YamlError(
-            f"file is {len(data) / 1024 / 1024:.1f} MiB; files over "
-            f"{max_bytes // 1024 // 1024} MiB are not read"
-        )
+        raise _too_big(len(data), max_bytes)
     nul = data.find(b"\x00")
     if nul >= 0:
         line, col = _position(data, nul)
@@ -193,6 +187,13 @@ def decode(data: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> str:
             f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded", line, col
         ) from None
     return text.removeprefix("\ufeff")
+
+
+def _too_big(size: int, max_bytes: int) -> YamlError:
+    return YamlError(
+        f"file is {size / 1024 / 1024:.1f} MiB; files over "
+        f"{max_bytes // 1024 // 1024} MiB are not read"
+    )
 
 
 def _position(data: bytes, offset: int) -> tuple[int, int]:
@@ -224,20 +225,14 @@ class _NoResolver(BaseResolver):
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Tag:
         if kind is ScalarNode:
-            return _TAGS["plain"] if implicit[0] else _TAGS["str"]
-        return _TAGS["seq"] if kind is SequenceNode else _TAGS["map"]
+            return _PLAIN_TAG if implicit[0] else _STR_TAG
+        return _SEQ_TAG if kind is SequenceNode else _MAP_TAG
 
 
-_TAGS = {
-    "plain": Tag(suffix=_IMPLICIT),
-    "str": Tag(suffix="tag:yaml.org,2002:str"),
-    "seq": Tag(suffix="tag:yaml.org,2002:seq"),
-    "map": Tag(suffix="tag:yaml.org,2002:map"),
-}
-_PLAIN_TAG = _TAGS["plain"]
-_STR_TAG = _TAGS["str"]
-_SEQ_TAG = _TAGS["seq"]
-_MAP_TAG = _TAGS["map"]
+_PLAIN_TAG = Tag(suffix=_IMPLICIT)
+_STR_TAG = Tag(suffix="tag:yaml.org,2002:str")
+_SEQ_TAG = Tag(suffix="tag:yaml.org,2002:seq")
+_MAP_TAG = Tag(suffix="tag:yaml.org,2002:map")
 
 
 @functools.cache
@@ -284,7 +279,8 @@ def _compose(text: str, pure: bool) -> Node | None:
 
 
 def has_c_extension() -> bool:
-    return "clib" in type(_composer().Parser).__module__ or "CParser" in repr(_composer().Parser)
+    """Whether `load` composes with ruamel.yaml.clib's C parser."""
+    return _c_loader() is not None
 
 
 def load(text: str, *, pure: bool = False) -> YNode | None:
@@ -292,25 +288,26 @@ def load(text: str, *, pure: bool = False) -> YNode | None:
     _check_depth(text)
     try:
         node = _compose(text, pure)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "invalid YAML"
-        if "expected a single document" in str(exc):
-            problem = "more than one YAML document ('---') in one file"
-        raise YamlError(
-            f"invalid YAML: {problem}",
-            (mark.line + 1) if mark else 1,
-            (mark.column + 1) if mark else 1,
-        ) from None
     except YAMLError as exc:
-        raise YamlError(f"invalid YAML: {exc}") from None
+        raise _yaml_error(exc) from None
     if node is None:
         return None
-    return _Converter().convert(node, 0)
+    return _Converter().convert(node)
 
 
-def load_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> YNode | None:
-    return load(read_text(path, max_bytes=max_bytes))
+def _yaml_error(exc: YAMLError) -> YamlError:
+    """ruamel's error as ours: its problem (or context) at its mark when it has one."""
+    if not isinstance(exc, MarkedYAMLError):
+        return YamlError(f"invalid YAML: {exc}")
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or exc.context or "invalid YAML"
+    if "expected a single document" in str(exc):
+        problem = "more than one YAML document ('---') in one file"
+    return YamlError(
+        f"invalid YAML: {problem}",
+        (mark.line + 1) if mark else 1,
+        (mark.column + 1) if mark else 1,
+    )
 
 
 def _check_depth(text: str) -> None:
@@ -338,13 +335,8 @@ def _check_depth(text: str) -> None:
                     )
             elif name in ("MappingEndEvent", "SequenceEndEvent"):
                 depth -= 1
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise YamlError(
-            f"invalid YAML: {exc.problem or exc.context}",
-            (mark.line + 1) if mark else 1,
-            (mark.column + 1) if mark else 1,
-        ) from None
+    except YAMLError as exc:
+        raise _yaml_error(exc) from None
 
 
 _LEADING = re.compile(r"^[ -]+", re.MULTILINE)
@@ -401,9 +393,10 @@ def _tag_of(node: Node) -> str:
 class _Converter:
     """Walks a composed ruamel graph once, counting nodes so aliases cannot explode.
 
-    The tags our resolver assigned are four shared objects (`_TAGS`), so the common nodes are
-    recognised by identity and built without a second look at their tag; explicit tags take
-    the exact, slower path (`_node`). This walk costs about as much as composing, per trail.
+    The tags our resolver assigned are four shared objects (`_PLAIN_TAG`, `_STR_TAG`,
+    `_SEQ_TAG`, `_MAP_TAG`), so the common nodes are recognised by identity and built without
+    a second look at their tag; explicit tags take the exact, slower path (`_node`). This walk
+    costs about as much as composing, per trail.
     """
 
     __slots__ = ("count",)
@@ -411,7 +404,7 @@ class _Converter:
     def __init__(self) -> None:
         self.count = 0
 
-    def convert(self, node: Node, depth: int) -> YNode:
+    def convert(self, node: Node) -> YNode:
         self.count += 1
         if self.count > MAX_NODES:
             raise YamlError(
@@ -432,29 +425,27 @@ class _Converter:
             style: str = node.style or PLAIN  # type: ignore[attr-defined]  # a ScalarNode
             return YScalar(text, text, style, line, column)
         if ctag is _MAP_TAG:
-            return self.mapping(node, depth, line, column)
+            return self.mapping(node, line, column)
         if ctag is _SEQ_TAG:
             convert = self.convert
-            inner = depth + 1
-            return YSeq(tuple([convert(item, inner) for item in node.value]), line, column)
-        return self._node(node, depth, line, column)
+            return YSeq(tuple([convert(item) for item in node.value]), line, column)
+        return self._node(node, line, column)
 
-    def _node(self, node: Node, depth: int, line: int, column: int) -> YNode:
+    def _node(self, node: Node, line: int, column: int) -> YNode:
         if isinstance(node, ScalarNode):
             return self.scalar(node, line, column)
         if isinstance(node, SequenceNode):
             self._check_tag(node, "seq", line, column)
-            return YSeq(tuple(self.convert(n, depth + 1) for n in node.value), line, column)
+            return YSeq(tuple(self.convert(n) for n in node.value), line, column)
         if isinstance(node, MappingNode):
             self._check_tag(node, "map", line, column)
-            return self.mapping(node, depth, line, column)
+            return self.mapping(node, line, column)
         raise YamlError("unsupported YAML node", line, column)  # pragma: no cover
 
-    def mapping(self, node: Node, depth: int, line: int, column: int) -> YMap:
+    def mapping(self, node: Node, line: int, column: int) -> YMap:
         items: list[tuple[YScalar, YNode]] = []
         index: dict[str, int] = {}
         convert = self.convert
-        inner = depth + 1
         for key_node, value_node in node.value:
             ctag = key_node.ctag
             mark = key_node.start_mark
@@ -475,7 +466,7 @@ class _Converter:
                     key.column,
                 )
             index[name] = len(items)
-            items.append((key, convert(value_node, inner)))
+            items.append((key, convert(value_node)))
         return YMap(tuple(items), line, column, index)
 
     def _key(self, key_node: Node) -> YScalar:
