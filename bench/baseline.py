@@ -28,19 +28,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from trailblaze.batch import parse_bytes
 from trailblaze.bundled import discover
 from trailblaze.catalog import load_catalog
+from trailblaze.check import load_manifests
 from trailblaze.codegen import GenLine, generate
-from trailblaze.manifest import Trailmap, load_manifest
-from trailblaze.parse import ParseOutcome, file_error, parse_trail
 from trailblaze.proc import run
-from trailblaze.runif import RUNIF, parse_runif
+from trailblaze.runif import runif_findings
 from trailblaze.sdk import sdk_type_names
 from trailblaze.surface import DTS_NAME, generate_surfaces
 from trailblaze.toolchain import BASELINE_TS_VERSION, find_compiler
 from trailblaze.typegate import COMPILER_OPTIONS, Layout, module_surface, parse_output
 from trailblaze.workspace import find_workspace, scan
-from trailblaze.yamlnode import YamlError, decode
 
 TIMEOUT = 1800.0
 
@@ -53,13 +52,9 @@ def check(root: Path, tsc: Sequence[str]) -> dict[str, Any]:
     layout = Layout(ws.scratch)
     catalog = load_catalog()
     found = scan(ws)
-    trailmaps: dict[str, tuple[Trailmap, Path]] = {}
-    problems = 0
-    for entry in found.trailmaps:
-        loaded = load_manifest(entry.manifest, ws.rel(entry.manifest), entry.dir_name)
-        problems += len(loaded.findings)
-        if loaded.trailmap is not None:
-            trailmaps[entry.dir_name] = (loaded.trailmap, entry.path)
+    manifests = load_manifests(ws, found)
+    trailmaps = manifests.with_dirs()
+    problems = len(manifests.findings)
     bundled = discover(catalog, workspace_targets=ws.targets_dir)
     surfaces = generate_surfaces(
         ws.root, ws.scratch, trailmaps, catalog, bundled=bundled.trailmaps, memo=False
@@ -79,16 +74,14 @@ def check(root: Path, tsc: Sequence[str]) -> dict[str, Any]:
     parsed = rejected = 0
     for path in found.trails:
         rel = ws.rel(path)
-        outcome = _parse(rel, path.read_bytes())
+        outcome = parse_bytes(rel, path.read_bytes(), strict=True)
         parsed += 1
         problems += sum(1 for f in outcome.findings if f.fatal)
         trail = outcome.trail
         if trail is None:
             rejected += 1
             continue
-        for _, _, call in trail.calls():
-            if call.name == RUNIF:
-                problems += len(parse_runif(call, rel)[1])
+        problems += len(runif_findings(trail)[0])
         target = trail.config.target
         if target is None or target not in targets or trail.call_count == 0:
             continue
@@ -141,14 +134,6 @@ def check(root: Path, tsc: Sequence[str]) -> dict[str, Any]:
         "files_compiled": compiled,
         "findings": findings,
     }
-
-
-def _parse(rel: str, data: bytes) -> ParseOutcome:
-    try:
-        text = decode(data)
-    except YamlError as exc:
-        return file_error(rel, exc)
-    return parse_trail(rel, text, strict=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -421,9 +421,8 @@ def test_missing_surface_import_is_infra(tmp_path: Path, tsc: Compiler) -> None:
         "t.trail.yaml",
         "app",
         gen,
-        pack_lines({5: GenLine(1, "s", None, "anything", 3, 7, "trail[0]")}),
+        pack_lines({5: GenLine(1, None, "anything", 3, 7, "trail[0]")}),
         "k",
-        True,
     )
     result = compile_jobs([job], tsc, layout, timeout=60)
     assert result.failed == {"t.trail.yaml"}
@@ -446,9 +445,8 @@ def test_syntax_error_in_one_file_does_not_hide_the_others(tmp_path: Path, tsc: 
                 f"{name}.trail.yaml",
                 "app",
                 gen,
-                pack_lines({5: GenLine(1, "s", None, "x", 3, 7, "trail[0]")}),
+                pack_lines({5: GenLine(1, None, "x", 3, 7, "trail[0]")}),
                 name,
-                True,
             )
         )
     result = compile_jobs(jobs, tsc, layout, timeout=60)

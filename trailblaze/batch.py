@@ -19,12 +19,10 @@ from typing import Any
 
 from trailblaze.cache import digest
 from trailblaze.codegen import PackedLines, generate, pack_lines
-from trailblaze.finding import Finding
-from trailblaze.fsutil import write_generated
+from trailblaze.fsutil import Stamp, write_generated
 from trailblaze.parse import ParseOutcome, file_error, parse_trail
-from trailblaze.runif import RUNIF, parse_runif, signature
-from trailblaze.state import Stamp, TrailRecord
-from trailblaze.trail import Trail
+from trailblaze.runif import runif_findings
+from trailblaze.state import TrailRecord
 from trailblaze.typegate import Layout
 from trailblaze.yamlnode import YamlError, decode
 
@@ -69,19 +67,6 @@ def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
     return parse_trail(rel, text, strict=strict)
 
 
-def runif_findings(trail: Trail) -> tuple[list[Finding], tuple[tuple[str, int, int], ...]]:
-    """Every runIf tree of a trail through the shared validator, and the valid ones' signatures."""
-    out: list[Finding] = []
-    branches: list[tuple[str, int, int]] = []
-    for _, _, call in trail.calls():
-        if call.name == RUNIF:
-            tree, problems = parse_runif(call, trail.path)
-            out.extend(problems)
-            if tree is not None:
-                branches.append((signature(tree), call.line, call.column))
-    return out, tuple(branches)
-
-
 def process(item: Item, ctx: Context) -> Parsed:
     """Parse one trail; generate its module when its target is type-checked."""
     outcome = parse_bytes(item.path, item.data, strict=ctx.strict)
@@ -96,6 +81,8 @@ def process(item: Item, ctx: Context) -> Parsed:
     generated = generate(
         trail, ctx.layout.surface_import(item.path, target), ctx.schemas[target], ctx.defs
     )
+    # Each worker writes what it generated: creating a file waits on the disk, and the waits
+    # overlap with the other workers' parsing.
     write_generated(ctx.layout.trail_file(item.path), generated.text)
     return Parsed(record, digest(generated.text), pack_lines(generated.lines))
 
@@ -112,8 +99,6 @@ def _init(ctx: Context) -> None:
 
 
 def _work(items: list[Item]) -> list[Parsed]:
-    # Each worker writes what it generated: creating a file waits on the disk, and the waits
-    # overlap with the other workers' parsing.
     ctx = _WORKER["ctx"]
     return [process(item, ctx) for item in items]
 
@@ -143,7 +128,6 @@ def process_many(
     ctx: Context,
     *,
     progress: Callable[[int], None] | None = None,
-    jobs: int | None = None,
     on_chunk: Callable[[list[Parsed]], None] | None = None,
 ) -> list[Parsed]:
     """`process` for every item, in order; in worker processes when there are many.
@@ -151,7 +135,7 @@ def process_many(
     `on_chunk` sees the results as they arrive (their modules already written), so the caller
     can start compiling while the rest is parsed.
     """
-    workers = jobs if jobs is not None else _workers()
+    workers = _workers()
     if (
         len(items) < PARALLEL_MIN
         or workers < 2

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from trailblaze.batch import Context, Item, Parsed, no_gc, process_many
 from trailblaze.bundled import discover
 from trailblaze.cache import digest
-from trailblaze.catalog import Catalog, load_catalog
+from trailblaze.catalog import load_catalog
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
 from trailblaze.manifest import Trailmap, load_manifest
@@ -62,7 +62,7 @@ class Manifests:
 
     trailmaps: dict[str, Trailmap]
     dirs: dict[str, Path]
-    known_targets: frozenset[str]
+    """Every workspace trailmap directory, loaded or not (its name is a known target)."""
     findings: tuple[Finding, ...]
 
     def with_dirs(self) -> dict[str, tuple[Trailmap, Path]]:
@@ -77,9 +77,8 @@ def load_manifests(ws: Workspace, found: Scan) -> Manifests:
         findings.extend(outcome.findings)
         if outcome.trailmap is not None:
             trailmaps[entry.dir_name] = outcome.trailmap
-    known = frozenset(entry.dir_name for entry in found.trailmaps)
     dirs = {entry.dir_name: entry.path for entry in found.trailmaps}
-    return Manifests(trailmaps, dirs, known, tuple(findings))
+    return Manifests(trailmaps, dirs, tuple(findings))
 
 
 def repeated_branches(records: Mapping[str, TrailRecord]) -> list[Finding]:
@@ -121,19 +120,14 @@ class _Run:
 
 
 class _Pipeline:
-    def __init__(self, ws: Workspace, options: CheckOptions, catalog: Catalog) -> None:
+    def __init__(self, ws: Workspace, options: CheckOptions) -> None:
         self.ws = ws
         self.options = options
-        self.catalog = catalog
         self.layout = Layout(ws.scratch)
         self.run = _Run()
-        self.generated: dict[str, Parsed] = {}
-        """Trails parsed this run whose module was generated too."""
         self.context: Context | None = None
         self.trails_parsed = 0
         self.files_read = 0
-        self.trails_changed = False
-        """The set of eligible trails differs from the last run's (orphans may exist)."""
         self.progress: Progress | None = None
 
     @contextlib.contextmanager
@@ -152,15 +146,18 @@ class _Pipeline:
         self,
         paths: Sequence[str],
         old: Mapping[str, TrailRecord],
+        out: dict[str, TrailRecord],
         on_parsed: Callable[[list[Parsed]], None] | None = None,
         stats: Mapping[str, os.stat_result | None] | None = None,
-    ) -> dict[str, TrailRecord]:
-        """Every trail's parse outcome: from the state when its file is unchanged, else parsed.
+    ) -> None:
+        """Every trail's parse outcome into `out`, in scan order: from the state when its file
+        is unchanged, else parsed.
 
         An unchanged stamp costs one `stat`; a changed stamp with unchanged content costs a read
         and a hash; only changed content is parsed (in parallel when there is much of it).
+        `on_parsed` sees each chunk of parsed trails once their records are in `out`, and may
+        replace them there.
         """
-        out: dict[str, TrailRecord] = {}
         to_parse: list[Item] = []
         strict = self.options.strict
         known = stats or {}
@@ -217,7 +214,7 @@ class _Pipeline:
                 out[rel] = previous.restamp(stamp)
                 continue
             to_parse.append(Item(rel, stamp, content, data))
-            out[rel] = previous  # type: ignore[assignment]  # placeholder, replaced below
+            out[rel] = previous  # type: ignore[assignment]  # holds its place; replaced when parsed
 
         def arrived(chunk: list[Parsed]) -> None:
             for parsed in chunk:
@@ -226,7 +223,6 @@ class _Pipeline:
                 on_parsed(chunk)
 
         self.process(to_parse, "parsing", arrived)
-        return out
 
     def process(
         self,
@@ -248,17 +244,12 @@ class _Pipeline:
         )
         if self.progress is not None:
             self.progress.stop()
-        for parsed in results:
-            if parsed.module is not None:
-                self.generated[parsed.record.path] = parsed
         return results
 
     def regenerate(self, paths: list[str], records: Mapping[str, TrailRecord]) -> list[Parsed]:
         """Generate the modules of trails whose outcome came from the state (their surface changed)."""
         items = []
         for rel in paths:
-            if rel in self.generated:
-                continue
             data = (self.ws.root / rel).read_bytes()
             self.files_read += 1
             record = records[rel]
@@ -302,7 +293,7 @@ def _run_check(
     stats: Mapping[str, os.stat_result | None] | None,
 ) -> Report:
     catalog = load_catalog()
-    pipe = _Pipeline(ws, options, catalog)
+    pipe = _Pipeline(ws, options)
     pipe.progress = progress
     run = pipe.run
     if found is None:
@@ -330,7 +321,7 @@ def _run_check(
             exempt[dir_name] = trailmap.exempt_reason
         else:
             exempt.pop(dir_name, None)
-    known = manifests.known_targets | frozenset(bundled.trailmaps)
+    known = frozenset(manifests.dirs) | frozenset(bundled.trailmaps)
 
     with pipe.phase("state load"):
         state = TrailState.load(ws.scratch)
@@ -358,16 +349,12 @@ def _run_check(
         # Trails go to the type gate as soon as they are parsed: the compiler starts on the
         # first full batch while the workers parse the rest.
         for parsed in chunk:
-            records[parsed.record.path] = parsed.record
             if parsed.module is not None and eligible(parsed.record):
                 gate.offer(parsed.record.path, parsed)
 
     with pipe.phase("trails"):
-        outcomes = pipe.records(found.trail_paths, state.trails, offer, stats or {})
-    # In scan order, keeping what the type gate already recorded for the trails it was offered.
-    merged = {rel: records.get(rel, record) for rel, record in outcomes.items()}
-    records.clear()
-    records.update(merged)
+        # In scan order; the type gate records its results over the trails it was offered.
+        pipe.records(found.trail_paths, state.trails, records, offer, stats or {})
     for record in records.values():
         run.findings.extend(record.parse_findings())
         if record.status != "rejected":
@@ -379,9 +366,8 @@ def _run_check(
         for parsed in pipe.regenerate(gate.stale, records):
             records[parsed.record.path] = parsed.record
             gate.offer(parsed.record.path, parsed)
-    eligible_now = sorted(gate.offered)
     previously = {p for p, r in state.trails.items() if r.surface_key is not None}
-    outcome = gate.finish(eligible_now, trails_changed=previously != set(eligible_now))
+    outcome = gate.finish(gate.offered, trails_changed=previously != gate.offered)
     with pipe.phase("report"):
         run.findings.extend(outcome.findings)
         missing_surface: dict[str, int] = {}

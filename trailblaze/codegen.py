@@ -41,7 +41,6 @@ class GenLine:
     """What a generated line is: the recorded call it came from."""
 
     step: int
-    label: str
     classifier: str | None
     tool: str
     line: int
@@ -57,7 +56,7 @@ than GenLine objects, and most tables are never looked at: only trails with diag
 
 def pack_lines(table: Mapping[int, GenLine]) -> PackedLines:
     return tuple(
-        (n, g.step, g.label, g.classifier, g.tool, g.line, g.column, g.key_path, g.position)
+        (n, g.step, g.classifier, g.tool, g.line, g.column, g.key_path, g.position)
         for n, g in table.items()
     )
 
@@ -70,7 +69,6 @@ def unpack_lines(rows: PackedLines) -> dict[int, GenLine]:
 class Generated:
     text: str
     lines: dict[int, GenLine]
-    calls: int
 
 
 def json_literal(value: Any) -> str:
@@ -227,7 +225,6 @@ def generate(
         lines.append(f"  {callee(call.name)}({json_literal(args)}); // {where}: {current[2]}")
         table[len(lines)] = GenLine(
             step.number,
-            step.label,
             recording.classifier,
             call.name,
             call.line,
@@ -259,7 +256,7 @@ def generate(
             else:
                 emit(step, recording, branch.call, branch.position, args_of(branch.call))
     lines.append("}")
-    return Generated("\n".join(lines) + "\n", table, len(table))
+    return Generated("\n".join(lines) + "\n", table)
 
 
 def _runif_shape(tree: RunIf, values: _Values) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ from trailblaze.typegate import (
     check_surfaces,
     compile_jobs,
     emit_declarations,
+    infra_finding,
     module_surface,
     remove_orphans,
     timeout_seconds,
@@ -125,9 +127,8 @@ class TypeCheck:
                     tools_dirs.setdefault(tools.parent.name, tools)
         with self.phase("declarations"):
             decls = emit_declarations(
-                tools_dirs, compiler, self.layout, RelPath(self.root), timeout=self._timeout,
-                fatal={t: t not in self.exempt for t in tools_dirs},
-            )  # fmt: skip
+                tools_dirs, compiler, self.layout, RelPath(self.root), timeout=self._timeout
+            )
         self.outcome.stats["decl_runs"] = decls.runs
         for finding in decls.findings:
             if finding.kind == "infra":
@@ -169,19 +170,21 @@ class TypeCheck:
             )
             path = self.layout.surface(trailmap)
             entry = memo.get(trailmap)
+            stamp = file_stamp(path)
             if (
                 isinstance(entry, dict)
                 and entry.get("key") == key
                 and isinstance(entry.get("text"), str)
-                and entry.get("stamp") is not None
-                and entry.get("stamp") == file_stamp(path)
+                and stamp is not None
+                and entry.get("stamp") == stamp
             ):
                 text_digest = entry["text"]
             else:
                 text = module_surface(resolution, self.layout, decls.decls, names)
                 write_if_changed(path, text)
                 text_digest = digest(text)
-            fresh[trailmap] = {"key": key, "text": text_digest, "stamp": file_stamp(path)}
+                stamp = file_stamp(path)
+            fresh[trailmap] = {"key": key, "text": text_digest, "stamp": stamp}
             self._surface_keys[trailmap] = digest(text_digest, decls.identity, self.catalog.version)
         if fresh != memo:
             write_if_changed(memo_path, _json(fresh))
@@ -241,9 +244,7 @@ class TypeCheck:
             )
             return
         self.records[rel] = record.with_result(None, (), surface_key, self._base_key)
-        job = Job(
-            rel, target, self.layout.trail_file(rel), parsed.lines, key, target not in self.exempt
-        )
+        job = Job(rel, target, self.layout.trail_file(rel), parsed.lines, key)
         self._pending.append(job)
         if len(self._pending) >= BATCH_SIZE:
             self._submit()
@@ -251,18 +252,7 @@ class TypeCheck:
     def _fail(self, rel: str, reason: str, code: str) -> None:
         self.outcome.failed.add(rel)
         self.records[rel] = self.records[rel].with_result(None, ())
-        self.outcome.infra.append(
-            Finding(
-                "infra",
-                rel,
-                1,
-                1,
-                reason,
-                code=code,
-                fatal=False,
-                trailmap=self.records[rel].target,
-            )
-        )
+        self.outcome.infra.append(infra_finding(rel, reason, self.records[rel].target, code))
 
     def _submit(self, *, parsing: bool = True) -> None:
         """Compile the pending jobs in the background; `parsing`: the workers still need the cores."""
@@ -284,7 +274,7 @@ class TypeCheck:
 
     # -- finishing ------------------------------------------------------------------------------
 
-    def finish(self, keep_generated: list[str], trails_changed: bool) -> Outcome:
+    def finish(self, keep_generated: AbstractSet[str], trails_changed: bool) -> Outcome:
         """Compile what is left, wait for every batch, and record the results."""
         self._submit(parsing=False)
         results: list[GateResult] = []

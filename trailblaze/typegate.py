@@ -34,7 +34,6 @@ from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
 from trailblaze.proc import ProcError, ProcTimeout, run
 from trailblaze.resolve import Resolution, ToolEntry
-from trailblaze.sdk import sdk_type_names
 from trailblaze.surface import imports_for, module_specifier, render_entries, sdk_dir
 from trailblaze.toolchain import Compiler
 
@@ -104,7 +103,6 @@ class Job:
     lines: PackedLines
     """Its line table, packed (`codegen.unpack_lines`)."""
     key: str
-    fatal: bool
 
 
 @dataclass
@@ -187,13 +185,12 @@ def emit_declarations(
     rel: Callable[[Path], str],
     *,
     timeout: float,
-    fatal: Mapping[str, bool],
 ) -> Declarations:
     """Declarations of every scripted `.ts` tool, emitted by tsc from each trailmap's `tools/`.
 
-    This is also the type check of the authored tools: their errors are findings. A trailmap
-    whose tools did not change since the last emit (same sources, same compiler) is not
-    recompiled.
+    This is also the type check of the authored tools: their errors are findings (fatal; the
+    check makes those of exempt trailmaps non-fatal). A trailmap whose tools did not change
+    since the last emit (same sources, same compiler) is not recompiled.
     """
     decls: dict[Path, Path] = {}
     findings: list[Finding] = []
@@ -221,9 +218,7 @@ def emit_declarations(
         trailmap, tools_dir, out_dir, marker, key, state = plan
         if state.get("key") == key:
             return state
-        state = _emit(
-            tools_dir, out_dir, compiler, timeout, key, rel, trailmap, fatal.get(trailmap, True)
-        )
+        state = _emit(tools_dir, out_dir, compiler, timeout, key, rel, trailmap)
         write_if_changed(marker, json.dumps(state, ensure_ascii=False))
         return state
 
@@ -247,7 +242,6 @@ def _emit(
     key: str,
     rel: Callable[[Path], str],
     trailmap: str,
-    fatal: bool,
 ) -> dict[str, object]:
     tsconfig = tools_dir / "tsconfig.json"
     with tempfile.TemporaryDirectory(
@@ -275,11 +269,11 @@ def _emit(
             return {
                 "key": "",
                 "findings": [
-                    _infra_json(
+                    infra_finding(
                         f"{rel(tsconfig)}",
                         f"declarations of scripted tools could not be emitted: {exc}",
                         trailmap,
-                    )
+                    ).to_json()
                 ],
             }
         for diagnostic in parse_output(result.stdout + result.stderr, tools_dir):
@@ -291,7 +285,6 @@ def _emit(
                     diagnostic.column,
                     diagnostic.message,
                     code=diagnostic.code,
-                    fatal=fatal,
                     trailmap=trailmap,
                 ).to_json()
             )
@@ -312,20 +305,21 @@ def _emit(
                     old.unlink(missing_ok=True)
         if result.returncode != 0 and not findings:
             findings.append(
-                _infra_json(
+                infra_finding(
                     rel(tsconfig),
                     f"tsc exited {result.returncode} emitting scripted tool declarations: {(result.stdout + result.stderr).strip()[:500]}",
                     trailmap,
-                )
+                ).to_json()
             )
         complete = not any(f["kind"] == "infra" for f in findings)
     return {"key": key if complete else "", "findings": findings, "output": digest(*output_digest)}
 
 
-def _infra_json(path: str, message: str, trailmap: str | None = None) -> dict[str, object]:
-    return Finding(
-        "infra", path, 1, 1, message, code="typegate", fatal=False, trailmap=trailmap
-    ).to_json()
+def infra_finding(
+    path: str, message: str, trailmap: str | None = None, code: str = "typegate"
+) -> Finding:
+    """A check that could not run: never fatal, whatever its trailmap."""
+    return Finding("infra", path, 1, 1, message, code=code, fatal=False, trailmap=trailmap)
 
 
 # -- compiling --------------------------------------------------------------------------------
@@ -344,28 +338,17 @@ def check_surfaces(
     """
     if not surfaces:
         return {}
-    config = {
-        "compilerOptions": SURFACE_OPTIONS,
-        "files": [path.relative_to(layout.root).as_posix() for path in surfaces.values()],
-    }
-    layout.root.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(
-        prefix=f"tsconfig.surfaces.{os.getpid()}.", suffix=".json", dir=layout.root
-    )
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(config, handle)
     try:
-        proc = run(
-            [*compiler.argv_prefix, "-p", name, "--pretty", "false"],
-            cwd=layout.root,
-            timeout=timeout,
+        output, exit_code, diagnostics = _tsc_project(
+            list(surfaces.values()),
+            SURFACE_OPTIONS,
+            compiler,
+            layout,
+            timeout,
+            "tsconfig.surfaces.",
         )
     except ProcError as exc:
         return dict.fromkeys(surfaces, f"the surfaces could not be compiled: {exc}")
-    finally:
-        Path(name).unlink(missing_ok=True)
-    output = proc.stdout + proc.stderr
-    diagnostics = parse_output(output, layout.root)
     broken: dict[str, str] = {}
     owner = {_abs(path): trailmap for trailmap, path in surfaces.items()}
     tooldecl = _abs(layout.root / "tooldecl")
@@ -383,10 +366,43 @@ def check_surfaces(
                 broken.setdefault(
                     each, f"a declaration shared by every surface does not compile: {where}"
                 )
-    if proc.returncode != 0 and not diagnostics:
-        message = f"tsc exited {proc.returncode} compiling the surfaces: {output.strip()[:500] or '(no output)'}"
+    if exit_code != 0 and not diagnostics:
+        message = f"tsc exited {exit_code} compiling the surfaces: {output.strip()[:500] or '(no output)'}"
         return dict.fromkeys(surfaces, message)
     return broken
+
+
+def _tsc_project(
+    files: list[Path],
+    options: Mapping[str, Any],
+    compiler: Compiler,
+    layout: Layout,
+    timeout: float,
+    prefix: str,
+    extra: tuple[str, ...] = (),
+) -> tuple[str, int, list[Diagnostic]]:
+    """One compiler run over `files` (under `layout.root`) with a temporary tsconfig.
+
+    Its output, exit code and diagnostics; a `ProcError` when tsc could not run to the end.
+    """
+    layout.root.mkdir(parents=True, exist_ok=True)
+    config = {
+        "compilerOptions": options,
+        "files": [file.relative_to(layout.root).as_posix() for file in files],
+    }
+    fd, name = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=".json", dir=layout.root)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(config, handle)
+    try:
+        proc = run(
+            [*compiler.argv_prefix, "-p", name, "--pretty", "false", *extra],
+            cwd=layout.root,
+            timeout=timeout,
+        )
+    finally:
+        Path(name).unlink(missing_ok=True)
+    output = proc.stdout + proc.stderr
+    return output, proc.returncode, parse_output(output, layout.root)
 
 
 def compile_jobs(
@@ -462,37 +478,29 @@ def _run_tsc(
     result: GateResult,
     extra: tuple[str, ...] = (),
 ) -> tuple[list[Diagnostic], str | None, int]:
-    layout.root.mkdir(parents=True, exist_ok=True)
-    config = {
-        "compilerOptions": COMPILER_OPTIONS,
-        "files": [job.file.relative_to(layout.root).as_posix() for job in jobs],
-    }
-    fd, name = tempfile.mkstemp(prefix=f"tsconfig.{os.getpid()}.", suffix=".json", dir=layout.root)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(config, handle)
     result.compiler_runs += 1
     result.files_compiled.extend(job.path for job in jobs)
     try:
-        proc = run(
-            [*compiler.argv_prefix, "-p", name, "--pretty", "false", *extra],
-            cwd=layout.root,
-            timeout=timeout,
+        output, exit_code, diagnostics = _tsc_project(
+            [job.file for job in jobs],
+            COMPILER_OPTIONS,
+            compiler,
+            layout,
+            timeout,
+            "tsconfig.",
+            extra,
         )
     except ProcTimeout as exc:
         return [], f"tsc timed out after {exc.timeout:.0f} s", -1
     except ProcError as exc:
         return [], f"tsc could not run: {exc}", -1
-    finally:
-        Path(name).unlink(missing_ok=True)
-    output = proc.stdout + proc.stderr
-    diagnostics = parse_output(output, layout.root)
-    if proc.returncode != 0 and not diagnostics:
+    if exit_code != 0 and not diagnostics:
         return (
             [],
-            f"tsc exited {proc.returncode} without a diagnostic: {output.strip()[:500] or '(no output)'}",
-            proc.returncode,
+            f"tsc exited {exit_code} without a diagnostic: {output.strip()[:500] or '(no output)'}",
+            exit_code,
         )
-    return diagnostics, None, proc.returncode
+    return diagnostics, None, exit_code
 
 
 def _map(
@@ -536,7 +544,6 @@ def _map(
                     diagnostic.message,
                     key_path=gen.key_path,
                     code=diagnostic.code,
-                    fatal=job.fatal,
                     step=gen.step,
                     classifier=gen.classifier,
                     tool=gen.tool,
@@ -572,16 +579,7 @@ def _fail(jobs: Iterable[Job], message: str, result: GateResult) -> None:
     for job in jobs:
         result.failed.add(job.path)
         result.infra.append(
-            Finding(
-                "infra",
-                job.path,
-                1,
-                1,
-                f"type check could not run: {message}",
-                code="typegate",
-                fatal=False,
-                trailmap=job.trailmap,
-            )
+            infra_finding(job.path, f"type check could not run: {message}", job.trailmap)
         )
 
 
@@ -634,6 +632,3 @@ def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
                 os.rmdir(dirpath)
                 gone.add(dirpath)
     return removed
-
-
-SDK_NAMES = sdk_type_names

@@ -18,7 +18,7 @@ from trailblaze.finding import Finding
 from trailblaze.parse import parse_trail
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.results import NEEDS_AI
-from trailblaze.runif import RUNIF, parse_runif
+from trailblaze.runif import runif_findings
 from trailblaze.trail import ArgDecl, Recording, Step, Trail
 from trailblaze.yamlnode import YScalar
 
@@ -63,7 +63,7 @@ class TrailPlan:
 
     @property
     def declared_args(self) -> frozenset[str]:
-        return frozenset(d.name for d in self.trail.config.args) if self.trail else frozenset()
+        return self.trail.config.arg_names if self.trail else frozenset()
 
 
 def refusal(path: str, text: str) -> tuple[Trail | None, tuple[Finding, ...]]:
@@ -72,10 +72,7 @@ def refusal(path: str, text: str) -> tuple[Trail | None, tuple[Finding, ...]]:
     fatal = tuple(f for f in outcome.findings if f.fatal)
     if outcome.trail is None or fatal:
         return None, fatal
-    findings: list[Finding] = []
-    for _, _, call in outcome.trail.calls():
-        if call.name == RUNIF:
-            findings.extend(parse_runif(call, path)[1])
+    findings, _ = runif_findings(outcome.trail)
     if findings:
         return None, tuple(findings)
     return outcome.trail, ()
