@@ -143,3 +143,34 @@ def test_no_workspace_is_a_task_error_without_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stdout + result.stderr
     assert "trailblaze check: no workspace found" in result.stdout + result.stderr
+
+
+def test_a_tool_file_is_an_input_unless_the_generator_skips_its_directory(
+    compact_ws: Path,
+) -> None:
+    tool = "id: {id}\ndescription: A tool.\ntools:\n  - hideKeyboard: {{}}\n"
+    write_tree(
+        compact_ws,
+        {
+            "dodo.py": DODO,
+            "trailmaps/app/trails/a.trail.yaml": "trail:\n  - step: a\n",
+            "trailmaps/app/tools/app_a.tool.yaml": tool.format(id="app_a"),
+            "trailmaps/app/tools/build/app_x.tool.yaml": tool.format(id="app_x"),
+        },
+    )
+
+    def ran() -> bool:
+        result = doit(compact_ws)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stdout.splitlines()[0] == ".  check:run"
+
+    assert ran()
+    assert not ran()
+    # Under build/: the generator does not read it (tooldefs walks as trailmap_files does).
+    (compact_ws / "trailmaps/app/tools/build/app_x.tool.yaml").write_text("not: [a tool\n")
+    assert not ran()
+    (compact_ws / "trailmaps/app/tools/app_a.tool.yaml").write_text(
+        tool.format(id="app_a") + "# edited\n"
+    )
+    assert ran()
+    assert not ran()

@@ -6,7 +6,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, write_tree
-from trailblaze.workspace import WorkspaceError, find_workspace, is_project_config, scan
+from trailblaze.catalog import load_catalog
+from trailblaze.tooldefs import RelPath, load_trailmap_tools
+from trailblaze.workspace import (
+    WorkspaceError,
+    find_workspace,
+    is_project_config,
+    scan,
+    scan_trailmaps,
+    trailmap_files,
+)
 
 
 def test_compact_layout_is_found_from_a_subdirectory(compact_ws: Path) -> None:
@@ -134,6 +143,49 @@ def test_misnamed_manifest_is_pointed_out(compact_ws: Path) -> None:
         "trailmaps/other/trailmap.yml:1:1: a trailmap manifest must be named 'trailmap.yaml'; "
         "this directory is not read as a trailmap"
     ]
+
+
+def test_scan_trailmaps_is_the_trailmap_half_of_scan(compact_ws: Path) -> None:
+    write_tree(
+        compact_ws,
+        {
+            "trailmaps/other/trailmap.yml": "id: other\n",
+            "trailmaps/app/trails/a.trail.yaml": "trail:\n  - step: a\n",
+        },
+    )
+    ws = find_workspace(compact_ws)
+    found = scan(ws)
+    assert scan_trailmaps(ws) == (found.trailmaps, found.findings)
+    assert [t.dir_name for t in found.trailmaps] == ["app"]
+    assert len(found.trail_paths) == 1
+
+
+def test_the_generator_reads_exactly_the_tool_files_the_check_stamps(compact_ws: Path) -> None:
+    """One walk: a tool file under an excluded directory is neither read nor an input."""
+    tool = "id: {id}\ndescription: A tool.\ntools:\n  - hideKeyboard: {{}}\n"
+    write_tree(
+        compact_ws,
+        {
+            "pyproject.toml": '[tool.trailblaze]\nexclude = ["fixtures"]\n',
+            "trailmaps/app/tools/app_a.tool.yaml": tool.format(id="app_a"),
+            "trailmaps/app/tools/nested/app_b.tool.yaml": tool.format(id="app_b"),
+            "trailmaps/app/tools/fixtures/app_f.tool.yaml": tool.format(id="app_f"),
+            "trailmaps/app/tools/build/app_x.tool.yaml": tool.format(id="app_x"),
+            "trailmaps/app/tools/.gradle/app_y.tool.yaml": tool.format(id="app_y"),
+            "trailmaps/app/tools/node_modules/app_z.tool.yaml": tool.format(id="app_z"),
+            "trailmaps/app/tools/.trailblaze/app_s.tool.yaml": tool.format(id="app_s"),
+            "trailmaps/app/tools/screens.trail.gen.ts": "export const app_gen = 1;\n",
+            "trailmaps/app/tools/tsconfig.json": "{}\n",
+        },
+    )
+    ws = find_workspace(compact_ws)
+    (trailmap,) = scan(ws).trailmaps
+    inputs = set(trailmap_files(trailmap))
+    loaded = load_trailmap_tools(trailmap.path, RelPath(ws.root), load_catalog())
+    assert not [f.text for f in loaded.findings]
+    assert sorted(loaded.tools) == ["app_a", "app_b", "app_f"]
+    assert set(loaded.files) <= inputs
+    assert inputs - set(loaded.files) == {trailmap.manifest}
 
 
 @pytest.mark.parametrize(

@@ -95,36 +95,39 @@ def make_console(file: IO[str] | None = None, *, color: bool | None = None) -> C
     )
 
 
-def source_line(root: Path, finding: Finding) -> str | None:
-    """The YAML line a finding points at, None when it cannot be read or is too long to show."""
-    try:
-        with (root / finding.path).open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if number == finding.line:
-                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                    return line if len(line) <= 200 else None
-    except OSError:
-        pass
-    return None
-
-
 def frame_key(finding: Finding) -> str:
     return f"{finding.path}:{finding.line}"
 
 
 def source_lines(root: Path, findings: Iterable[Finding]) -> dict[str, str]:
-    """`source_line` of every finding, keyed by `frame_key` (what a `ReportView` records)."""
-    frames: dict[str, str] = {}
+    """The YAML line every finding points at, keyed by `frame_key` (what a `ReportView`
+    records); a line that cannot be read or is too long to show is left out.
+
+    Each file is read once, up to the last line asked of it, however many findings it has.
+    """
+    wanted: dict[str, set[int]] = defaultdict(set)
     for finding in findings:
-        key = frame_key(finding)
-        if key not in frames and (line := source_line(root, finding)) is not None:
-            frames[key] = line
+        wanted[finding.path].add(finding.line)
+    frames: dict[str, str] = {}
+    for path, numbers in wanted.items():
+        last = max(numbers)
+        try:
+            with (root / path).open("rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if number in numbers:
+                        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                        if len(line) <= 200:
+                            frames[f"{path}:{number}"] = line
+                    if number >= last:
+                        break
+        except OSError:
+            pass
     return frames
 
 
-def code_frame(root: Path, finding: Finding, frames: Mapping[str, str] | None = None) -> list[str]:
-    """The YAML line a finding points at, with a caret under its column."""
-    line = frames.get(frame_key(finding)) if frames is not None else source_line(root, finding)
+def code_frame(finding: Finding, frames: Mapping[str, str]) -> list[str]:
+    """The YAML line a finding points at (from `frames`), with a caret under its column."""
+    line = frames.get(frame_key(finding))
     if line is None:
         return []
     gutter = f"{finding.line:>5} | "
@@ -142,8 +145,7 @@ def finding_line(finding: Finding) -> str:
 def render_findings(
     console: Output,
     findings: Iterable[Finding],
-    root: Path,
-    frames: Mapping[str, str] | None = None,
+    frames: Mapping[str, str],
 ) -> None:
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in findings:
@@ -156,7 +158,7 @@ def render_findings(
                 finding.kind if finding.fatal or finding.kind in ("warning", "infra") else "exempt"
             )
             text = finding_line(finding) + _context(finding)
-            frame = code_frame(root, finding, frames)
+            frame = code_frame(finding, frames)
             if plain:
                 lines.append(f"{label}: {text}")
                 lines.extend(frame)
@@ -308,6 +310,11 @@ class RichProgress:
 
 def render_report(console: Output, report: Report | ReportView, root: Path) -> None:
     """Findings with their code frames, then the summary."""
-    view = report.view() if isinstance(report, Report) else report
-    render_findings(console, view.findings, root, view.frames if view.frames else None)
+    if isinstance(report, Report):
+        view = report.view()
+        frames: Mapping[str, str] = source_lines(root, view.findings)
+    else:
+        view = report
+        frames = view.frames
+    render_findings(console, view.findings, frames)
     render_summary(console, view)

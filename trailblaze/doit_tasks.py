@@ -17,7 +17,6 @@ content caches; doit only decides whether the task runs at all.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
@@ -30,7 +29,7 @@ from doit.exceptions import TaskError, TaskFailed
 from doit.tools import config_changed
 
 from trailblaze import __version__
-from trailblaze.fsutil import write_atomic
+from trailblaze.fsutil import stamp_of, write_atomic
 from trailblaze.options import CheckOptions
 from trailblaze.report import EXIT_INFRA, EXIT_OK
 from trailblaze.toolchain import (
@@ -42,11 +41,13 @@ from trailblaze.toolchain import (
     installed_compiler,
 )
 from trailblaze.workspace import (
+    GENERATED_TOOL_FILES,
     Scan,
     Workspace,
     WorkspaceError,
     find_workspace,
     scan,
+    scan_trailmaps,
     trailmap_files,
 )
 
@@ -66,6 +67,17 @@ def _workspace(root: str | Path | None) -> Workspace:
     if root is None:
         return find_workspace()
     return find_workspace(Path(root), explicit=True)
+
+
+def _no_workspace_task(basename: str, doc: str, error: WorkspaceError) -> dict[str, Any]:
+    """The task standing in for a command's when there is no workspace: it fails, saying why."""
+    message = f"trailblaze {basename}: {error}"
+    return {
+        "basename": basename,
+        "actions": [lambda: TaskError(message)],
+        "uptodate": [False],
+        "doc": doc,
+    }
 
 
 def doit_config(workspace: str | Path | None = None) -> dict[str, Any]:
@@ -128,7 +140,7 @@ class _InputsChanged:
         for path in self.paths:
             try:
                 st = seen[path] = stat(path)
-                parts.append(f"{path}\0{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
+                parts.append(f"{path}\0{stamp_of(st)}")
             except OSError:
                 seen[path] = None
                 parts.append(f"{path}\0missing")
@@ -140,21 +152,26 @@ class _InputsChanged:
         return bool(values.get(self.KEY) == current)
 
 
-def _last_run_complete(state_path: Path, view: Path) -> Callable[[], bool]:
-    """An uptodate check: False when the last run could not check everything (infra problems)
-    or its recorded report is gone.
+def _recorded_state(state_path: Path) -> dict[str, Any]:
+    """What the last `check:run` recorded of its outcome (empty when unreadable or gone)."""
+    try:
+        state = json.loads(state_path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def _last_run_complete(state_path: Path) -> Callable[[], bool]:
+    """An uptodate check: False when the last run could not check everything (infra problems).
 
     doit would otherwise remember a run whose type check could not run as a success and skip
     the next one: a cached pass for a run that did not really check. Findings do not make it
-    run again: they are in the recorded report, which `check:report` shows every time.
+    run again: they are in the recorded report, which `check:report` shows every time. A
+    recorded report that is gone makes it run too: doit checks that the task's targets exist.
     """
 
     def check() -> bool:
-        try:
-            state = json.loads(state_path.read_text("utf-8"))
-        except (OSError, ValueError):
-            return False
-        return bool(state.get("complete")) and view.is_file()
+        return bool(_recorded_state(state_path).get("complete"))
 
     return check
 
@@ -172,18 +189,12 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
     try:
         ws = _workspace(workspace)
     except WorkspaceError as exc:
-        message = str(exc)
-        yield {
-            "basename": "check",
-            "actions": [lambda: TaskError(f"trailblaze check: {message}")],
-            "uptodate": [False],
-            "doc": doc,
-        }
+        yield _no_workspace_task("check", doc, exc)
         return
     found = scan(ws)
     files = list(found.trail_paths)  # a directory named like a trail is an input too
     for trailmap in found.trailmaps:
-        files.extend(str(p) for p in trailmap_files(trailmap, ws))
+        files.extend(str(p) for p in trailmap_files(trailmap))
     options = CheckOptions.from_env()
     report = ws.scratch / REPORT_FILE
     view = ws.scratch / VIEW_FILE
@@ -194,10 +205,7 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
         "name": "run",
         "actions": [(_run_check_action, [str(ws.root)], {"found": found, "inputs": inputs})],
         "targets": [str(report), str(view)],
-        "uptodate": [
-            inputs,
-            _last_run_complete(ws.scratch / STATE_FILE, view),
-        ],
+        "uptodate": [inputs, _last_run_complete(ws.scratch / STATE_FILE)],
         "verbosity": 2,
         "doc": "run the check pipeline and record its report",
     }
@@ -206,39 +214,35 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
         "name": "report",
         "actions": [(_report_action, [str(ws.root)])],
         "file_dep": [str(view)],
-        "uptodate": [_last_report_clean(view)],
+        "uptodate": [_last_report_clean(ws.scratch / STATE_FILE)],
         "verbosity": 2,
         "doc": "print the recorded report; fail on findings",
     }
 
 
-def _last_report_clean(view: Path) -> Callable[[], bool]:
+def _last_report_clean(state_path: Path) -> Callable[[], bool]:
+    """An uptodate check: True when the recorded report had nothing to show as a failure.
+
+    Its exit code is read from the small state file written with it, not from the report
+    view; a view changed since (damaged, say) is a changed `file_dep`, and the report runs.
+    """
+
     def check() -> bool:
-        try:
-            return bool(json.loads(view.read_text("utf-8")).get("exit_code") == EXIT_OK)
-        except (OSError, ValueError):
-            return False
+        return _recorded_state(state_path).get("exit_code") == EXIT_OK
 
     return check
 
 
-def _run_check_action(
-    root: str, found: Scan | None = None, inputs: _InputsChanged | None = None
-) -> TaskError | None:
+def _run_check_action(root: str, found: Scan, inputs: _InputsChanged) -> TaskError | None:
+    from trailblaze.batch import no_gc  # noqa: PLC0415 - see the note on imports above
+
     # As in run_check: writing the report of ten thousand trails builds as many dicts, and the
     # cyclic collector would walk every object of the run again and again to free nothing.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with no_gc():
         return _check_and_record(root, found, inputs)
-    finally:
-        if enabled:
-            gc.enable()
 
 
-def _check_and_record(
-    root: str, found: Scan | None, inputs: _InputsChanged | None
-) -> TaskError | None:
+def _check_and_record(root: str, found: Scan, inputs: _InputsChanged) -> TaskError | None:
     try:
         ws = find_workspace(Path(root), explicit=True)
     except WorkspaceError as exc:
@@ -252,13 +256,13 @@ def _check_and_record(
         CheckOptions.from_env(),
         progress=RichProgress.for_terminal(),
         found=found,
-        stats=inputs.stats if inputs is not None else None,
+        stats=inputs.stats,
     )
     # Not indented: json's C encoder does not indent, and the report of a large workspace is
     # megabytes (`trailblaze check --format json` prints it for people).
     write_atomic(ws.scratch / REPORT_FILE, json.dumps(report.to_json(), ensure_ascii=False) + "\n")
     # What `check:report` shows, on every run while there are findings: kept small.
-    frames, stamps = _frames(ws, report, inputs.stats if inputs is not None else {})
+    frames, stamps = _frames(ws, report, inputs.stats)
     view = report.view(frames, stamps)
     write_atomic(ws.scratch / VIEW_FILE, json.dumps(view.to_json(), ensure_ascii=False) + "\n")
     write_atomic(
@@ -289,7 +293,7 @@ def _frames(
         full = os.path.join(root, path)
         st = stats[full] if full in stats else _stat(full)
         if st is not None:
-            stamps[path] = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+            stamps[path] = stamp_of(st)
     frames: dict[str, str] = {}
     unread: list[Finding] = []
     for finding in report.findings:
@@ -347,15 +351,11 @@ def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any
     try:
         ws = _workspace(workspace)
     except WorkspaceError as exc:
-        message = str(exc)
-        yield {
-            "basename": "surfaces",
-            "actions": [lambda: TaskError(f"trailblaze surfaces: {message}")],
-            "uptodate": [False],
-            "doc": "generate every trailmap's typed surface and trail JSON Schema",
-        }
+        yield _no_workspace_task(
+            "surfaces", "generate every trailmap's typed surface and trail JSON Schema", exc
+        )
         return
-    found = scan(ws)
+    found = _trailmaps_scan(ws)
     plan = _surface_plan(ws, found)
     versions = {"generator": __version__, "catalog": plan["catalog"]}
     yield {
@@ -379,19 +379,17 @@ def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any
             "name": dir_name,
             "actions": [(_surfaces_action, [str(ws.root), dir_name])],
             "file_dep": [p for p in entry["inputs"] if os.path.isfile(p)],
-            "targets": [
-                str(tools_dir / name)
-                for name in (
-                    "trailblaze-client.d.ts",
-                    "tsconfig.json",
-                    "trailblaze-tool-descriptors.json",
-                    "trail.schema.json",
-                )
-            ],
+            "targets": [str(tools_dir / name) for name in sorted(GENERATED_TOOL_FILES)],
             "uptodate": [config_changed(versions)],
             "verbosity": 2,
             "doc": f"typed surface of trailmap '{dir_name}'",
         }
+
+
+def _trailmaps_scan(ws: Workspace) -> Scan:
+    """A `Scan` of the trailmaps only: the surfaces need no walk of every trail."""
+    trailmaps, findings = scan_trailmaps(ws)
+    return Scan(trailmaps, (), findings)
 
 
 PLAN_FILE = "surfaces-plan.json"
@@ -409,7 +407,7 @@ def _surface_plan(ws: Workspace, found: Scan) -> dict[str, Any]:
     key_parts = [__version__, _stamp(_catalog_file())]
     for trailmap in found.trailmaps:
         key_parts.append(_content(trailmap.manifest))
-        key_parts.extend(str(p) for p in trailmap_files(trailmap, ws))
+        key_parts.extend(str(p) for p in trailmap_files(trailmap))
     if ws.targets_dir is not None and ws.targets_dir.is_dir():
         key_parts.extend(_content(p) for p in sorted(ws.targets_dir.glob("*.yaml")))
     # Installing a package adds a *.dist-info directory to site-packages, changing its mtime.
@@ -485,7 +483,7 @@ def _manifests_action(root: str) -> TaskFailed | TaskError | None:
         return TaskError(f"trailblaze surfaces: {exc}")
     from trailblaze.check import load_manifests  # noqa: PLC0415 - see the note on imports above
 
-    manifests = load_manifests(ws, scan(ws))
+    manifests = load_manifests(ws, _trailmaps_scan(ws))
     return _show(manifests.findings, "trailmap.yaml")
 
 
@@ -499,7 +497,7 @@ def _surfaces_action(root: str, dir_name: str) -> TaskFailed | TaskError | None:
     from trailblaze.check import load_manifests  # noqa: PLC0415
     from trailblaze.surface import generate_surfaces  # noqa: PLC0415
 
-    manifests = load_manifests(ws, scan(ws))
+    manifests = load_manifests(ws, _trailmaps_scan(ws))
     catalog = load_catalog()
     bundled = discover(catalog, workspace_targets=ws.targets_dir)
     if dir_name not in manifests.trailmaps and dir_name not in bundled.trailmaps:

@@ -9,6 +9,7 @@ relative to the workspace root.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,6 +31,11 @@ REASON_NO_SURFACE = "no surface"
 REASON_INFRA = "type check could not run"
 
 
+def fatal_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that fail a check: fatal ones, not infra problems or warnings."""
+    return [f for f in findings if f.fatal and f.kind not in ("infra", "warning")]
+
+
 @dataclass(frozen=True, slots=True)
 class TrailStatus:
     path: str
@@ -49,17 +55,6 @@ class TrailStatus:
             "calls": self.calls,
         }
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TrailStatus:
-        return cls(
-            data["path"],
-            data.get("trailmap"),
-            data["status"],
-            data.get("reason"),
-            data.get("target"),
-            int(data.get("calls", 0)),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class Report:
@@ -72,7 +67,7 @@ class Report:
 
     @property
     def fatal_findings(self) -> list[Finding]:
-        return [f for f in self.findings if f.fatal and f.kind not in ("infra", "warning")]
+        return fatal_findings(self.findings)
 
     @property
     def infra_findings(self) -> list[Finding]:
@@ -149,7 +144,7 @@ class ReportView:
 
     @property
     def fatal_findings(self) -> list[Finding]:
-        return [f for f in self.findings if f.fatal and f.kind not in ("infra", "warning")]
+        return fatal_findings(self.findings)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -178,19 +173,6 @@ class ReportView:
             frames={str(k): str(v) for k, v in frames.items()},
             stamps={str(k): str(v) for k, v in stamps.items()},
         )
-
-
-def report_from_json(data: dict[str, Any]) -> Report:
-    """A report read back from its JSON (what `Report.to_json` wrote)."""
-    if data.get("version") != REPORT_VERSION:
-        raise ValueError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
-    return Report(
-        workspace=str(data["workspace"]),
-        trailmaps=tuple(data.get("trailmaps", ())),
-        trails=tuple(TrailStatus.from_json(t) for t in data["trails"]),
-        findings=tuple(Finding.from_json(f) for f in data["findings"]),
-        require_typecheck=bool(data.get("require_typecheck", False)),
-    )
 
 
 def _finding_json(finding: Finding) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """What the last check knew about each trail, so an unchanged trail costs one `stat`.
 
-One SQLite database per workspace (`<scratch>/state/trails-v3.sqlite3`), one row per trail: its
-file stamp (size, mtime, inode) and content hash, its parse outcome (status, target, number of
-calls, findings) and the key and findings of its last completed type check.
+One SQLite database per workspace (`<scratch>/state/trails-v4.sqlite3`, numbered by
+`STATE_VERSION`), one row per trail: its file stamp (size, mtime, inode) and content hash, its
+parse outcome (status, target, number of calls, findings) and the key and findings of its last
+completed type check.
 
 A database rather than one JSON document: a check that changed one trail of ten thousand
 writes one row, not six megabytes, and reading the rows back is twice as fast as decoding the
@@ -25,17 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze.finding import Finding
+from trailblaze.fsutil import Stamp
+from trailblaze.fsutil import stamp_of as stamp_of  # noqa: PLC0414 - re-exported (PEP 484 form)
 from trailblaze.parse import ParseOutcome
 
 log = logging.getLogger(__name__)
 
 STATE_VERSION = 4
-Stamp = str
-"""A file's "size:mtime_ns:inode": compared, never taken apart (see `stamp_of`)."""
-
-
-def stamp_of(st: os.stat_result) -> Stamp:
-    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -208,8 +209,11 @@ def _configured(root: Path, table: dict[str, Any]) -> Workspace:
     )
 
 
-def scan(ws: Workspace) -> Scan:
-    """Walk the workspace once: trailmap directories and trail files, sorted."""
+def scan_trailmaps(ws: Workspace) -> tuple[tuple[TrailmapDir, ...], tuple[Finding, ...]]:
+    """The trailmap directories of the workspace, sorted, with the problems found listing them.
+
+    `scan` without the walk of every trail: what needs only the trailmaps uses this.
+    """
     findings: list[Finding] = []
     trailmaps: list[TrailmapDir] = []
     if ws.trailmaps_dir.is_dir():
@@ -232,6 +236,13 @@ def scan(ws: Workspace) -> Scan:
                         fatal=False,
                     )
                 )
+    return tuple(trailmaps), tuple(findings)
+
+
+def scan(ws: Workspace) -> Scan:
+    """Walk the workspace once: trailmap directories and trail files, sorted."""
+    trailmaps, listed = scan_trailmaps(ws)
+    findings = list(listed)
     # Strings, not Paths, and only the directory entries' cached types: this runs on every
     # doit invocation, for every trail, and a no-op should cost little more than the stats.
     trails: list[str] = []
@@ -278,7 +289,7 @@ def scan(ws: Workspace) -> Scan:
                 continue
             trails.append(path)
     trails.sort()
-    return Scan(tuple(trailmaps), tuple(trails), tuple(findings))
+    return Scan(trailmaps, tuple(trails), tuple(findings))
 
 
 def _looks_like_config(path: Path) -> bool:
@@ -290,21 +301,8 @@ def _looks_like_config(path: Path) -> bool:
     return is_project_config(head.decode("utf-8", "replace"))
 
 
-def trailmap_files(trailmap: TrailmapDir, ws: Workspace) -> list[Path]:
-    """The files of a trailmap that its surfaces depend on (not its trails)."""
-    out = [trailmap.manifest]
-    for sub in ("tools", "toolsets", "shortcuts", "trailheads"):
-        base = trailmap.path / sub
-        if not base.is_dir():
-            continue
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if d not in ws.exclude)
-            for filename in sorted(filenames):
-                if _is_generated(sub, filename):
-                    continue
-                out.append(Path(dirpath) / filename)
-    return out
-
+TOOL_DIRS = ("tools", "shortcuts", "trailheads", "toolsets")
+"""The subdirectories of a trailmap that hold its tool files."""
 
 GENERATED_TOOL_FILES = frozenset(
     {
@@ -314,6 +312,37 @@ GENERATED_TOOL_FILES = frozenset(
         "trail.schema.json",
     }
 )
+
+
+def tool_files(
+    directory: Path, exclude: frozenset[str] = EXCLUDED_DIRS
+) -> Iterator[tuple[str, Path]]:
+    """`(subdirectory, path)` of every file under a trailmap's tool directories, sorted.
+
+    The one walk deciding which files may be a trailmap's tools: what the surfaces generator
+    reads (`tooldefs`) and what doit's up-to-date check stamps (`trailmap_files`). Directories
+    named in `exclude` (`EXCLUDED_DIRS` by default: build output, VCS and tool caches,
+    node_modules, our scratch) and the files we generate into `tools/` are skipped.
+    """
+    for sub in TOOL_DIRS:
+        base = directory / sub
+        if not base.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in exclude)
+            for filename in sorted(filenames):
+                if not _is_generated(sub, filename):
+                    yield sub, Path(dirpath) / filename
+
+
+def trailmap_files(trailmap: TrailmapDir) -> list[Path]:
+    """The files of a trailmap that its surfaces depend on (not its trails).
+
+    Every file `tool_files` walks, with the default exclusions (not the workspace's own
+    `exclude`): the surfaces generator reads tool files with those, and a file it reads must
+    make the check stale when it changes.
+    """
+    return [trailmap.manifest, *(path for _, path in tool_files(trailmap.path))]
 
 
 def _is_generated(sub: str, filename: str) -> bool:
