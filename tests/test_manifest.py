@@ -127,6 +127,16 @@ def test_blank_exemption_reason_is_not_an_exemption(reason: str) -> None:
             id="inline-system-prompt",
         ),
         pytest.param(
+            # The removed `target.system_prompt` must not hide the unknown top-level one.
+            "id: app\nsystem_prompt: hi\ntarget:\n  display_name: A\n  system_prompt: hi\n",
+            [
+                "m/trailmap.yaml:5:3: target: an inline 'system_prompt' is not allowed; point "
+                "'system_prompt_file' at a file",
+                "m/trailmap.yaml:2:1: unknown key 'system_prompt'",
+            ],
+            id="inline-system-prompt-and-top-level-one",
+        ),
+        pytest.param(
             "id: app\nuse: [trailblaze]\n",
             [
                 "m/trailmap.yaml:2:1: 'use' was removed from trailmap.yaml; list trailmaps "
@@ -150,12 +160,25 @@ def test_manifest_message_shapes(text: str, expected: list[str]) -> None:
     assert messages(text) == expected
 
 
-@pytest.mark.parametrize("bad", ["..", ".", "a/b", "a\\b", "/abs", "", "../escape"])
-def test_ids_that_could_escape_a_directory_are_rejected(bad: str) -> None:
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("..", "'..' is not a valid name"),
+        (".", "'.' is not a valid name"),
+        ("a/b", "'a/b' is not a valid name"),
+        # `{bad!r}` doubles the backslash, and single-quoted YAML keeps both.
+        ("a\\b", "'a\\\\b' is not a valid name"),
+        ("/abs", "'/abs' is not a valid name"),
+        ("", "must not be empty"),
+        ("../escape", "'../escape' is not a valid name"),
+    ],
+)
+def test_ids_that_could_escape_a_directory_are_rejected(bad: str, message: str) -> None:
     assert not is_safe_id(bad)
     found = messages(f"id: {bad!r}\n", dir_name="x")
     assert len(found) == 1
     assert found[0].startswith("m/trailmap.yaml:1:5: id: ")
+    assert found == [f"m/trailmap.yaml:1:5: id: {message}"]
 
 
 @pytest.mark.parametrize("good", ["wikipedia", "my-trailmap", "a_b_c", "v1.2"])

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.conftest import write_tree
 from trailblaze.catalog import load_catalog
@@ -327,3 +330,46 @@ def test_declared_scripted_tool_without_a_source_warns_and_stays_callable(tmp_pa
             "type-checked",
         )
     ]
+
+
+def test_tool_files_are_read_only_for_the_trailmaps_a_resolution_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trailblaze import resolve  # noqa: PLC0415
+
+    write_tree(
+        tmp_path,
+        {
+            "trailmaps/app/trailmap.yaml": """
+                id: app
+                dependencies: [lib]
+                target:
+                  display_name: App
+            """,
+            "trailmaps/lib/trailmap.yaml": "id: lib\nexports: [lib_share]\n",
+            "trailmaps/lib/tools/lib_share.ts": LIB_SHARE,
+            "trailmaps/other/trailmap.yaml": "id: other\ntarget:\n  display_name: Other\n",
+            "trailmaps/other/tools/bad.tool.yaml": "id: bad\n",
+        },
+    )
+    ws = find_workspace(tmp_path, explicit=True)
+    manifests = load_manifests(ws, scan(ws))
+    read: list[str] = []
+    real = resolve.load_trailmap_tools
+
+    def counting(directory: Path, *args: Any) -> Any:
+        read.append(directory.name)
+        return real(directory, *args)
+
+    monkeypatch.setattr(resolve, "load_trailmap_tools", counting)
+    resolver = Resolver(manifests.with_dirs(), ws.root, load_catalog())
+    assert read == []
+    app = resolver.resolve("app")
+    assert sources(app)["lib_share"] == ("module", "export of lib")
+    assert texts(app) == []
+    assert read == ["app", "lib"]
+    other = resolver.resolve("other")
+    assert read == ["app", "lib", "other"]  # each trailmap's files are read once
+    assert [f.code for f in other.findings] == ["missing-key"]
+    resolver.resolve("app")
+    assert read == ["app", "lib", "other"]

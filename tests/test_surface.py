@@ -553,3 +553,103 @@ def test_a_crlf_gitignore_stays_crlf(ws_copy: Path) -> None:
     again = generate(ws_copy)
     assert ignore not in again.result.written
     assert ignore.read_bytes() == expected
+
+
+def gitignore_findings(result: WorkspaceSurfaces) -> list[str]:
+    return [f.text for f in result.findings if f.code == "gitignore-unreadable"]
+
+
+def test_a_gitignore_that_is_not_utf8_is_left_alone_with_a_warning(ws_copy: Path) -> None:
+    ignore = ws_copy / "trailmaps/app/.gitignore"
+    ignore.write_bytes(b"caf\xe9/\n")
+    first = generate(ws_copy)
+    assert ignore.read_bytes() == b"caf\xe9/\n"
+    expected = [
+        "trailmaps/app/.gitignore:1:1: .gitignore left unchanged: it is not UTF-8 text; "
+        "the generated tools/ files are not added to it"
+    ]
+    assert gitignore_findings(first.result) == expected
+    assert all(not f.fatal for f in first.result.findings)
+    # Reported on every run, not remembered away.
+    assert gitignore_findings(generate(ws_copy).result) == expected
+
+
+def test_an_unreadable_gitignore_is_a_warning(ws_copy: Path) -> None:
+    (ws_copy / "trailmaps/app/.gitignore").mkdir()  # reading it fails with an OSError
+    found = gitignore_findings(generate(ws_copy).result)
+    assert len(found) == 1
+    assert found[0].startswith(
+        "trailmaps/app/.gitignore:1:1: .gitignore left unchanged: it cannot be read ("
+    )
+
+
+def test_boolean_property_schemas_are_rendered_not_crashed_on(tmp_path: Path) -> None:
+    from trailblaze.resolve import ToolEntry  # noqa: PLC0415
+    from trailblaze.surface import render_client_dts, render_sidecar  # noqa: PLC0415
+
+    schema = {
+        "type": "object",
+        "properties": {"anything": True, "nothing": False, "text": {"type": "string"}},
+        "required": ["anything"],
+        "additionalProperties": False,
+    }
+    entry = ToolEntry("app_x", "descriptor", None, schema, True, True, False, None, "here")
+    resolution = Resolution("app", (entry,), (), (), ())
+    sidecar = json.loads(render_sidecar(resolution))
+    assert sidecar == [
+        {
+            "name": "app_x",
+            "requiredParameters": [{"name": "anything", "type": "string"}],
+            "optionalParameters": [{"name": "text", "type": "string"}],
+            "inputSchema": schema,
+            "source": "here",
+        }
+    ]
+    dts = render_client_dts(resolution, tmp_path, load_catalog())
+    assert "        anything: unknown;\n        nothing?: never;\n        text?: string;\n" in dts
+
+
+def test_sdk_type_names_are_the_types_the_core_exports() -> None:
+    from trailblaze.sdk import SDK_TYPE_NAMES  # noqa: PLC0415
+
+    assert {
+        "TrailblazeToolMap",
+        "TrailblazeToolMethods",
+        "TrailblazeClient",
+        "ToolContext",
+        "ToolSpec",
+        "ScriptedTool",
+        "ToolInput",
+        "ToolOutput",
+        "ListInstalledAppsResult",
+        "ListInstalledAppsDetailedResult",
+    } == SDK_TYPE_NAMES
+
+
+def test_the_model_digest_covers_every_field_of_an_entry() -> None:
+    import dataclasses  # noqa: PLC0415
+
+    from trailblaze.resolve import ToolEntry  # noqa: PLC0415
+    from trailblaze.surface import _model_digest  # noqa: PLC0415
+
+    base = ToolEntry("app_x", "yaml", "d", {"type": "object"}, True, True, False, None, "here")
+    changed = {
+        "name": "app_y",
+        "kind": "descriptor",
+        "description": "e",
+        "input_schema": {"type": "string"},
+        "recordable": False,
+        "surface_to_llm": False,
+        "requires_host": True,
+        "result": "string",
+        "source": "there",
+        "module": Path("m.ts"),
+        "trailhead_to": "home",
+        "body": (("tap", {}),),
+        "implements": "tap",
+    }
+    assert set(changed) == {f.name for f in dataclasses.fields(ToolEntry)}
+    digest = _model_digest(Resolution("app", (base,), (), (), ()))
+    for name, value in changed.items():
+        other = dataclasses.replace(base, **{name: value})
+        assert _model_digest(Resolution("app", (other,), (), (), ())) != digest, name

@@ -290,3 +290,43 @@ def test_toolsets_are_read(tmp_path: Path) -> None:
     assert texts(tools) == [
         "trailmaps/app/toolsets/broken.yaml:1:1: missing required key 'tools' in the document"
     ]
+
+
+def test_a_module_export_is_located_at_its_declaration(tmp_path: Path) -> None:
+    tools = load(
+        tmp_path,
+        {
+            "tools/app_fill.ts": """
+                // app_fill fills the form; see also app_more below.
+                import { trailblaze } from "@trailblaze/scripting";
+                export const app_fill = trailblaze.tool({}, async () => "ok");
+                const a = 1;
+                const app_more = 2;
+                export {
+                  a,
+                  app_more as app_renamed,
+                };
+            """,
+        },
+    )
+    assert {name: tool.line for name, tool in tools.modules.items()} == {
+        "app_fill": 3,
+        "a": 7,  # not the `a` of `app_fill` in the comment
+        "app_renamed": 8,
+    }
+
+
+def test_tool_file_schemas_are_built_and_digested_once(tmp_path: Path) -> None:
+    from trailblaze import schemacheck, tooldefs  # noqa: PLC0415
+
+    assert tooldefs._schema("toolYaml") is tooldefs._schema("toolYaml")
+    files = {
+        "tools/app_signIn.tool.yaml": "id: app_signIn\nclass: nope\n",
+        "tools/app_x.yaml": "name: app_x\ninputSchema:\n  text: {type: string}\n",
+    }
+    with schemacheck.remembering(tmp_path / "memo.json"):
+        load(tmp_path, files)
+        size = len(schemacheck._SCHEMA_TEXTS)
+        load(tmp_path, files)
+        load(tmp_path, files)
+    assert len(schemacheck._SCHEMA_TEXTS) == size

@@ -239,3 +239,20 @@ def test_named_definitions_become_interfaces_or_aliases() -> None:
         "}"
     )
     assert render_def("Mode", {"enum": ["a", "b"]}) == 'export type Mode = "a" | "b";'
+
+
+def test_boolean_schemas_are_unknown_and_never() -> None:
+    assert (ts_type(True), ts_type(False)) == ("unknown", "never")
+    schema = {
+        "type": "object",
+        "properties": {"a": True, "b": False, "c": {"type": "object", "properties": {"d": False}}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    assert render_entry(entry("demo", schema, description=None)).splitlines()[3:8] == [
+        "      args: {",
+        "        a: unknown;",
+        "        b?: never;",
+        "        c?: { d?: never; [key: string]: unknown; };",
+        "      };",
+    ]

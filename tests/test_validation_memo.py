@@ -77,3 +77,26 @@ def test_a_workspace_seen_before_is_checked_without_importing_jsonschema(
 
     assert imported() == "True"
     assert imported() == "False"
+
+
+def test_a_key_named_document_is_not_the_document() -> None:
+    schema = {
+        "type": "object",
+        "required": ["id"],
+        "properties": {"document": {"type": "object", "required": ["x"]}},
+    }
+    assert [i.message for i in check(load("document: {}\n"), schema)] == [
+        "missing required key 'id' in the document",
+        "missing required key 'x' in 'document'",
+    ]
+
+
+def test_a_schema_is_serialised_once_per_object() -> None:
+    from trailblaze import schemacheck  # noqa: PLC0415
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    first = schemacheck._schema_text(schema)
+    schemacheck._SCHEMA_TEXTS[id(schema)] = (schema, first[0], "pinned")
+    assert schemacheck._schema_text(schema) == (first[0], "pinned")  # not worked out again
+    assert schemacheck._schema_text(dict(schema)) == first  # an equal schema digests the same
+    del schemacheck._SCHEMA_TEXTS[id(schema)]

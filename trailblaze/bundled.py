@@ -21,10 +21,19 @@ from types import ModuleType
 
 from trailblaze.catalog import Catalog
 from trailblaze.finding import Finding
-from trailblaze.manifest import Named, PlatformConfig, Trailmap, is_safe_id, load_manifest
+from trailblaze.manifest import (
+    Named,
+    PlatformConfig,
+    Trailmap,
+    is_safe_id,
+    load_manifest,
+    manifest_finding,
+    names_of,
+    schema_findings,
+)
 from trailblaze.schemacheck import check
 from trailblaze.tooldefs import ToolDef, TrailmapTools
-from trailblaze.yamlnode import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
+from trailblaze.yamlnode import YamlError, YMap, YScalar, YSeq, load, read_text
 
 ENTRY_POINT_GROUP = "trailblaze.trailmaps"
 
@@ -133,36 +142,17 @@ def _baked_targets(
         try:
             root = load(read_text(path))
         except YamlError as exc:
-            findings.append(
-                Finding("manifest", rel, exc.line, exc.column, exc.message, code="yaml")
-            )
+            findings.append(manifest_finding(rel, exc.line, exc.column, "", exc.message, "yaml"))
             continue
         issues = check(root, _BAKED_SCHEMA)
-        for issue in issues:
-            findings.append(
-                Finding(
-                    "manifest",
-                    rel,
-                    issue.line,
-                    issue.column,
-                    issue.message,
-                    key_path=issue.key_path,
-                    code=issue.code,
-                )
-            )
+        findings.extend(schema_findings(rel, issues))
         if issues or not isinstance(root, YMap):
             continue
         target_id = str(root.to_python()["id"])
         if not is_safe_id(target_id):
             findings.append(
-                Finding(
-                    "manifest",
-                    rel,
-                    1,
-                    1,
-                    f"'{target_id}' is not a valid target id",
-                    key_path="id",
-                    code="invalid-value",
+                manifest_finding(
+                    rel, 1, 1, "id", f"'{target_id}' is not a valid target id", "invalid-value"
                 )
             )
             continue
@@ -176,7 +166,7 @@ def _baked(root: YMap, rel: str, target_id: str, origin: str) -> BundledTrailmap
     if isinstance(platform_node, YMap):
         for key, value in platform_node:
             sets = value.get("tool_sets") if isinstance(value, YMap) else None
-            platforms.append(PlatformConfig(key.text, tool_sets=_names(sets)))
+            platforms.append(PlatformConfig(key.text, tool_sets=names_of(sets)))
     tools: dict[str, ToolDef] = {}
     names: list[Named] = []
     tool_nodes = root.get("tools")
@@ -220,9 +210,3 @@ def _baked(root: YMap, rel: str, target_id: str, origin: str) -> BundledTrailmap
         exempt_reason=None,
     )
     return BundledTrailmap(manifest, None, origin, TrailmapTools(tools=tools))
-
-
-def _names(node: YNode | None) -> tuple[Named, ...]:
-    if not isinstance(node, YSeq):
-        return ()
-    return tuple(Named(i.text, i.line, i.column) for i in node.items if isinstance(i, YScalar))

@@ -10,13 +10,14 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from trailblaze.finding import Finding, join_key
-from trailblaze.schemacheck import check
+from trailblaze.finding import Finding
+from trailblaze.schemacheck import SchemaIssue, check
 from trailblaze.yamlnode import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
 
 MANIFEST_NAME = "trailmap.yaml"
@@ -115,7 +116,7 @@ def load_manifest(manifest: Path, rel_path: str, dir_name: str) -> ManifestOutco
         root = load(read_text(manifest))
     except YamlError as exc:
         return ManifestOutcome(
-            None, (_finding(rel_path, exc.line, exc.column, "", exc.message, "yaml"),)
+            None, (manifest_finding(rel_path, exc.line, exc.column, "", exc.message, "yaml"),)
         )
     return parse_manifest(root, rel_path, dir_name)
 
@@ -123,16 +124,21 @@ def load_manifest(manifest: Path, rel_path: str, dir_name: str) -> ManifestOutco
 def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> ManifestOutcome:
     if root is None:
         return ManifestOutcome(
-            None, (_finding(rel_path, 1, 1, "", "empty trailmap.yaml", "empty"),)
+            None, (manifest_finding(rel_path, 1, 1, "", "empty trailmap.yaml", "empty"),)
         )
     findings: list[Finding] = []
-    removed_keys = _removed(root, rel_path, findings)
-    for issue in check(root, manifest_schema()):
-        if issue.code == "unknown-key" and issue.message.split("'")[1] in removed_keys:
-            continue
-        findings.append(
-            _finding(rel_path, issue.line, issue.column, issue.key_path, issue.message, issue.code)
+    removed_at = _removed(root, rel_path, findings)
+    findings.extend(
+        schema_findings(
+            rel_path,
+            (
+                issue
+                for issue in check(root, manifest_schema())
+                # a removed key has its own hint, not also "unknown key"
+                if not (issue.code == "unknown-key" and (issue.line, issue.column) in removed_at)
+            ),
         )
+    )
     if not isinstance(root, YMap) or any(f.fatal for f in findings):
         return ManifestOutcome(None, tuple(findings))
     trailmap = _record(root, rel_path, dir_name)
@@ -154,10 +160,11 @@ def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> Manifest
     return ManifestOutcome(trailmap, tuple(findings))
 
 
-def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[str]:
-    names: set[str] = set()
+def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[tuple[int, int]]:
+    """Report the keys the format removed; returns where they are written (line, column)."""
+    positions: set[tuple[int, int]] = set()
     if not isinstance(root, YMap):
-        return names
+        return positions
     maps = [(root, "")]
     target = root.get("target")
     if isinstance(target, YMap):
@@ -166,20 +173,29 @@ def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[str]:
         for key, _ in mapping:
             name = key.text
             if name in _REMOVED_KEYS and not (name == "system_prompt" and key_path == ""):
-                names.add(name)
+                positions.add((key.line, key.column))
                 findings.append(
-                    _finding(
+                    manifest_finding(
                         rel_path, key.line, key.column, key_path, _REMOVED_KEYS[name], "removed-key"
                     )
                 )
-    return names
+    return positions
 
 
-def _finding(path: str, line: int, column: int, key_path: str, message: str, code: str) -> Finding:
+def manifest_finding(
+    path: str, line: int, column: int, key_path: str, message: str, code: str
+) -> Finding:
+    """A (fatal) finding about a manifest or tool file."""
     return Finding("manifest", path, line, column, message, key_path=key_path, code=code)
 
 
-def _names(node: YNode | None) -> tuple[Named, ...]:
+def schema_findings(path: str, issues: Iterable[SchemaIssue]) -> list[Finding]:
+    """The manifest findings of schema issues found in the file at `path`."""
+    return [manifest_finding(path, i.line, i.column, i.key_path, i.message, i.code) for i in issues]
+
+
+def names_of(node: YNode | None) -> tuple[Named, ...]:
+    """The scalar items of a YAML list, each with where it is written."""
     if not isinstance(node, YSeq):
         return ()
     return tuple(
@@ -188,7 +204,7 @@ def _names(node: YNode | None) -> tuple[Named, ...]:
 
 
 def _texts(node: YNode | None) -> tuple[str, ...]:
-    return tuple(n.value for n in _names(node))
+    return tuple(n.value for n in names_of(node))
 
 
 def _platforms(node: YNode | None) -> tuple[PlatformConfig, ...]:
@@ -201,8 +217,8 @@ def _platforms(node: YNode | None) -> tuple[PlatformConfig, ...]:
             PlatformConfig(
                 name=key.text,
                 app_ids=_texts(body.get("app_ids")),
-                tool_sets=_names(body.get("tool_sets")),
-                tools=_names(body.get("tools")),
+                tool_sets=names_of(body.get("tool_sets")),
+                tools=names_of(body.get("tools")),
                 excluded_tools=_texts(body.get("excluded_tools")),
                 drivers=_texts(body.get("drivers")),
             )
@@ -227,20 +243,13 @@ def _record(root: YMap, rel_path: str, dir_name: str) -> Trailmap:
         path=rel_path,
         is_target=target_map is not None,
         display_name=display.text if isinstance(display, YScalar) else None,
-        dependencies=_names(root.get("dependencies")),
-        exports=_names(root.get("exports")),
-        toolset_files=_names(root.get("toolsets")),
+        dependencies=names_of(root.get("dependencies")),
+        exports=names_of(root.get("exports")),
+        toolset_files=names_of(root.get("toolsets")),
         platforms=_platforms(target_map.get("platforms") if target_map else root.get("platforms")),
         defaults=_platforms(root.get("defaults")),
-        target_tools=_names(target_map.get("tools") if target_map else None),
+        target_tools=names_of(target_map.get("tools") if target_map else None),
         exempt_reason=exempt,
         line=root.line,
         column=root.column,
     )
-
-
-def key_path_of(*parts: str | int) -> str:
-    out = ""
-    for part in parts:
-        out = join_key(out, part)
-    return out

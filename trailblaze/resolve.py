@@ -21,13 +21,13 @@ still checked by name.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from trailblaze.bundled import BundledTrailmap
-from trailblaze.catalog import Catalog, Tool
+from trailblaze.catalog import Catalog, Tool, ToolSet
 from trailblaze.finding import Finding, did_you_mean
 from trailblaze.manifest import Named, Trailmap
 from trailblaze.tooldefs import RelPath, ToolDef, ToolSetDef, TrailmapTools, load_trailmap_tools
@@ -78,7 +78,8 @@ class Node:
     id: str
     manifest: Trailmap | None
     directory: Path | None
-    tools: TrailmapTools
+    baked: TrailmapTools | None = None
+    """Tools known without reading a directory (a baked target's inline tools)."""
 
     @property
     def dependencies(self) -> tuple[Named, ...]:
@@ -86,7 +87,11 @@ class Node:
 
 
 class Resolver:
-    """Resolves every trailmap of a workspace, reading each trailmap's tool files once."""
+    """Resolves the trailmaps of a workspace, reading each trailmap's tool files once.
+
+    Tool files are read when a resolution first needs them (the trailmap itself or one of
+    its dependencies), so resolving one trailmap does not read the whole workspace.
+    """
 
     def __init__(
         self,
@@ -96,29 +101,38 @@ class Resolver:
         bundled: Mapping[str, BundledTrailmap] | None = None,
     ) -> None:
         self.catalog = catalog
-        rel = RelPath(root)
+        self.rel = RelPath(root)
         self.nodes: dict[str, Node] = {}
         for dir_name, (manifest, directory) in trailmaps.items():
-            tools = load_trailmap_tools(directory, rel, catalog)
-            self.nodes[dir_name] = Node(dir_name, manifest, directory, tools)
+            self.nodes[dir_name] = Node(dir_name, manifest, directory)
         for bundled_id, item in (bundled or {}).items():
             if bundled_id in self.nodes:
                 continue  # a workspace trailmap with the same id wins
-            if item.tools is not None:
-                tools = item.tools
-            elif item.directory is not None:
-                tools = load_trailmap_tools(item.directory, rel, catalog)
+            self.nodes[bundled_id] = Node(bundled_id, item.manifest, item.directory, item.tools)
+        for builtin in catalog.trailmaps:
+            self.nodes.setdefault(builtin, Node(builtin, None, None))
+        self._tools: dict[str, TrailmapTools] = {}
+        self._reported: set[str] = set()
+
+    def _tools_of(self, node_id: str) -> TrailmapTools:
+        """A trailmap's tools, read from its directory the first time they are asked for."""
+        tools = self._tools.get(node_id)
+        if tools is None:
+            node = self.nodes[node_id]
+            if node.baked is not None:
+                tools = node.baked
+            elif node.directory is not None:
+                tools = load_trailmap_tools(node.directory, self.rel, self.catalog)
             else:
                 tools = TrailmapTools()
-            self.nodes[bundled_id] = Node(bundled_id, item.manifest, item.directory, tools)
-        for builtin in catalog.trailmaps:
-            self.nodes.setdefault(builtin, Node(builtin, None, None, TrailmapTools()))
-        self._reported: set[str] = set()
+            self._tools[node_id] = tools
+        return tools
 
     def resolve(self, dir_name: str) -> Resolution:
         node = self.nodes[dir_name]
         assert node.manifest is not None
-        findings: list[Finding] = list(self._once(node.tools.findings))
+        own = self._tools_of(dir_name)
+        findings: list[Finding] = self._once(own.findings)
         deps = self._dependencies(node, findings)
         entries: dict[str, ToolEntry] = {}
 
@@ -132,22 +146,19 @@ class Resolver:
                 self._add_toolset(node, deps, toolset_ref, findings, add)
             for toolset in self.catalog.toolsets.values():
                 if toolset.always_enabled:
-                    for name in toolset.tools:
-                        tool = self.catalog.tool(name)
-                        if tool is not None and tool.surface:
-                            add(_framework(tool, f"toolset {toolset.id}"))
+                    self._add_catalog_set(toolset, add)
         # 2. every recordable framework tool
         for tool in self.catalog.recordable_tools():
             if tool.surface:
                 add(_framework(tool, "framework"))
         # 3. own YAML-defined tools
-        for tool_def in node.tools.tools.values():
+        for tool_def in own.tools.values():
             if tool_def.kind in ("yaml", "class") and tool_def.recordable:
                 add(_from_def(tool_def, tool_def.path))
         # 4. own scripted tools
         manifest_path = node.manifest.path
         for declared in node.manifest.scripted_tools:
-            found = _scripted(node.tools, declared.value)
+            found = _scripted(own, declared.value)
             if found is not None:
                 self._shadow_warning(entries, found, findings)
                 add(_from_def(found, found.path))
@@ -178,7 +189,7 @@ class Resolver:
                     manifest_path,
                 )
             )
-        for module_tool in sorted(node.tools.modules.values(), key=lambda t: t.name):
+        for module_tool in sorted(own.modules.values(), key=lambda t: t.name):
             if module_tool.auto:
                 add(_from_def(module_tool, module_tool.path))
         # 5. dependencies' exports
@@ -187,24 +198,23 @@ class Resolver:
             dep = self.nodes[dep_id]
             if dep.manifest is None:
                 continue
+            dep_tools = self._tools_of(dep_id)
             for export in dep.manifest.exports:
-                found = _scripted(dep.tools, export.value) or dep.tools.tools.get(export.value)
+                found = _scripted(dep_tools, export.value) or dep_tools.tools.get(export.value)
                 if found is None:
-                    findings.extend(
-                        self._once(
-                            [
-                                Finding(
-                                    "manifest",
-                                    dep.manifest.path,
-                                    export.line,
-                                    export.column,
-                                    f"exported tool '{export.value}' is not defined by trailmap "
-                                    f"'{dep_id}'",
-                                    key_path="exports",
-                                    code="unknown-export",
-                                )
-                            ]
-                        )
+                    findings += self._once(
+                        [
+                            Finding(
+                                "manifest",
+                                dep.manifest.path,
+                                export.line,
+                                export.column,
+                                f"exported tool '{export.value}' is not defined by trailmap "
+                                f"'{dep_id}'",
+                                key_path="exports",
+                                code="unknown-export",
+                            )
+                        ]
                     )
                     continue
                 if export.value in exporters and exporters[export.value] != dep_id:
@@ -245,7 +255,7 @@ class Resolver:
     def _files(self, node: Node) -> list[Path]:
         if node.directory is None:
             return []
-        return [node.directory / "trailmap.yaml", *node.tools.files]
+        return [node.directory / "trailmap.yaml", *self._tools_of(node.id).files]
 
     def _once(self, findings: list[Finding] | tuple[Finding, ...]) -> list[Finding]:
         """Findings about a shared file are reported once per run, not once per dependent."""
@@ -274,30 +284,26 @@ class Resolver:
                     closing = self.nodes[loop[-1]]
                     edge = next(d for d in closing.dependencies if d.value == loop[0])
                     cycle = " -> ".join((*loop, loop[0]))
-                    findings.extend(
-                        self._once(
-                            [
-                                self._manifest_error(
-                                    closing, edge, f"dependency cycle: {cycle}", "dependency-cycle"
-                                )
-                            ]
-                        )
+                    findings += self._once(
+                        [
+                            self._manifest_error(
+                                closing, edge, f"dependency cycle: {cycle}", "dependency-cycle"
+                            )
+                        ]
                     )
                     continue
                 target = self.nodes.get(dep.value)
                 if target is None:
                     hint = did_you_mean(dep.value, tuple(self.nodes))
-                    findings.extend(
-                        self._once(
-                            [
-                                self._manifest_error(
-                                    current,
-                                    dep,
-                                    f"unknown trailmap '{dep.value}'{hint}",
-                                    "unknown-dependency",
-                                )
-                            ]
-                        )
+                    findings += self._once(
+                        [
+                            self._manifest_error(
+                                current,
+                                dep,
+                                f"unknown trailmap '{dep.value}'{hint}",
+                                "unknown-dependency",
+                            )
+                        ]
                     )
                     continue
                 if dep.value in seen:
@@ -322,38 +328,46 @@ class Resolver:
         )
 
     def _add_toolset(
-        self, node: Node, deps: list[str], ref: Named, findings: list[Finding], add: Any
+        self,
+        node: Node,
+        deps: list[str],
+        ref: Named,
+        findings: list[Finding],
+        add: Callable[[ToolEntry], None],
     ) -> None:
         assert node.manifest is not None
-        workspace_set: ToolSetDef | None = node.tools.toolsets.get(ref.value)
-        for dep_id in deps:
-            if workspace_set is None:
-                workspace_set = self.nodes[dep_id].tools.toolsets.get(ref.value)
+        # The trailmap's own set wins, then the first dependency (breadth first) defining it.
+        workspace_set: ToolSetDef | None = next(
+            (
+                found
+                for owner in (node.id, *deps)
+                if (found := self._tools_of(owner).toolsets.get(ref.value)) is not None
+            ),
+            None,
+        )
         if workspace_set is not None:
             for name in workspace_set.tools:
                 entry = self._toolset_tool(node, name.value)
                 if entry is None:
-                    findings.extend(
-                        self._once(
-                            [
-                                Finding(
-                                    "manifest",
-                                    workspace_set.path,
-                                    name.line,
-                                    name.column,
-                                    f"tool set '{workspace_set.id}' names unknown tool '{name.value}'",
-                                    key_path="tools",
-                                    code="unknown-tool",
-                                )
-                            ]
-                        )
+                    findings += self._once(
+                        [
+                            Finding(
+                                "manifest",
+                                workspace_set.path,
+                                name.line,
+                                name.column,
+                                f"tool set '{workspace_set.id}' names unknown tool '{name.value}'",
+                                key_path="tools",
+                                code="unknown-tool",
+                            )
+                        ]
                     )
                     continue
                 add(entry)
             return
         toolset = self.catalog.toolsets.get(ref.value)
         if toolset is None:
-            known = (*self.catalog.toolsets, *node.tools.toolsets)
+            known = (*self.catalog.toolsets, *self._tools_of(node.id).toolsets)
             findings.append(
                 Finding(
                     "manifest",
@@ -367,6 +381,10 @@ class Resolver:
                 )
             )
             return
+        self._add_catalog_set(toolset, add)
+
+    def _add_catalog_set(self, toolset: ToolSet, add: Callable[[ToolEntry], None]) -> None:
+        """The tools of a catalog tool set that surfaces show."""
         for tool_name in toolset.tools:
             tool = self.catalog.tool(tool_name)
             if tool is not None and tool.surface:
@@ -376,7 +394,8 @@ class Resolver:
         tool = self.catalog.tool(name)
         if tool is not None:
             return _framework(tool, "toolset") if tool.surface else None
-        found = node.tools.tools.get(name) or node.tools.modules.get(name)
+        own = self._tools_of(node.id)
+        found = own.tools.get(name) or own.modules.get(name)
         return _from_def(found, found.path) if found is not None else None
 
     def _shadow_warning(

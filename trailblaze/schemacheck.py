@@ -81,7 +81,8 @@ class ValidMemo:
 
 
 _MEMO: list[ValidMemo] = []
-_SCHEMA_DIGESTS: dict[int, tuple[Mapping[str, Any], str]] = {}
+_SCHEMA_TEXTS: dict[int, tuple[Mapping[str, Any], str, str]] = {}
+"""id(schema) -> (schema, its canonical JSON, its digest); the schema is kept so its id stays its own."""
 
 
 @contextlib.contextmanager
@@ -96,19 +97,27 @@ def remembering(path: Path) -> Iterator[None]:
     memo.save()
 
 
-def _memo_key(schema: Mapping[str, Any], instance: Any) -> str:
-    cached = _SCHEMA_DIGESTS.get(id(schema))
+def _schema_text(schema: Mapping[str, Any]) -> tuple[str, str]:
+    """A schema's canonical JSON and its digest, worked out once per schema object."""
+    cached = _SCHEMA_TEXTS.get(id(schema))
     if cached is None or cached[0] is not schema:
-        text = json.dumps(schema, sort_keys=True, default=str)
-        cached = (schema, hashlib.sha256(text.encode()).hexdigest())
-        _SCHEMA_DIGESTS[id(schema)] = cached
+        if len(_SCHEMA_TEXTS) > 1024:
+            _SCHEMA_TEXTS.clear()  # callers that build a schema per call must not grow it forever
+        text = json.dumps(schema, sort_keys=True)
+        cached = (schema, text, hashlib.sha256(text.encode()).hexdigest())
+        _SCHEMA_TEXTS[id(schema)] = cached
+    return cached[1], cached[2]
+
+
+def _memo_key(schema: Mapping[str, Any], instance: Any) -> str:
+    _, schema_digest = _schema_text(schema)
     # repr, not JSON: it tells 1 from "1" and True from "true", in keys too.
-    return hashlib.sha256(f"{cached[1]}\0{instance!r}".encode()).hexdigest()
+    return hashlib.sha256(f"{schema_digest}\0{instance!r}".encode()).hexdigest()
 
 
 def validator(schema: Mapping[str, Any]) -> Draft202012Validator:
     """A (cached) validator; the schema itself is checked against the meta-schema once."""
-    return _validator_for(json.dumps(schema, sort_keys=True))
+    return _validator_for(_schema_text(schema)[0])
 
 
 def check(
@@ -224,13 +233,12 @@ def _describe(
         missing = [
             name for name in error.validator_value if not (isinstance(node, YMap) and name in node)
         ]
-        where = key_path or "document"
         return [
             SchemaIssue(
                 line,
                 column,
                 key_path,
-                f"missing required key '{name}' in {_where(where)}",
+                f"missing required key '{name}' in {_where(key_path)}",
                 "missing-key",
             )
             for name in missing
@@ -305,7 +313,7 @@ def _describe(
 
 
 def _where(key_path: str) -> str:
-    return f"'{key_path}'" if key_path != "document" else "the document"
+    return f"'{key_path}'" if key_path else "the document"
 
 
 def _found(node: YNode | None) -> str:

@@ -8,6 +8,8 @@ with, whose `I` is what trails calling that tool are checked against.
 
 from __future__ import annotations
 
+import re
+
 from trailblaze import __version__
 from trailblaze.catalog import Catalog
 from trailblaze.tsrender import render_def
@@ -87,20 +89,8 @@ export declare const selectors: {
 };
 """
 
-SDK_TYPE_NAMES = frozenset(
-    {
-        "TrailblazeToolMap",
-        "TrailblazeToolMethods",
-        "TrailblazeClient",
-        "ToolContext",
-        "ToolSpec",
-        "ScriptedTool",
-        "ToolInput",
-        "ToolOutput",
-        "ListInstalledAppsResult",
-        "ListInstalledAppsDetailedResult",
-    }
-)
+SDK_TYPE_NAMES = frozenset(re.findall(r"^export (?:interface|type) (\w+)", _CORE, re.MULTILINE))
+"""The type names `_CORE` exports."""
 
 
 def render_sdk(catalog: Catalog) -> str:

@@ -17,6 +17,7 @@ content changes, atomically.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -66,8 +67,18 @@ def sdk_dir(scratch: Path) -> Path:
     return scratch / "sdk"
 
 
+def sdk_index(scratch: Path) -> Path:
+    """The SDK bundle's declarations, what `@trailblaze/scripting` resolves to."""
+    return sdk_dir(scratch) / "dist" / "index.d.ts"
+
+
+def sdk_from(tools_dir: Path, scratch: Path) -> str:
+    """The SDK directory relative to a trailmap's `tools/`, as tsconfig `paths` write it."""
+    return Path(os.path.relpath(sdk_dir(scratch), tools_dir)).as_posix()
+
+
 def write_sdk(scratch: Path, catalog: Catalog) -> bool:
-    return write_if_changed(sdk_dir(scratch) / "dist" / "index.d.ts", render_sdk(catalog))
+    return write_if_changed(sdk_index(scratch), render_sdk(catalog))
 
 
 def module_specifier(module: Path, from_dir: Path) -> str:
@@ -118,7 +129,7 @@ def render_client_dts(resolution: Resolution, tools_dir: Path, catalog: Catalog)
 
 
 def render_tsconfig(tools_dir: Path, scratch: Path) -> str:
-    rel = Path(os.path.relpath(sdk_dir(scratch), tools_dir)).as_posix()
+    rel = sdk_from(tools_dir, scratch)
     config = {
         "compilerOptions": {
             "target": "ES2022",
@@ -160,7 +171,11 @@ def render_sidecar(resolution: Resolution) -> str:
             required = set(schema.get("required") or ())
             req: list[dict[str, Any]] = []
             opt: list[dict[str, Any]] = []
-            for name, prop in (schema.get("properties") or {}).items():
+            for name, raw in (schema.get("properties") or {}).items():
+                if raw is False:
+                    continue  # `name: false`: a parameter that must not be given
+                # `name: true` accepts any value, as `{}` does
+                prop: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
                 if "$ref" in prop:
                     continue  # selector params are not in the sidecar (reference §4.8)
                 param: dict[str, Any] = {"name": name, "type": _sidecar_type(prop)}
@@ -275,24 +290,10 @@ def model_digest(resolution: Resolution) -> str:
 
 
 def _model_digest(resolution: Resolution) -> str:
-    entries = [
-        [
-            e.name,
-            str(e.kind),
-            e.description,
-            e.input_schema,
-            e.recordable,
-            e.surface_to_llm,
-            e.requires_host,
-            e.result,
-            e.source,
-            str(e.module) if e.module is not None else None,
-            e.trailhead_to,
-            [list(item) for item in e.body],
-            e.implements,
-        ]
-        for e in resolution.entries
-    ]
+    # Every field of every entry (paths become strings, tuples lists), so a field added to
+    # ToolEntry cannot leave stale artifacts behind.
+    names = [f.name for f in dataclasses.fields(ToolEntry)]
+    entries = [[getattr(e, name) for name in names] for e in resolution.entries]
     model = json.dumps([resolution.trailmap, list(resolution.dependencies), entries], default=str)
     return digest(__version__, model)
 
@@ -351,7 +352,7 @@ def write_surfaces(
                 1,
                 1,
                 "hand-written tsconfig.json kept; it must map '@trailblaze/scripting' to "
-                f"'{Path(os.path.relpath(sdk_dir(scratch), tools_dir)).as_posix()}/dist/index' "
+                f"'{sdk_from(tools_dir, scratch)}/dist/index' "
                 "for the surface to compile",
                 code="tsconfig-kept",
                 fatal=False,
@@ -362,13 +363,33 @@ def write_surfaces(
     put(tools_dir / SCHEMA_NAME, json.dumps(trail_schema(resolution, catalog), indent=1) + "\n")
     if gitignore:
         ignore = trailmap_dir / ".gitignore"
+        problem = None
+        existing: str | None = None
         try:
             # Bytes, not read_text: universal newlines would turn a CRLF file into LF.
-            existing: str | None = ignore.read_bytes().decode("utf-8")
+            existing = ignore.read_bytes().decode("utf-8")
         except FileNotFoundError:
-            existing = None
-        updated = updated_gitignore(existing)
-        if updated is not None:
+            pass
+        except UnicodeDecodeError:
+            problem = "it is not UTF-8 text"
+        except OSError as exc:
+            problem = f"it cannot be read ({exc.strerror or exc})"
+        if problem is not None:
+            # Left as it is: rewriting it would lose what it says.
+            findings.append(
+                Finding(
+                    "warning",
+                    rel(ignore),
+                    1,
+                    1,
+                    f".gitignore left unchanged: {problem}; the generated tools/ files are not "
+                    "added to it",
+                    code="gitignore-unreadable",
+                    fatal=False,
+                    trailmap=resolution.trailmap,
+                )
+            )
+        elif (updated := updated_gitignore(existing)) is not None:
             put(ignore, updated)
     if memo is not None:
         if findings:  # a kept hand-written tsconfig: its warning is worked out on every run
@@ -628,35 +649,31 @@ def generate_surfaces(
     written: list[Path] = []
     findings: list[Finding] = []
     if write_sdk(scratch, catalog):
-        written.append(sdk_dir(scratch) / "dist" / "index.d.ts")
+        written.append(sdk_index(scratch))
+    wanted = set(only) if only is not None else None
+    # (id, the directory its tools/ is in, whether it has a .gitignore of ours): workspace
+    # trailmaps, then the bundled targets no workspace trailmap shadows, each sorted.
+    jobs = [(dir_name, trailmaps[dir_name][1], True) for dir_name in sorted(trailmaps)]
+    jobs += [
+        (target_id, validation_dir(scratch, target_id), False)
+        for target_id, item in sorted((bundled or {}).items())
+        if target_id not in trailmaps and item.manifest.is_target
+    ]
+    rel = RelPath(root)
     resolutions: dict[str, Resolution] = {}
-    wanted = set(only) if only is not None else set(trailmaps)
-    for dir_name in sorted(trailmaps):
-        if dir_name not in wanted:
+    for trailmap_id, trailmap_dir, gitignore in jobs:
+        if wanted is not None and trailmap_id not in wanted:
             continue
-        resolution = resolver.resolve(dir_name)
-        resolutions[dir_name] = resolution
-        findings.extend(resolution.findings)
-        outcome = write_surfaces(
-            resolution, trailmaps[dir_name][1], scratch, catalog, RelPath(root), memo=written_memo
-        )
-        written.extend(outcome.written)
-        findings.extend(outcome.findings)
-    for target_id, item in sorted((bundled or {}).items()):
-        if target_id in trailmaps or not item.manifest.is_target:
-            continue
-        if only is not None and target_id not in wanted:
-            continue
-        resolution = resolver.resolve(target_id)
-        resolutions[target_id] = resolution
+        resolution = resolver.resolve(trailmap_id)
+        resolutions[trailmap_id] = resolution
         findings.extend(resolution.findings)
         outcome = write_surfaces(
             resolution,
-            validation_dir(scratch, target_id),
+            trailmap_dir,
             scratch,
             catalog,
-            RelPath(root),
-            gitignore=False,
+            rel,
+            gitignore=gitignore,
             memo=written_memo,
         )
         written.extend(outcome.written)

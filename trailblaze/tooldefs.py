@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -26,9 +26,9 @@ from typing import Any, Literal
 
 from trailblaze.catalog import Catalog
 from trailblaze.finding import Finding, did_you_mean, join_key
-from trailblaze.manifest import Named
+from trailblaze.manifest import Named, manifest_finding, schema_findings
 from trailblaze.schemacheck import check
-from trailblaze.workspace import GENERATED_TOOL_FILES
+from trailblaze.workspace import tool_files
 from trailblaze.yamlnode import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
 
 ToolKind = Literal["class", "yaml", "descriptor", "module"]
@@ -127,7 +127,9 @@ def _schemas() -> dict[str, Any]:
     return loaded
 
 
-def _schema(name: str) -> dict[str, Any]:
+@functools.cache
+def _schema(name: str) -> Mapping[str, Any]:
+    """One schema object per name (never mutated): validators and memo digests key on it."""
     return {"$defs": _schemas()["$defs"], "$ref": f"#/$defs/{name}"}
 
 
@@ -135,18 +137,10 @@ def load_trailmap_tools(directory: Path, rel: RelPath, catalog: Catalog) -> Trai
     """Read every tool file of one trailmap directory."""
     loader = _Loader(rel, catalog)
     files: list[Path] = []
-    for sub in ("tools", "shortcuts", "trailheads", "toolsets"):
-        base = directory / sub
-        if not base.is_dir():
-            continue
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if d not in ("node_modules", ".trailblaze"))
-            for filename in sorted(filenames):
-                path = Path(dirpath) / filename
-                if sub == "tools" and filename in GENERATED_TOOL_FILES:
-                    continue
-                if loader.read(sub, path):
-                    files.append(path)
+    # The walk doit's up-to-date check stamps too (`trailmap_files`): what is read is tracked.
+    for sub, path in tool_files(directory):
+        if loader.read(sub, path):
+            files.append(path)
     return TrailmapTools(
         loader.tools, loader.modules, loader.toolsets, tuple(loader.findings), tuple(files)
     )
@@ -177,9 +171,7 @@ class _Loader:
     def error(
         self, path: str, line: int, column: int, key_path: str, message: str, code: str
     ) -> None:
-        self.findings.append(
-            Finding("manifest", path, line, column, message, key_path=key_path, code=code)
-        )
+        self.findings.append(manifest_finding(path, line, column, key_path, message, code))
 
     def read(self, sub: str, path: Path) -> bool:
         """Read one file if it is a tool file; True when it is one (an input of the surfaces)."""
@@ -213,8 +205,7 @@ class _Loader:
             self.error(rel, 1, 1, "", "empty file", "empty")
             return None
         issues = check(root, _schema(schema))
-        for issue in issues:
-            self.error(rel, issue.line, issue.column, issue.key_path, issue.message, issue.code)
+        self.findings.extend(schema_findings(rel, issues))
         if issues or not isinstance(root, YMap):
             return None
         return root
@@ -437,8 +428,9 @@ class _Loader:
                 )
                 ok = False
                 continue
-            for issue in check(value, _schema("inputProperty"), key_path=path):
-                self.error(rel, issue.line, issue.column, issue.key_path, issue.message, issue.code)
+            issues = check(value, _schema("inputProperty"), key_path=path)
+            if issues:
+                self.findings.extend(schema_findings(rel, issues))
                 ok = False
             type_name = _text(value.get("type")) or "string"
             mapped = PARAM_TYPES.get(type_name.lower())
@@ -471,17 +463,18 @@ class _Loader:
         except YamlError as exc:
             self.error(rel, exc.line, exc.column, "", exc.message, "io")
             return
-        names = [m.group(1) for m in _EXPORT_DECL.finditer(text)]
+        # (name, offset of the declaration or export list that exports it)
+        names = [(m.group(1), m.start(1)) for m in _EXPORT_DECL.finditer(text)]
         tools = {m.group(1) for m in _TOOL_EXPORT.finditer(text)}
         for match in _EXPORT_LIST.finditer(text):
-            for raw in match.group(1).split(","):
-                part = raw.strip()
-                if part and not part.startswith("type "):
-                    names.append(part.split(" as ")[-1].strip())
-        for export in names:
+            for item in re.finditer(r"[^,\s][^,]*", match.group(1)):
+                part = item.group(0).strip()
+                if not part.startswith("type "):
+                    names.append((part.split(" as ")[-1].strip(), match.start(1) + item.start()))
+        for export, offset in names:
             if export in self.modules:
                 continue  # the first module wins; tsc reports real conflicts
-            line = text.count("\n", 0, text.find(export)) + 1
+            line = text.count("\n", 0, offset) + 1
             self.modules[export] = ToolDef(
                 export,
                 "module",

@@ -34,7 +34,12 @@ def doc_escape(text: str) -> str:
 
 
 def ts_type(schema: Any, depth: int = 0) -> str:
-    """The TypeScript type of a JSON Schema (`$ref`s become the referenced type's name)."""
+    """The TypeScript type of a JSON Schema (`$ref`s become the referenced type's name).
+
+    The boolean schemas: `true` accepts anything (`unknown`), `false` nothing (`never`).
+    """
+    if schema is False and depth <= MAX_DEPTH:
+        return "never"
     if depth > MAX_DEPTH or not isinstance(schema, Mapping) or not schema:
         return "unknown"
     if "$ref" in schema:
@@ -99,8 +104,11 @@ def _object(schema: Mapping[str, Any], depth: int) -> str:
     return "{ " + " ".join(fields) + " }"
 
 
-def ordered_params(schema: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], bool]]:
-    """Required params, then optional ones, then selector params (`$ref`), each in declaration order."""
+def ordered_params(schema: Mapping[str, Any]) -> list[tuple[str, Any, bool]]:
+    """Required params, then optional ones, then selector params (`$ref`), each in declaration order.
+
+    A param's schema is a mapping or a boolean schema (`true`, `false`).
+    """
     properties: Mapping[str, Any] = schema.get("properties") or {}
     required = set(schema.get("required") or ())
     plain = [(n, s) for n, s in properties.items() if not (isinstance(s, Mapping) and "$ref" in s)]
@@ -152,7 +160,7 @@ def render_entry(entry: ToolEntry, module_ref: str | None = None, indent: int = 
         else:
             lines.append(f"{inner}args: {{")
             for name, schema, required in params:
-                doc = schema.get("description")
+                doc = schema.get("description") if isinstance(schema, Mapping) else None
                 if doc:
                     lines.append(f"{field_pad}/** {doc_escape(str(doc))} */")
                 mark = "" if required else "?"
