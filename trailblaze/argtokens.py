@@ -3,6 +3,8 @@
 Only bodies that start with `args.` are checked. A body must be a dotted path; anything else is
 a malformed expression. The first segment after `args.` must be declared under `config.args`.
 `{{x}}` and `{{memory.x}}` belong to the runtime's memory and are left alone.
+`parse_token` is the one parser of these bodies: the check and replay (which resolves the
+segments after the name inside an object argument's value) both use it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,33 @@ from dataclasses import dataclass
 TOKEN = re.compile(r"\{\{(.*?)\}\}|\$\{(.*?)\}", re.DOTALL)
 _PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 ARG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def token_body(match: re.Match[str]) -> str:
+    """The expression inside a `TOKEN` match, without surrounding spaces."""
+    return (match.group(1) if match.group(1) is not None else match.group(2)).strip()
+
+
+def is_args_body(body: str) -> bool:
+    """Whether a token body addresses the trail's arguments (well formed or not)."""
+    return body == "args" or body.startswith("args.") or body.startswith("args[")
+
+
+def parse_token(body: str) -> tuple[str, tuple[str, ...]] | None:
+    """`args.<name>.<field>...` as (name, fields); None when the body is malformed.
+
+    The one parser of argument token bodies: the check and replay both use it.
+    """
+    if body == "args" or not _PATH.fullmatch(body):
+        return None
+    head, name, *path = body.split(".")
+    if head != "args":
+        return None
+    return name, tuple(path)
+
+
+def malformed_message(token: str) -> str:
+    return f"malformed argument token '{token}': expected '{{{{args.<name>}}}}'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,19 +58,17 @@ def check_tokens(
 ) -> Iterator[TokenProblem]:
     """Problems with the `args.` tokens of one string, with their offset in the string."""
     for match in TOKEN.finditer(text):
-        body = (match.group(1) if match.group(1) is not None else match.group(2)).strip()
-        if not (body == "args" or body.startswith("args.") or body.startswith("args[")):
+        body = token_body(match)
+        if not is_args_body(body):
             continue
         token = match.group(0)
-        if not _PATH.fullmatch(body) or body == "args":
+        parsed = parse_token(body)
+        if parsed is None:
             yield TokenProblem(
-                match.start(),
-                token,
-                f"malformed argument token '{token}': expected '{{{{args.<name>}}}}'",
-                "malformed-arg-token",
+                match.start(), token, malformed_message(token), "malformed-arg-token"
             )
             continue
-        name = body.split(".")[1]
+        name = parsed[0]
         if name in declared:
             continue
         where = "config.args" if has_args_block else "config.args (the trail has none)"

@@ -5,7 +5,8 @@ At dispatch, arguments go through three steps, in this order:
 1. the same quote- and schema-aware conversion the type gate used (``codegen.json_args``), so
    replay sees exactly the values ``tsc`` checked;
 2. token substitution: ``{{args.x}}`` / ``${args.x}`` (``--arg`` values over ``config.args``
-   defaults) and ``{{memory.x}}`` (``config.memory``); an unresolved token fails the tool;
+   defaults; ``{{args.x.field}}`` reads a field of an object argument's JSON value) and
+   ``{{memory.x}}`` (``config.memory``); an unresolved token fails the tool;
 3. validation against the tool's JSON Schema (``schemacheck``, so the messages are the
    check's), then the schema's top-level defaults.
 
@@ -23,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trailblaze.argtokens import ARG_NAME, TOKEN
+from trailblaze.argtokens import TOKEN, is_args_body, malformed_message, parse_token, token_body
 from trailblaze.codegen import json_args
 from trailblaze.replay.failure import ToolError
 from trailblaze.schemacheck import check
@@ -57,15 +58,14 @@ def substitute(value: Any, tokens: Tokens) -> Any:
 def _substitute_text(text: str, tokens: Tokens) -> str:
     def replace(match: re.Match[str]) -> str:
         token = match.group(0)
-        body = (match.group(1) if match.group(1) is not None else match.group(2)).strip()
-        head, _, name = body.partition(".")
-        if head == "args":
-            if not ARG_NAME.fullmatch(name):
-                raise ToolError(
-                    f"malformed argument token '{token}': expected '{{{{args.<name>}}}}'"
-                )
+        body = token_body(match)
+        if is_args_body(body):
+            parsed = parse_token(body)
+            if parsed is None:
+                raise ToolError(malformed_message(token))
+            name, path = parsed
             if name in tokens.args:
-                return tokens.args[name]
+                return _field(token, name, tokens.args[name], path)
             if name in tokens.declared:
                 raise ToolError(
                     f"unresolved token '{token}': argument '{name}' has no value and no default "
@@ -74,6 +74,7 @@ def _substitute_text(text: str, tokens: Tokens) -> str:
             raise ToolError(
                 f"unresolved token '{token}': argument '{name}' is not declared in config.args"
             )
+        head, _, name = body.partition(".")
         if head == "memory":
             if name in tokens.memory:
                 return tokens.memory[name]
@@ -86,6 +87,32 @@ def _substitute_text(text: str, tokens: Tokens) -> str:
         return tokens.memory.get(body, token)
 
     return TOKEN.sub(replace, text)
+
+
+def _field(token: str, name: str, value: str, path: tuple[str, ...]) -> str:
+    """The field ``path`` of argument ``name`` (``value``: JSON text for an object argument)."""
+    if not path:
+        return value
+    try:
+        found: Any = json.loads(value)
+    except ValueError:
+        found = value
+    where = name
+    for key in path:
+        if not isinstance(found, dict):
+            raise ToolError(
+                f"unresolved token '{token}': argument '{where}' is not an object, "
+                f"so it has no field '{key}'"
+            )
+        if key not in found:
+            known = ", ".join(sorted(found)) or "none"
+            raise ToolError(
+                f"unresolved token '{token}': argument '{where}' has no field '{key}' "
+                f"(fields: {known})"
+            )
+        found = found[key]
+        where = f"{where}.{key}"
+    return found if isinstance(found, str) else json.dumps(found)
 
 
 def parse_arguments(

@@ -63,7 +63,6 @@ class ExecutionContext:
         self.clipboard: str | None = None
         self._snapshot: Hierarchy | None = None
         self._condition_depth = 0
-        self.closed = False
 
     # -- the screen snapshot --
 
@@ -80,7 +79,6 @@ class ExecutionContext:
         """Leave the scope: forget the snapshot and the clipboard (idempotent)."""
         self._snapshot = None
         self.clipboard = None
-        self.closed = True
 
     # -- waiting --
 

@@ -137,20 +137,23 @@ class Runner:
         self._step = step
         results: list[ToolResult] = []
         with batch_scope(self._new_context, force=single_batch, env=self.env) as scope:
+            invocations = [self._of_call(call) for call in calls]
             for i, call in enumerate(calls):
                 if self.cancel.is_set():
                     results.extend(
-                        self._not_run(calls[i:], "cancelled", "cancelled before it started")
+                        self._skipped(invocations[i:], "cancelled", "cancelled before it started")
                     )
                     return RecordingOutcome(tuple(results), cancelled=True)
-                result = self._dispatch(self._of_call(call), scope.context(), 0)
+                result = self._dispatch(invocations[i], scope.context(), 0)
                 results.append(result)
                 if result.status == "cancelled":
-                    results.extend(self._not_run(calls[i + 1 :], "cancelled", "cancelled"))
+                    results.extend(self._skipped(invocations[i + 1 :], "cancelled", "cancelled"))
                     return RecordingOutcome(tuple(results), cancelled=True)
                 if result.status == "failed":
                     results.extend(
-                        self._not_run(calls[i + 1 :], "skipped", f"not run: {call.name} failed")
+                        self._skipped(
+                            invocations[i + 1 :], "skipped", f"not run: {call.name} failed"
+                        )
                     )
                     failure = Failure(
                         tuple(r.tool for r in results[:i]),
@@ -167,14 +170,6 @@ class Runner:
     ) -> _Invocation:
         location = Location(self.trail, call.line, call.column, call.key_path)
         return _Invocation(call.name, location, position, call.args, None, call, tree)
-
-    def _not_run(self, calls: Sequence[ToolCall], status: Status, why: str) -> list[ToolResult]:
-        return [
-            ToolResult(
-                c.name, status, Location(self.trail, c.line, c.column, c.key_path), detail=why
-            )
-            for c in calls
-        ]
 
     # -- one dispatch --------------------------------------------------------------------------
 

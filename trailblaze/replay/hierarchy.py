@@ -157,9 +157,9 @@ def is_keyboard_node(node: UiNode) -> bool:
     return node.package in KEYBOARD_PACKAGES or node.resource_id.startswith(KEYBOARD_ID_PREFIXES)
 
 
-def visible_nodes(hierarchy: Hierarchy, screen: Bounds | None = None) -> list[UiNode]:
+def visible_nodes(hierarchy: Hierarchy) -> list[UiNode]:
     """Nodes a selector may match: drops zero-area, off-screen and soft-keyboard nodes."""
-    screen = screen or hierarchy.screen
+    screen = hierarchy.screen
     return [
         node
         for node in hierarchy.iter_nodes()

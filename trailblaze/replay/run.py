@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from trailblaze.catalog import Catalog, load_catalog
 from trailblaze.check import load_manifests
@@ -41,10 +42,10 @@ from trailblaze.replay.toolsource import ToolSource
 from trailblaze.resolve import Resolution, Resolver
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
+    Scan,
     Workspace,
     WorkspaceError,
     find_workspace,
-    is_trail_name,
     scan,
 )
 from trailblaze.yamlnode import YamlError, read_text
@@ -102,9 +103,9 @@ def replay(
     except PlanError as exc:
         raise ReplayUsageError(str(exc)) from None
     args = parse_arg_values(request.args)
-    ws, files = _trail_files(request)
+    ws, scanned, files = _trail_files(request)
     catalog = load_catalog()
-    sources = _Sources(ws, catalog)
+    sources = _Sources(ws, scanned, catalog)
     plans = [_plan(ws, path, chain, args) for path in files]
     _check_args(args, plans)
     runnable = [p for p in plans if not p.refused and p.skip_reason is None]
@@ -139,41 +140,58 @@ def replay(
 # -- finding the trails ----------------------------------------------------------------------
 
 
-def _trail_files(request: ReplayRequest) -> tuple[Workspace | None, list[Path]]:
-    ws: Workspace | None
+def _trail_files(request: ReplayRequest) -> tuple[Workspace | None, Scan | None, list[Path]]:
+    """The workspace (if any), its one scan, and the trail files to replay."""
     if not request.trails:
         try:
             root = request.workspace
             found = find_workspace(root, explicit=root is not None)
         except WorkspaceError as exc:
             raise ReplayUsageError(str(exc)) from None
-        return found, list(scan(found).trails)
-    files: list[Path] = []
-    for given in request.trails:
-        path = given.resolve()
-        if path.is_dir():
-            found_here = sorted(_trails_under(path))
-            if not found_here:
-                raise ReplayUsageError(f"no trail files under '{given}'")
-            files.extend(found_here)
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise ReplayUsageError(f"no trail file or directory '{given}'")
-    start = request.workspace or files[0].parent
+        everything = scan(found)
+        return found, everything, list(everything.trails)
+    given = [(name, name.resolve()) for name in request.trails]
+    first = given[0][1]
+    if not first.is_dir() and not first.is_file():
+        raise ReplayUsageError(f"no trail file or directory '{given[0][0]}'")
+    start = request.workspace or (first if first.is_dir() else first.parent)
+    ws: Workspace | None
     try:
         ws = find_workspace(start)
     except WorkspaceError:
         ws = None  # trails outside any workspace replay with the framework tools only
-    return ws, list(dict.fromkeys(files))
+    scanned = scan(ws) if ws is not None else None
+    files: list[Path] = []
+    for name, path in given:
+        if path.is_dir():
+            found_here = sorted(_trails_under(path, ws, scanned))
+            if not found_here:
+                raise ReplayUsageError(f"no trail files under '{name}'")
+            files.extend(found_here)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ReplayUsageError(f"no trail file or directory '{name}'")
+    return ws, scanned, list(dict.fromkeys(files))
 
 
-def _trails_under(directory: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(directory):
-        dirnames[:] = [d for d in dirnames if d not in EXCLUDED_DIRS]
-        for name in filenames:
-            if is_trail_name(name):
-                yield Path(dirpath) / name
+def _trails_under(directory: Path, ws: Workspace | None, scanned: Scan | None) -> list[Path]:
+    """The trails under ``directory``, as the workspace scan sees them (config and ``exclude``)."""
+    if ws is not None and scanned is not None:
+        if directory.is_relative_to(ws.trails_dir):
+            return [p for p in scanned.trails if p.is_relative_to(directory)]
+        if ws.trails_dir.is_relative_to(directory):
+            return list(scanned.trails)
+    # Outside the workspace's trails: the same walk, rooted at the directory.
+    alone = Workspace(
+        directory,
+        ws.layout if ws is not None else "compact",
+        directory / "trailmaps",
+        directory,
+        directory / ".trailblaze",
+        ws.exclude if ws is not None else EXCLUDED_DIRS,
+    )
+    return list(scan(alone).trails)
 
 
 def _rel(ws: Workspace | None, path: Path) -> str:
@@ -210,12 +228,12 @@ def _check_args(args: Mapping[str, str], plans: list[TrailPlan]) -> None:
 class _Sources:
     """One ``ToolSource`` per trailmap, resolved on first use."""
 
-    def __init__(self, ws: Workspace | None, catalog: Catalog) -> None:
+    def __init__(self, ws: Workspace | None, scanned: Scan | None, catalog: Catalog) -> None:
         self.catalog = catalog
         self._resolver: Resolver | None = None
         self._dirs: frozenset[str] = frozenset()
         if ws is not None:
-            manifests = load_manifests(ws, scan(ws))
+            manifests = load_manifests(ws, scanned if scanned is not None else scan(ws))
             self._resolver = Resolver(manifests.with_dirs(), ws.root, catalog)
             self._dirs = frozenset(manifests.trailmaps)
         self._cache: dict[str | None, ToolSource] = {}
@@ -253,26 +271,25 @@ def _connect(serial: str | None, options: ReplayOptions) -> Device:
 # -- running one trail -------------------------------------------------------------------------
 
 
-def _step_location(plan: TrailPlan, line: int, column: int, key_path: str) -> Location:
-    return Location(plan.path, line, column, key_path)
-
-
-def _not_run(plan: TrailPlan, status: str, reason: str) -> TrailResult:
+def _not_run(
+    plan: TrailPlan, status: Literal["skipped", "cancelled"], reason: str, *, own: bool = False
+) -> TrailResult:
+    """Every step of ``plan`` with ``status``; ``own``: a step's own skip reason comes first."""
     steps = tuple(
         StepResult(
             s.step.number,
             s.step.kind,
             s.step.text,
-            "cancelled" if status == "cancelled" else "skipped",
-            _step_location(plan, s.step.line, s.step.column, s.step.key_path),
-            reason=reason,
+            status,
+            Location(plan.path, s.step.line, s.step.column, s.step.key_path),
+            reason=(s.skip_reason if own else None) or reason,
         )
         for s in plan.steps
     )
     trail = plan.trail
     return TrailResult(
         plan.path,
-        "cancelled" if status == "cancelled" else "skipped",
+        status,
         trail.config.title if trail else None,
         trail.config.target if trail else None,
         steps,
@@ -294,14 +311,7 @@ def _run_trail(
         return TrailResult(plan.path, "refused", findings=tuple(f.text for f in plan.findings))
     title, target = trail.config.title, trail.config.target
     if plan.skip_reason is not None:
-        skipped = _not_run(plan, "skipped", plan.skip_reason)
-        return replace(
-            skipped,
-            steps=tuple(
-                replace(step, reason=sp.skip_reason or plan.skip_reason)
-                for step, sp in zip(skipped.steps, plan.steps, strict=True)
-            ),
-        )
+        return _not_run(plan, "skipped", plan.skip_reason, own=True)
     assert device is not None
     runner = Runner(
         device, source, trail=plan.path, tokens=plan.tokens, options=options, cancel=cancel,
@@ -312,7 +322,7 @@ def _run_trail(
     stop: tuple[Status, str] | None = None  # (status, reason) for the steps after a stop
     for sp in plan.steps:
         step = sp.step
-        where = _step_location(plan, step.line, step.column, step.key_path)
+        where = Location(plan.path, step.line, step.column, step.key_path)
         base = StepResult(step.number, step.kind, step.text, "skipped", where)
         if stop is not None:
             steps.append(replace(base, status=stop[0], reason=stop[1]))

@@ -13,11 +13,11 @@ wrapper and is always one batch.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
+from trailblaze.options import env_flag
 from trailblaze.replay.context import ExecutionContext
 
 KILL_SWITCH = "TRAILBLAZE_DISABLE_BATCHED_TOOL_EXECUTION"
@@ -29,8 +29,7 @@ _active = threading.local()
 
 
 def batching_disabled(env: Mapping[str, str] | None = None) -> bool:
-    value = (os.environ if env is None else env).get(KILL_SWITCH, "")
-    return value.strip().lower() in ("1", "true")
+    return env_flag(KILL_SWITCH, env)
 
 
 class BatchScope:
@@ -49,10 +48,6 @@ class BatchScope:
         if self._shared is None:
             self._shared = self._build()
         return self._shared
-
-    @property
-    def contexts_built(self) -> int:
-        return len(self._built)
 
     def _build(self) -> ExecutionContext:
         context = self._factory(self.batched)

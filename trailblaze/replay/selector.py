@@ -20,10 +20,11 @@ import logging
 import re
 import string
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from trailblaze.finding import join_key
 from trailblaze.replay.hierarchy import Hierarchy, UiNode, visible_nodes
 
 logger = logging.getLogger(__name__)
@@ -434,12 +435,8 @@ def _unknown(field: str, choices: Sequence[str]) -> SelectorError:
     return SelectorError(f"unknown selector field '{field}'{hint}")
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
 def _compile_driver(driver: str, match: Any, path: str) -> tuple[_Predicate, ...]:
-    where = _join(path, driver)
+    where = join_key(path, driver)
     fields = _DRIVER_FIELDS.get(driver)
     if fields is None:
         raise _unresolvable(where)
@@ -448,7 +445,7 @@ def _compile_driver(driver: str, match: Any, path: str) -> tuple[_Predicate, ...
     maestro = driver == "androidMaestro"
     predicates: list[_Predicate] = []
     for key, value in match.items():
-        field = _join(where, str(key))
+        field = join_key(where, str(key))
         if key not in fields:
             raise _unknown(field, list(fields))
         reader = fields[key]
@@ -497,7 +494,7 @@ def compile_selector(selector: Any, *, _path: str = "", _depth: int = 1) -> Comp
         raise SelectorError(f"selector {where}must be a mapping, not {type(selector).__name__}")
     for key in selector:
         if key not in SELECTOR_KEYS and key != "index":
-            raise _unknown(_join(_path, str(key)), [*SELECTOR_KEYS, "index"])
+            raise _unknown(join_key(_path, str(key)), [*SELECTOR_KEYS, "index"])
     predicates: tuple[_Predicate, ...] = ()
     # The runtime uses the first non-null driver match in grammar order and ignores the rest.
     driver = next((k for k in DRIVER_KEYS if selector.get(k) is not None), None)
@@ -506,25 +503,25 @@ def compile_selector(selector: Any, *, _path: str = "", _depth: int = 1) -> Comp
     relations: list[tuple[str, tuple[CompiledSelector, ...]]] = []
     for key in (*SPATIAL_KEYS, "childOf", "containsChild"):
         if selector.get(key) is not None:
-            nested = compile_selector(selector[key], _path=_join(_path, key), _depth=_depth + 1)
+            nested = compile_selector(selector[key], _path=join_key(_path, key), _depth=_depth + 1)
             relations.append((key, (nested,)))
     descendants = selector.get("containsDescendants")
     if descendants is not None:
-        where = _join(_path, "containsDescendants")
+        where = join_key(_path, "containsDescendants")
         if not isinstance(descendants, Sequence) or isinstance(descendants, str):
             raise SelectorError(f"field '{where}' must be a list of selectors")
         relations.append(
             (
                 "containsDescendants",
                 tuple(
-                    compile_selector(s, _path=f"{where}[{i}]", _depth=_depth + 1)
+                    compile_selector(s, _path=join_key(where, i), _depth=_depth + 1)
                     for i, s in enumerate(descendants)
                 ),
             )
         )
     index = selector.get("index")
     if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
-        raise SelectorError(f"field '{_join(_path, 'index')}' must be a whole number >= 0")
+        raise SelectorError(f"field '{join_key(_path, 'index')}' must be a whole number >= 0")
     if not predicates and not relations and driver is None:
         where = f" '{_path}'" if _path else ""
         raise SelectorError(f"selector{where} has no criteria: it would match every node")
@@ -539,8 +536,29 @@ def validate_selector(selector: Any) -> None:
 # --- resolution -----------------------------------------------------------------------------
 
 
-def _sort_key(node: UiNode) -> tuple[int, int, tuple[int, ...]]:
+def sort_key(node: UiNode) -> tuple[int, int, tuple[int, ...]]:
+    """The order of matches: top to bottom, then left to right, then document order."""
     return node.bounds.top, node.bounds.left, node.index_path
+
+
+def filter_nodes(
+    nodes: Iterable[UiNode],
+    *,
+    enabled: bool | None = None,
+    selected: bool | None = None,
+    index: int | None = None,
+) -> list[UiNode]:
+    """The filters the text tools share: state (``None``: either), sorted, then ``index``."""
+    kept = [
+        node
+        for node in nodes
+        if (enabled is None or node.enabled is enabled)
+        and (selected is None or node.selected is selected)
+    ]
+    kept.sort(key=sort_key)
+    if index is not None:
+        return kept[index : index + 1] if index >= 0 else []
+    return kept
 
 
 def _spatial(kind: str, node: UiNode, anchor: UiNode) -> bool:
@@ -571,7 +589,7 @@ class _Resolver:
             if not nodes:
                 break
             nodes = self._relate(kind, nested, nodes)
-        nodes = sorted(nodes, key=_sort_key)
+        nodes = sorted(nodes, key=sort_key)
         if compiled.index is not None:
             return nodes[compiled.index : compiled.index + 1]
         return nodes
@@ -645,15 +663,8 @@ def find_by_text(
             continue
         if id_pattern is not None and not id_pattern.matches(_blank_to_none(node.resource_id)):
             continue
-        if enabled is not None and node.enabled is not enabled:
-            continue
-        if selected is not None and node.selected is not selected:
-            continue
         nodes.append(node)
-    nodes.sort(key=_sort_key)
-    if index is not None:
-        return nodes[index : index + 1] if index >= 0 else []
-    return nodes
+    return filter_nodes(nodes, enabled=enabled, selected=selected, index=index)
 
 
 def pick_for_tap(

@@ -13,7 +13,7 @@ from typing import Any
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ExpectedFailure, ToolError
 from trailblaze.replay.hierarchy import Hierarchy, UiNode, visible_nodes
-from trailblaze.replay.selector import center, compile_pattern, find_by_text
+from trailblaze.replay.selector import center, compile_pattern, find_by_text, sort_key
 from trailblaze.replay.tools.base import ToolImpl, index_arg, opt_str
 
 Point = tuple[float, float]
@@ -130,7 +130,7 @@ def scroll_until_text_is_visible(context: ExecutionContext, args: dict[str, Any]
                 if id_pattern.matches(n.resource_id or None)
                 or id_pattern.matches(n.resource_id.split(":id/", 1)[-1] or None)
             ]
-        return sorted(nodes, key=lambda n: (n.bounds.top, n.bounds.left, n.index_path))
+        return sorted(nodes, key=sort_key)
 
     size = context.device.window_size()
     begin, end = (

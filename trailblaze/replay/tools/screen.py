@@ -23,6 +23,7 @@ from trailblaze.replay.selector import (
     center,
     compile_pattern,
     compile_selector,
+    filter_nodes,
     find,
     find_by_text,
     pick_for_tap,
@@ -48,13 +49,25 @@ def _filters(args: dict[str, Any]) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def _press(context: ExecutionContext, node: UiNode, *, long_press: bool) -> str:
-    x, y = center(node)
+def _press_point(context: ExecutionContext, x: int, y: int, *, long_press: bool) -> str:
+    """Long-press or tap at (x, y); the verb for the tool's message."""
     if long_press:
         context.device.long_press(x, y)
-        return f"long-pressed {node.describe()} at {x},{y}"
+        return "long-pressed"
     context.device.tap(x, y)
-    return f"tapped {node.describe()} at {x},{y}"
+    return "tapped"
+
+
+def _press(
+    context: ExecutionContext,
+    node: UiNode,
+    *,
+    long_press: bool,
+    at: tuple[int, int] | None = None,
+) -> str:
+    """Long-press or tap ``node`` at ``at`` (default: its center)."""
+    x, y = at or center(node)
+    return f"{_press_point(context, x, y, long_press=long_press)} {node.describe()} at {x},{y}"
 
 
 def _text_nodes(
@@ -94,12 +107,8 @@ def _field_nodes(
         for node in visible_nodes(screen)
         if compiled.matches(value(node) or None)
         and (extra is None or (also is not None and extra.matches(also[1](node) or None)))
-        and (enabled is None or node.enabled is enabled)
-        and (selected is None or node.selected is selected)
     ]
-    nodes.sort(key=lambda n: (n.bounds.top, n.bounds.left, n.index_path))
-    index = index_arg(args)
-    return nodes[index : index + 1] if index is not None else nodes
+    return filter_nodes(nodes, enabled=enabled, selected=selected, index=index_arg(args))
 
 
 def _resource_id(node: UiNode) -> str:
@@ -129,22 +138,21 @@ def _describe_selector(args: dict[str, Any], name: str) -> str:
 # -- taps --------------------------------------------------------------------------------------
 
 
-def tap_on_element_with_text(context: ExecutionContext, args: dict[str, Any]) -> str:
+def _press_text(context: ExecutionContext, args: dict[str, Any], *, long_press: bool) -> str:
     text = args["text"]
     matches = _text_nodes(args, text, contains=True)
     node = context.poll(
         lambda s: _first(matches(s)), f"no element with text '{text}'{_filters(args)}"
     )
-    return _press(context, node, long_press=False)
+    return _press(context, node, long_press=long_press)
+
+
+def tap_on_element_with_text(context: ExecutionContext, args: dict[str, Any]) -> str:
+    return _press_text(context, args, long_press=False)
 
 
 def long_press_on_element_with_text(context: ExecutionContext, args: dict[str, Any]) -> str:
-    text = args["text"]
-    matches = _text_nodes(args, text, contains=True)
-    node = context.poll(
-        lambda s: _first(matches(s)), f"no element with text '{text}'{_filters(args)}"
-    )
-    return _press(context, node, long_press=True)
+    return _press_text(context, args, long_press=True)
 
 
 def tap_on_element_with_accessibility_text(context: ExecutionContext, args: dict[str, Any]) -> str:
@@ -178,12 +186,8 @@ def _tap_selector(
             raise ToolError(f"relativePoint must look like '50%,50%', got {relative!r}")
         fx, fy = (float(v) / 100 for v in found.groups())
         left, top, right, bottom = node.bounds
-        x, y = int(left + (right - left) * fx), int(top + (bottom - top) * fy)
-        if long_press:
-            context.device.long_press(x, y)
-        else:
-            context.device.tap(x, y)
-        return f"{'long-pressed' if long_press else 'tapped'} {node.describe()} at {x},{y}"
+        at = int(left + (right - left) * fx), int(top + (bottom - top) * fy)
+        return _press(context, node, long_press=long_press, at=at)
     return _press(context, node, long_press=long_press)
 
 
@@ -199,11 +203,7 @@ def tap_on_point(context: ExecutionContext, args: dict[str, Any]) -> str:
     x, y = args["x"], args["y"]
     if x < 0 or y < 0:
         raise ToolError(f"point {x},{y} is off the screen")
-    if args.get("longPress"):
-        context.device.long_press(x, y)
-        return f"long-pressed {x},{y}"
-    context.device.tap(x, y)
-    return f"tapped {x},{y}"
+    return f"{_press_point(context, x, y, long_press=bool(args.get('longPress')))} {x},{y}"
 
 
 # -- assertions --------------------------------------------------------------------------------
