@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.run import REPO, child_env, measure
+from bench.run import REPO, child_env, compiled_count, doit_stats, measure
 
 CORPUS = REPO / "tests" / "data" / "corpus" / "head"
 CORPUS_CODE = REPO / "tests" / "data" / "corpus-code" / "head"
@@ -91,9 +91,7 @@ class Workspace:
                 f"{self.name}: `doit` in {self.root} exited {sample.returncode} without a report:\n"
                 + output[-2000:]
             )
-        skipped = "-- check:run" in output
-        stats = {} if skipped else self.stats()
-        compiled = stats.get("files_compiled", [])
+        skipped, stats = doit_stats(self.scratch, output)
         return {
             "wall": sample.wall,
             "cpu": sample.cpu,
@@ -101,18 +99,9 @@ class Workspace:
             "exit": sample.returncode,
             "pipeline_skipped": skipped,
             "compiler_runs": stats.get("compiler_runs", 0),
-            "files_compiled": len(compiled) if isinstance(compiled, list) else compiled,
+            "files_compiled": compiled_count(stats, missing=0),
             "trails_parsed": stats.get("trails_parsed", 0),
         }
-
-    def stats(self) -> dict[str, Any]:
-        try:
-            data: dict[str, Any] = json.loads(
-                (self.scratch / "typegate" / "stats.json").read_text("utf-8")
-            )
-        except (OSError, ValueError):
-            return {}
-        return data
 
     def report(self) -> dict[str, Any]:
         data: dict[str, Any] = json.loads((self.scratch / "report.json").read_text("utf-8"))

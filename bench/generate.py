@@ -36,7 +36,7 @@ import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -383,7 +383,6 @@ class ToolPool:
             ]
             weights = [TOOL_WEIGHTS.get(t.name, 1) for t in chosen]
             self.by_platform[platform] = (chosen, weights)
-        self.all = {t.name: t for t in tools}
 
     def pick(self, rng: random.Random, platform: str) -> Tool:
         tools, weights = self.by_platform[platform]
@@ -569,7 +568,7 @@ class TrailWriter:
         self, rng: random.Random, kind: str, platform: str, values: Values, rel: str
     ) -> Call:
         """A call carrying exactly one type error of `kind`."""
-        pool = [t for t in self.pool.by_platform[platform][0] if t.name != "runIf"]
+        pool = self.pool.by_platform[platform][0]
 
         def with_prop(pred: Any) -> tuple[Tool, str]:
             options = [(t, n) for t in pool for n, s in _props(t).items() if pred(s)]
@@ -619,7 +618,7 @@ class TrailWriter:
         elif kind == "misspelled_tool":
             tool = rng.choice([t for t in pool if len(t.name) > 6])
             args = base(tool)
-            name = _misspell(tool.name, set(self.pool.all) | set(self.catalog.tools))
+            name = _misspell(tool.name, set(self.catalog.tools))
             return Call(name, args, PlantedError(rel, kind, name, 0, code))
         elif kind == "missing_required":
             tool = rng.choice([t for t in pool if tool_required(t)])
@@ -658,7 +657,6 @@ class TrailWriter:
             doc.add("# " + " ".join(_title(rng).split()))
         # Which recorded call gets the planted error or the edit point: chosen once the calls
         # are laid out, so pick an ordinal among the ordinary (top-level, non-trailhead) calls.
-        plain_calls = 0
         slots: list[tuple[list[Any], int, str]] = []
         steps: list[tuple[str, str, bool, list[tuple[str, list[Any]]]]] = []
         counted = 0
@@ -703,7 +701,6 @@ class TrailWriter:
                         continue
                     items.append(self.call(rng, values, platform, plan.trailmap))
                     slots.append((items, len(items) - 1, platform))
-                    plain_calls += 1
                     counted += 1
                 recs.append((classifier, items))
             steps.append((kind, label, True, recs))
@@ -719,11 +716,7 @@ class TrailWriter:
         def put_call(indent: int, call: Call) -> None:
             line = emit_item(doc, indent, {call.name: call.args})
             if call.error is not None:
-                errors.append(
-                    PlantedError(
-                        call.error.trail, call.error.kind, call.error.tool, line, call.error.code
-                    )
-                )
+                errors.append(replace(call.error, line=line))
             if call.edit:
                 edit.update(trail=plan.rel, line=line + 1, text=doc.lines[line])
 
@@ -979,6 +972,11 @@ def plan_trails(spec: Spec) -> list[TrailPlan]:
     return plans
 
 
+def _spec_key(spec: Spec) -> dict[str, Any]:
+    """What the manifest records of the spec; `ensure` reuses a workspace whose key matches."""
+    return {**asdict(spec), "targets": spec.targets}
+
+
 def generate(root: Path, spec: Spec, *, catalog: Catalog | None = None) -> Manifest:
     """Write the workspace for `spec` at `root` (replacing it) and its manifest next to it."""
     catalog = catalog or load_catalog()
@@ -994,7 +992,7 @@ def generate(root: Path, spec: Spec, *, catalog: Catalog | None = None) -> Manif
             _write(root / "trailmaps" / trailmap / rel, text)
     manifest = Manifest(
         generator=GENERATOR_VERSION,
-        spec={**asdict(spec), "targets": spec.targets},
+        spec=_spec_key(spec),
         trailmaps=[LIB, *targets],
         by_trailmap={t: [] for t in targets},
     )
@@ -1042,7 +1040,7 @@ def ensure(root: Path, spec: Spec, *, regenerate: bool = False) -> Manifest:
         if (
             manifest is not None
             and manifest.generator == GENERATOR_VERSION
-            and manifest.spec == {**asdict(spec), "targets": spec.targets}
+            and manifest.spec == _spec_key(spec)
         ):
             return manifest
     return generate(root, spec)
@@ -1054,11 +1052,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("root", type=Path, help="workspace directory to (re)create")
     parser.add_argument("--trails", type=int, required=True)
+    defaults = Spec(trails=0)
     parser.add_argument(
-        "--trailmaps", type=int, default=0, help="target trailmaps (default: by size)"
+        "--trailmaps",
+        type=int,
+        default=defaults.trailmaps,
+        help="target trailmaps (default: by size)",
     )
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--error-rate", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--error-rate", type=float, default=defaults.error_rate)
     args = parser.parse_args(argv)
     spec = Spec(args.trails, args.trailmaps, args.seed, args.error_rate)
     manifest = generate(args.root, spec)

@@ -56,6 +56,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.generate import EDIT_TEXT, ERROR_KINDS, Manifest, Spec, ensure
+from trailblaze.proc import ProcError
+from trailblaze.proc import run as run_program
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SIZES = (100, 1000, 10000)
@@ -194,9 +196,38 @@ def measure(
         wall=wall,
         cpu=usage.ru_utime + usage.ru_stime,
         maxrss_kib=usage.ru_maxrss,
-        tree_rss_kib=max(peak, 0),
+        tree_rss_kib=peak,
         returncode=proc.returncode,
     )
+
+
+# -- the type gate's stats.json -------------------------------------------------------------
+
+
+def read_stats(scratch: Path) -> dict[str, Any]:
+    """The type gate's `stats.json` in a scratch directory; {} when missing or unreadable."""
+    try:
+        data: dict[str, Any] = json.loads((scratch / "typegate" / "stats.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data
+
+
+def doit_stats(scratch: Path, output: str) -> tuple[bool, dict[str, Any]]:
+    """(whether doit skipped the pipeline, the stats of the run) from `doit`'s output.
+
+    A skipped run (check:run up to date) parsed and compiled nothing, and stats.json is still
+    the previous run's.
+    """
+    if "-- check:run" in output:
+        return True, {"files_compiled": [], "compiler_runs": 0, "trails_parsed": 0, "files_read": 0}
+    return False, read_stats(scratch)
+
+
+def compiled_count(stats: dict[str, Any], missing: Any = None) -> Any:
+    """How many trails the compiler saw (`files_compiled` is a list of them, or a count)."""
+    compiled = stats.get("files_compiled", missing)
+    return len(compiled) if isinstance(compiled, list) else compiled
 
 
 # -- one size -------------------------------------------------------------------------------
@@ -240,8 +271,8 @@ class Bench:
         self.inputs = options.work / f"ws-{size}.inputs.json"
         self.env = child_env()
         self.samples: dict[str, list[Sample]] = {m: [] for m in MEASURES}
-        self.planted = {(e.trail, e.line) for e in self.manifest.errors}
         self.kinds = {(e.trail, e.line): e.kind for e in self.manifest.errors}
+        self.planted = set(self.kinds)
         self._prepare()
 
     def say(self, text: str) -> None:
@@ -255,7 +286,7 @@ class Bench:
         found = scan(ws)
         inputs = [str(p) for p in found.trails]
         for trailmap in found.trailmaps:
-            inputs.extend(str(p) for p in trailmap_files(trailmap, ws))
+            inputs.extend(str(p) for p in trailmap_files(trailmap))
         self.inputs.write_text(json.dumps(inputs), encoding="utf-8")
         self.input_count = len(inputs)
         if self.base_ws.exists():
@@ -393,32 +424,19 @@ class Bench:
     # -- verification of our runs --
 
     def stats(self) -> dict[str, Any]:
-        try:
-            data: dict[str, Any] = json.loads(
-                (self.ws / ".trailblaze" / "typegate" / "stats.json").read_text("utf-8")
-            )
-        except (OSError, ValueError):
-            return {}
-        return data
+        return read_stats(self.ws / ".trailblaze")
 
     def verify_doit(self, name: str, sample: Sample, log: Path) -> None:
         try:
             output = log.read_text("utf-8")
         except OSError:
             output = ""
-        # doit skipped the pipeline (check:run up to date): nothing was parsed or compiled, and
-        # stats.json is still the previous run's.
-        skipped = "-- check:run" in output
-        stats = (
-            {"files_compiled": [], "compiler_runs": 0, "trails_parsed": 0, "files_read": 0}
-            if skipped
-            else self.stats()
-        )
+        _, stats = doit_stats(self.ws / ".trailblaze", output)
         compiled = stats.get("files_compiled")
         compiled_list = list(compiled) if isinstance(compiled, list) else []
         sample.checks.update(
             compiler_runs=stats.get("compiler_runs"),
-            files_compiled=len(compiled_list) if isinstance(compiled, list) else compiled,
+            files_compiled=compiled_count(stats),
             trails_parsed=stats.get("trails_parsed"),
             files_read=stats.get("files_read"),
             seconds=stats.get("seconds", {}),
@@ -664,10 +682,8 @@ def machine(tsc_version: str, baseline_version: str) -> dict[str, Any]:
 
     def output(argv: list[str]) -> str:
         try:
-            return subprocess.run(
-                argv, capture_output=True, text=True, check=False, cwd=REPO
-            ).stdout.strip()
-        except OSError:
+            return run_program(argv, cwd=REPO, timeout=60).stdout.strip()
+        except ProcError:
             return "unknown"
 
     import doit  # noqa: PLC0415
@@ -921,25 +937,31 @@ def write(results: dict[str, Any], out: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    defaults = Options()
     parser.add_argument(
-        "--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="trail counts, comma-separated"
+        "--sizes",
+        default=",".join(map(str, defaults.sizes)),
+        help="trail counts, comma-separated",
     )
-    parser.add_argument("--runs", type=int, default=5, help="measured iterations per size")
     parser.add_argument(
-        "--out", type=Path, default=REPO / "bench" / "results", help="results directory"
+        "--runs", type=int, default=defaults.runs, help="measured iterations per size"
     )
+    parser.add_argument("--out", type=Path, default=defaults.out, help="results directory")
+    parser.add_argument("--work", type=Path, default=defaults.work, help="workspaces and logs")
+    parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument(
-        "--work", type=Path, default=REPO / "bench" / "out", help="workspaces and logs"
-    )
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument(
-        "--trailmaps", type=int, default=0, help="target trailmaps (default: by size)"
+        "--trailmaps",
+        type=int,
+        default=defaults.trailmaps,
+        help="target trailmaps (default: by size)",
     )
     parser.add_argument("--regenerate", action="store_true", help="regenerate the workspaces")
     parser.add_argument(
-        "--poll", type=float, default=0.05, help="tree RSS sampling interval, s (0: off)"
+        "--poll", type=float, default=defaults.poll, help="tree RSS sampling interval, s (0: off)"
     )
-    parser.add_argument("--warmup", type=int, default=1, help="unmeasured cold runs per size")
+    parser.add_argument(
+        "--warmup", type=int, default=defaults.warmup, help="unmeasured cold runs per size"
+    )
     parser.add_argument("--no-baseline", dest="baseline", action="store_false")
     parser.add_argument("--quiet", dest="verbose", action="store_false")
     args = parser.parse_args(argv)

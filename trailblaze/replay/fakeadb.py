@@ -262,21 +262,41 @@ class FakeAdbServer:
                 lines.append(f"{device.serial}\t{device.state}")
         return "".join(f"{line}\n" for line in lines)
 
-    def _lookup(self, serial: str) -> tuple[FakeDevice | None, str]:
+    def _find(self, serial: str) -> tuple[FakeDevice | None, str]:
+        """The device with this serial in any state but gone, or (None, why not)."""
         device = self.devices.get(serial)
         if device is None or device.state == "gone":
             return None, f"device '{serial}' not found"
+        return device, ""
+
+    def _find_by_transport_id(self, raw: str) -> tuple[FakeDevice | None, str]:
+        devices = list(self.devices.values())
+        if not raw.isdigit() or not 1 <= int(raw) <= len(devices):
+            return None, f"no device with transport id '{raw}'"
+        return self._find(devices[int(raw) - 1].serial)
+
+    @staticmethod
+    def _usable(found: tuple[FakeDevice | None, str]) -> tuple[FakeDevice | None, str]:
+        """The found device if it can take a transport, else (None, the adb error)."""
+        device, error = found
+        if device is None:
+            return None, error
         if device.state == "offline":
             return None, "device offline"
         if device.state == "unauthorized":
             return None, "device unauthorized.\nThis adb server's $ADB_VENDOR_KEYS is not set"
         return device, ""
 
+    def _lookup(self, serial: str) -> tuple[FakeDevice | None, str]:
+        return self._usable(self._find(serial))
+
     def _by_transport_id(self, raw: str) -> tuple[FakeDevice | None, str]:
-        devices = list(self.devices.values())
-        if not raw.isdigit() or not 1 <= int(raw) <= len(devices):
-            return None, f"no device with transport id '{raw}'"
-        return self._lookup(devices[int(raw) - 1].serial)
+        return self._usable(self._find_by_transport_id(raw))
+
+    @staticmethod
+    def _attach(found: tuple[FakeDevice | None, str]) -> tuple[bytes, FakeDevice | None, bool]:
+        device, error = found
+        return (b"FAIL" + _block(error), None, True) if device is None else (b"OKAY", device, False)
 
     def _host_service(self, request: str) -> tuple[bytes, FakeDevice | None, bool]:
         """(reply, device the connection now talks to, whether to close)."""
@@ -293,19 +313,9 @@ class FakeAdbServer:
             transport_id = list(self.devices).index(device.serial) + 1
             return b"OKAY" + struct.pack("<Q", transport_id), device, False
         if request.startswith("host:transport:"):
-            device, error = self._lookup(request[len("host:transport:") :])
-            return (
-                (b"FAIL" + _block(error), None, True)
-                if device is None
-                else (b"OKAY", device, False)
-            )
+            return self._attach(self._lookup(request[len("host:transport:") :]))
         if request.startswith("host:transport-id:"):
-            device, error = self._by_transport_id(request[len("host:transport-id:") :])
-            return (
-                (b"FAIL" + _block(error), None, True)
-                if device is None
-                else (b"OKAY", device, False)
-            )
+            return self._attach(self._by_transport_id(request[len("host:transport-id:") :]))
         if request == "host:transport-any":
             ready = [d for d in self.devices.values() if d.state == "device"]
             if len(ready) != 1:
@@ -323,11 +333,12 @@ class FakeAdbServer:
         # Serials may contain ':' (127.0.0.1:5555), so the command is split off from the right.
         target, _, command = request.rpartition(":")
         kind, _, name = target.partition(":")
-        device, error = self._lookup(name) if kind == "host-serial" else self._by_transport_id(name)
-        if command == "get-state" and device is None and name in self.devices:
-            state = self.devices[name].state
-            if state != "gone":
-                return b"OKAY" + _block(state)
+        found = self._find(name) if kind == "host-serial" else self._find_by_transport_id(name)
+        # adb answers get-state for any known device (offline, unauthorized, ...), not just
+        # for one that could take a transport.
+        if command == "get-state" and found[0] is not None:
+            return b"OKAY" + _block(found[0].state)
+        device, error = self._usable(found)
         if device is None:
             return b"FAIL" + _block(error)
         answers = {

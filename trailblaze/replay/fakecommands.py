@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from trailblaze.replay.device import KeyCode
 from trailblaze.replay.fakeshell import CommandResult
 from trailblaze.replay.fakespec import BROWSER_PACKAGE, LAUNCHER_PACKAGE
 from trailblaze.replay.fakeview import flag
@@ -21,21 +22,14 @@ if TYPE_CHECKING:
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 IDLE_ERROR_TEXT = "ERROR: could not get idle state.\n"
 
-_KEY_NAMES: dict[str, int] = {
-    "HOME": 3,
-    "BACK": 4,
+#: Key names ``input keyevent`` takes (KEYCODE_ prefix stripped): replay's ``KeyCode`` plus the
+#: other keys a recording may send, the digits and the letters.
+KEY_NAMES: dict[str, int] = {
+    **{key.name: int(key) for key in KeyCode},
     "DPAD_UP": 19,
     "DPAD_DOWN": 20,
     "DPAD_LEFT": 21,
     "DPAD_RIGHT": 22,
-    "TAB": 61,
-    "SPACE": 62,
-    "ENTER": 66,
-    "DEL": 67,
-    "ESCAPE": 111,
-    "FORWARD_DEL": 112,
-    "MOVE_HOME": 122,
-    "MOVE_END": 123,
     "APP_SWITCH": 187,
     **{str(d): 7 + d for d in range(10)},
     **{chr(ord("A") + i): 29 + i for i in range(26)},
@@ -270,9 +264,9 @@ def _key_code(value: str) -> int:
     if value.isdigit():
         return int(value)
     name = value.removeprefix("KEYCODE_")
-    if name not in _KEY_NAMES:
+    if name not in KEY_NAMES:
         raise ValueError(f"unknown keycode {value}")
-    return _KEY_NAMES[name]
+    return KEY_NAMES[name]
 
 
 def _options(args: Sequence[str]) -> dict[str, str]:

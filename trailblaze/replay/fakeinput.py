@@ -7,17 +7,31 @@ keyboard before it navigates.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from trailblaze.replay.device import KeyCode
+from trailblaze.replay.fakecommands import KEY_NAMES
 from trailblaze.replay.fakespec import KEYBOARD_PACKAGE, LAUNCHER_PACKAGE
 from trailblaze.replay.fakeview import View, deepest_interactive, flag, label
 
 if TYPE_CHECKING:
     from trailblaze.replay.fakescreen import FakeDevice
 
-_KEY_CHARS = {**{7 + d: str(d) for d in range(10)}, **{29 + i: chr(97 + i) for i in range(26)}}
+#: Keys that type a character: the digits, the letters (lower case, as without shift) and space.
+_KEY_CHARS = {code: name.lower() for name, code in KEY_NAMES.items() if len(name) == 1}
 _KEY_CHARS[KeyCode.SPACE] = " "
+#: Keys that act on the focused field; without one on screen they are just logged.
+_FIELD_KEYS = frozenset(
+    {
+        KeyCode.ENTER,
+        KeyCode.DEL,
+        KeyCode.FORWARD_DEL,
+        KeyCode.MOVE_HOME,
+        KeyCode.MOVE_END,
+        KeyCode.TAB,
+    }
+)
 
 
 class Gestures:
@@ -99,22 +113,20 @@ class Gestures:
             "scroll" if after != before else "scroll-end", f"{screen.name} offset={after}"
         )
 
-    def _focused_field(self) -> tuple[str, str] | None:
-        """(package, key) of the focused field if it is on screen now."""
-        if (
-            self.device.focused is None
-            or self.device.foreground is None
-            or self.device.foreground not in self.device.apps
-        ):
-            return None
+    def _editable_keys(self) -> Iterator[str]:
+        """Keys of the editable fields on screen now, in window and tree order."""
         for window in self.device.render():
             for view in window.walk():
-                if (
-                    view.element is not None
-                    and view.element.key == self.device.focused
-                    and view.element.editable
-                ):
-                    return self.device.foreground, self.device.focused
+                if view.element is not None and view.element.editable:
+                    yield view.element.key
+
+    def _focused_field(self) -> tuple[str, str] | None:
+        """(package, key) of the focused field if it is on screen now."""
+        focused, foreground = self.device.focused, self.device.foreground
+        if focused is None or foreground is None or foreground not in self.device.apps:
+            return None
+        if any(key == focused for key in self._editable_keys()):
+            return foreground, focused
         return None
 
     def type_text(self, text: str) -> None:
@@ -132,7 +144,7 @@ class Gestures:
         self.device._log("text", f"{key}={self.device._value(package, key)}")
 
     def press_key(self, code: int) -> None:
-        target = self._focused_field()
+        # Only the editing keys need the focused field (and so a render of the screen).
         if code == KeyCode.BACK:
             self.device._back()
         elif code == KeyCode.HOME:
@@ -141,44 +153,42 @@ class Gestures:
             if self.device.keyboard_shown:
                 self.device.keyboard_shown = False
                 self.device._log("keyboard-hidden", "escape")
-        elif code == KeyCode.ENTER and target is not None:
-            element = self.device._element_default(*target)
-            self.device._log("key", "ENTER")
-            if element is not None and element.on_enter is not None:
-                self.device._apply(target[0], element.on_enter)
-        elif code in (KeyCode.DEL, KeyCode.FORWARD_DEL) and target is not None:
-            value = self.device._value(*target)
-            cursor = min(self.device.cursor, len(value))
-            if code == KeyCode.DEL and cursor > 0:
-                self.device._set_value(*target, value[: cursor - 1] + value[cursor:])
-                self.device.cursor = cursor - 1
-            elif code == KeyCode.FORWARD_DEL:
-                self.device._set_value(*target, value[:cursor] + value[cursor + 1 :])
-            self.device._log(
-                "key", f"{KeyCode(code).name} {target[1]}={self.device._value(*target)}"
-            )
-        elif code in (KeyCode.MOVE_HOME, KeyCode.MOVE_END) and target is not None:
-            self.device.cursor = (
-                0 if code == KeyCode.MOVE_HOME else len(self.device._value(*target))
-            )
-            self.device._log("key", KeyCode(code).name)
-        elif code == KeyCode.TAB and target is not None:
-            self._focus_next(*target)
+        elif code in _FIELD_KEYS and (target := self._focused_field()) is not None:
+            self._field_key(code, *target)
         elif code in _KEY_CHARS:
             self.type_text(_KEY_CHARS[code])
         else:
             self.device._log("key", str(code))
 
+    def _field_key(self, code: int, package: str, key: str) -> None:
+        """An editing key (``_FIELD_KEYS``) for the focused field ``key``."""
+        if code == KeyCode.ENTER:
+            element = self.device._element_default(package, key)
+            self.device._log("key", "ENTER")
+            if element is not None and element.on_enter is not None:
+                self.device._apply(package, element.on_enter)
+        elif code in (KeyCode.DEL, KeyCode.FORWARD_DEL):
+            value = self.device._value(package, key)
+            cursor = min(self.device.cursor, len(value))
+            if code == KeyCode.DEL and cursor > 0:
+                self.device._set_value(package, key, value[: cursor - 1] + value[cursor:])
+                self.device.cursor = cursor - 1
+            elif code == KeyCode.FORWARD_DEL:
+                self.device._set_value(package, key, value[:cursor] + value[cursor + 1 :])
+            self.device._log(
+                "key", f"{KeyCode(code).name} {key}={self.device._value(package, key)}"
+            )
+        elif code in (KeyCode.MOVE_HOME, KeyCode.MOVE_END):
+            self.device.cursor = (
+                0 if code == KeyCode.MOVE_HOME else len(self.device._value(package, key))
+            )
+            self.device._log("key", KeyCode(code).name)
+        else:  # TAB
+            self._focus_next(package, key)
+
     def _focus_next(self, package: str, key: str) -> None:
-        fields = [
-            view.element.key
-            for window in self.device.render()
-            for view in window.walk()
-            if view.element is not None and view.element.editable
-        ]
+        fields = list(self._editable_keys())
         if key in fields and len(fields) > 1:
             self.device.focused = fields[(fields.index(key) + 1) % len(fields)]
             self.device.cursor = len(self.device._value(package, self.device.focused))
         self.device._log("key", f"TAB focus={self.device.focused}")
-
-    # -- commands --

@@ -7,6 +7,7 @@ unknown keys. The format is described in ``fakespec``.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,18 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise self.fail(where, f"expected a whole number >= {minimum}, got {value!r}")
         return value
+
+    def float_(self, value: Any, where: str) -> float:
+        # `delay: "0.5"` has always meant half a second; booleans and lists are mistakes.
+        try:
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                raise ValueError
+            number = float(value)
+        except ValueError:
+            raise self.fail(where, f"expected a number of seconds, got {value!r}") from None
+        if not math.isfinite(number):
+            raise self.fail(where, f"expected a number of seconds, got {value!r}")
+        return number
 
     def bool_(self, value: Any, where: str) -> bool:
         if not isinstance(value, bool):
@@ -255,8 +268,7 @@ def _parse_app(r: _Reader, raw: Any, where: str) -> AppSpec:
         raise r.fail(where, "an app needs at least one screen")
     launcher = r.str_(data.get("launcher", next(iter(screens))), f"{where}.launcher")
     for name, screen in screens.items():
-        elements = screen.elements + (screen.scroll_list.items if screen.scroll_list else ())
-        for element, action in _walk_actions(elements):
+        for element, action in _walk_actions(screen.all_elements):
             for target in (action.go, action.replace):
                 if target is not None and target not in screens:
                     close = difflib.get_close_matches(target, list(screens), n=1)
@@ -304,8 +316,11 @@ def _parse_faults(r: _Reader, raw: Any, where: str) -> Faults:
         disconnect_after=None
         if disconnect is None
         else r.int_(disconnect, f"{where}.disconnect_after"),
-        delay=float(data.get("delay", 0.0)),
-        delays={str(k): float(v) for k, v in r.table(delays, f"{where}.delays").items()},
+        delay=r.float_(data.get("delay", 0.0), f"{where}.delay"),
+        delays={
+            str(k): r.float_(v, f"{where}.delays.{k}")
+            for k, v in r.table(delays, f"{where}.delays").items()
+        },
         idle_errors=r.int_(data.get("idle_errors", 0), f"{where}.idle_errors"),
         malformed_dumps=list(r.names(data.get("malformed_dumps", ()), f"{where}.malformed_dumps")),
         overrides=overrides,

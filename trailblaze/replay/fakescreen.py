@@ -132,6 +132,13 @@ class FakeDevice:
         self._programs = self._android.table
         self._renderer = Renderer(self)
         self._gestures = Gestures(self)
+        # Each app's elements by key, over all its screens (the first with a key wins).
+        self._elements: dict[str, dict[str, ElementSpec]] = {}
+        for package, app_spec in spec.apps.items():
+            by_key = self._elements[package] = {}
+            for screen in app_spec.screens.values():
+                for element in _all_elements(screen.all_elements):
+                    by_key.setdefault(element.key, element)
 
     @classmethod
     def load(cls, source: Path | str | Mapping[str, Any]) -> FakeDevice:
@@ -213,12 +220,7 @@ class FakeDevice:
         return self.spec.apps[self.foreground].screens[app.stack[-1]]
 
     def _element_default(self, package: str, key: str) -> ElementSpec | None:
-        for screen in self.spec.apps[package].screens.values():
-            items = screen.scroll_list.items if screen.scroll_list else ()
-            for element in _all_elements(screen.elements + items):
-                if element.key == key:
-                    return element
-        return None
+        return self._elements[package].get(key)
 
     def _value(self, package: str, key: str) -> str:
         app = self.apps[package]
@@ -362,10 +364,6 @@ class FakeDevice:
         """The uiautomator dump of the current screen, in the platform's attribute order."""
         with self.lock:
             return self._renderer.dump_xml()
-
-    def properties(self) -> dict[str, str]:
-        """The ``getprop`` properties of the device."""
-        return self._android.properties()
 
     # -- input (``fakeinput``) --
 

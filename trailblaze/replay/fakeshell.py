@@ -75,6 +75,14 @@ def tokenize(line: str) -> list[_Token]:
             parts.clear()
         in_word = False
 
+    def status() -> None:
+        # `$?` is a part of its own, expanded when the command runs.
+        nonlocal in_word
+        parts.append("".join(buf))
+        buf.clear()
+        parts.append(_STATUS)
+        in_word = True
+
     while i < n:
         c = line[i]
         if c in " \t\n":
@@ -95,9 +103,7 @@ def tokenize(line: str) -> list[_Token]:
                     buf.append(line[i + 1])
                     i += 2
                 elif line.startswith("$?", i):
-                    parts.append("".join(buf))
-                    buf.clear()
-                    parts.append(_STATUS)
+                    status()
                     i += 2
                 else:
                     buf.append(line[i])
@@ -110,16 +116,9 @@ def tokenize(line: str) -> list[_Token]:
             in_word = True
             i += 2
         elif line.startswith("$?", i):
-            parts.append("".join(buf))
-            buf.clear()
-            parts.append(_STATUS)
-            in_word = True
+            status()
             i += 2
-        elif (
-            not in_word
-            and any(line.startswith(r, i) for r in _REDIRECTS if r[0] == "2")
-            and c == "2"
-        ):
+        elif not in_word and line.startswith("2>", i):
             flush()
             redirect = "2>&1" if line.startswith("2>&1", i) else "2>"
             tokens.append(_Token(redirect))
@@ -217,7 +216,7 @@ class Shell:
                 if kind == "<":
                     with self.device.lock:
                         stdin = self.device.files.get(path, b"")
-            result = self._command(argv, stdin)
+            result = self.command(argv, stdin)
             chunks = list(result.chunks)
             for kind, path in redirects:
                 chunks = self._redirect(kind, path, chunks)
@@ -244,7 +243,8 @@ class Shell:
                 self.device.files[path] = previous + data
         return [(s, d) for s, d in chunks if s != stream]
 
-    def _command(self, argv: list[str], stdin: bytes) -> CommandResult:
+    def command(self, argv: list[str], stdin: bytes = b"") -> CommandResult:
+        """Run one command: a fault override, a shell builtin, a device program, or 127."""
         if not argv:
             return CommandResult(0)
         overridden = self.device.override(argv)

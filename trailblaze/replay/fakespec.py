@@ -120,6 +120,11 @@ class ScreenSpec:
     elements: tuple[ElementSpec, ...] = ()
     scroll_list: ListSpec | None = None
 
+    @property
+    def all_elements(self) -> tuple[ElementSpec, ...]:
+        """The top-level elements, then the list's items (children not included)."""
+        return self.elements + (self.scroll_list.items if self.scroll_list else ())
+
 
 @dataclass(frozen=True)
 class AppSpec:

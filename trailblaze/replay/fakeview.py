@@ -233,7 +233,6 @@ class Renderer:
                 clip=spec.bounds,
             )
             if view is not None:
-                view = replace(view, bounds=_clip(full, spec.bounds))
                 items.append(view)
         return View(
             "androidx.recyclerview.widget.RecyclerView",
@@ -309,5 +308,3 @@ class Renderer:
         for i, child in enumerate(view.children):
             self._xml(child, i, out)
         out.append("</node>")
-
-    # -- input --

@@ -7,8 +7,14 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from trailblaze.replay.device import DeviceError, DeviceLostError, ShellDevice, ShellResult
-from trailblaze.replay.fakeshell import STDERR, STDOUT, CommandResult
+from trailblaze.replay.device import (
+    IDLE_RETRY_DELAYS,
+    DeviceError,
+    DeviceLostError,
+    ShellDevice,
+    ShellResult,
+)
+from trailblaze.replay.fakeshell import STDERR, STDOUT, Shell
 
 if TYPE_CHECKING:
     from trailblaze.replay.fakescreen import FakeDevice
@@ -26,12 +32,9 @@ class ModelDevice(ShellDevice):
         model: FakeDevice,
         *,
         timeout: float = 10.0,
-        idle_retry_delays: Sequence[float] | None = None,
+        idle_retry_delays: Sequence[float] = IDLE_RETRY_DELAYS,
     ) -> None:
-        if idle_retry_delays is None:
-            super().__init__()
-        else:
-            super().__init__(idle_retry_delays=idle_retry_delays)
+        super().__init__(idle_retry_delays=idle_retry_delays)
         self.model = model
         self._timeout = timeout
 
@@ -51,11 +54,7 @@ class ModelDevice(ShellDevice):
                 raise DeviceLostError(
                     f"{self.serial}: no answer within {self._timeout:g}s to `{shlex.join(argv)}`"
                 )
-        result = self.model.override(argv) or self.model.execute(argv)
-        if result is None:
-            result = CommandResult.of(
-                stderr=f"/system/bin/sh: {argv[0]}: inaccessible or not found\n", returncode=127
-            )
+        result = Shell(self.model).command(list(argv))
         return ShellResult(
             result.returncode,
             result.text(),
