@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -32,6 +35,35 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def toolchain_cache() -> Path:
     configured = os.environ.get(TOOLCHAIN_DIR_ENV, "").strip()
     return Path(configured) if configured else ROOT / ".cache" / "toolchain"
+
+
+def run_python(
+    cwd: Path,
+    *argv: str,
+    env: Mapping[str, str] | None = None,
+    trailblaze_env: bool = True,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """`python *argv` in `cwd` in a child process: text output captured, any exit status returned.
+
+    The child inherits this process's environment, as `_clean_env` left it (the test session's
+    toolchain directory included), plus `NO_COLOR=1` and `env`. `trailblaze_env=False` drops
+    every `TRAILBLAZE_*` variable, the toolchain directory too, before `env` is applied.
+    """
+    full = {
+        k: v for k, v in os.environ.items() if trailblaze_env or not k.startswith("TRAILBLAZE_")
+    }
+    full["NO_COLOR"] = "1"
+    full.update(env or {})
+    return subprocess.run(
+        [sys.executable, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=full,
+        check=False,
+        timeout=timeout,
+    )
 
 
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:

@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_tree
+from tests.conftest import run_python, write_tree
 from trailblaze.bundled import ENTRY_POINT_GROUP, discover
 from trailblaze.catalog import load_catalog
 from trailblaze.toolchain import Compiler
@@ -50,18 +48,8 @@ def make_package(site: Path) -> Path:
 
 
 def trailblaze(cwd: Path, site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)  # keeps the test session's toolchain directory
-    env["PYTHONPATH"] = str(site)
-    env["NO_COLOR"] = "1"
-    return subprocess.run(
-        [sys.executable, "-m", "trailblaze.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=120,
-    )
+    # Keeps the test session's toolchain directory: `check` type-checks with its tsc.
+    return run_python(cwd, "-m", "trailblaze.cli", *args, env={"PYTHONPATH": str(site)})
 
 
 def test_discover_reads_trailmaps_and_baked_targets(tmp_path: Path) -> None:
@@ -181,3 +169,15 @@ def test_surfaces_writes_validation_surfaces_for_an_installed_package(
     assert result.returncode == 0, result.stdout + result.stderr
     tools = workspace / ".trailblaze" / "trail-validation" / "kiosk" / "tools"
     assert (tools / "trailblaze-client.d.ts").is_file()
+    client = (tools / "trailblaze-client.d.ts").read_text(encoding="utf-8")
+    # The package's own tool, typed from its baked target's inputSchema.
+    assert (
+        "     * Reset the kiosk.\n"
+        "     */\n"
+        "    kiosk_reset: {\n"
+        "      args: {\n"
+        "        hard: boolean;\n"
+        "      };\n"
+        "      result: string;\n"
+        "    };\n"
+    ) in client

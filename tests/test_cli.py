@@ -162,7 +162,7 @@ def test_bad_input_gives_one_located_error_per_file_and_the_rest_is_checked(
         p + "dir.trail.yaml": (1, 1, "is a directory, not a file"),
         p + "empty.trail.yaml": (1, 1, "empty trail file"),
         p + "huge.trail.yaml": (1, 1, "file is 50.0 MiB; files over 5 MiB are not read"),
-        p + "invalid.trail.yaml": by_file[p + "invalid.trail.yaml"],
+        p + "invalid.trail.yaml": (3, 1, by_file[p + "invalid.trail.yaml"][2]),
         p + "latin1.trail.yaml": (2, 14, "not UTF-8: byte 0xe9 cannot be decoded"),
     }
     assert by_file[p + "invalid.trail.yaml"][2].startswith("invalid YAML: ")

@@ -97,7 +97,9 @@ def test_a_file_that_cannot_be_executed_is_a_message(tmp_path: Path) -> None:
 
 
 def test_a_command_string_is_refused() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(
+        TypeError, match=r"^run\(\) takes a list of arguments, not a command string$"
+    ):
         run("echo hi", timeout=30)
 
 

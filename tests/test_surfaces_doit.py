@@ -5,29 +5,19 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA, write_tree
+from tests.conftest import DATA, run_python, write_tree
 
 DODO = "from trailblaze.doit_tasks import DOIT_CONFIG, task_surfaces\n"
 OLD_NS = 1_000_000_000_000_000_000
 
 
 def run(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAILBLAZE_")}
-    env["NO_COLOR"] = "1"
-    return subprocess.run(
-        [sys.executable, *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=120,
-    )
+    # No TRAILBLAZE_* at all, the toolchain directory included: writing surfaces needs no tsc.
+    return run_python(cwd, *argv, trailblaze_env=False)
 
 
 def doit_surfaces(ws: Path) -> list[str]:

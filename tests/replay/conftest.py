@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -11,8 +10,10 @@ from trailblaze.replay.device import ShellDevice
 from trailblaze.replay.fakeadb import FakeAdbServer
 from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "replay"
-SAMPLE_APP = DATA / "sample_app.yaml"
+# support imports adbutils (the [test] extra) and fails with a clear message if it is missing:
+# a broken install must fail the adb half of these tests, not skip it.
+from .support import SAMPLE_APP
+
 #: Every socket read is bounded, so a wedged fake fails a test instead of hanging it.
 TIMEOUT = 5.0
 
@@ -49,7 +50,6 @@ def device_factory(request: pytest.FixtureRequest, model: FakeDevice) -> Iterato
 
         yield make_model
         return
-    pytest.importorskip("adbutils")
     from trailblaze.replay.adb import connect  # noqa: PLC0415 - only this leg needs adbutils
 
     with FakeAdbServer(model) as fake:

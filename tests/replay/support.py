@@ -7,6 +7,14 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+try:
+    import adbutils  # noqa: F401 - checked here so that a broken install fails instead of skipping
+except ImportError as exc:  # pragma: no cover - only on a broken test install
+    raise ImportError(
+        "the replay tests need adbutils, which the [test] extra installs "
+        f"(pip install -e '.[test]'): {exc}"
+    ) from exc
+
 from trailblaze.catalog import load_catalog
 from trailblaze.parse import parse_trail
 from trailblaze.replay.arguments import Tokens
@@ -91,3 +99,24 @@ OPEN_FORMS = f"""
         androidAccessibility:
           textRegex: Forms
 """
+#: Set the clipboard, focus the Name field, paste: one batch shares the clipboard; with the kill
+#: switch every tool has its own context and the paste (line 20, column 11) finds it empty.
+CLIPBOARD = (
+    OPEN_FORMS
+    + """
+- mobile_setClipboard:
+    text: Jane Doe
+- tapOnElementBySelector:
+    nodeSelector:
+      androidAccessibility:
+        hintTextRegex: Name
+- mobile_pasteClipboard: {}
+"""
+)
+#: ``CLIPBOARD`` and a check that the pasted text shows.
+CLIPBOARD_CHECKED = (
+    CLIPBOARD
+    + """- assertVisibleWithText:
+    text: Jane Doe
+"""
+)

@@ -26,24 +26,17 @@ from trailblaze.replay.fakescreen import FakeDevice, load_devices
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.scope import KILL_SWITCH
 
-from .support import BUNDLED_MODEL, FAST, OPEN_FORMS, PACKAGE, ROOT, SAMPLE_APP, trail_text
-
-pytest.importorskip("adbutils")
-
-CLIPBOARD = (
-    OPEN_FORMS
-    + """
-- mobile_setClipboard:
-    text: Jane Doe
-- tapOnElementBySelector:
-    nodeSelector:
-      androidAccessibility:
-        hintTextRegex: Name
-- mobile_pasteClipboard: {}
-- assertVisibleWithText:
-    text: Jane Doe
-"""
+from .support import (
+    BUNDLED_MODEL,
+    CLIPBOARD_CHECKED,
+    FAST,
+    OPEN_FORMS,
+    PACKAGE,
+    ROOT,
+    SAMPLE_APP,
+    trail_text,
 )
+
 LIST_APPS = "- mobile_listInstalledApps: {}"
 
 
@@ -61,20 +54,12 @@ def write_trail(tmp_path: Path, *recordings: str, name: str = "t.trail.yaml") ->
     return path
 
 
-@pytest.fixture
-def sample() -> Iterator[tuple[FakeAdbServer, FakeDevice]]:
-    model = FakeDevice.load(SAMPLE_APP)
-    with FakeAdbServer(model) as server:
-        yield server, model
-
-
 def test_clipboard_round_trip_replays_green_through_adbutils(
-    sample: tuple[FakeAdbServer, FakeDevice], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server, model = sample
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
 
-    run = replay(ReplayRequest(trails=(write_trail(tmp_path, CLIPBOARD),)), options=FAST)
+    run = replay(ReplayRequest(trails=(write_trail(tmp_path, CLIPBOARD_CHECKED),)), options=FAST)
 
     assert run.exit_code == 0
     assert run.device == "emulator-5554"
@@ -86,13 +71,12 @@ def test_clipboard_round_trip_replays_green_through_adbutils(
 
 
 def test_with_the_kill_switch_the_round_trip_fails_at_the_paste(
-    sample: tuple[FakeAdbServer, FakeDevice], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server, model = sample
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
     monkeypatch.setenv(KILL_SWITCH, "1")
 
-    run = replay(ReplayRequest(trails=(write_trail(tmp_path, CLIPBOARD),)), options=FAST)
+    run = replay(ReplayRequest(trails=(write_trail(tmp_path, CLIPBOARD_CHECKED),)), options=FAST)
 
     assert run.exit_code == 1
     step = run.trails[0].steps[0]
@@ -227,9 +211,8 @@ def test_a_serial_chooses_the_device(
 
 
 def test_a_device_that_disconnects_mid_recording_fails_cleanly(
-    sample: tuple[FakeAdbServer, FakeDevice], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server, model = sample
     model.faults.disconnect_after = 3  # launchApp sends 2 commands, the tap's dump 1
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
     first = write_trail(

@@ -23,20 +23,8 @@ from trailblaze.replay.toolsource import ToolSource
 from trailblaze.resolve import Resolver
 from trailblaze.workspace import find_workspace, scan
 
-from .support import FAST, OPEN_FORMS, PACKAGE, ROOT, SAMPLE_APP, calls, runner
+from .support import CLIPBOARD, FAST, OPEN_FORMS, PACKAGE, ROOT, calls, runner
 
-CLIPBOARD = (
-    OPEN_FORMS
-    + """
-- mobile_setClipboard:
-    text: Jane Doe
-- tapOnElementBySelector:
-    nodeSelector:
-      androidAccessibility:
-        hintTextRegex: Name
-- mobile_pasteClipboard: {}
-"""
-)
 ARGS = """
 config:
   args:
@@ -49,11 +37,6 @@ EMPTY_CLIPBOARD = (
     "(batched execution is off (TRAILBLAZE_DISABLE_BATCHED_TOOL_EXECUTION), so every tool has "
     "its own context)"
 )
-
-
-@pytest.fixture
-def model() -> FakeDevice:
-    return FakeDevice.load(SAMPLE_APP)
 
 
 @pytest.fixture

@@ -10,17 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import adbutils
 import pytest
 
 from trailblaze.replay.fakeadb import FakeAdbServer, Shell
 from trailblaze.replay.fakescreen import FakeDevice, ModelError, load_devices, load_specs
 
-adbutils = pytest.importorskip("adbutils")
-
-DATA = Path(__file__).resolve().parent.parent / "data" / "replay"
-SAMPLE_APP = DATA / "sample_app.yaml"
-PACKAGE = "xyz.block.trailblaze.examples.sampleapp"
-ROOT = Path(__file__).resolve().parent.parent.parent
+from .support import PACKAGE, ROOT, SAMPLE_APP
 
 
 def client(server: FakeAdbServer) -> Any:
@@ -114,9 +110,7 @@ def test_shell_v2_separates_streams_and_reports_exit_codes(adb_device: Any) -> N
     assert adb_device.shell2("frobnicate", v2=True).returncode == 127
 
 
-def test_a_device_without_shell_v2_falls_back(
-    model: FakeDevice, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_device_without_shell_v2_falls_back(caplog: pytest.LogCaptureFixture) -> None:
     device = FakeDevice(load_specs({"features": ["cmd"]})[0])
     with FakeAdbServer(device) as fake, caplog.at_level(logging.WARNING):
         result = client(fake).device("emulator-5554").shell2("false || echo fallback", v2=True)

@@ -7,7 +7,6 @@ shared validator, the same ones ``trailblaze check`` prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,8 +21,6 @@ from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.workspace import find_workspace
 
 from .support import BUNDLED_MODEL, FAST, trail_text
-
-pytest.importorskip("adbutils")
 
 SHOP = "com.example.shop"
 OPEN_SHOP = f"""
@@ -41,14 +38,9 @@ CART = "{tapOnElementWithAccessibilityText: {accessibilityText: Cart}}"
 
 
 @pytest.fixture
-def shop() -> FakeDevice:
+def model() -> FakeDevice:
+    """The bundled Corner Shop phone; conftest's ``server`` serves it."""
     return FakeDevice.load(BUNDLED_MODEL)
-
-
-@pytest.fixture
-def server(shop: FakeDevice) -> Iterator[FakeAdbServer]:
-    with FakeAdbServer(shop) as fake:
-        yield fake
 
 
 def replay_on(server: FakeAdbServer, tmp_path: Path, *recordings: str) -> TrailResult:
@@ -62,7 +54,7 @@ def replay_on(server: FakeAdbServer, tmp_path: Path, *recordings: str) -> TrailR
 
 
 def test_popup_present_is_dismissed(
-    server: FakeAdbServer, shop: FakeDevice, tmp_path: Path
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path
 ) -> None:
     trail = replay_on(
         server,
@@ -80,13 +72,13 @@ def test_popup_present_is_dismissed(
     assert [(c.position, c.tool, c.status) for c in runif.children] == [
         ("runIf.then[0]", "tapOnElementBySelector", "passed")
     ]
-    assert "promo_dismissed" in shop.apps[SHOP].flags
+    assert "promo_dismissed" in model.apps[SHOP].flags
 
 
 def test_popup_absent_skips_the_branch(
-    server: FakeAdbServer, shop: FakeDevice, tmp_path: Path
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path
 ) -> None:
-    shop.apps[SHOP].flags.add("promo_dismissed")
+    model.apps[SHOP].flags.add("promo_dismissed")
 
     trail = replay_on(
         server, tmp_path, f"- runIf: {{condition: {{selector: {NOT_NOW}}}, then: [{DISMISS}]}}"
@@ -102,9 +94,9 @@ def test_popup_absent_skips_the_branch(
 
 
 def test_the_else_branch_runs_when_the_condition_is_false(
-    server: FakeAdbServer, shop: FakeDevice, tmp_path: Path
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path
 ) -> None:
-    shop.apps[SHOP].flags.add("promo_dismissed")
+    model.apps[SHOP].flags.add("promo_dismissed")
 
     trail = replay_on(
         server,
@@ -117,16 +109,47 @@ def test_the_else_branch_runs_when_the_condition_is_false(
         ("runIf.else[0]", "passed"),
         ("runIf.then[0]", "skipped"),
     ]
-    assert shop.current_screen == f"{SHOP}/cart"
+    assert model.current_screen == f"{SHOP}/cart"
 
 
 @pytest.mark.parametrize(
-    ("flags", "branch"), [((), "runIf.then[0]"), (("promo_dismissed",), "runIf.else[0]")]
+    ("flags", "branch", "detail", "outcomes", "screen"),
+    [
+        (
+            (),
+            "runIf.then[0]",
+            "assertVisibleWithText succeeded: ran then (1 call(s))",
+            [
+                ("runIf.condition", "passed"),
+                ("runIf.then[0]", "passed"),
+                ("runIf.else[0]", "skipped"),
+            ],
+            f"{SHOP}/home",
+        ),
+        (
+            ("promo_dismissed",),
+            "runIf.else[0]",
+            "assertVisibleWithText failed as expected: ran else (1 call(s))",
+            [
+                ("runIf.condition", "failed"),
+                ("runIf.else[0]", "passed"),
+                ("runIf.then[0]", "skipped"),
+            ],
+            f"{SHOP}/cart",
+        ),
+    ],
 )
 def test_a_tool_condition_takes_then_on_success_and_else_on_an_expected_failure(
-    server: FakeAdbServer, shop: FakeDevice, tmp_path: Path, flags: tuple[str, ...], branch: str
+    server: FakeAdbServer,
+    model: FakeDevice,
+    tmp_path: Path,
+    flags: tuple[str, ...],
+    branch: str,
+    detail: str,
+    outcomes: list[tuple[str, str]],
+    screen: str,
 ) -> None:
-    shop.apps[SHOP].flags.update(flags)
+    model.apps[SHOP].flags.update(flags)
     condition = "{tool: {assertVisibleWithText: {text: Get 10% off your first order}}}"
 
     trail = replay_on(
@@ -141,10 +164,14 @@ def test_a_tool_condition_takes_then_on_success_and_else_on_an_expected_failure(
     assert [c.position for c in children if c.status == "passed"] == (
         ["runIf.condition", branch] if branch.endswith("then[0]") else [branch]
     )
+    assert [(c.position, c.status) for c in children] == outcomes
+    assert trail.steps[1].tools[0].detail == detail
+    assert model.current_screen == screen
+    assert "promo_dismissed" in model.apps[SHOP].flags
 
 
 def test_a_misspelled_condition_tool_fails_the_step_instead_of_taking_else(
-    server: FakeAdbServer, shop: FakeDevice, tmp_path: Path
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path
 ) -> None:
     condition = "{tool: {assertVisibleWithTxt: {text: Not now}}}"
 
@@ -168,7 +195,7 @@ def test_a_misspelled_condition_tool_fails_the_step_instead_of_taking_else(
         ("runIf.then[0]", "skipped"),
         ("runIf.else[0]", "skipped"),
     ]
-    assert shop.current_screen == f"{SHOP}/home"
+    assert model.current_screen == f"{SHOP}/home"
 
 
 def test_a_condition_tool_with_bad_arguments_fails_the_step(
@@ -219,7 +246,7 @@ def test_a_failing_branch_call_is_attributed_to_the_runif(
     )
 
 
-def test_nesting_two_levels_works(server: FakeAdbServer, shop: FakeDevice, tmp_path: Path) -> None:
+def test_nesting_two_levels_works(server: FakeAdbServer, model: FakeDevice, tmp_path: Path) -> None:
     inner = (
         "{runIf: {condition: {tool: {assertVisibleWithText: {text: Get 10% off your first order}}}, "
         f"then: [{DISMISS}]}}}}"
@@ -237,7 +264,7 @@ def test_nesting_two_levels_works(server: FakeAdbServer, shop: FakeDevice, tmp_p
         ("runIf.then[0] › runIf.condition", "passed"),
         ("runIf.then[0] › runIf.then[0]", "passed"),
     ]
-    assert "promo_dismissed" in shop.apps[SHOP].flags
+    assert "promo_dismissed" in model.apps[SHOP].flags
 
 
 def test_nesting_three_levels_is_rejected_before_anything_runs(

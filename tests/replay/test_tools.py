@@ -18,11 +18,6 @@ NAME_FIELD = (
 )
 
 
-@pytest.fixture
-def model() -> FakeDevice:
-    return FakeDevice.load(SAMPLE_APP)
-
-
 def run(model: FakeDevice, recording: str) -> RecordingOutcome:
     return runner(ModelDevice(model, timeout=5)).run_recording(calls(recording))
 
