@@ -401,7 +401,8 @@ def test_broken_compiler_is_infra_not_a_pass_and_not_cached(
     assert [(t.status, t.reason) for t in report.trails] == [("parsed", "type check could not run")]
     [infra] = report.infra_findings
     assert infra.text == (
-        f"{TRAIL}:1:1: type check could not run: tsc exited 134 compiling the surfaces: fatal: out of memory"
+        f"{TRAIL}:1:1: type check could not run: the surfaces could not be compiled: "
+        "tsc exited 134 (a compile that finds the canary's error exits 1 or 2): fatal: out of memory"
     )
     assert check(sample_ws, require_typecheck=True).exit_code == 3
     monkeypatch.setenv("TRAILBLAZE_TSC", str(tsc.path))

@@ -297,6 +297,12 @@ class TypeCheck:
                 self.records[path] = self.records[path].with_result(
                     job.key, findings, self._surface_keys[job.trailmap], self._base_key
                 )
+        # A job with neither a result nor a failure was not checked: never a silent pass.
+        for job in self._jobs:
+            if job.path not in outcome.failed and not any(job.path in r.findings for r in results):
+                self._fail(
+                    job.path, "type check could not run: the compiler gave no result", "typegate"
+                )
         if self._cache is not None:
             self._cache.put_many(stored)
             self._cache.close()

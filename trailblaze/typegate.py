@@ -9,9 +9,10 @@ Layout in the scratch directory (`typegate/`):
 - `trails/<trail path>.ts`: one generated module per trail, rewritten only when it changes;
 - `tsconfig.<pid>.<n>.json`: the files of one compiler run (only cache misses).
 
-No silent passes: a diagnostic on a generated line that maps to no call, in a surface, an
-unresolved import, a syntax error, a non-zero exit with nothing mapped, a timeout or a crash
-makes the affected trails an infrastructure problem, never a cached pass.
+No silent passes: every compiler run is proven (`proof.py`: the canary's error came back, the
+output is complete and every file was in the program); an unproven run, a diagnostic on a
+generated line that maps to no call, in a surface, an unresolved import, a syntax error, a
+timeout or a crash makes the affected trails an infrastructure problem, never a cached pass.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -33,6 +33,8 @@ from trailblaze.codegen import HEADER_LINES, GenLine, PackedLines, unpack_lines
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
 from trailblaze.proc import ProcError, ProcTimeout, run
+from trailblaze.proof import Diagnostic, compile_proven, parse_output
+from trailblaze.proof import abs_path as _abs
 from trailblaze.resolve import Resolution, ToolEntry
 from trailblaze.surface import imports_for, module_specifier, render_entries, sdk_index
 from trailblaze.toolchain import Compiler
@@ -42,7 +44,6 @@ DEFAULT_TIMEOUT = 300.0
 BATCH_SIZE = 2000
 """Trails per compiler run: one program of 10,000 trails peaks near 1.5 GiB, 2,000 near 0.3; with
 smaller batches the compiler keeps up with the parse and less is left to compile at the end."""
-DIAGNOSTIC = re.compile(r"^(.+?)\((\d+),(\d+)\): error (TS\d+): (.*)$")
 COMPILER_OPTIONS = {
     "target": "ES2022",
     "module": "ESNext",
@@ -61,15 +62,6 @@ COMPILER_OPTIONS = {
         "@trailblaze/scripting/*": ["../sdk/dist/*"],
     },
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
-    file: Path
-    line: int
-    column: int
-    code: str
-    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,22 +114,6 @@ def timeout_seconds(env: Mapping[str, str] | None = None) -> float:
         return max(float(raw) / 1000.0, 1.0) if raw else DEFAULT_TIMEOUT
     except ValueError:
         return DEFAULT_TIMEOUT
-
-
-def parse_output(output: str, cwd: Path) -> list[Diagnostic]:
-    """`--pretty false` diagnostics, with two-space continuation lines folded into the message."""
-    found: list[Diagnostic] = []
-    for raw in output.splitlines():
-        match = DIAGNOSTIC.match(raw)
-        if match:
-            file, line, column, code, message = match.groups()
-            found.append(Diagnostic(_abs(cwd, file), int(line), int(column), code, message.strip()))
-        elif raw.startswith("  ") and found and raw.strip():
-            last = found[-1]
-            found[-1] = Diagnostic(
-                last.file, last.line, last.column, last.code, f"{last.message} {raw.strip()}"
-            )
-    return found
 
 
 # -- surfaces ---------------------------------------------------------------------------------
@@ -339,13 +315,13 @@ def check_surfaces(
     if not surfaces:
         return {}
     try:
-        output, exit_code, diagnostics = _tsc_project(
+        diagnostics = compile_proven(
             list(surfaces.values()),
             SURFACE_OPTIONS,
             compiler,
-            layout,
-            timeout,
-            "tsconfig.surfaces.",
+            layout.root,
+            timeout=timeout,
+            prefix="tsconfig.surfaces.",
         )
     except ProcError as exc:
         return dict.fromkeys(surfaces, f"the surfaces could not be compiled: {exc}")
@@ -366,43 +342,7 @@ def check_surfaces(
                 broken.setdefault(
                     each, f"a declaration shared by every surface does not compile: {where}"
                 )
-    if exit_code != 0 and not diagnostics:
-        message = f"tsc exited {exit_code} compiling the surfaces: {output.strip()[:500] or '(no output)'}"
-        return dict.fromkeys(surfaces, message)
     return broken
-
-
-def _tsc_project(
-    files: list[Path],
-    options: Mapping[str, Any],
-    compiler: Compiler,
-    layout: Layout,
-    timeout: float,
-    prefix: str,
-    extra: tuple[str, ...] = (),
-) -> tuple[str, int, list[Diagnostic]]:
-    """One compiler run over `files` (under `layout.root`) with a temporary tsconfig.
-
-    Its output, exit code and diagnostics; a `ProcError` when tsc could not run to the end.
-    """
-    layout.root.mkdir(parents=True, exist_ok=True)
-    config = {
-        "compilerOptions": options,
-        "files": [file.relative_to(layout.root).as_posix() for file in files],
-    }
-    fd, name = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=".json", dir=layout.root)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(config, handle)
-    try:
-        proc = run(
-            [*compiler.argv_prefix, "-p", name, "--pretty", "false", *extra],
-            cwd=layout.root,
-            timeout=timeout,
-        )
-    finally:
-        Path(name).unlink(missing_ok=True)
-    output = proc.stdout + proc.stderr
-    return output, proc.returncode, parse_output(output, layout.root)
 
 
 def compile_jobs(
@@ -443,7 +383,7 @@ def _compile_batch(
     for _attempt in range(3):
         if not pending:
             return
-        diagnostics, error, exit_code = _run_tsc(pending, compiler, layout, timeout, result, extra)
+        diagnostics, error = _run_tsc(pending, compiler, layout, timeout, result, extra)
         if error is not None:
             _fail(pending, error, result)
             return
@@ -466,8 +406,10 @@ def _compile_batch(
                     _fail([job], f"generated code does not parse: {_show(first, layout)}", result)
             pending = [job for job in pending if job.path not in broken]
             continue
-        _map(pending, diagnostics, exit_code, layout, result)
+        _map(pending, diagnostics, layout, result)
         return
+    # Still syntax errors after every attempt: what is left was not checked.
+    _fail(pending, "the compiler kept reporting syntax errors", result)
 
 
 def _run_tsc(
@@ -477,36 +419,29 @@ def _run_tsc(
     timeout: float,
     result: GateResult,
     extra: tuple[str, ...] = (),
-) -> tuple[list[Diagnostic], str | None, int]:
+) -> tuple[list[Diagnostic], str | None]:
     result.compiler_runs += 1
     result.files_compiled.extend(job.path for job in jobs)
     try:
-        output, exit_code, diagnostics = _tsc_project(
+        diagnostics = compile_proven(
             [job.file for job in jobs],
             COMPILER_OPTIONS,
             compiler,
-            layout,
-            timeout,
-            "tsconfig.",
-            extra,
+            layout.root,
+            timeout=timeout,
+            prefix="tsconfig.",
+            extra=extra,
         )
     except ProcTimeout as exc:
-        return [], f"tsc timed out after {exc.timeout:.0f} s", -1
-    except ProcError as exc:
-        return [], f"tsc could not run: {exc}", -1
-    if exit_code != 0 and not diagnostics:
-        return (
-            [],
-            f"tsc exited {exit_code} without a diagnostic: {output.strip()[:500] or '(no output)'}",
-            exit_code,
-        )
-    return diagnostics, None, exit_code
+        return [], f"tsc timed out after {exc.timeout:.0f} s"
+    except ProcError as exc:  # Unproven included
+        return [], f"tsc could not run: {exc}"
+    return diagnostics, None
 
 
 def _map(
     jobs: list[Job],
     diagnostics: list[Diagnostic],
-    exit_code: int,
     layout: Layout,
     result: GateResult,
 ) -> None:
@@ -565,9 +500,6 @@ def _map(
                 affected.path,
                 f"a diagnostic outside the generated trails: {_show(diagnostic, layout)}",
             )
-    if exit_code != 0 and not any(findings.values()) and not failed:
-        for job in jobs:
-            failed[job.path] = f"tsc exited {exit_code} but reported nothing that maps to a call"
     for job in jobs:
         if job.path in failed:
             _fail([job], failed[job.path], result)
@@ -599,12 +531,6 @@ def _declaration_name(source: Path) -> Path:
         source.suffix, ".d.ts"
     )
     return source.with_name(source.name[: -len(source.suffix)] + suffix)
-
-
-def _abs(base: Path, file: str | None = None) -> Path:
-    """An absolute, normalized path without touching the disk (Path.resolve stats every part)."""
-    joined = os.path.join(base, file) if file is not None else str(base)
-    return Path(os.path.normpath(os.path.abspath(joined)))
 
 
 def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
