@@ -547,3 +547,49 @@ def test_a_hand_edited_module_surface_is_rendered_again(sample_ws: Path) -> None
     assert surface.read_text() == original
     assert fatal(report) == []
     assert [t.status for t in report.trails] == ["type-checked"]
+
+
+PROTOTYPE_NAMES = [
+    "constructor",
+    "toString",
+    "toLocaleString",
+    "valueOf",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "__proto__",
+]
+
+
+def test_object_prototype_names_are_tools_only_where_a_trailmap_defines_them(
+    compact_ws: Path,
+) -> None:
+    files = {"trailmaps/defs/trailmap.yaml": "id: defs\ntarget:\n  display_name: defs\n"}
+    call = (
+        "config: {{target: {target}}}\ntrail:\n  - step: s\n    recording:\n      android:\n{calls}"
+    )
+    for name in PROTOTYPE_NAMES:
+        files[f"trailmaps/defs/tools/{name}.tool.yaml"] = (
+            f"id: {name}\ndescription: d\nparameters:\n  - name: n\n    type: integer\n"
+            "    required: true\ntools:\n  - hideKeyboard: {}\n"
+        )
+        files[f"trailmaps/app/trails/{name}.trail.yaml"] = call.format(
+            target="app", calls=f"        - {name}: {{}}\n"
+        )
+        files[f"trailmaps/defs/trails/{name}.trail.yaml"] = call.format(
+            target="defs", calls=f"        - {name}: {{n: 1}}\n        - {name}: {{n: x}}\n"
+        )
+    write_tree(compact_ws, files)
+    report = check(compact_ws)
+    assert {t.status for t in report.trails} == {"type-checked"}
+    found = sorted((f.path, f.line, f.tool, f.code) for f in report.fatal_findings)
+    unknown = [(f"trailmaps/app/trails/{n}.trail.yaml", 6, n) for n in PROTOTYPE_NAMES]
+    defined = [(f"trailmaps/defs/trails/{n}.trail.yaml", 7, n, "TS2322") for n in PROTOTYPE_NAMES]
+    # Unknown in `app`: exactly one finding each, at the call (tsc's own words for `__proto__`).
+    assert found == sorted(
+        [(*u, "TS2339" if u[2] == "__proto__" else "TS2344") for u in unknown] + defined
+    )
+    messages = {f.tool: f.message for f in report.fatal_findings if "/app/" in f.path}
+    assert messages["constructor"] == (
+        "Type '\"constructor\"' does not satisfy the constraint 'keyof Tools'."
+    )

@@ -90,14 +90,40 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group(0)):04x}"
 
 
-def callee(name: str) -> str:
+INHERITED = frozenset(
+    {
+        "constructor",
+        "toString",
+        "toLocaleString",
+        "valueOf",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+    }
+)
+"""The members of TypeScript's `Object` interface: tsc finds them on the tool map too. (The
+other `Object.prototype` names, `__proto__` and the like, are not declared there: tsc already
+reports them as missing.)"""
+
+
+def callee(name: str, own: bool = False) -> str:
+    """How a call of tool `name` reaches it; `own`: the trailmap's tool map declares it.
+
+    Lookup is by own keys only. tsc resolves a name the tool map lacks on `Object`
+    (`client.tools.constructor` is `Function`, callable with anything), so an inherited name the
+    map does not declare goes through `Pick`, which takes declared keys only: one finding,
+    "Type '"constructor"' does not satisfy the constraint 'keyof Tools'", and no other about its
+    arguments (an unknown tool has no argument types).
+    """
+    if name in INHERITED and not own:
+        literal = json_literal(name)
+        return f"(client.tools as Pick<typeof client.tools, {literal}> as any)[{literal}]"
     known = _CALLEES.get(name)
     if known is None:
-        known = (
-            f"client.tools.{name}"
-            if _CALLEE.fullmatch(name)
-            else f"client.tools[{json_literal(name)}]"
-        )
+        if _CALLEE.fullmatch(name):
+            known = f"client.tools.{name}"
+        else:
+            known = f"client.tools[{json_literal(name)}]"
         if len(_CALLEES) < 4096:
             _CALLEES[name] = known
     return known
@@ -222,7 +248,9 @@ def generate(
             classifier = f" [{_comment(recording.classifier)}]" if recording.classifier else ""
             current[:] = [recording, f"step {step.number}{classifier}", _comment(step.label)[:70]]
         where = f"{current[1]} {position}" if position else current[1]
-        lines.append(f"  {callee(call.name)}({json_literal(args)}); // {where}: {current[2]}")
+        lines.append(
+            f"  {callee(call.name, call.name in schemas)}({json_literal(args)}); // {where}: {current[2]}"
+        )
         table[len(lines)] = GenLine(
             step.number,
             recording.classifier,
