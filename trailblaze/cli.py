@@ -61,6 +61,16 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 3 when the type check could not run (also TRAILBLAZE_REQUIRE_TYPECHECK=1)",
     )
     check.add_argument("--color", action=argparse.BooleanOptionalAction, default=None)
+    check.add_argument(
+        "--remote-cache",
+        metavar="URL",
+        help="share type-gate results through a Bazel HTTP remote cache (also TRAILBLAZE_REMOTE_CACHE)",
+    )
+    check.add_argument(
+        "--remote-cache-read-only",
+        action="store_true",
+        help="read the remote cache, never write it (pull-request builds)",
+    )
 
     surfaces = sub.add_parser(
         "surfaces",
@@ -119,8 +129,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check(args: argparse.Namespace) -> int:
     ws = find_workspace(args.workspace, explicit=args.workspace is not None)
     options = CheckOptions.from_env(
-        strict=not args.lenient, require_typecheck=args.require_typecheck
+        strict=not args.lenient,
+        require_typecheck=args.require_typecheck,
+        remote_cache=args.remote_cache,
+        remote_read_only=args.remote_cache_read_only,
     )
+    _check_remote(options)
     report = run_check(ws, options, progress=RichProgress.for_terminal())
     if args.format != "text":
         text = render(report, args.format)
@@ -135,6 +149,17 @@ def _check(args: argparse.Namespace) -> int:
     else:
         render_report(report_console(color=args.color), report, ws.root)
     return report.exit_code
+
+
+def _check_remote(options: CheckOptions) -> None:
+    """A remote-cache setting that cannot work is a usage error, before any work."""
+    if options.remote_cache:
+        from trailblaze.remote import RemoteConfig, RemoteConfigError  # noqa: PLC0415
+
+        try:
+            RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+        except RemoteConfigError as exc:
+            raise UsageError(str(exc)) from None
 
 
 def _surfaces(args: argparse.Namespace) -> int:

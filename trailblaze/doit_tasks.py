@@ -249,11 +249,17 @@ def _check_and_record(root: str, found: Scan, inputs: _InputsChanged) -> TaskErr
         return TaskError(f"trailblaze check: {exc}")
     from trailblaze.check import run_check  # noqa: PLC0415 - see the note on imports above
     from trailblaze.console import RichProgress  # noqa: PLC0415
+    from trailblaze.remote import RemoteConfig, RemoteConfigError  # noqa: PLC0415
 
+    options = CheckOptions.from_env()
+    try:
+        RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+    except RemoteConfigError as exc:
+        return TaskError(f"trailblaze check: {exc}")
     # The scan made when the task was created: the one its inputs digest was worked out from.
     report = run_check(
         ws,
-        CheckOptions.from_env(),
+        options,
         progress=RichProgress.for_terminal(),
         found=found,
         stats=inputs.stats,

@@ -55,6 +55,8 @@ class Finding:
 
 
 _FIELDS = tuple(f.name for f in fields(Finding))
+FINDING_FIELDS = _FIELDS
+"""The fields of a finding, in the order `to_json` writes them."""
 
 
 def did_you_mean(word: str, candidates: list[str] | tuple[str, ...] | frozenset[str]) -> str:

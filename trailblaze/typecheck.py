@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trailblaze import __version__
 from trailblaze.batch import Parsed
 from trailblaze.cache import ResultCache, cache_dir, digest
 from trailblaze.catalog import Catalog
@@ -28,6 +29,7 @@ from trailblaze.codegen import GENERATOR_VERSION
 from trailblaze.finding import Finding
 from trailblaze.fsutil import file_stamp, write_if_changed
 from trailblaze.options import CheckOptions
+from trailblaze.remote import RemoteConfig, RemoteConfigError, RemoteResults, result_key
 from trailblaze.resolve import Resolution
 from trailblaze.sdk import sdk_type_names
 from trailblaze.state import TrailRecord
@@ -106,6 +108,11 @@ class TypeCheck:
         self._batches: list[Future[GateResult]] = []
         self._compiling = ThreadPoolExecutor(1, thread_name_prefix="tsc")
         self._timeout = timeout_seconds()
+        self._remote: RemoteResults | None = None
+        self._remote_keys: dict[str, str] = {}
+        """Trail path -> the remote cache's key of its verdict (only with a remote cache)."""
+        self._storing = ThreadPoolExecutor(1, thread_name_prefix="remote-store")
+        self._stores: list[Future[None]] = []
 
     # -- preparing ------------------------------------------------------------------------------
 
@@ -142,6 +149,7 @@ class TypeCheck:
         with self.phase("surface check"):
             self._broken = self._check_surfaces(compiler)
         self._cache = ResultCache(cache_dir(self.layout.scratch))
+        self._remote = _remote(self.options)
 
     def _module_surfaces(self, decls: Declarations) -> None:
         """Write each target's module surface and key it; unchanged ones are not rendered.
@@ -245,6 +253,16 @@ class TypeCheck:
             return
         self.records[rel] = record.with_result(None, (), surface_key, self._base_key)
         job = Job(rel, target, self.layout.trail_file(rel), parsed.lines, key)
+        if self._remote is not None:
+            self._remote_keys[rel] = result_key(
+                compiler_version=self._compiler.version if self._compiler else "",
+                generator_version=GENERATOR_VERSION,
+                product_version=__version__,
+                compiler_options=COMPILER_OPTIONS,
+                surface=surface_key,
+                module=parsed.module,
+                lines=parsed.lines,
+            )
         self._pending.append(job)
         if len(self._pending) >= BATCH_SIZE:
             self._submit()
@@ -261,16 +279,40 @@ class TypeCheck:
             return
         assert self._compiler is not None
         self._jobs.extend(batch)
-        self._batches.append(
-            self._compiling.submit(
-                compile_jobs,
-                batch,
-                self._compiler,
-                self.layout,
-                timeout=self._timeout,
-                single_threaded=parsing,
+        self._batches.append(self._compiling.submit(self._compile, batch, parsing))
+
+    def _compile(self, batch: list[Job], parsing: bool) -> GateResult:
+        """One batch: what the remote cache holds, then the compiler for the rest (in the
+        background thread, so the remote is asked while the workers parse)."""
+        assert self._compiler is not None
+        remote = self._remote
+        hits: dict[str, list[Finding]] = {}
+        if remote is not None:
+            wanted = [(self._remote_keys[job.path], job.path) for job in batch]
+            found = remote.fetch(wanted)
+            for job in batch:
+                entry = found.get(self._remote_keys[job.path])
+                if entry is not None:
+                    hits[job.path] = [Finding.from_json(f) for f in entry]
+            batch = [job for job in batch if job.path not in hits]
+        result = (
+            compile_jobs(
+                batch, self._compiler, self.layout, timeout=self._timeout, single_threaded=parsing
             )
+            if batch
+            else GateResult()
         )
+        if remote is not None and batch:
+            # Only verdicts the compiler really produced; a trail whose check could not
+            # complete has none in `result.findings`.
+            proven = [
+                (self._remote_keys[job.path], [f.to_json() for f in result.findings[job.path]])
+                for job in batch
+                if job.path in result.findings and job.path not in result.failed
+            ]
+            self._stores.append(self._storing.submit(remote.store, proven))
+        result.findings.update(hits)
+        return result
 
     # -- finishing ------------------------------------------------------------------------------
 
@@ -306,12 +348,33 @@ class TypeCheck:
         if self._cache is not None:
             self._cache.put_many(stored)
             self._cache.close()
+        self._finish_remote()
         # The modules on disk are those of the last run's trails: only a change in that set
         # (or a state that was lost, which reads as "every trail is new") leaves orphans.
         outcome.stats["removed"] = (
             remove_orphans(self.layout, keep_generated) if trails_changed else 0
         )
         return outcome
+
+    def _finish_remote(self) -> None:
+        self._storing.shutdown(wait=True)
+        for future in self._stores:
+            future.result()
+        if self._remote is not None:
+            self._remote.close()
+            self.outcome.stats.update(self._remote.stats())
+
+
+def _remote(options: CheckOptions) -> RemoteResults | None:
+    """The remote cache the options name, or None (none named, or a setting that cannot work:
+    the CLI and the doit task refuse those before the check starts)."""
+    if not options.remote_cache:
+        return None
+    try:
+        config = RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+    except RemoteConfigError:
+        return None
+    return None if config is None else RemoteResults(config)
 
 
 def _tools_root(module: Path) -> Path:

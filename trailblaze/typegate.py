@@ -273,7 +273,9 @@ def _emit(
             data = emitted.read_bytes()
             write_if_changed(target, data)
             produced.add(target)
-            output_digest.append(digest(str(target), data))
+            # By the path inside the trailmap's output, not the absolute one: the digest is part of
+            # the remote cache's keys, which must not depend on where the workspace is.
+            output_digest.append(digest(f"{trailmap}/{emitted.relative_to(tmp).as_posix()}", data))
         # A declaration this emit did not produce is stale: it must not keep a surface compiling.
         if out_dir.is_dir():
             for old in out_dir.rglob("*.d.*ts"):

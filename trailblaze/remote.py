@@ -1,0 +1,470 @@
+"""The shared remote result cache, on Bazel's HTTP remote-cache protocol.
+
+Two key spaces under one base URL, as Bazel, bazel-remote and an nginx WebDAV location serve
+them: `{base}/ac/{key}` (the action cache: any 64-character lowercase hex key) and
+`{base}/cas/{sha256}` (the content-addressed store: the key is the SHA-256 of the body).
+`GET` fetches (200, or 404 for a miss) and `PUT` stores.
+
+What is shared: the type gate's verdict on one trail (its findings), under a key that covers
+every input of that verdict and no path or mtime (`result_key`). An action-cache entry holds
+the findings with their digest, or, when they are large, the digest of a CAS body holding them;
+either way the bytes are checked against the digest, and the entry against the key it was
+stored for, before they are trusted.
+
+Faults never decide a check: a server that is down, answers 5xx or an unexpected status, is
+slower than the timeout, or sends a short, altered or malformed body is one warning, and the
+run goes on locally (the remote is not asked again in that run). Writes happen only for
+verdicts the caller proved, and not at all in read-only mode (pull-request builds).
+
+Configuration: `--remote-cache URL` or `TRAILBLAZE_REMOTE_CACHE`, `--remote-cache-read-only` or
+`TRAILBLAZE_REMOTE_CACHE_READ_ONLY=1`, a header for auth in `TRAILBLAZE_REMOTE_CACHE_HEADER`
+(`Name=Value`, as Bazel's `--remote_header`), basic auth as `http://user:password@host/`, and
+`TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS` (default 5000).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.client
+import json
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from trailblaze.finding import FINDING_FIELDS
+from trailblaze.options import REMOTE_ENV, env_flag
+from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
+
+HEADER_ENV = "TRAILBLAZE_REMOTE_CACHE_HEADER"
+TIMEOUT_ENV = "TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS"
+DEFAULT_TIMEOUT = 5.0
+ENTRY_FORMAT = 1
+"""The layout of an action-cache entry and of its key: a change makes every old entry a miss."""
+INLINE_LIMIT = 16 * 1024
+"""Findings up to this many bytes live in the action-cache entry; larger ones in the CAS."""
+CONNECTIONS = 4
+"""Requests in flight at once (one keep-alive connection each)."""
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+class RemoteConfigError(ValueError):
+    """A remote-cache setting that cannot work (bad URL or header): a usage error."""
+
+
+class RemoteFault(Exception):
+    """The remote cache did not give a usable answer; the message says what happened."""
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteConfig:
+    base: str
+    """`scheme://host[:port][/path]`, no credentials, no trailing slash: what messages show."""
+    read_only: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = DEFAULT_TIMEOUT
+
+    @classmethod
+    def resolve(
+        cls,
+        url: str | None = None,
+        *,
+        read_only: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> RemoteConfig | None:
+        """The remote cache to use: `url`, else `TRAILBLAZE_REMOTE_CACHE`; None when neither."""
+        environ = os.environ if env is None else env
+        raw = (url if url is not None else environ.get(REMOTE_ENV, "")).strip()
+        if not raw:
+            return None
+        parts = urlsplit(raw)
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+            raise RemoteConfigError(
+                f"remote cache URL {_redact(raw)!r} is not http(s)://HOST[:PORT][/PATH]"
+            )
+        headers: list[tuple[str, str]] = []
+        if parts.username is not None:
+            user = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            token = base64.b64encode(user.encode("utf-8")).decode("ascii")
+            headers.append(("Authorization", f"Basic {token}"))
+        header = environ.get(HEADER_ENV, "").strip()
+        if header:
+            name, sep, value = header.partition("=")
+            name = name.strip()
+            if not sep or not _HEADER_NAME.match(name) or "\n" in value or "\r" in value:
+                raise RemoteConfigError(
+                    f"{HEADER_ENV} must be NAME=VALUE with a valid header name (got a value "
+                    f"starting {header[: min(len(name), 20)]!r})"
+                )
+            headers = [(n, v) for n, v in headers if n.lower() != name.lower()]
+            headers.append((name, value.strip()))
+        host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+        netloc = f"{host}:{port}" if port is not None else host
+        return cls(
+            base=f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}",
+            read_only=read_only or env_flag(READ_ONLY_ENV, environ),
+            headers=tuple(headers),
+            timeout=_timeout(environ),
+        )
+
+
+def _timeout(env: Mapping[str, str]) -> float:
+    raw = env.get(TIMEOUT_ENV, "").strip()
+    try:
+        return max(float(raw) / 1000.0, 0.05) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+def _redact(url: str) -> str:
+    """A URL as messages may show it: without its password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)
+
+
+# -- the protocol ------------------------------------------------------------------------------
+
+
+class HttpCache:
+    """`GET`/`PUT` on `{base}/ac/{key}` and `{base}/cas/{sha256}`; one keep-alive connection
+    per thread. Every problem is a `RemoteFault`; a 404 is a miss (None)."""
+
+    def __init__(self, config: RemoteConfig) -> None:
+        parts = urlsplit(config.base)
+        self.config = config
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port
+        self._prefix = parts.path
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: set[http.client.HTTPConnection] = set()
+        self.requests = 0
+        self.bytes_read = 0
+        self.bytes_written = 0
+
+    def get_ac(self, key: str) -> bytes | None:
+        return self._get("ac", key)
+
+    def put_ac(self, key: str, data: bytes) -> None:
+        self._put("ac", key, data)
+
+    def get_cas(self, key: str) -> bytes | None:
+        """A CAS body, checked against its key."""
+        data = self._get("cas", key)
+        if data is not None and hashlib.sha256(data).hexdigest() != key:
+            raise RemoteFault(f"the body of cas/{key[:12]}… does not match its digest")
+        return data
+
+    def put_cas(self, data: bytes) -> str:
+        key = hashlib.sha256(data).hexdigest()
+        self._put("cas", key, data)
+        return key
+
+    def close(self) -> None:
+        """Close every thread's connection (call when no request is in flight)."""
+        with self._lock:
+            conns, self._open = self._open, set()
+        for conn in conns:
+            conn.close()
+
+    def _drop(self) -> None:
+        """Close this thread's connection: the next request opens a new one."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._local.conn = None
+            with self._lock:
+                self._open.discard(conn)
+            conn.close()
+
+    def _get(self, space: str, key: str) -> bytes | None:
+        status, data = self._request("GET", space, key)
+        if status == 404:
+            return None
+        if status != 200:
+            raise RemoteFault(f"GET {space}/{key[:12]}… answered HTTP {status}")
+        with self._lock:
+            self.bytes_read += len(data)
+        return data
+
+    def _put(self, space: str, key: str, data: bytes) -> None:
+        status, _ = self._request("PUT", space, key, data)
+        if status not in (200, 201, 204):
+            raise RemoteFault(f"PUT {space}/{key[:12]}… answered HTTP {status}")
+        with self._lock:
+            self.bytes_written += len(data)
+
+    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection, and whether it has served a request before."""
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn, True
+        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        conn = cls(self._host, self._port, timeout=self.config.timeout)
+        self._local.conn = conn
+        with self._lock:
+            self._open.add(conn)
+        return conn, False
+
+    def _request(
+        self, method: str, space: str, key: str, body: bytes | None = None
+    ) -> tuple[int, bytes]:
+        if not _HEX64.match(key):
+            raise ValueError(f"not a cache key: {key!r}")
+        path = f"{self._prefix}/{space}/{key}"
+        headers = dict(self.config.headers)
+        if body is not None:
+            headers["Content-Type"] = "application/octet-stream"
+        with self._lock:
+            self.requests += 1
+        for attempt in (1, 2):
+            conn, reused = self._connection()
+            try:
+                conn.request(method, path, body=body, headers=headers)
+                response = conn.getresponse()
+                data = response.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                self._drop()
+                # A kept-alive connection the server closed while idle: once more, afresh.
+                if attempt == 1 and reused:
+                    continue
+                raise RemoteFault(f"{method} {space}/{key[:12]}…: {_describe(exc)}") from None
+            except (OSError, http.client.HTTPException) as exc:
+                self._drop()
+                raise RemoteFault(
+                    f"{method} {space}/{key[:12]}…: {_describe(exc, self.config.timeout)}"
+                ) from None
+            if response.will_close:
+                self._drop()
+            return response.status, data
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _describe(exc: BaseException, timeout: float | None = None) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {timeout:.1f} s" if timeout else "timed out"
+    if isinstance(exc, http.client.IncompleteRead):
+        got = len(exc.partial)
+        announced = f" of {got + exc.expected}" if isinstance(exc.expected, int) else ""
+        return f"the body was cut short after {got}{announced} bytes"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+# -- type-gate verdicts ------------------------------------------------------------------------
+
+
+def result_key(
+    *,
+    compiler_version: str,
+    generator_version: str,
+    product_version: str,
+    compiler_options: Mapping[str, Any],
+    surface: str,
+    module: str,
+    lines: Sequence[Any],
+) -> str:
+    """The action-cache key of one trail's verdict: every input that decides it, no path.
+
+    `surface` digests the trailmap's module surface and every declaration it reaches; `module`
+    the generated module (which names the trail); `lines` is its line table, from which the
+    findings take their YAML positions.
+    """
+    h = hashlib.sha256()
+    for part in (
+        f"trailblaze-doit trail result v{ENTRY_FORMAT}",
+        compiler_version,
+        generator_version,
+        product_version,
+        json.dumps(compiler_options, sort_keys=True),
+        surface,
+        module,
+        json.dumps(lines, separators=(",", ":")),
+        ",".join(FINDING_FIELDS),
+    ):
+        data = part.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _canonical(findings: list[dict[str, Any]]) -> bytes:
+    return json.dumps(findings, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+_FIELD_SET = frozenset(FINDING_FIELDS)
+_FINDING_TYPES: dict[str, tuple[type, ...]] = {
+    "kind": (str,),
+    "path": (str,),
+    "line": (int,),
+    "column": (int,),
+    "message": (str,),
+    "key_path": (str,),
+    "code": (str,),
+    "fatal": (bool,),
+    "step": (int, type(None)),
+    "classifier": (str, type(None)),
+    "tool": (str, type(None)),
+    "trailmap": (str, type(None)),
+    "position": (str, type(None)),
+}
+
+
+def _valid_findings(data: Any, path: str) -> list[dict[str, Any]]:
+    """Findings of one trail's type check as stored by `encode`, or a `RemoteFault`."""
+    if not isinstance(data, list):
+        raise RemoteFault("an entry's findings are not a list")
+    for item in data:
+        if (
+            not isinstance(item, dict)
+            or item.keys() != _FIELD_SET
+            or not all(isinstance(item[k], t) for k, t in _FINDING_TYPES.items() if k in item)
+            or item["kind"] != "type"
+            or item["path"] != path
+        ):
+            raise RemoteFault(f"an entry holds a finding that is not one of {path}'s type findings")
+    return data
+
+
+class RemoteResults:
+    """Trail verdicts in a remote cache: fetched in parallel, stored only when proven.
+
+    The first fault is one warning (through `warn`) and ends the use of the remote for this
+    run; what was fetched and verified before it stays good.
+    """
+
+    def __init__(self, config: RemoteConfig, warn: Callable[[str], None] | None = None) -> None:
+        self.config = config
+        self.http = HttpCache(config)
+        self._warn = warn or _stderr
+        self._lock = threading.Lock()
+        self.fault: str | None = None
+        self.hits = 0
+        self.misses = 0
+        self.stored = 0
+        self._pool = ThreadPoolExecutor(CONNECTIONS, thread_name_prefix="remote-cache")
+
+    @property
+    def usable(self) -> bool:
+        return self.fault is None
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "remote_hits": self.hits,
+            "remote_misses": self.misses,
+            "remote_stored": self.stored,
+            "remote_requests": self.http.requests,
+            "remote_bytes_read": self.http.bytes_read,
+            "remote_bytes_written": self.http.bytes_written,
+            "remote_fault": self.fault,
+        }
+
+    def fetch(self, wanted: Iterable[tuple[str, str]]) -> dict[str, list[dict[str, Any]]]:
+        """(key, trail path) pairs -> the verified findings of every key the remote holds."""
+        pairs = list(wanted)
+        if not pairs or not self.usable:
+            return {}
+        found: dict[str, list[dict[str, Any]]] = {}
+        for key, findings in self._pool.map(self._fetch_one, pairs):
+            if findings is not None:
+                found[key] = findings
+        with self._lock:
+            self.hits += len(found)
+            self.misses += len(pairs) - len(found)
+        return found
+
+    def store(self, entries: Iterable[tuple[str, list[dict[str, Any]]]]) -> None:
+        """Proven verdicts (key, findings) to the remote; nothing in read-only mode."""
+        if self.config.read_only or not self.usable:
+            return
+        done = sum(self._pool.map(self._store_one, list(entries)))
+        with self._lock:
+            self.stored += done
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self.http.close()
+
+    def _fetch_one(self, pair: tuple[str, str]) -> tuple[str, list[dict[str, Any]] | None]:
+        key, path = pair
+        if not self.usable:
+            return key, None
+        try:
+            return key, self._decode(self.http.get_ac(key), key, path)
+        except RemoteFault as exc:
+            self._fault(str(exc))
+            return key, None
+
+    def _decode(self, body: bytes | None, key: str, path: str) -> list[dict[str, Any]] | None:
+        if body is None:
+            return None
+        try:
+            entry = json.loads(body)
+        except ValueError:
+            raise RemoteFault("an action-cache entry is not JSON (cut short or altered)") from None
+        if not isinstance(entry, dict) or entry.get("format") != ENTRY_FORMAT:
+            raise RemoteFault("an action-cache entry of an unknown format")
+        if entry.get("key") != key:
+            raise RemoteFault(f"the entry under ac/{key[:12]}… was stored for another key")
+        digest = entry.get("sha256")
+        if not isinstance(digest, str) or not _HEX64.match(digest):
+            raise RemoteFault("an action-cache entry without a digest")
+        if "findings" in entry:
+            findings = _valid_findings(entry["findings"], path)
+            if hashlib.sha256(_canonical(findings)).hexdigest() != digest:
+                raise RemoteFault("an action-cache entry does not match its digest")
+            return findings
+        data = self.http.get_cas(digest)
+        if data is None:
+            return None  # evicted from the CAS: a miss, the verdict is worked out again
+        try:
+            return _valid_findings(json.loads(data), path)
+        except ValueError:
+            raise RemoteFault(f"the body of cas/{digest[:12]}… is not JSON") from None
+
+    def _store_one(self, entry: tuple[str, list[dict[str, Any]]]) -> int:
+        key, findings = entry
+        if not self.usable:
+            return 0
+        data = _canonical(findings)
+        digest = hashlib.sha256(data).hexdigest()
+        record: dict[str, Any] = {"format": ENTRY_FORMAT, "key": key, "sha256": digest}
+        try:
+            if len(data) > INLINE_LIMIT:
+                self.http.put_cas(data)  # the body first: an entry never points at nothing
+            else:
+                record["findings"] = findings
+            self.http.put_ac(key, json.dumps(record, separators=(",", ":")).encode())
+        except RemoteFault as exc:
+            self._fault(str(exc))
+            return 0
+        return 1
+
+    def _fault(self, message: str) -> None:
+        with self._lock:
+            if self.fault is not None:
+                return
+            self.fault = message
+        self._warn(
+            f"remote cache {self.config.base}: {message}; working locally for the rest of this run"
+        )
+
+
+def _stderr(message: str) -> None:
+    print(f"trailblaze: warning: {message}", file=sys.stderr, flush=True)
