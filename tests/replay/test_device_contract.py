@@ -25,7 +25,7 @@ from trailblaze.replay.device import (
     UnsupportedInputError,
 )
 from trailblaze.replay.fakeadb import FakeAdbServer
-from trailblaze.replay.fakescreen import CommandOverride, FakeDevice, load_devices
+from trailblaze.replay.fakescreen import CommandOverride, FakeDevice, ModelDevice, load_devices
 from trailblaze.replay.hierarchy import Hierarchy, parse_hierarchy
 from trailblaze.replay.selector import center, find, find_by_text, pick_for_tap
 
@@ -283,6 +283,26 @@ def test_disconnect_mid_command_is_fatal(device: ShellDevice, model: FakeDevice)
     with pytest.raises(DeviceLostError):
         device.window_size()
     assert model.events[-1].kind == "disconnect"
+
+
+def test_a_connection_closed_before_any_answer_is_a_lost_device(
+    device: ShellDevice, model: FakeDevice
+) -> None:
+    # The empty read: the server closes the connection without a status (adbutils reports
+    # "Unknown data: b''", which used to read as an ordinary command failure).
+    device.start_app(PACKAGE)
+    model.faults.disconnect_mode = "close"
+    model.faults.disconnect_after = len(model.commands)
+
+    with pytest.raises(DeviceLostError) as lost:
+        device.tap(540, 390)
+    expected = (
+        "emulator-5554: connection to the device was lost"
+        if isinstance(device, ModelDevice)
+        else "emulator-5554: device lost during `input tap 540 390`: the connection closed "
+        "before the device answered (empty read)"
+    )
+    assert str(lost.value) == expected
 
 
 def test_a_slow_command_times_out_as_lost(device_factory: DeviceFactory, model: FakeDevice) -> None:

@@ -232,11 +232,13 @@ def test_a_device_that_disconnects_mid_recording_fails_cleanly(
         "tapOnElementBySelector",
         ("launchApp",),
     )
-    assert "lost the device" in failure.error
+    assert "device lost during `input tap" in failure.error
     assert lost.steps[1].reason == "not run: the device was lost"
     assert after.status == "skipped"
     assert after.reason is not None
-    assert after.reason.startswith("not run: the device was lost (emulator-5554: lost the device")
+    assert after.reason.startswith(
+        "not run: the device was lost (emulator-5554: device lost during"
+    )
 
 
 def test_ctrl_c_stops_at_the_next_tool_boundary(tmp_path: Path) -> None:

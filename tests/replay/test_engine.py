@@ -223,7 +223,7 @@ def test_a_device_lost_mid_recording_is_fatal(device: ModelDevice, model: FakeDe
     assert outcome.failure is not None
     assert outcome.failure.kind == "fatal"
     assert outcome.failure.successful == ("launchApp",)
-    assert outcome.failure.error == "emulator-5554: connection to the device was lost"
+    assert outcome.failure.error == "device lost: emulator-5554: connection to the device was lost"
     assert [t.status for t in outcome.tools] == ["passed", "failed", "skipped", "skipped"]
 
 

@@ -5,7 +5,9 @@ codes). Before anything is sent to a device, ``plan`` runs the strict parse gate
 ``runIf`` validator and picks each step's recording. ``engine.Runner`` replays a step recording
 tool by tool inside its batch scope (``scope``; ``context`` holds what the tools of a batch
 share), parsing arguments with ``arguments`` (tokens, then the tool's JSON Schema) against the
-tools ``toolsource`` resolves, and running the Android implementations in ``tools``. Outcomes
+tools ``toolsource`` resolves, and running the Android implementations in ``tools`` (the tools
+Android replay cannot perform are ``tools.REFUSED``, refused before a trail starts). ``timing``
+splits each tool's time into startup, launch, act, settle and capture. Outcomes
 are ``results`` records (JSON, JUnit XML); ``render`` shows them. ``failure`` defines the three
 ways a tool fails.
 

@@ -103,7 +103,7 @@ class AdbDevice(ShellDevice):
             if isinstance(exc, AdbError | ValueError):
                 return DeviceError(f"{self._serial}: `{what}` failed: {_message(exc)}")
             return exc  # not a device problem: a bug, let it surface with its traceback
-        message = f"{self._serial}: lost the device during `{what}`: {lost}"
+        message = f"{self._serial}: device lost during `{what}`: {lost}"
         self._lost = message
         return DeviceLostError(message)
 
@@ -129,6 +129,10 @@ def _is_lost(exc: BaseException) -> str | None:
         # the stream was cut before the command finished.
         if any(marker in text for marker in _GONE_MARKERS) or "shell output invalid" in text:
             return _message(exc)
+        # adbutils reads the 4-byte status and reports what came instead: nothing at all means
+        # the server or the device closed the connection before answering (an empty read).
+        if text.startswith("unknown data: b''") or text == 'unknown data: b""':
+            return "the connection closed before the device answered (empty read)"
     return None
 
 

@@ -13,13 +13,20 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from trailblaze.replay.device import Device
-from trailblaze.replay.failure import Cancelled, ExpectedFailure, screen_summary
+from trailblaze.replay.failure import Cancelled, ExpectedFailure, ToolError, screen_summary
 from trailblaze.replay.hierarchy import Hierarchy, parse_hierarchy
+from trailblaze.replay.timing import Phase, TimedDevice, Timeline
+
+RunTools = Callable[[Sequence[Any], str], None]
+"""Runs calls nested in the current tool (each a ``trail.ToolCall`` or a ``(name, raw_args)``
+pair): same context, hooks and logs; the first failure raises."""
 
 T = TypeVar("T")
 
@@ -42,6 +49,10 @@ class ReplayOptions:
     max_scrolls: int = 20
     device_timeout: float = 10.0
     """Bound of every adb socket read, so a wedged device fails instead of hanging."""
+    snapshot_dir: Path | None = None
+    """Where ``takeSnapshot`` saves its captures (None: capture, keep nothing)."""
+    classifiers: tuple[str, ...] = ("android-phone", "android")
+    """The device's classifier chain, most specific first (``runTrail`` plans with it)."""
 
 
 class ExecutionContext:
@@ -54,22 +65,62 @@ class ExecutionContext:
         cancel: threading.Event,
         *,
         batched: bool,
+        memory: MutableMapping[str, str] | None = None,
     ) -> None:
-        self.device = device
+        self.timeline = Timeline()
+        self.raw_device = device
+        self.device: Device = cast(Device, TimedDevice(device, self.timeline))
         self.options = options
         self.cancel = cancel
         self.batched = batched
         self.trace_id = f"trace-{next(_TRACE_IDS):04d}"
         self.clipboard: str | None = None
+        self.memory: MutableMapping[str, str] = {} if memory is None else memory
+        """The trail's memory values (``{{memory.x}}``): shared by its steps, set by tools."""
+        self.trail_path: str | None = None
+        """The workspace-relative path of the trail being replayed."""
+        self.trail_file: Path | None = None
+        """The trail's file, when it has one (``runTrail`` resolves paths next to it)."""
+        self.running_trails: list[Path] = []
+        """The ``runTrail`` files being replayed, outermost first (a cycle is an error)."""
         self._snapshot: Hierarchy | None = None
         self._condition_depth = 0
+        self._nested: list[RunTools] = []
+
+    # -- time --
+
+    def phase(self, name: Phase) -> AbstractContextManager[None]:
+        """Count the time inside in ``name`` (see ``timing``)."""
+        return self.timeline.phase(name)
+
+    # -- tools calling tools --
+
+    @contextmanager
+    def nesting(self, run: RunTools) -> Iterator[None]:
+        """The engine installs how the running tool's nested calls are dispatched."""
+        self._nested.append(run)
+        try:
+            yield
+        finally:
+            self._nested.pop()
+
+    def run_tools(self, calls: Sequence[Any], label: str) -> None:
+        """Run ``calls`` nested in the current tool, reported under ``label``.
+
+        Each is a ``ToolCall`` or a ``(name, raw_args)`` pair. The first failure raises the
+        failure kind of the nested tool, with its position and message.
+        """
+        if not self._nested:
+            raise ToolError(f"{label}: nested calls can only run inside a dispatched tool")
+        self._nested[-1](calls, label)
 
     # -- the screen snapshot --
 
     def screen(self, *, fresh: bool = False) -> Hierarchy:
         """The current screen; a cached snapshot unless ``fresh`` or a mutating tool ran."""
         if fresh or self._snapshot is None:
-            self._snapshot = parse_hierarchy(self.device.dump_hierarchy())
+            with self.timeline.phase("capture"):
+                self._snapshot = parse_hierarchy(self.device.dump_hierarchy())
         return self._snapshot
 
     def invalidate(self) -> None:
@@ -98,8 +149,9 @@ class ExecutionContext:
 
     def sleep(self, seconds: float) -> None:
         """Sleep, waking up (and raising ``Cancelled``) when the run is cancelled."""
-        if seconds > 0 and self.cancel.wait(seconds):
-            raise Cancelled
+        with self.timeline.phase("settle"):
+            if seconds > 0 and self.cancel.wait(seconds):
+                raise Cancelled
         self.check_cancelled()
 
     def poll(

@@ -149,6 +149,30 @@ class Device(Protocol):
         """The package of the focused window, or None when it cannot be told."""
         ...
 
+    def list_packages_detailed(self, *, include_system: bool = True) -> list[tuple[str, str]]:
+        """Installed (package, APK path) pairs, sorted; third-party only unless asked."""
+        ...
+
+    def grant_permission(self, package: str, permission: str) -> None:
+        """Grant a runtime permission (``pm grant``)."""
+        ...
+
+    def set_app_op(self, package: str, operation: str, mode: str = "allow") -> None:
+        """Set an AppOps operation's mode for a package (``appops set``)."""
+        ...
+
+    def set_demo_mode(self, enable: bool) -> None:
+        """Enter or leave the System UI demo mode (fixed clock and status icons)."""
+        ...
+
+    def set_network(self, connected: bool) -> None:
+        """Turn Wi-Fi and mobile data on or off (``svc wifi|data``)."""
+        ...
+
+    def screenshot(self) -> bytes:
+        """The screen as PNG bytes (``screencap -p``)."""
+        ...
+
 
 class ShellResult(NamedTuple):
     """One device shell command's outcome. ``output`` is stdout and stderr in arrival order."""
@@ -165,6 +189,11 @@ _WM_SIZE = re.compile(r"(Override|Physical) size:\s*(\d+)x(\d+)")
 _FOCUS = re.compile(r"mCurrentFocus=Window\{[^}]*?\s(?P<pkg>[^\s/{}]+)/[^\s{}]+\}")
 _FOCUSED_APP = re.compile(r"mFocusedApp=.*?ActivityRecord\{\S+ \S+ (?P<pkg>[^\s/{}]+)/")
 _PACKAGE_LINE = re.compile(r"^package:(\S+)\s*$", re.MULTILINE)
+_PACKAGE_PATH_LINE = re.compile(r"^package:(\S+)=([^=\s]+)\s*$", re.MULTILINE)
+_PERMISSION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+#: Where screenshots are written before being pulled (next to the dumps).
+SCREENSHOT_PATH = "/data/local/tmp/trailblaze-screen.png"
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def encode_input_text(text: str) -> str:
@@ -229,6 +258,12 @@ def _package(package: str) -> str:
     if not _PACKAGE.fullmatch(package):
         raise UnsupportedInputError(f"invalid Android package name {package!r}")
     return package
+
+
+def _permission(name: str) -> str:
+    if not _PERMISSION.fullmatch(name):
+        raise UnsupportedInputError(f"invalid Android permission or operation name {name!r}")
+    return name
 
 
 def _why(result: ShellResult) -> str:
@@ -367,6 +402,41 @@ class ShellDevice(abc.ABC):
 
     def is_keyboard_shown(self) -> bool:
         return "mInputShown=true" in self._check(["dumpsys", "input_method"])
+
+    def list_packages_detailed(self, *, include_system: bool = True) -> list[tuple[str, str]]:
+        argv = ["pm", "list", "packages", "-f"] + ([] if include_system else ["-3"])
+        pairs = [(pkg, path) for path, pkg in _PACKAGE_PATH_LINE.findall(self._check(argv))]
+        return sorted(pairs)
+
+    def grant_permission(self, package: str, permission: str) -> None:
+        self._check(["pm", "grant", _package(package), _permission(permission)])
+
+    def set_app_op(self, package: str, operation: str, mode: str = "allow") -> None:
+        self._check(["appops", "set", _package(package), _permission(operation), mode])
+
+    def set_demo_mode(self, enable: bool) -> None:
+        demo = ["am", "broadcast", "-a", "com.android.systemui.demo", "-e", "command"]
+        if not enable:
+            self._check([*demo, "exit"])
+            return
+        self._check(["settings", "put", "global", "sysui_demo_allowed", "1"])
+        self._check([*demo, "enter"])
+        # What screenshots want to be fixed: the clock, a full battery, no notifications.
+        self._check([*demo, "clock", "-e", "hhmm", "1200"])
+        self._check([*demo, "battery", "-e", "level", "100", "-e", "plugged", "false"])
+        self._check([*demo, "notifications", "-e", "visible", "false"])
+
+    def set_network(self, connected: bool) -> None:
+        state = "enable" if connected else "disable"
+        self._check(["svc", "wifi", state])
+        self._check(["svc", "data", state])
+
+    def screenshot(self) -> bytes:
+        self._check(["screencap", "-p", SCREENSHOT_PATH])
+        data = self._read_file(SCREENSHOT_PATH)
+        if not data.startswith(_PNG_MAGIC):
+            raise DeviceError(f"{self.serial}: screencap did not write a PNG ({len(data)} bytes)")
+        return data
 
     def current_package(self) -> str | None:
         output = self._check(["dumpsys", "window", "windows"])

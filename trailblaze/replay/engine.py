@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from trailblaze.codegen import json_args
@@ -38,7 +39,7 @@ from trailblaze.replay.failure import (
 from trailblaze.replay.results import Failure, Location, Status, ToolResult
 from trailblaze.replay.scope import batch_scope
 from trailblaze.replay.selector import compile_selector, find
-from trailblaze.replay.tools import ANDROID_TOOLS
+from trailblaze.replay.tools import ANDROID_TOOLS, REFUSED
 from trailblaze.replay.toolsource import ToolSource
 from trailblaze.runif import RUNIF, Branch, RunIf, parse_runif
 from trailblaze.trail import ToolCall
@@ -98,6 +99,8 @@ class _Invocation:
     raw: Any = None
     call: ToolCall | None = None
     tree: RunIf | None = None
+    framework: bool = False
+    """Resolve the name in the framework catalog only (a framework tool's own nested calls)."""
 
 
 class Runner:
@@ -114,8 +117,10 @@ class Runner:
         cancel: threading.Event | None = None,
         hooks: Hooks | None = None,
         env: Mapping[str, str] | None = None,
+        trail_file: Path | None = None,
     ) -> None:
         self.device = device
+        self.trail_file = trail_file
         self.tools = tools
         self.trail = trail
         self.tokens = tokens or Tokens()
@@ -123,10 +128,18 @@ class Runner:
         self.cancel = cancel or threading.Event()
         self.hooks = hooks or Hooks()
         self.env = os.environ if env is None else env
+        # One memory per trail: steps share it, tools (inputTextRandom, ...) set values in it.
+        self.memory: dict[str, str] = dict(self.tokens.memory)
+        self.tokens = replace(self.tokens, memory=self.memory)
         self._step = 0
 
     def _new_context(self, batched: bool) -> ExecutionContext:
-        return ExecutionContext(self.device, self.options, self.cancel, batched=batched)
+        context = ExecutionContext(
+            self.device, self.options, self.cancel, batched=batched, memory=self.memory
+        )
+        context.trail_path = self.trail
+        context.trail_file = self.trail_file
+        return context
 
     # -- the per-tool loop ---------------------------------------------------------------------
 
@@ -196,18 +209,26 @@ class Runner:
         hook_errors = self._fire("before", self.hooks.before, event)
         children: list[ToolResult] = []
         started = time.monotonic()
-        try:
-            detail = self._execute(invocation, context, depth, children)
-        except Cancelled:
-            result = replace(base, detail="cancelled while it ran")
-        except Exception as exc:
-            failure = classify(exc)
-            if failure is None:
-                raise
-            result = replace(base, status="failed", error=failure.message, error_kind=failure.kind)
-        else:
-            result = replace(base, status="passed", detail=detail)
-        result = replace(result, duration=time.monotonic() - started, children=tuple(children))
+        with context.timeline.meter() as phases:
+            try:
+                detail = self._execute(invocation, context, depth, children)
+            except Cancelled:
+                result = replace(base, detail="cancelled while it ran")
+            except Exception as exc:
+                failure = classify(exc)
+                if failure is None:
+                    raise
+                result = replace(
+                    base, status="failed", error=failure.message, error_kind=failure.kind
+                )
+            else:
+                result = replace(base, status="passed", detail=detail)
+        result = replace(
+            result,
+            duration=time.monotonic() - started,
+            children=tuple(children),
+            phases=dict(phases),
+        )
         if result.status == "passed":
             hook_errors += self._fire("after", self.hooks.after, replace(event, result=result))
         result = replace(result, hook_errors=hook_errors)
@@ -246,20 +267,27 @@ class Runner:
             )
         name = invocation.name
         if name == RUNIF:
-            return self._run_runif(self._tree(invocation), invocation, context, depth, children)
-        resolved = self.tools.lookup(name)
+            with context.phase("act"):
+                return self._run_runif(self._tree(invocation), invocation, context, depth, children)
+        resolved = (
+            self.tools.lookup_framework(name) if invocation.framework else self.tools.lookup(name)
+        )
         if resolved is None:
             raise ToolError(
                 f"tool '{name}' is not supported by this device: {self.tools.unknown(name)}"
             )
         if resolved.kind == "yaml":
             params = self._arguments(invocation, resolved.schema)
-            return self._run_composed(resolved.body, params, invocation, context, depth, children)
-        impl = (
-            ANDROID_TOOLS.get(resolved.implementation or name)
-            if resolved.kind == "framework"
-            else None
-        )
+            with context.phase("act"):
+                return self._run_composed(
+                    resolved.body, params, invocation, context, depth, children
+                )
+        implementation = resolved.implementation or name
+        if resolved.kind == "framework" and implementation in REFUSED:
+            raise ToolError(
+                f"tool '{name}' cannot run on Android replay: {REFUSED[implementation]}"
+            )
+        impl = ANDROID_TOOLS.get(implementation) if resolved.kind == "framework" else None
         if impl is None:
             why = (
                 "Android replay does not implement it"
@@ -268,8 +296,16 @@ class Runner:
             )
             raise ToolError(f"tool '{name}' is not supported by this device ({why})")
         args = self._arguments(invocation, resolved.schema)
+
+        def run_tools(calls: Sequence[Any], label: str) -> None:
+            # A framework tool's nested calls mean framework tools: a trailmap's own tool of
+            # the same name (the corpus' eraseText.tool.yaml calls mobile_maestro) must not
+            # capture them.
+            self._run_nested(calls, label, invocation, context, depth, children)
+
         try:
-            return impl.run(context, args)
+            with context.phase("act"), context.nesting(run_tools):
+                return impl.run(context, args)
         finally:
             if impl.mutates:
                 context.invalidate()
@@ -290,6 +326,29 @@ class Runner:
             line=where.line,
             column=where.column,
         )
+
+    def _run_nested(
+        self,
+        calls: Sequence[Any],
+        label: str,
+        invocation: _Invocation,
+        context: ExecutionContext,
+        depth: int,
+        children: list[ToolResult],
+    ) -> None:
+        """Calls a tool makes (``context.run_tools``): ``ToolCall`` or ``(name, raw_args)``."""
+        prefix = f"{invocation.position} › " if invocation.position else ""
+        subs: list[_Invocation] = []
+        for i, call in enumerate(calls):
+            position = f"{prefix}{label}[{i}]"
+            if isinstance(call, ToolCall):
+                subs.append(self._of_call(call, position))
+            else:
+                name, raw = call
+                subs.append(
+                    _Invocation(name, invocation.location, position, raw=raw, framework=True)
+                )
+        self._run_sequence(subs, context, depth, children)
 
     # -- composed YAML tools -------------------------------------------------------------------
 

@@ -5,7 +5,9 @@
 - ``ToolError``: the tool cannot run (unknown or unsupported tool, arguments that do not parse,
   an unresolved token, a selector field the dump cannot answer, a device command that failed).
   It fails the step, and a ``runIf`` condition never reads it as "false".
-- ``FatalToolError``: the device is gone. The trail stops and so does the run.
+- ``FatalToolError``: the device is gone ("device lost": the connection closed, reset or timed
+  out, or a read came back empty). It is attributed to the tool in flight; the trail stops, and
+  so does the device's share of the run (with one device, the run).
 
 ``Cancelled`` is raised by waits inside a tool when the run's cancellation event is set.
 ``classify`` maps the device layer's errors onto these kinds in one place.
@@ -56,7 +58,8 @@ def classify(exc: Exception) -> ToolFailure | None:
     if isinstance(exc, ToolFailure):
         return exc
     if isinstance(exc, DeviceLostError):
-        return FatalToolError(str(exc))
+        text = str(exc)
+        return FatalToolError(text if "device lost" in text else f"device lost: {text}")
     if isinstance(exc, DeviceError | SelectorError):
         return ToolError(str(exc))
     if isinstance(exc, NoMatchError):

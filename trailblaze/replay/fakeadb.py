@@ -101,6 +101,9 @@ class _Handler(socketserver.BaseRequestHandler):
             return
         admission = device.admit(line)
         owner._log_command(device, line)
+        if admission.dropped and device.faults.disconnect_mode == "close":
+            conn.close()  # no status at all: the client reads nothing
+            return
         conn.sendall(b"OKAY")
         if admission.dropped:
             # A reset, not a clean close: adbd dying mid-command is an error, never empty output.

@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 IDLE_ERROR_TEXT = "ERROR: could not get idle state.\n"
+#: What ``screencap -p`` writes: a valid one-pixel PNG (a real device writes the screen).
+PNG_1X1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000b49444154789c6360000200000500017a5eab3f0000000049454e44ae426082"
+)
 
 #: Key names ``input keyevent`` takes (KEYCODE_ prefix stripped): replay's ``KeyCode`` plus the
 #: other keys a recording may send, the digits and the letters.
@@ -51,7 +56,10 @@ class AndroidCommands:
             "wm": self.wm,
             "getprop": self.getprop,
             "pidof": self.pidof,
-            "settings": lambda argv: CommandResult.of("null\n"),
+            "settings": self.settings,
+            "appops": self.appops,
+            "svc": self.svc,
+            "screencap": self.screencap,
         }
 
     def input(self, args: list[str]) -> CommandResult:
@@ -149,6 +157,17 @@ class AndroidCommands:
             return CommandResult.of(
                 head + 'Broadcast completed: result=-1, data="Text is copied into clipboard."\n'
             )
+        if action == "com.android.systemui.demo":
+            command = opts.get("-e command", "")
+            if (
+                command == "enter"
+                and self.device.settings.get(("global", "sysui_demo_allowed")) != "1"
+            ):
+                return CommandResult.of(head + "Broadcast completed: result=0\n")
+            if command in ("enter", "exit"):
+                self.device.demo_mode = command == "enter"
+                self.device._log("demo-mode", command)
+            return CommandResult.of(head + "Broadcast completed: result=0\n")
         if action == "clipper.get":
             return CommandResult.of(
                 head + f'Broadcast completed: result=-1, data="{self.device.clipboard}"\n'
@@ -162,6 +181,8 @@ class AndroidCommands:
                 names = [
                     n for n in names if n in self.device.apps or n in self.device.spec.packages
                 ]
+            if "-f" in args:
+                return CommandResult.of("".join(f"package:{_apk(n)}={n}\n" for n in names))
             return CommandResult.of("".join(f"package:{n}\n" for n in names))
         if args[:1] == ["clear"] and len(args) == 2:
             package = args[1]
@@ -174,11 +195,66 @@ class AndroidCommands:
             if args[1] not in self.device.installed:
                 return CommandResult(1)
             return CommandResult.of(f"package:/data/app/{args[1]}/base.apk\n")
-        if args[:1] in (["grant"], ["revoke"]):
+        if args[:1] in (["grant"], ["revoke"]) and len(args) == 3:
+            package, permission = args[1], args[2]
+            if package not in self.device.installed:
+                return CommandResult.of(
+                    stderr=f"Exception occurred while executing '{args[0]}':\n"
+                    f"java.lang.IllegalArgumentException: Unknown package: {package}\n",
+                    returncode=255,
+                )
+            if not permission.startswith("android.permission.") and "." not in permission:
+                return CommandResult.of(
+                    stderr=f"Exception occurred while executing '{args[0]}':\n"
+                    f"java.lang.IllegalArgumentException: Unknown permission: {permission}\n",
+                    returncode=255,
+                )
+            if args[0] == "grant":
+                self.device.granted.add((package, permission))
+            else:
+                self.device.granted.discard((package, permission))
+            self.device._log(args[0], f"{package} {permission}")
             return CommandResult(0)
         return CommandResult.of(
             stderr=f"Error: unsupported pm command: {shlex.join(args)}\n", returncode=1
         )
+
+    def settings(self, args: list[str]) -> CommandResult:
+        if args[:1] == ["put"] and len(args) == 4:
+            self.device.settings[(args[1], args[2])] = args[3]
+            return CommandResult(0)
+        if args[:1] == ["get"] and len(args) == 3:
+            return CommandResult.of(self.device.settings.get((args[1], args[2]), "null") + "\n")
+        return CommandResult.of("null\n")
+
+    def appops(self, args: list[str]) -> CommandResult:
+        if args[:1] == ["set"] and len(args) == 4:
+            package, op, mode = args[1:]
+            if package not in self.device.installed:
+                return CommandResult.of(
+                    stderr=f"Error: Unknown package: {package}\n", returncode=255
+                )
+            if mode not in ("allow", "ignore", "deny", "default", "foreground"):
+                return CommandResult.of(stderr=f"Error: Mode {mode} is not valid\n", returncode=255)
+            self.device.app_ops[(package, op)] = mode
+            self.device._log("appops", f"{package} {op} {mode}")
+            return CommandResult(0)
+        return CommandResult.of(stderr="Error: unsupported appops command\n", returncode=255)
+
+    def svc(self, args: list[str]) -> CommandResult:
+        if len(args) == 2 and args[0] in ("wifi", "data") and args[1] in ("enable", "disable"):
+            self.device.network[args[0]] = args[1] == "enable"
+            self.device._log("network", f"{args[0]} {args[1]}")
+            return CommandResult(0)
+        return CommandResult.of(stderr="Error: unsupported svc command\n", returncode=1)
+
+    def screencap(self, args: list[str]) -> CommandResult:
+        paths = [a for a in args if not a.startswith("-")]
+        if not paths:
+            return CommandResult.of(stderr="screencap to stdout is not supported\n", returncode=1)
+        self.device.files[paths[0]] = PNG_1X1
+        self.device._log("screencap", paths[0])
+        return CommandResult(0)
 
     def monkey(self, args: list[str]) -> CommandResult:
         opts = _options(args)
@@ -260,6 +336,10 @@ class AndroidCommands:
         return CommandResult.of(f"{app.pid}\n")
 
 
+def _apk(package: str) -> str:
+    return f"/data/app/{package}/base.apk"
+
+
 def _key_code(value: str) -> int:
     if value.isdigit():
         return int(value)
@@ -275,7 +355,7 @@ def _options(args: Sequence[str]) -> dict[str, str]:
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg in ("--es", "--ei", "--ez") and i + 2 < len(args):
+        if arg in ("--es", "--ei", "--ez", "-e") and i + 2 < len(args):
             opts[f"{arg} {args[i + 1]}"] = args[i + 2]
             i += 3
         elif arg.startswith("-") and i + 1 < len(args):

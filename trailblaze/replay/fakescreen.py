@@ -126,6 +126,13 @@ class FakeDevice:
         self.apps = {p: AppState() for p in spec.apps}
         self.installed = set(spec.packages) | set(spec.apps) | {LAUNCHER_PACKAGE, BROWSER_PACKAGE}
         self.browser_url = ""
+        self.granted: set[tuple[str, str]] = set()
+        """(package, permission) pairs granted with ``pm grant``."""
+        self.app_ops: dict[tuple[str, str], str] = {}
+        """(package, operation) -> mode, as ``appops set`` left it."""
+        self.network = {"wifi": True, "data": True}
+        self.demo_mode = False
+        self.settings: dict[tuple[str, str], str] = {}
         self._served = 0
         self._next_pid = 4000
         self._android = AndroidCommands(self)

@@ -155,6 +155,8 @@ class Faults:
 
     - ``disconnect_after``: serve this many shell commands, then drop the connection in the middle
       of the next one; the device is gone afterwards.
+    - ``disconnect_mode``: how the connection drops: ``reset`` (after OKAY, a TCP reset) or
+      ``close`` (closed before any answer: the client's read comes back empty).
     - ``delay`` / ``delays``: seconds to sleep before answering every command / commands that
       start with a key.
     - ``idle_errors``: the next k dumps fail with "could not get idle state".
@@ -163,6 +165,7 @@ class Faults:
     """
 
     disconnect_after: int | None = None
+    disconnect_mode: str = "reset"
     delay: float = 0.0
     delays: dict[str, float] = field(default_factory=dict)
     idle_errors: int = 0

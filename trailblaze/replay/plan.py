@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from trailblaze.finding import Finding
 from trailblaze.parse import parse_trail
@@ -56,6 +57,8 @@ class TrailPlan:
     steps: tuple[StepPlan, ...] = ()
     skip_reason: str | None = None
     tokens: Tokens = field(default_factory=Tokens)
+    file: Path | None = None
+    """The trail's file (``runTrail`` resolves paths next to it)."""
 
     @property
     def refused(self) -> bool:

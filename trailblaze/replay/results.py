@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from trailblaze.replay.failure import FailureKind
+from trailblaze.replay.timing import PHASES, Phase
 
 Status = Literal["passed", "failed", "skipped", "cancelled"]
 TrailStatus = Literal["passed", "failed", "refused", "skipped", "cancelled"]
@@ -57,6 +59,8 @@ class ToolResult:
     trace_id: str | None = None
     hook_errors: tuple[str, ...] = ()
     children: tuple[ToolResult, ...] = ()
+    phases: Mapping[Phase, float] = field(default_factory=dict)
+    """Seconds per phase (``timing.PHASES``); they add up to ``duration``."""
 
     @property
     def label(self) -> str:
@@ -73,6 +77,7 @@ class ToolResult:
             "error_kind": self.error_kind,
             "detail": self.detail,
             "trace_id": self.trace_id,
+            "phases": {name: round(self.phases.get(name, 0.0), 4) for name in PHASES},
             "hook_errors": list(self.hook_errors),
             "children": [child.to_json() for child in self.children],
         }

@@ -15,14 +15,14 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from trailblaze.catalog import Catalog, load_catalog
 from trailblaze.check import load_manifests
-from trailblaze.finding import did_you_mean
+from trailblaze.finding import Finding, did_you_mean
 from trailblaze.fsutil import write_atomic
 from trailblaze.parse import file_error
 from trailblaze.replay.context import ReplayOptions
@@ -38,8 +38,10 @@ from trailblaze.replay.results import (
     TrailStatus,
     junit_xml,
 )
-from trailblaze.replay.toolsource import ToolSource
+from trailblaze.replay.toolsource import ToolSource, unreplayable
 from trailblaze.resolve import Resolution, Resolver
+from trailblaze.runif import RUNIF, parse_runif
+from trailblaze.trail import ToolCall
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
     Scan,
@@ -95,18 +97,19 @@ def replay(
 ) -> RunResult:
     """Replay the requested trails; ``device`` skips the adb connection (tests, embedding)."""
     env = os.environ if env is None else env
-    options = options or ReplayOptions()
     cancel = cancel or threading.Event()
     started = time.monotonic()
     try:
         chain = classifier_chain(request.classifier)
     except PlanError as exc:
         raise ReplayUsageError(str(exc)) from None
+    options = replace(options or ReplayOptions(), classifiers=chain)
     args = parse_arg_values(request.args)
     ws, scanned, files = _trail_files(request)
     catalog = load_catalog()
     sources = _Sources(ws, scanned, catalog)
     plans = [_plan(ws, path, chain, args) for path in files]
+    plans = [_refuse_unreplayable(p, sources.get(p)) if not p.refused else p for p in plans]
     _check_args(args, plans)
     runnable = [p for p in plans if not p.refused and p.skip_reason is None]
     if runnable and device is None:
@@ -210,8 +213,43 @@ def _plan(
     try:
         text = read_text(path)
     except YamlError as exc:
-        return TrailPlan(rel, None, file_error(rel, exc).findings)
-    return plan_trail(rel, text, chain, args)
+        return TrailPlan(rel, None, file_error(rel, exc).findings, file=path)
+    return replace(plan_trail(rel, text, chain, args), file=path)
+
+
+def _refuse_unreplayable(plan: TrailPlan, source: ToolSource) -> TrailPlan:
+    """``plan`` refused when a call it would make cannot work on Android (with the reason)."""
+    findings = [
+        Finding(
+            "parse",
+            plan.path,
+            call.line,
+            call.column,
+            message,
+            call.key_path,
+            code="unsupported-on-android",
+            step=sp.step.number,
+            classifier=sp.recording.classifier,
+            tool=call.name,
+            position=position,
+        )
+        for sp in plan.steps
+        if sp.recording is not None
+        for call, position in _planned_calls(sp.recording.calls, plan.path)
+        if (message := unreplayable(call, source)) is not None
+    ]
+    return replace(plan, trail=None, findings=tuple(findings)) if findings else plan
+
+
+def _planned_calls(calls: Sequence[ToolCall], path: str) -> Iterator[tuple[ToolCall, str | None]]:
+    """Every call a recording may make, with the calls inside its ``runIf`` trees."""
+    for call in calls:
+        yield call, None
+        if call.name == RUNIF:
+            tree, _ = parse_runif(call, path)
+            if tree is not None:
+                for branch in tree.calls():
+                    yield branch.call, branch.position
 
 
 def _check_args(args: Mapping[str, str], plans: list[TrailPlan]) -> None:
@@ -315,7 +353,7 @@ def _run_trail(
     assert device is not None
     runner = Runner(
         device, source, trail=plan.path, tokens=plan.tokens, options=options, cancel=cancel,
-        hooks=hooks, env=env,
+        hooks=hooks, env=env, trail_file=plan.file,
     )  # fmt: skip
     started = time.monotonic()
     steps: list[StepResult] = []

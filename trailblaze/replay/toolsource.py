@@ -8,12 +8,17 @@ attached), ready for ``arguments.parse_arguments``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from trailblaze.catalog import JSON_SCHEMA_DIALECT, Catalog
 from trailblaze.finding import did_you_mean
 from trailblaze.resolve import Resolution
+from trailblaze.trail import ToolCall
+
+#: Composed tools inside composed tools: the engine stops at a cycle, so does this check.
+_MAX_BODY_DEPTH = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +56,10 @@ class ToolSource:
                 return ResolvedTool(name, "framework", schema, implementation=entry.implements)
             implementation = name if entry.kind == "framework" else None
             return ResolvedTool(name, entry.kind, schema, entry.body, implementation)
+        return self.lookup_framework(name)
+
+    def lookup_framework(self, name: str) -> ResolvedTool | None:
+        """``name`` in the framework catalog only, whatever the trailmap defines."""
         tool = self.catalog.tool(name)
         if tool is None:
             return None
@@ -63,3 +72,56 @@ class ToolSource:
             names |= {entry.name for entry in self.resolution.entries}
         where = f"trailmap '{self.trailmap}' or the framework" if self.trailmap else "the framework"
         return f"no tool of that name in {where}{did_you_mean(name, frozenset(names))}"
+
+
+def unreplayable(call: ToolCall, source: ToolSource, depth: int = 0) -> str | None:
+    """Why Android replay cannot perform ``call`` at all, or None (checked before a trail runs).
+
+    A refused framework tool (``tools.REFUSED``), a composed tool whose body reaches one, and a
+    ``mobile_maestro`` command Android replay does not know are all known before anything is
+    sent; everything else is decided when the call runs.
+    """
+    # Imported here: the tool registry imports the device layer, which `lookup` never needs.
+    from trailblaze.replay.tools import REFUSED  # noqa: PLC0415
+    from trailblaze.replay.tools.maestro import COMMANDS  # noqa: PLC0415
+
+    return _why_not(
+        call.name,
+        call.args.to_python() if call.args is not None else None,
+        source,
+        REFUSED,
+        frozenset(COMMANDS),
+        depth,
+    )
+
+
+def _why_not(
+    name: str,
+    raw: Any,
+    source: ToolSource,
+    refused: Mapping[str, str],
+    maestro: frozenset[str],
+    depth: int,
+) -> str | None:
+    resolved = source.lookup(name)
+    if resolved is None or depth > _MAX_BODY_DEPTH:
+        return None
+    implementation = resolved.implementation or name
+    if resolved.kind == "framework" and implementation in refused:
+        return f"tool '{name}' cannot run on Android replay: {refused[implementation]}"
+    if resolved.kind == "yaml":
+        for inner, inner_raw in resolved.body:
+            why = _why_not(inner, inner_raw, source, refused, maestro, depth + 1)
+            if why is not None:
+                return f"composed tool '{name}' calls {inner}, which {why.split(': ', 1)[-1]}"
+    if implementation == "mobile_maestro" and isinstance(raw, dict):
+        commands = raw.get("commands")
+        for i, command in enumerate(commands if isinstance(commands, list) else []):
+            if isinstance(command, dict) and len(command) == 1:
+                (command_name,) = command
+                if command_name not in maestro:
+                    return (
+                        f"mobile_maestro commands[{i}]: Maestro command '{command_name}' is not "
+                        f"supported by Android replay (supported: {', '.join(sorted(maestro))})"
+                    )
+    return None

@@ -5,8 +5,10 @@ with its JSON Schema (defaults applied) and raises a ``failure.ToolFailure`` (or
 error, which the engine classifies) when it does not succeed. ``mutates`` says whether the
 screen snapshot must be dropped afterwards; verifications and queries leave it.
 
-Any tool not in ``ANDROID_TOOLS`` is "not supported by this device" (``runIf`` and composed
-YAML tools are the engine's own).
+``REFUSED`` names the Android-recordable tools Android replay cannot perform, with the reason;
+a trail that would call one is refused before it starts. Any other tool not in
+``ANDROID_TOOLS`` is "not supported by this device" (``runIf`` and composed YAML tools are the
+engine's own).
 """
 
 from __future__ import annotations
@@ -14,18 +16,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from trailblaze.replay.tools import apps, gestures, keys, screen
+from trailblaze.replay.tools import apps, gestures, keys, maestro, memory, screen, system, trails
 from trailblaze.replay.tools.base import ToolFn, ToolImpl
+from trailblaze.replay.tools.refused import REFUSED
 
-__all__ = ["ANDROID_TOOLS", "ToolFn", "ToolImpl"]
+__all__ = ["ANDROID_TOOLS", "REFUSED", "ToolFn", "ToolImpl"]
 
 
 def _registry() -> Mapping[str, ToolImpl]:
     tools: dict[str, ToolImpl] = {}
-    for module in (apps, gestures, keys, screen):
+    for module in (apps, gestures, keys, maestro, memory, screen, system, trails):
         for impl in module.TOOLS:
             if impl.name in tools:
                 raise RuntimeError(f"tool {impl.name!r} is implemented twice")
+            if impl.name in REFUSED:
+                raise RuntimeError(f"tool {impl.name!r} is both implemented and refused")
             tools[impl.name] = impl
     return MappingProxyType(tools)
 

@@ -1,12 +1,18 @@
-"""Starting, stopping and resetting apps; listing what is installed (replay.md §2.1).
+"""Apps and what the system grants them: start, stop, reset, list, permissions, URLs.
 
 ``launchApp`` defaults to REINSTALL (force-stop, ``pm clear``, launch), as upstream does, so a
 bare ``launchApp: {appId}`` starts from a clean state; RESUME only launches. It then waits for
-the app's window to have the focus.
+the app's window to have the focus; all of that is ``launch`` time.
+
+Permissions: ``android_grantPermissions`` is ``pm grant`` per permission,
+``android_grantAppOpsPermission`` is ``appops set <pkg> <op> allow``. ``openUrl`` is a VIEW intent
+(``am start -a android.intent.action.VIEW -d <url>``), as upstream's scripted tool does through
+Maestro's ``openLink``.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -16,6 +22,11 @@ from trailblaze.replay.tools.base import ToolImpl
 
 
 def launch_app(context: ExecutionContext, args: dict[str, Any]) -> str:
+    with context.phase("launch"):
+        return _launch(context, args)
+
+
+def _launch(context: ExecutionContext, args: dict[str, Any]) -> str:
     package, mode = args["appId"], str(args["launchMode"])
     device = context.device
     if mode in ("REINSTALL", "FORCE_RESTART"):
@@ -51,9 +62,45 @@ def list_installed_apps(context: ExecutionContext, args: dict[str, Any]) -> str:
     return f"{len(packages)} package(s): {', '.join(packages)}"
 
 
+def list_installed_apps_detailed(context: ExecutionContext, args: dict[str, Any]) -> str:
+    system = bool(args.get("includeSystemApps", True))
+    pairs = context.device.list_packages_detailed(include_system=system)
+    apps = [{"appId": package, "apkPath": path} for package, path in pairs]
+    which = "" if system else " (third-party)"
+    return f"{len(apps)} app(s){which}: {json.dumps(apps, separators=(',', ':'))}"
+
+
+def grant_permissions(context: ExecutionContext, args: dict[str, Any]) -> str:
+    package, permissions = args["appId"], args["permissions"]
+    if not permissions:
+        raise ToolError("'permissions' is empty: name at least one permission to grant")
+    for permission in permissions:
+        context.device.grant_permission(package, permission)
+    return f"granted {', '.join(permissions)} to {package}"
+
+
+def grant_app_ops_permission(context: ExecutionContext, args: dict[str, Any]) -> str:
+    package, operation = args["appId"], args["permission"]
+    context.device.set_app_op(package, operation, "allow")
+    return f"allowed the AppOps operation {operation} for {package}"
+
+
+def open_url(context: ExecutionContext, args: dict[str, Any]) -> str:
+    url = args["url"].strip()
+    if not url:
+        raise ToolError("'url' is empty")
+    with context.phase("launch"):
+        context.device.open_url(url)
+    return f"opened {url}"
+
+
 TOOLS = (
     ToolImpl("launchApp", launch_app),
     ToolImpl("stopApp", stop_app),
     ToolImpl("mobile_clearAppData", clear_app_data),
     ToolImpl("mobile_listInstalledApps", list_installed_apps, mutates=False),
+    ToolImpl("mobile_listInstalledAppsDetailed", list_installed_apps_detailed, mutates=False),
+    ToolImpl("android_grantPermissions", grant_permissions, mutates=False),
+    ToolImpl("android_grantAppOpsPermission", grant_app_ops_permission, mutates=False),
+    ToolImpl("openUrl", open_url),
 )

@@ -8,6 +8,7 @@ list), or after ``max_scrolls`` swipes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from trailblaze.replay.context import ExecutionContext
@@ -61,6 +62,54 @@ def swipe(context: ExecutionContext, args: dict[str, Any]) -> str:
         )
     context.device.swipe(*start, *end, duration_ms=SWIPE_MS)
     return f"swiped {direction.lower()} from {start[0]},{start[1]} to {end[0]},{end[1]}"
+
+
+def drag_by_points(context: ExecutionContext, args: dict[str, Any]) -> str:
+    points = [args[k] for k in ("startX", "startY", "endX", "endY")]
+    if any(v < 0 for v in points):
+        raise ToolError(f"drag points must be on the screen, got {points}")
+    duration = int(args.get("durationMs", 1000))
+    x1, y1, x2, y2 = points
+    context.device.swipe(x1, y1, x2, y2, duration_ms=duration)
+    return f"dragged from {x1},{y1} to {x2},{y2} in {duration} ms"
+
+
+_RELATIVE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*%?\s*,\s*(\d+(?:\.\d+)?)\s*%?\s*")
+
+
+def _relative(text: str, name: str) -> Point:
+    found = _RELATIVE.fullmatch(text)
+    if found is None:
+        raise ToolError(f"{name} must look like '50%, 80%', got {text!r}")
+    x, y = (float(v) / 100 for v in found.groups())
+    if not (0 <= x <= 1 and 0 <= y <= 1):
+        raise ToolError(f"{name} {text!r} is outside 0%..100%")
+    return x, y
+
+
+def swipe_with_relative_coordinates(context: ExecutionContext, args: dict[str, Any]) -> str:
+    """A swipe between two points given in percent of the screen, or of an element's bounds."""
+    start, end = (_relative(args[k], k) for k in ("startRelative", "endRelative"))
+    left, top, width, height = 0, 0, *context.device.window_size()
+    text = opt_str(args, "swipeOnElementText")
+    on = ""
+    if text:
+        node = context.poll(
+            lambda s: next(iter(find_by_text(s, text, contains=True)), None),
+            f"no element with text '{text}' to swipe on",
+        )
+        b = node.bounds
+        left, top, width, height = b.left, b.top, b.right - b.left, b.bottom - b.top
+        on = f" on {node.describe()}"
+    x1, y1, x2, y2 = (
+        round(left + width * start[0]),
+        round(top + height * start[1]),
+        round(left + width * end[0]),
+        round(top + height * end[1]),
+    )
+    duration = int(args.get("durationMs") or SWIPE_MS)
+    context.device.swipe(x1, y1, x2, y2, duration_ms=duration)
+    return f"swiped{on} from {x1},{y1} to {x2},{y2}"
 
 
 def _scroll_path(direction: str, start_position: str) -> tuple[Point, Point]:
@@ -162,4 +211,6 @@ def scroll_until_text_is_visible(context: ExecutionContext, args: dict[str, Any]
 TOOLS = (
     ToolImpl("swipe", swipe),
     ToolImpl("scrollUntilTextIsVisible", scroll_until_text_is_visible),
+    ToolImpl("dragByPoints", drag_by_points),
+    ToolImpl("swipeWithRelativeCoordinates", swipe_with_relative_coordinates),
 )

@@ -13,7 +13,7 @@ from typing import Any
 
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.device import KeyCode
-from trailblaze.replay.failure import ToolError
+from trailblaze.replay.failure import ExpectedFailure, ToolError
 from trailblaze.replay.hierarchy import Hierarchy, visible_nodes
 from trailblaze.replay.tools.base import ToolImpl
 
@@ -28,7 +28,7 @@ KEYS = {
 _NAVIGATING = frozenset({KeyCode.BACK, KeyCode.HOME, KeyCode.ENTER})
 
 
-def _hide_keyboard(context: ExecutionContext) -> bool:
+def hide_keyboard_if_shown(context: ExecutionContext) -> bool:
     # BACK only while the IME shows: a blind BACK navigates the screen away (replay.md §2.1).
     if context.device.is_keyboard_shown():
         context.device.keyevent(KeyCode.BACK)
@@ -39,7 +39,7 @@ def _hide_keyboard(context: ExecutionContext) -> bool:
 def input_text(context: ExecutionContext, args: dict[str, Any]) -> str:
     text = args["text"]
     context.device.input_text(text)
-    hid = args.get("hideKeyboardAfter", True) and _hide_keyboard(context)
+    hid = args.get("hideKeyboardAfter", True) and hide_keyboard_if_shown(context)
     return f"typed {text!r}" + (" and hid the keyboard" if hid else "")
 
 
@@ -76,7 +76,7 @@ def clear_text(context: ExecutionContext, args: dict[str, Any]) -> str:
 
 
 def hide_keyboard(context: ExecutionContext, args: dict[str, Any]) -> str:
-    return "hid the keyboard" if _hide_keyboard(context) else "the keyboard was not showing"
+    return "hid the keyboard" if hide_keyboard_if_shown(context) else "the keyboard was not showing"
 
 
 def press_back(context: ExecutionContext, args: dict[str, Any]) -> str:
@@ -121,6 +121,33 @@ def _signature(screen: Hierarchy) -> tuple[tuple[str, str, tuple[int, ...]], ...
     return tuple((n.text, n.resource_id, tuple(n.bounds)) for n in screen.iter_nodes())
 
 
+def wait_for_change(context: ExecutionContext, args: dict[str, Any]) -> str:
+    """Wait for the screen to change, then to stay still for the quiet window."""
+    timeout = max(0, int(args.get("timeoutMs", 8000))) / 1000
+    quiet = max(0, int(args.get("quietWindowMs", 300))) / 1000
+    require = bool(args.get("requireChange", True))
+    started = time.monotonic()
+    deadline = started + timeout
+    initial = _signature(context.screen(fresh=True))
+    changed_at: float | None = None
+    current = initial
+    while True:
+        now = time.monotonic()
+        if changed_at is not None and now - changed_at >= quiet:
+            return f"the screen changed and settled after {now - started:.2f}s"
+        if now >= deadline:
+            if changed_at is not None:
+                return f"the screen changed but was still moving after {timeout:g}s"
+            if require:
+                raise ExpectedFailure(f"the screen did not change within {timeout:g}s")
+            return f"the screen did not change within {timeout:g}s"
+        context.sleep(min(context.options.poll_interval, max(0.0, deadline - now)))
+        latest = _signature(context.screen(fresh=True))
+        if latest != current:
+            changed_at = time.monotonic()  # changed (again): the quiet window starts over
+            current = latest
+
+
 def wait(context: ExecutionContext, args: dict[str, Any]) -> str:
     """Wait for the screen to settle: two equal dumps in a row, at most the given seconds."""
     seconds = max(0, int(args.get("timeToWaitInSeconds") or 0))
@@ -145,4 +172,5 @@ TOOLS = (
     ToolImpl("mobile_setClipboard", set_clipboard),
     ToolImpl("mobile_pasteClipboard", paste_clipboard),
     ToolImpl("wait", wait, mutates=False),
+    ToolImpl("waitForChange", wait_for_change, mutates=False),
 )

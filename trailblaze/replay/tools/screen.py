@@ -156,6 +156,34 @@ def long_press_on_element_with_text(context: ExecutionContext, args: dict[str, A
 
 
 def tap_on_element_with_accessibility_text(context: ExecutionContext, args: dict[str, Any]) -> str:
+    return _press_accessibility_text(context, args, long_press=False)
+
+
+def long_press_element_with_accessibility_text(
+    context: ExecutionContext, args: dict[str, Any]
+) -> str:
+    return _press_accessibility_text(context, args, long_press=True)
+
+
+_NODE_FIELDS = ("contentDescriptionRegex", "textRegex", "classNameRegex", "resourceIdRegex")
+
+
+def tap_on_accessibility_node(context: ExecutionContext, args: dict[str, Any]) -> str:
+    """Tap the node the given patterns match (native dialect: case-sensitive, whole value)."""
+    fields = {name: args[name] for name in _NODE_FIELDS if opt_str(args, name)}
+    if not fields:
+        raise ToolError(f"tapOnAccessibilityNode needs at least one of {', '.join(_NODE_FIELDS)}")
+    return _tap_selector(
+        context,
+        {"nodeSelector": {"androidAccessibility": fields}},
+        "nodeSelector",
+        bool(args.get("longPress")),
+    )
+
+
+def _press_accessibility_text(
+    context: ExecutionContext, args: dict[str, Any], *, long_press: bool
+) -> str:
     label = args["accessibilityText"]
     rid = opt_str(args, "id")
 
@@ -166,7 +194,7 @@ def tap_on_element_with_accessibility_text(context: ExecutionContext, args: dict
         return _first(nodes)
 
     node = context.poll(attempt, f"no element with accessibility text '{label}'{_filters(args)}")
-    return _press(context, node, long_press=False)
+    return _press(context, node, long_press=long_press)
 
 
 def _tap_selector(
@@ -316,6 +344,8 @@ TOOLS = (
     ToolImpl("tapOn", tap_on),
     ToolImpl("tapOnPoint", tap_on_point),
     ToolImpl("longPressOnElementWithText", long_press_on_element_with_text),
+    ToolImpl("longPressElementWithAccessibilityText", long_press_element_with_accessibility_text),
+    ToolImpl("tapOnAccessibilityNode", tap_on_accessibility_node),
     ToolImpl("assertVisibleWithText", assert_visible_with_text, mutates=False),
     ToolImpl("assertNotVisibleWithText", assert_not_visible_with_text, mutates=False),
     ToolImpl("assertVisibleWithResourceId", assert_visible_with_resource_id, mutates=False),

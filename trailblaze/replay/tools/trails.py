@@ -1,0 +1,79 @@
+"""``runTrail``: replay another trail file's recordings inside the current tool.
+
+The path is read relative to the working directory (upstream's rule), then relative to the
+directory of the trail that calls it. The file goes through the same parse gate and ``runIf``
+validator as any trail, and its recordings are picked with the device's classifier chain; a
+step with nothing to replay fails the tool (it would need the AI runner), never passes
+silently. Its calls run nested, in the caller's execution context, and a trail that runs itself
+(directly or not) is an error, not a hang.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trailblaze.replay.context import ExecutionContext
+from trailblaze.replay.failure import ToolError
+from trailblaze.replay.tools.base import ToolImpl
+from trailblaze.yamlnode import YamlError, read_text
+
+#: How many of a refused sub-trail's findings the message shows.
+_SHOWN = 3
+
+
+def _resolve(context: ExecutionContext, raw: str) -> Path:
+    given = Path(raw).expanduser()
+    candidates = [given if given.is_absolute() else Path.cwd() / given]
+    if not given.is_absolute() and context.trail_file is not None:
+        candidates.append(context.trail_file.parent / given)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate.resolve()
+    tried = ", ".join(str(c) for c in candidates)
+    raise ToolError(f"runTrail: no trail file '{raw}' (looked for {tried})")
+
+
+def run_trail(context: ExecutionContext, args: dict[str, Any]) -> str:
+    # Imported here: planning a trail needs the parse layer, which tools otherwise never do.
+    from trailblaze.replay.plan import plan_trail  # noqa: PLC0415
+
+    raw = args["path"].strip()
+    if not raw:
+        raise ToolError("runTrail: 'path' is empty")
+    path = _resolve(context, raw)
+    outer = [p for p in (context.trail_file, *context.running_trails) if p is not None]
+    if any(path == p.resolve() for p in outer):
+        chain = " -> ".join(p.name for p in (*outer, path))
+        raise ToolError(f"runTrail: '{raw}' would replay itself ({chain})")
+    try:
+        text = read_text(path)
+    except YamlError as exc:
+        raise ToolError(f"runTrail: cannot read '{raw}': {exc}") from None
+    plan = plan_trail(raw, text, context.options.classifiers)
+    if plan.refused:
+        shown = "; ".join(f.text for f in plan.findings[:_SHOWN])
+        more = f" (and {len(plan.findings) - _SHOWN} more)" if len(plan.findings) > _SHOWN else ""
+        raise ToolError(f"runTrail: '{raw}' does not pass the parse gate: {shown}{more}")
+    if plan.skip_reason is not None:
+        raise ToolError(f"runTrail: '{raw}' has nothing to replay: {plan.skip_reason}")
+    missing = [s for s in plan.steps if s.recording is None]
+    if missing:
+        first = missing[0]
+        raise ToolError(
+            f"runTrail: step {first.step.number} of '{raw}' cannot replay: {first.skip_reason}"
+        )
+    context.running_trails.append(path)
+    calls = 0
+    try:
+        for sp in plan.steps:
+            assert sp.recording is not None
+            label = "trailhead" if sp.step.kind == "trailhead" else f"step {sp.step.number}"
+            context.run_tools(sp.recording.calls, f"runTrail({raw}) {label}")
+            calls += len(sp.recording.calls)
+    finally:
+        context.running_trails.pop()
+    return f"replayed {len(plan.steps)} step(s), {calls} call(s) of {raw}"
+
+
+TOOLS = (ToolImpl("runTrail", run_trail),)
