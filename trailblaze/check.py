@@ -17,7 +17,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -81,11 +81,16 @@ def load_manifests(ws: Workspace, found: Scan) -> Manifests:
     return Manifests(trailmaps, dirs, tuple(findings))
 
 
-def repeated_branches(records: Mapping[str, TrailRecord]) -> list[Finding]:
-    """One warning per runIf branch recorded in two or more trails: a named tool is missing."""
+def repeated_branches(
+    branches: Mapping[str, Sequence[tuple[str, int, int]]],
+) -> list[Finding]:
+    """One warning per runIf branch recorded in two or more trails: a named tool is missing.
+
+    `branches` maps a trail path to the (signature, line, column) of each of its runIf trees.
+    """
     groups: dict[str, list[tuple[str, int, int]]] = {}
-    for path, record in sorted(records.items()):
-        for sig, line, column in record.branches:
+    for path, found in sorted(branches.items()):
+        for sig, line, column in found:
             groups.setdefault(sig, []).append((path, line, column))
     warnings = []
     for places in groups.values():
@@ -299,6 +304,10 @@ def _run_check(
     if found is None:
         with pipe.phase("scan"):
             found = scan(ws)
+    whole = found
+    positions: list[int] = []
+    if options.shard is not None:
+        found, positions = _shard_of(found, options.shard, stats or {})
     with remembering(ws.scratch / "state" / "valid-documents.json"):
         with pipe.phase("manifests"):
             manifests = load_manifests(ws, found)
@@ -367,7 +376,11 @@ def _run_check(
             records[parsed.record.path] = parsed.record
             gate.offer(parsed.record.path, parsed)
     previously = {p for p, r in state.trails.items() if r.surface_key is not None}
-    outcome = gate.finish(gate.offered, trails_changed=previously != gate.offered)
+    # A shard keeps the generated modules of the other shards' trails (the next run may be
+    # another shard of the same workspace).
+    outcome = gate.finish(
+        gate.offered, trails_changed=options.shard is None and previously != gate.offered
+    )
     with pipe.phase("report"):
         run.findings.extend(outcome.findings)
         missing_surface: dict[str, int] = {}
@@ -387,21 +400,16 @@ def _run_check(
                 if target in manifests.dirs
                 else target
             )
-            run.findings.append(
-                Finding(
-                    "type",
-                    manifest,
-                    1,
-                    1,
-                    f"{count} trail(s) target '{target}', which has a trailmap.yaml but no typed surface "
-                    f"(the manifest did not load); fix it or set trail_validation.exempt",
-                    code="no-surface",
-                    trailmap=target,
-                )
-            )
+            run.findings.append(no_surface_finding(manifest, target, count))
         run.findings.extend(outcome.infra)
-        run.findings.extend(repeated_branches(records))
-    state.trails = records
+        if options.shard is None:
+            run.findings.extend(repeated_branches({p: r.branches for p, r in records.items()}))
+    if options.shard is not None:
+        # The other shards' trails keep their records: they are still in the workspace.
+        others = {p: r for p, r in state.trails.items() if p not in records}
+        state.trails = {**others, **records}
+    else:
+        state.trails = records
     with pipe.phase("state"):
         state.save(ws.scratch)  # the records that changed, not all of them
     run.stats.update(outcome.stats)
@@ -415,7 +423,68 @@ def _run_check(
         findings=tuple(_sorted(run.findings)),
         require_typecheck=options.require_typecheck,
         stats=run.stats,
+        shard=_shard_json(options.shard, whole, positions, records),
     )
+
+
+def _shard_json(
+    shard: tuple[int, int] | None,
+    whole: Scan,
+    positions: list[int],
+    records: Mapping[str, TrailRecord],
+) -> dict[str, Any] | None:
+    """What a shard's report carries for `report merge` (`shard.py`)."""
+    if shard is None:
+        return None
+    return {
+        "index": shard[0],
+        "count": shard[1],
+        "total": len(whole.trail_paths),
+        "positions": positions,
+        "branches": [
+            [sig, path, line, column]
+            for path, record in records.items()
+            for sig, line, column in record.branches
+        ],
+    }
+
+
+def no_surface_finding(manifest: str, target: str, count: int) -> Finding:
+    """`count` trails target a trailmap whose manifest did not load (so it has no surface)."""
+    return Finding(
+        "type",
+        manifest,
+        1,
+        1,
+        f"{count} trail(s) target '{target}', which has a trailmap.yaml but no typed surface "
+        f"(the manifest did not load); fix it or set trail_validation.exempt",
+        code="no-surface",
+        trailmap=target,
+    )
+
+
+def _shard_of(
+    found: Scan, shard: tuple[int, int], stats: Mapping[str, os.stat_result | None]
+) -> tuple[Scan, list[int]]:
+    """The scan narrowed to one shard's trails, and their positions in the whole scan."""
+    from trailblaze.shard import split  # noqa: PLC0415 - only sharded runs need it
+
+    sizes: dict[str, int] = {}
+    for path in found.trail_paths:
+        st = stats[path] if path in stats else _stat(path)
+        sizes[path] = st.st_size if st is not None else 0
+    index, count = shard
+    mine = set(split(sizes, count)[index - 1])
+    positions = [i for i, path in enumerate(found.trail_paths) if path in mine]
+    narrowed = replace(found, trail_paths=tuple(found.trail_paths[i] for i in positions))
+    return narrowed, positions
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _status(

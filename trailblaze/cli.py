@@ -11,6 +11,7 @@ import argparse
 import io
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from trailblaze import __version__
@@ -20,7 +21,7 @@ from trailblaze.doit_tasks import run_tasks
 from trailblaze.formats import FORMATS, render
 from trailblaze.fsutil import write_atomic
 from trailblaze.options import CheckOptions
-from trailblaze.report import EXIT_USAGE
+from trailblaze.report import EXIT_USAGE, Report
 from trailblaze.workspace import WorkspaceError, find_workspace
 
 
@@ -71,6 +72,20 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="read the remote cache, never write it (pull-request builds)",
     )
+    check.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="check only the K-th of N balanced shards of the trails; join with `report merge`",
+    )
+
+    report = sub.add_parser("report", help="work with JSON reports of `trailblaze check`")
+    report_sub = report.add_subparsers(dest="report_command", required=True, metavar="ACTION")
+    merge = report_sub.add_parser(
+        "merge", help="join the JSON reports of every shard of a run into one report"
+    )
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
+    merge.add_argument("--format", choices=FORMATS, default="json")
+    merge.add_argument("--output", type=Path, help="write the report here instead of stdout")
 
     surfaces = sub.add_parser(
         "surfaces",
@@ -118,24 +133,34 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    commands = {"check": _check, "surfaces": _surfaces, "replay": _replay}
+    commands = {"check": _check, "surfaces": _surfaces, "replay": _replay, "report": _report}
     try:
         return commands[args.command](args)
     except (UsageError, WorkspaceError) as exc:
-        print(f"trailblaze {args.command}: {exc}", file=sys.stderr)
+        command = args.command if args.command != "report" else f"report {args.report_command}"
+        print(f"trailblaze {command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 
 def _check(args: argparse.Namespace) -> int:
     ws = find_workspace(args.workspace, explicit=args.workspace is not None)
-    options = CheckOptions.from_env(
-        strict=not args.lenient,
-        require_typecheck=args.require_typecheck,
-        remote_cache=args.remote_cache,
-        remote_read_only=args.remote_cache_read_only,
+    options = replace(
+        CheckOptions.from_env(
+            strict=not args.lenient,
+            require_typecheck=args.require_typecheck,
+            remote_cache=args.remote_cache,
+            remote_read_only=args.remote_cache_read_only,
+        ),
+        shard=_shard(args.shard),
     )
     _check_remote(options)
     report = run_check(ws, options, progress=RichProgress.for_terminal())
+    _emit(report, args, ws.root)
+    return report.exit_code
+
+
+def _emit(report: Report, args: argparse.Namespace, root: Path) -> None:
+    """The report in the format asked for, to `--output` or stdout."""
     if args.format != "text":
         text = render(report, args.format)
         if args.output:
@@ -144,10 +169,33 @@ def _check(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
     elif args.output:
         buffer = io.StringIO()
-        render_report(report_console(buffer, color=False), report, ws.root)
+        render_report(report_console(buffer, color=False), report, root)
         _write(args.output, buffer.getvalue())
     else:
-        render_report(report_console(color=args.color), report, ws.root)
+        render_report(report_console(color=getattr(args, "color", None)), report, root)
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    from trailblaze.shard import Shard, ShardError  # noqa: PLC0415
+
+    try:
+        shard = Shard.parse(text)
+    except ShardError as exc:
+        raise UsageError(str(exc)) from None
+    return (shard.index, shard.count)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from trailblaze.shard import ShardError, load_report, merge  # noqa: PLC0415
+
+    try:
+        report = merge([(path, load_report(path)) for path in args.reports])
+    except ShardError as exc:
+        raise UsageError(str(exc)) from None
+    root = Path(report.workspace)
+    _emit(report, args, root if root.is_dir() else Path.cwd())
     return report.exit_code
 
 

@@ -31,6 +31,8 @@ class CheckOptions:
     remote_cache: str | None = None
     """Base URL of a shared result cache (Bazel's HTTP remote-cache protocol; `remote.py`)."""
     remote_read_only: bool = False
+    shard: tuple[int, int] | None = None
+    """(K, N): check only the K-th of N shards of the trails (`shard.py`)."""
 
     @classmethod
     def from_env(

@@ -64,6 +64,8 @@ class Report:
     findings: tuple[Finding, ...]
     require_typecheck: bool = False
     stats: dict[str, Any] = field(default_factory=dict)
+    shard: dict[str, Any] | None = None
+    """A shard's report only: what `trailblaze report merge` needs (`shard.py`)."""
 
     @property
     def fatal_findings(self) -> list[Finding]:
@@ -112,7 +114,7 @@ class Report:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "version": REPORT_VERSION,
             "exit_code": self.exit_code,
             "require_typecheck": self.require_typecheck,
@@ -122,6 +124,9 @@ class Report:
             "trails": [t.to_json() for t in self.trails],
             "findings": [_finding_json(f) for f in self.findings],
         }
+        if self.shard is not None:
+            data["shard"] = self.shard
+        return data
 
 
 @dataclass(frozen=True, slots=True)
