@@ -88,14 +88,14 @@ def local(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     data = comparable(report)
     assert data["exit_code"] == 1
     assert [f["code"] for f in data["findings"] if f["kind"] == "type"] == ["TS2322"]
-    assert data["summary"]["type_checked"] == 10
+    assert data["summary"]["type_checked"] == 11
     return data
 
 
 def warm(server: NginxCache, where: Path) -> dict[str, bytes]:
     """Fill the remote from one clone; the entries it stored."""
     report = check(clone(where), server.url)
-    assert report.stats["remote_stored"] == 10
+    assert report.stats["remote_stored"] == 11
     assert report.stats["compiler_runs"] >= 1
     return server.entries()
 
@@ -177,13 +177,13 @@ def test_a_fresh_clone_with_a_warm_remote_runs_no_compiler(
 ) -> None:
     first = check(clone(tmp_path / "ci-1"), server.url)
     assert comparable(first) == local
-    assert first.stats["remote_stored"] == 10
+    assert first.stats["remote_stored"] == 11
     assert first.stats["remote_hits"] == 0
     fresh = check(clone(tmp_path / "ci-2"), server.url)
     assert comparable(fresh) == local
     assert fresh.stats["compiler_runs"] == 0
     assert fresh.stats["files_compiled"] == []
-    assert fresh.stats["remote_hits"] == 10
+    assert fresh.stats["remote_hits"] == 11
     assert fresh.stats["remote_bytes_read"] > 0
     assert fresh.stats["remote_stored"] == 0
 
@@ -198,7 +198,7 @@ def test_read_only_reads_and_never_writes(
     entries = warm(server, tmp_path / "main")
     again = check(clone(tmp_path / "pr-2"), server.url, read_only=True)
     assert comparable(again) == local
-    assert again.stats["remote_hits"] == 10
+    assert again.stats["remote_hits"] == 11
     assert server.entries() == entries
 
 

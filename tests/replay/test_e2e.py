@@ -25,6 +25,7 @@ from trailblaze.replay.fakeadb import FakeAdbServer
 from trailblaze.replay.fakescreen import FakeDevice, load_devices
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.scope import KILL_SWITCH
+from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, Compiler
 
 from .support import (
     BUNDLED_MODEL,
@@ -41,7 +42,12 @@ LIST_APPS = "- mobile_listInstalledApps: {}"
 
 
 def child_env(port: int, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANDROID_", "TRAILBLAZE_"))}
+    """The environment of a replay child: the test session's compiler cache, no other settings."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANDROID_", "TRAILBLAZE_")) or k == TOOLCHAIN_DIR_ENV
+    }
     env.update(
         ANDROID_ADB_SERVER_PORT=str(port), ADBUTILS_ADB_PATH="/bin/false", NO_COLOR="1", **extra
     )
@@ -96,7 +102,7 @@ def test_with_the_kill_switch_the_round_trip_fails_at_the_paste(
     assert model.field_value(PACKAGE, "name") == ""
 
 
-def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path) -> None:
+def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path, tsc: Compiler) -> None:
     model = FakeDevice.load(BUNDLED_MODEL)
     results = tmp_path / "replay.json"
     with FakeAdbServer(model) as server:
@@ -113,8 +119,8 @@ def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path) -> None:
         )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert (
-        "trailblaze replay on emulator-5554: 11 trails: 9 passed, 0 failed, 0 refused, 2 skipped\n"
-        "  steps: 32 passed, 0 failed, 6 skipped (6 need the AI runner)\n"
+        "trailblaze replay on emulator-5554: 12 trails: 10 passed, 0 failed, 0 refused, 2 skipped\n"
+        "  steps: 35 passed, 0 failed, 6 skipped (6 need the AI runner)\n"
         "passed\n"
     ) in done.stdout
     report = json.loads(results.read_text("utf-8"))
@@ -124,6 +130,7 @@ def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path) -> None:
         "trailmaps/notes/trails/drafts/blaze.yaml": "skipped",
         "trailmaps/notes/trails/legacy/clipboard.trail.yaml": "passed",
         "trailmaps/notes/trails/pin-note.trail.yaml": "passed",
+        "trailmaps/notes/trails/scripted-clipboard.trail.yaml": "passed",
         "trailmaps/notes/trails/search.trail.yaml": "passed",
         "trailmaps/shop/trails/add-to-cart.trail.yaml": "passed",
         "trailmaps/shop/trails/checkout.trail.yaml": "passed",
@@ -134,6 +141,71 @@ def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path) -> None:
     }
     assert model.field_value("com.example.shop", "email") == "ada@example.com"
     assert (tmp_path / "junit.xml").read_text("utf-8").startswith("<?xml")
+
+
+SCRIPTED_TRAIL = ROOT / "trailmaps" / "notes" / "trails" / "scripted-clipboard.trail.yaml"
+NOTES = "com.example.notes"
+
+
+def test_the_bundled_trail_with_a_scripted_launch_tool_replays_green(
+    tsc: Compiler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = FakeDevice.load(BUNDLED_MODEL)
+    with FakeAdbServer(model) as server:
+        monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
+        run = replay(ReplayRequest(trails=(SCRIPTED_TRAIL,)), options=FAST)
+        commands = server.commands["emulator-5554"]
+
+    assert run.exit_code == 0, run.to_json()
+    trailhead, paste, verify = run.trails[0].steps
+    launch = trailhead.tools[0]
+    assert (launch.tool, launch.detail) == ("notes_launchApp", f"launched {NOTES}")
+    # The script's own launchApp call ran on the device, in the trailhead's context.
+    assert [(c.position, c.tool, c.detail) for c in launch.children] == [
+        ("notes_launchApp.calls[0]", "launchApp", f"launched {NOTES} (REINSTALL)")
+    ]
+    assert launch.children[0].trace_id == launch.trace_id
+    assert f"pm clear {NOTES}" in commands
+    assert [t.tool for t in paste.tools] == [
+        "tapOnElementWithText",
+        "notes_copyText",
+        "tapOnElementBySelector",
+        "mobile_pasteClipboard",
+    ]
+    copy = paste.tools[1]
+    assert [(c.tool, c.status) for c in copy.children] == [("mobile_setClipboard", "passed")]
+    assert len({t.trace_id for t in (*paste.tools, *copy.children)}) == 1
+    assert "am broadcast -a clipper.set --es text 'tea, honey, lemons'" in commands
+    assert model.field_value(NOTES, "body") == "tea, honey, lemons"
+    assert verify.status == "passed"
+    assert not list((ROOT / ".trailblaze").glob("scripted-*"))  # the compiled tools are gone
+
+
+def test_with_the_kill_switch_the_scripted_copy_is_lost_at_the_paste(
+    tsc: Compiler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = FakeDevice.load(BUNDLED_MODEL)
+    monkeypatch.setenv(KILL_SWITCH, "1")
+    with FakeAdbServer(model) as server:
+        monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
+        run = replay(ReplayRequest(trails=(SCRIPTED_TRAIL,)), options=FAST)
+
+    assert run.exit_code == 1
+    trailhead, paste, verify = run.trails[0].steps
+    assert trailhead.status == "passed"
+    failure = paste.failure
+    assert failure is not None
+    assert (failure.failed_tool, failure.successful) == (
+        "mobile_pasteClipboard",
+        ("tapOnElementWithText", "notes_copyText", "tapOnElementBySelector"),
+    )
+    assert (failure.location.line, failure.location.column) == (31, 11)
+    assert failure.error.startswith("device clipboard is empty: ")
+    # The script's call ran in the script's own context, which the paste does not share.
+    copy = paste.tools[1]
+    assert copy.children[0].trace_id == copy.trace_id != paste.tools[3].trace_id
+    assert model.field_value(NOTES, "body") == ""
+    assert verify.status == "skipped"
 
 
 def test_no_device_is_a_usage_error(

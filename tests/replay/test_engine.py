@@ -413,15 +413,17 @@ def test_a_failing_call_inside_a_composed_tool_fails_it(
     assert [c.status for c in outcome.tools[0].children] == ["failed", "skipped"]
 
 
-def test_a_scripted_tool_is_not_supported(device: ModelDevice, notes_tools: ToolSource) -> None:
+def test_a_scripted_tool_needs_the_runs_script_host(
+    device: ModelDevice, notes_tools: ToolSource
+) -> None:
+    # Scripted tools run under Node (test_scripted.py); a bare ToolSource has no host for them.
     outcome = runner(device, tools=notes_tools).run_recording(
         calls("- notes_openNote: {title: Packing list}")
     )
 
     assert outcome.failure is not None
     assert outcome.failure.error == (
-        "tool 'notes_openNote' is not supported by this device (a scripted tool (module) needs "
-        "the Trailblaze host runtime)"
+        "scripted tool 'notes_openNote' could not run: replay has no workspace to run it from"
     )
 
 

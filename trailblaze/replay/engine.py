@@ -38,9 +38,10 @@ from trailblaze.replay.failure import (
 )
 from trailblaze.replay.results import Failure, Location, Status, ToolResult
 from trailblaze.replay.scope import batch_scope
+from trailblaze.replay.scripted import OPEN_SCHEMA, SCRIPTED_KINDS
 from trailblaze.replay.selector import compile_selector, find
 from trailblaze.replay.tools import ANDROID_TOOLS, REFUSED
-from trailblaze.replay.toolsource import ToolSource
+from trailblaze.replay.toolsource import ResolvedTool, ToolSource
 from trailblaze.runif import RUNIF, Branch, RunIf, parse_runif
 from trailblaze.trail import ToolCall
 from trailblaze.yamlnode import YMap
@@ -208,10 +209,11 @@ class Runner:
         )
         hook_errors = self._fire("before", self.hooks.before, event)
         children: list[ToolResult] = []
+        logs: list[str] = []
         started = time.monotonic()
         with context.timeline.meter() as phases:
             try:
-                detail = self._execute(invocation, context, depth, children)
+                detail = self._execute(invocation, context, depth, children, logs)
             except Cancelled:
                 result = replace(base, detail="cancelled while it ran")
             except Exception as exc:
@@ -228,6 +230,7 @@ class Runner:
             duration=time.monotonic() - started,
             children=tuple(children),
             phases=dict(phases),
+            logs=tuple(logs),
         )
         if result.status == "passed":
             hook_errors += self._fire("after", self.hooks.after, replace(event, result=result))
@@ -260,6 +263,7 @@ class Runner:
         context: ExecutionContext,
         depth: int,
         children: list[ToolResult],
+        logs: list[str],
     ) -> str | None:
         if depth > MAX_NESTING:
             raise ToolError(
@@ -282,6 +286,8 @@ class Runner:
                 return self._run_composed(
                     resolved.body, params, invocation, context, depth, children
                 )
+        if resolved.kind in SCRIPTED_KINDS:
+            return self._run_scripted(resolved, invocation, context, depth, children, logs)
         implementation = resolved.implementation or name
         if resolved.kind == "framework" and implementation in REFUSED:
             raise ToolError(
@@ -289,11 +295,9 @@ class Runner:
             )
         impl = ANDROID_TOOLS.get(implementation) if resolved.kind == "framework" else None
         if impl is None:
-            why = (
-                "Android replay does not implement it"
-                if resolved.kind == "framework"
-                else f"a scripted tool ({resolved.kind}) needs the Trailblaze host runtime"
-            )
+            why = "Android replay does not implement it"
+            if resolved.kind != "framework":
+                why = f"replay cannot run a tool of kind '{resolved.kind}'"
             raise ToolError(f"tool '{name}' is not supported by this device ({why})")
         args = self._arguments(invocation, resolved.schema)
 
@@ -309,6 +313,41 @@ class Runner:
         finally:
             if impl.mutates:
                 context.invalidate()
+
+    def _run_scripted(
+        self,
+        resolved: ResolvedTool,
+        invocation: _Invocation,
+        context: ExecutionContext,
+        depth: int,
+        children: list[ToolResult],
+        logs: list[str],
+    ) -> str:
+        """A scripted tool in a Node child; its ``ctx.tools`` calls come back to ``_dispatch``."""
+        scripts = self.tools.scripts
+        if scripts is None:
+            raise ToolError(
+                f"scripted tool '{resolved.name}' could not run: replay has no workspace to run "
+                "it from"
+            )
+        args = self._arguments(invocation, resolved.schema or OPEN_SCHEMA)
+        prefix = f"{invocation.position} › " if invocation.position else ""
+
+        def call(name: str, raw: dict[str, Any], index: int) -> ToolResult:
+            position = f"{prefix}{invocation.name}.calls[{index}]"
+            result = self._dispatch(
+                _Invocation(name, invocation.location, position, raw=raw), context, depth + 1
+            )
+            children.append(result)
+            return result
+
+        module = resolved.module
+        if module is None and resolved.kind == "descriptor" and resolved.source is not None:
+            module = scripts.host.descriptor_script(resolved.source)
+        outcome = scripts.run(resolved.name, module, args, context, self.tokens.memory, call, logs)
+        if outcome.memory != dict(self.tokens.memory):
+            self.tokens = replace(self.tokens, memory=outcome.memory)
+        return outcome.detail
 
     def _arguments(self, invocation: _Invocation, schema: dict[str, Any] | None) -> dict[str, Any]:
         if schema is None:

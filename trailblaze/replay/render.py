@@ -52,6 +52,10 @@ def render_trail(console: Console, trail: TrailResult) -> None:
         _render_step(console, step)
 
 
+#: The last lines a failed scripted tool logged, shown under it.
+_LOG_TAIL = 5
+
+
 def _render_step(console: Console, step: StepResult) -> None:
     label = escape(step.label)
     text = f" {escape(step.text)}" if step.text else ""
@@ -80,6 +84,9 @@ def _render_tool(console: Console, tool: ToolResult, depth: int) -> None:
     console.print(line)
     for error in tool.hook_errors:
         console.print(f"{pad}  [magenta]hook error[/]: {escape(error)}")
+    if tool.status == "failed":
+        for log in tool.logs[-_LOG_TAIL:]:
+            console.print(f"{pad}  [dim]log: {escape(log)}[/]")
     for child in tool.children:
         _render_tool(console, child, depth + 1)
 

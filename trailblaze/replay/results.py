@@ -61,6 +61,8 @@ class ToolResult:
     children: tuple[ToolResult, ...] = ()
     phases: Mapping[Phase, float] = field(default_factory=dict)
     """Seconds per phase (``timing.PHASES``); they add up to ``duration``."""
+    logs: tuple[str, ...] = ()
+    """What a scripted tool logged (``ctx.logger``) and printed, in order."""
 
     @property
     def label(self) -> str:
@@ -80,6 +82,7 @@ class ToolResult:
             "phases": {name: round(self.phases.get(name, 0.0), 4) for name in PHASES},
             "hook_errors": list(self.hook_errors),
             "children": [child.to_json() for child in self.children],
+            "logs": list(self.logs),
         }
 
 

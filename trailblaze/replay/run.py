@@ -24,6 +24,7 @@ from trailblaze.catalog import Catalog, load_catalog
 from trailblaze.check import load_manifests
 from trailblaze.finding import Finding, did_you_mean
 from trailblaze.fsutil import write_atomic
+from trailblaze.manifest import Trailmap
 from trailblaze.parse import file_error
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
@@ -38,6 +39,7 @@ from trailblaze.replay.results import (
     TrailStatus,
     junit_xml,
 )
+from trailblaze.replay.scripted import ScriptHost, TrailmapScripts
 from trailblaze.replay.toolsource import ToolSource, unreplayable
 from trailblaze.resolve import Resolution, Resolver
 from trailblaze.runif import RUNIF, parse_runif
@@ -107,7 +109,42 @@ def replay(
     args = parse_arg_values(request.args)
     ws, scanned, files = _trail_files(request)
     catalog = load_catalog()
-    sources = _Sources(ws, scanned, catalog)
+    sources = _Sources(ws, scanned, catalog, env)
+    try:
+        return _replay(
+            request,
+            device,
+            options,
+            cancel,
+            hooks,
+            on_trail,
+            env,
+            started,
+            chain,
+            args,
+            ws,
+            files,
+            sources,
+        )
+    finally:
+        sources.close()
+
+
+def _replay(
+    request: ReplayRequest,
+    device: Device | None,
+    options: ReplayOptions,
+    cancel: threading.Event,
+    hooks: Hooks | None,
+    on_trail: Callable[[TrailResult], None] | None,
+    env: Mapping[str, str],
+    started: float,
+    chain: tuple[str, ...],
+    args: dict[str, str],
+    ws: Workspace | None,
+    files: list[Path],
+    sources: _Sources,
+) -> RunResult:
     plans = [_plan(ws, path, chain, args) for path in files]
     plans = [_refuse_unreplayable(p, sources.get(p)) if not p.refused else p for p in plans]
     _check_args(args, plans)
@@ -266,24 +303,37 @@ def _check_args(args: Mapping[str, str], plans: list[TrailPlan]) -> None:
 class _Sources:
     """One ``ToolSource`` per trailmap, resolved on first use."""
 
-    def __init__(self, ws: Workspace | None, scanned: Scan | None, catalog: Catalog) -> None:
+    def __init__(
+        self, ws: Workspace | None, scanned: Scan | None, catalog: Catalog, env: Mapping[str, str]
+    ) -> None:
         self.catalog = catalog
         self._resolver: Resolver | None = None
         self._dirs: frozenset[str] = frozenset()
+        self._manifests: dict[str, Trailmap] = {}
+        self._scripts: ScriptHost | None = None
         if ws is not None:
             manifests = load_manifests(ws, scanned if scanned is not None else scan(ws))
             self._resolver = Resolver(manifests.with_dirs(), ws.root, catalog)
             self._dirs = frozenset(manifests.trailmaps)
+            self._manifests = dict(manifests.trailmaps)
+            self._scripts = ScriptHost(ws.root, ws.scratch, env=env)
         self._cache: dict[str | None, ToolSource] = {}
+
+    def close(self) -> None:
+        if self._scripts is not None:
+            self._scripts.close()
 
     def get(self, plan: TrailPlan) -> ToolSource:
         target = plan.trail.config.target if plan.trail else None
         key = target if target in self._dirs else None
         if key not in self._cache:
             resolution: Resolution | None = None
+            scripts: TrailmapScripts | None = None
             if key is not None and self._resolver is not None:
                 resolution = self._resolver.resolve(key)
-            self._cache[key] = ToolSource(self.catalog, resolution)
+            if key is not None and self._scripts is not None:
+                scripts = self._scripts.for_trailmap(self._manifests.get(key))
+            self._cache[key] = ToolSource(self.catalog, resolution, scripts)
         return self._cache[key]
 
 

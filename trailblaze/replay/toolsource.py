@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from trailblaze.catalog import JSON_SCHEMA_DIALECT, Catalog
 from trailblaze.finding import did_you_mean
@@ -19,6 +20,9 @@ from trailblaze.trail import ToolCall
 
 #: Composed tools inside composed tools: the engine stops at a cycle, so does this check.
 _MAX_BODY_DEPTH = 8
+
+if TYPE_CHECKING:
+    from trailblaze.replay.scripted import TrailmapScripts
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +34,23 @@ class ResolvedTool:
     body: tuple[tuple[str, Any], ...] = ()
     implementation: str | None = None
     """The framework tool that runs it (its own name, or the one a `class:` tool registers)."""
+    module: Path | None = None
+    """For a scripted tool: the module that defines it."""
+    source: str | None = None
+    """Where the tool is defined (workspace-relative), e.g. a descriptor's YAML file."""
 
 
 class ToolSource:
-    def __init__(self, catalog: Catalog, resolution: Resolution | None = None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        resolution: Resolution | None = None,
+        scripts: TrailmapScripts | None = None,
+    ) -> None:
         self.catalog = catalog
         self.resolution = resolution
+        self.scripts = scripts
+        """Runs the trailmap's scripted tools (None: no workspace, so no scripted tools)."""
 
     @property
     def trailmap(self) -> str | None:
@@ -55,7 +70,15 @@ class ToolSource:
                 # A workspace *.tool.yaml registering a framework class under its own id.
                 return ResolvedTool(name, "framework", schema, implementation=entry.implements)
             implementation = name if entry.kind == "framework" else None
-            return ResolvedTool(name, entry.kind, schema, entry.body, implementation)
+            return ResolvedTool(
+                name,
+                entry.kind,
+                schema,
+                entry.body,
+                implementation,
+                module=entry.module,
+                source=entry.source,
+            )
         return self.lookup_framework(name)
 
     def lookup_framework(self, name: str) -> ResolvedTool | None:

@@ -1,0 +1,448 @@
+"""Scripted tools at replay: modules compiled by the pinned tsc, run under Node with our runtime.
+
+The engine runs on ``ModelDevice`` (no sockets) against a workspace written here, so each test
+shows one behaviour a trail author sees: what the tool's ``ctx`` holds, where its nested calls
+run, and how each way of failing is reported (a throw is the tool's failure; a module that cannot
+run is "could not run", which a ``runIf`` condition never reads as false).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_tree
+from trailblaze.catalog import load_catalog
+from trailblaze.check import load_manifests
+from trailblaze.replay.arguments import Tokens
+from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
+from trailblaze.replay.scope import KILL_SWITCH
+from trailblaze.replay.scripted import ScriptHost
+from trailblaze.replay.toolsource import ToolSource
+from trailblaze.resolve import Resolver
+from trailblaze.toolchain import Compiler
+from trailblaze.workspace import find_workspace, scan
+
+from .support import PACKAGE, calls, runner
+
+MANIFEST = f"""\
+id: app
+target:
+  display_name: Sample App
+  platforms:
+    android:
+      app_ids: [com.example.not.installed, {PACKAGE}]
+  tools: [app_undefined, app_hello, app_refuse]
+"""
+HEADER = 'import { trailblaze } from "@trailblaze/scripting";\n'
+TOOLS = {
+    "app_open.ts": HEADER
+    + """
+export interface AppOpenInput {
+  tab: string;
+}
+
+/** Open the installed sample app on a tab. */
+export const app_open = trailblaze.tool<AppOpenInput, string>(
+  { description: "Open the installed sample app on a tab." },
+  async (input, ctx) => {
+    const appId = ctx.target?.resolveAppId({ defaultAppId: "com.example.fallback" });
+    if (!appId) throw new Error("no app id");
+    ctx.logger.info("launching", { appId, device: ctx.device?.instanceId });
+    await ctx.tools.launchApp({ appId, launchMode: "RESUME" });
+    await ctx.tools.tapOnElementWithText({ text: input.tab });
+    ctx.memory.set("opened", `${appId} on ${ctx.device?.widthPixels}x${ctx.device?.heightPixels}`);
+    return `opened ${input.tab}`;
+  },
+);
+""",
+    "app_type.ts": HEADER
+    + """import { fieldSelector } from "./selectors";
+
+/** Type into the Name field. */
+export const app_type = trailblaze.tool<{ text: string }, { typed: number }>(async (input, ctx) => {
+  await ctx.tools.tapOnElementBySelector({ nodeSelector: fieldSelector("Name") });
+  await ctx.tools.inputText({ text: input.text, hideKeyboardAfter: false });
+  return { typed: input.text.length };
+});
+""",
+    "selectors.ts": """\
+import { selectors } from "@trailblaze/scripting";
+
+export function fieldSelector(hint: string) {
+  return selectors.androidAccessibility({ hintTextRegex: hint });
+}
+""",
+    "app_memory.ts": HEADER
+    + """
+export const app_memory = trailblaze.tool(async (_input, ctx) => {
+  const last = ctx.memory.get("last");
+  ctx.memory.set("greeting", ctx.memory.interpolate("Hello {{first}} ${memory.last}"));
+  ctx.memory.delete("stale");
+  return `last=${last} keys=${[...ctx.memory.keys()].sort().join(",")}`;
+});
+""",
+    "app_copy.ts": HEADER
+    + """
+export const app_copy = trailblaze.tool<{ text: string }, string>(async (input, ctx) => {
+  await ctx.tools.mobile_setClipboard({ text: input.text });
+  return "copied";
+});
+
+export const app_paste = trailblaze.tool(async (_input, ctx) => {
+  await ctx.tools.mobile_pasteClipboard({});
+  return "pasted";
+});
+""",
+    "app_fail.ts": HEADER
+    + """
+export const app_fail = trailblaze.tool(async (_input, ctx) => {
+  ctx.memory.set("never", "written");
+  throw new Error("the promo is not showing");
+});
+""",
+    "app_catch.ts": HEADER
+    + """
+export const app_catch = trailblaze.tool(async (_input, ctx) => {
+  try {
+    await ctx.tools.assertVisibleWithText({ text: "Not on this screen" });
+    return "visible";
+  } catch (e) {
+    return `recovered: ${(e as Error).message.split(" (")[0]}`;
+  }
+});
+""",
+    "app_nested_typo.ts": HEADER
+    + """
+export const app_nested_typo = trailblaze.tool(async (_input, ctx) => {
+  await (ctx.tools as any).tapOnElementWithTxt({ text: "Forms" });
+  return "tapped";
+});
+""",
+    "app_crash.ts": HEADER
+    + """
+export const app_crash = trailblaze.tool(async () => {
+  console.error("about to exit");
+  process.exit(3);
+});
+""",
+    "app_hang.ts": HEADER
+    + """
+export const app_hang = trailblaze.tool(() => new Promise<string>(() => setInterval(() => {}, 1000)));
+""",
+    "app_syntax.ts": HEADER
+    + """
+export const app_syntax = trailblaze.tool(async () => {
+  return (;
+});
+""",
+    "app_load.ts": HEADER
+    + """
+throw new Error("broken at load");
+export const app_load = trailblaze.tool(async () => "never");
+""",
+    "app_hello.yaml": """\
+name: app_hello
+description: Say hello through the imperative form.
+script: app_hello.js
+inputSchema:
+  who:
+    type: string
+""",
+    "app_hello.js": """\
+import { trailblaze } from "@trailblaze/scripting";
+
+trailblaze.tool("app_hello", { description: "Say hello." }, async (args, ctx, client) => {
+  const tapped = await client.tools.tapOnElementWithText({ text: "Forms" });
+  return { content: [{ type: "text", text: `hello ${args.who} (${ctx.target.id}): ${tapped.split(" ")[0]}` }] };
+});
+
+trailblaze.tool("app_refuse", {}, async () => ({ isError: true, content: [{ type: "text", text: "refused" }] }));
+
+await trailblaze.run();
+""",
+    "app_refuse.yaml": "name: app_refuse\nscript: app_hello.js\n",
+}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("scripted")
+    files: dict[str, str | bytes] = {"trailmaps/app/trailmap.yaml": MANIFEST}
+    files.update({f"trailmaps/app/tools/{name}": text for name, text in TOOLS.items()})
+    return write_tree(root, files)
+
+
+def open_host(workspace: Path, scratch: Path, timeout: float) -> Iterator[ScriptHost]:
+    scripts = ScriptHost(workspace, scratch, timeout=timeout)
+    yield scripts
+    scripts.close()
+    assert not scratch.exists() or list(scratch.iterdir()) == []  # nothing left behind
+
+
+@pytest.fixture(scope="module")
+def host(
+    workspace: Path, tsc: Compiler, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ScriptHost]:
+    """One host for the module: each tool module is compiled once, as in one replay run."""
+    yield from open_host(workspace, tmp_path_factory.mktemp("scratch"), 30.0)
+
+
+def tool_source(workspace: Path, host: ScriptHost) -> ToolSource:
+    ws = find_workspace(workspace, explicit=True)
+    manifests = load_manifests(ws, scan(ws))
+    catalog = load_catalog()
+    resolution = Resolver(manifests.with_dirs(), ws.root, catalog).resolve("app")
+    return ToolSource(catalog, resolution, host.for_trailmap(manifests.trailmaps["app"]))
+
+
+@pytest.fixture
+def tools(workspace: Path, host: ScriptHost) -> ToolSource:
+    return tool_source(workspace, host)
+
+
+@pytest.fixture
+def device(model: FakeDevice) -> ModelDevice:
+    return ModelDevice(model, timeout=5)
+
+
+def test_a_typed_tool_gets_target_device_memory_and_runs_its_calls_in_the_batch(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
+) -> None:
+    run = runner(device, tools=tools)
+    outcome = run.run_recording(calls("- app_open: {tab: Forms}\n- app_type: {text: Ada}"))
+
+    assert outcome.passed, outcome.failure
+    opened, typed = outcome.tools
+    assert (opened.detail, typed.detail) == ("opened Forms", '{"typed":3}')
+    # ctx.target picked the app id that is installed, not the first one declared.
+    assert [(c.position, c.tool, c.status) for c in opened.children] == [
+        ("app_open.calls[0]", "launchApp", "passed"),
+        ("app_open.calls[1]", "tapOnElementWithText", "passed"),
+    ]
+    assert opened.children[0].detail == f"launched {PACKAGE} (RESUME)"
+    assert [c.tool for c in typed.children] == ["tapOnElementBySelector", "inputText"]
+    assert model.field_value(PACKAGE, "name") == "Ada"
+    # One execution context for the recording: the scripts' calls share its trace id.
+    traces = {t.trace_id for t in (*outcome.tools, *opened.children, *typed.children)}
+    assert len(traces) == 1
+    assert run.tokens.memory == {"opened": f"{PACKAGE} on 1080x2400"}
+    # Starting node and loading the module is startup; the rest, its calls included, is its own.
+    assert opened.phases["startup"] > 0
+    assert opened.phases["launch"] == opened.children[0].phases["launch"] > 0
+    assert opened.logs == (f'[info] launching {{"appId": "{PACKAGE}", "device": "emulator-5554"}}',)
+
+
+def test_memory_reads_the_snapshot_and_a_successful_tool_writes_back(
+    device: ModelDevice, tools: ToolSource
+) -> None:
+    tokens = Tokens(memory={"last": "Doe", "first": "Jane", "stale": "x"})
+    run = runner(device, tools=tools, tokens=tokens)
+    outcome = run.run_recording(
+        calls("- app_memory: {}\n- app_fail: {}", config="config:\n  memory:\n    last: Doe\n")
+    )
+
+    assert outcome.tools[0].detail == "last=Doe keys=first,greeting,last"
+    # The failed tool's write is dropped: memory changes only when a tool succeeds.
+    assert run.tokens.memory == {"last": "Doe", "first": "Jane", "greeting": "Hello Jane Doe"}
+
+
+def test_the_clipboard_set_by_a_script_is_pasted_in_the_same_batch(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
+) -> None:
+    recording = """
+- app_open: {tab: Forms}
+- app_copy: {text: Jane Doe}
+- tapOnElementBySelector: {nodeSelector: {androidAccessibility: {hintTextRegex: Name}}}
+- app_paste: {}
+"""
+    assert runner(device, tools=tools).run_recording(calls(recording)).passed
+    assert model.field_value(PACKAGE, "name") == "Jane Doe"
+
+
+def test_with_the_kill_switch_the_paste_inside_the_script_finds_no_clipboard(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
+) -> None:
+    recording = """
+- app_open: {tab: Forms}
+- app_copy: {text: Jane Doe}
+- tapOnElementBySelector: {nodeSelector: {androidAccessibility: {hintTextRegex: Name}}}
+- app_paste: {}
+"""
+    outcome = runner(device, tools=tools, env={KILL_SWITCH: "1"}).run_recording(calls(recording))
+
+    failure = outcome.failure
+    assert failure is not None
+    assert (failure.failed_tool, failure.successful) == (
+        "app_paste",
+        ("app_open", "app_copy", "tapOnElementBySelector"),
+    )
+    assert failure.error.startswith(
+        "app_paste.calls[0] mobile_pasteClipboard failed: device clipboard is empty: "
+    )
+    paste = outcome.tools[3].children[0]
+    assert (paste.tool, paste.position, paste.status) == (
+        "mobile_pasteClipboard",
+        "app_paste.calls[0]",
+        "failed",
+    )
+    assert model.field_value(PACKAGE, "name") == ""
+
+
+@pytest.mark.parametrize(
+    ("tool", "kind", "error"),
+    [
+        (
+            "app_fail",
+            "expected",
+            "app_fail threw Error: the promo is not showing (at trailmaps/app/tools/app_fail.ts:5:9)",
+        ),
+        ("app_refuse", "expected", "app_refuse threw refused"),
+        (
+            "app_nested_typo",
+            "error",
+            "app_nested_typo.calls[0] tapOnElementWithTxt failed: tool "
+            "'tapOnElementWithTxt' is not supported by this device: no tool of that name in "
+            "trailmap 'app' or the framework (did you mean 'tapOnElementWithText'?)",
+        ),
+        (
+            "app_syntax",
+            "error",
+            "scripted tool 'app_syntax' could not run: trailmaps/app/tools/app_syntax.ts does not "
+            "compile: trailmaps/app/tools/app_syntax.ts:4:11: TS1109: Expression expected.",
+        ),
+        (
+            "app_load",
+            "error",
+            "scripted tool 'app_load' could not run: cannot load trailmaps/app/tools/app_load.ts: "
+            "Error: broken at load (at trailmaps/app/tools/app_load.ts:3:7)",
+        ),
+        (
+            "app_crash",
+            "error",
+            "scripted tool 'app_crash' could not run: node exited (exit 3) before it returned: "
+            "about to exit",
+        ),
+        (
+            "app_undefined",
+            "error",
+            "scripted tool 'app_undefined' could not run: no module in the trailmap's tools/ "
+            "defines it",
+        ),
+    ],
+)
+def test_how_a_scripted_tool_fails(
+    device: ModelDevice, tools: ToolSource, tool: str, kind: str, error: str
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(calls(f"- {tool}: {{}}\n- pressBack: {{}}"))
+
+    failure = outcome.failure
+    assert failure is not None
+    assert (failure.failed_tool, failure.kind, failure.error) == (tool, kind, error)
+    assert [t.status for t in outcome.tools] == ["failed", "skipped"]
+    if tool == "app_crash":
+        assert outcome.tools[0].logs == ("[stderr] about to exit",)
+
+
+def test_a_script_may_catch_a_failed_call_and_go_on(device: ModelDevice, tools: ToolSource) -> None:
+    outcome = runner(device, tools=tools).run_recording(calls("- app_catch: {}"))
+
+    assert outcome.passed, outcome.failure
+    tool = outcome.tools[0]
+    assert tool.detail == (
+        "recovered: app_catch.calls[0] assertVisibleWithText failed: text 'Not on this screen' "
+        "is not visible"
+    )
+    assert [(c.tool, c.status) for c in tool.children] == [("assertVisibleWithText", "failed")]
+
+
+def test_an_imperative_tool_of_a_descriptor_runs_with_its_schema(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
+) -> None:
+    recording = f"- launchApp: {{appId: {PACKAGE}, launchMode: RESUME}}\n- app_hello: {{who: Ada}}"
+    outcome = runner(device, tools=tools).run_recording(calls(recording))
+
+    assert outcome.passed, outcome.failure
+    assert outcome.tools[1].detail == "hello Ada (app): tapped"
+    assert model.current_screen == f"{PACKAGE}/forms"
+
+    bad = runner(device, tools=tools).run_recording(calls("- app_hello: {who: [1]}"))
+    assert bad.failure is not None
+    assert bad.failure.error.startswith("invalid arguments for 'app_hello': ")
+
+
+RUNIF = """
+- launchApp: {{appId: {package}, launchMode: RESUME}}
+- runIf:
+    condition: {{tool: {{{tool}: {{}}}}}}
+    then: [{{tapOnElementWithText: {{text: Forms}}}}]
+    else: [{{tapOnElementWithText: {{text: Lists}}}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("tool", "screen"), [("app_fail", "lists"), ("app_catch", "forms")], ids=["throws", "returns"]
+)
+def test_a_runif_condition_reads_a_throwing_script_as_false(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource, tool: str, screen: str
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(
+        calls(RUNIF.format(package=PACKAGE, tool=tool))
+    )
+
+    assert outcome.passed, outcome.failure
+    assert model.current_screen == f"{PACKAGE}/{screen}"
+
+
+@pytest.mark.parametrize("tool", ["app_crash", "app_syntax", "app_undefined", "app_opn"])
+def test_a_runif_condition_whose_script_cannot_run_fails_the_step(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource, tool: str
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(
+        calls(RUNIF.format(package=PACKAGE, tool=tool), check=False)
+    )
+
+    failure = outcome.failure
+    assert failure is not None
+    assert failure.failed_tool == "runIf"
+    assert failure.error.startswith(
+        f"runIf.condition: '{tool}' could not run, so the condition is neither true nor false: "
+    )
+    assert [c.status for c in outcome.tools[1].children] == ["failed", "skipped", "skipped"]
+    assert model.current_screen == f"{PACKAGE}/taps"
+
+
+def test_a_script_that_does_not_answer_in_time_is_stopped(
+    workspace: Path, device: ModelDevice, tsc: Compiler, tmp_path: Path
+) -> None:
+    for host in open_host(workspace, tmp_path / "scratch", 2.0):
+        started = time.monotonic()
+        outcome = runner(device, tools=tool_source(workspace, host)).run_recording(
+            calls("- app_hang: {}")
+        )
+
+        assert outcome.failure is not None
+        assert outcome.failure.error == (
+            "scripted tool 'app_hang' could not run: it did not answer within 2 s, so it was "
+            "stopped"
+        )
+        assert time.monotonic() - started < 10
+
+
+def test_without_node_a_scripted_tool_cannot_run(
+    workspace: Path, device: ModelDevice, tsc: Compiler, tmp_path: Path
+) -> None:
+    for host in open_host(workspace, tmp_path / "scratch", 30.0):
+        host.env["PATH"] = str(tmp_path)  # no node there
+
+        outcome = runner(device, tools=tool_source(workspace, host)).run_recording(
+            calls("- app_memory: {}")
+        )
+
+        assert outcome.failure is not None
+        assert outcome.failure.error == (
+            "scripted tool 'app_memory' could not run: node is not on PATH (install Node.js 20)"
+        )
