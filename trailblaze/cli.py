@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from trailblaze import __version__
-from trailblaze.check import run_check
 from trailblaze.console import RichProgress, render_report, report_console
-from trailblaze.doit_tasks import run_tasks
 from trailblaze.formats import FORMATS, render
 from trailblaze.fsutil import write_atomic
 from trailblaze.options import CheckOptions
 from trailblaze.report import EXIT_USAGE, Report
-from trailblaze.workspace import WorkspaceError, find_workspace
+from trailblaze.toolchain import TSC_ENV
+from trailblaze.workspace import WorkspaceError, find_workspace, scan, trailmap_files
 
 
 class UsageError(Exception):
@@ -154,9 +154,69 @@ def _check(args: argparse.Namespace) -> int:
         shard=_shard(args.shard),
     )
     _check_remote(options)
-    report = run_check(ws, options, progress=RichProgress.for_terminal())
-    _emit(report, args, ws.root)
+    from trailblaze.noop import Outputs, inputs_key  # noqa: PLC0415
+
+    found = scan(ws)
+    files = list(found.trail_paths)
+    for trailmap in found.trailmaps:
+        files.extend(str(p) for p in trailmap_files(trailmap))
+    variant = _variant(args)
+    settings = {
+        "strict": options.strict,
+        "typecheck": options.typecheck,
+        "require_typecheck": options.require_typecheck,
+        "shard": options.shard,
+        "cwd": os.getcwd(),
+        "tsc": os.environ.get(TSC_ENV, ""),
+    }
+    key, stats = inputs_key(files, settings)
+    outputs = Outputs(ws.scratch / "state")
+    recorded = outputs.lookup(key, variant) if variant is not None else None
+    if recorded is not None:
+        # Nothing changed since a complete check: its output again, without the pipeline.
+        output, code = recorded
+        if args.output:
+            _write(args.output, output)
+        else:
+            sys.stdout.buffer.write(output)
+            sys.stdout.flush()
+        return code
+    from trailblaze.check import run_check  # noqa: PLC0415 - the no-op above never loads it
+
+    report = run_check(ws, options, progress=RichProgress.for_terminal(), found=found, stats=stats)
+    if variant is None:
+        _emit(report, args, ws.root)
+        return report.exit_code
+    text = _rendered(report, args.format, ws.root)
+    if args.output:
+        _write(args.output, text)
+    else:
+        sys.stdout.write(text)
+    if report.infra_findings:
+        outputs.forget()  # not a complete check: the next run checks again
+    else:
+        outputs.remember(key, variant, text.encode("utf-8"), report.exit_code)
     return report.exit_code
+
+
+def _variant(args: argparse.Namespace) -> str | None:
+    """What the output depends on besides the report, or None when it cannot be replayed
+    (text for a terminal: colours and width are the terminal's)."""
+    if args.format != "text":
+        return str(args.format)
+    if args.output is not None or (
+        args.color is not True and not sys.stdout.isatty() and not os.environ.get("FORCE_COLOR")
+    ):
+        return "text"
+    return None
+
+
+def _rendered(report: Report, fmt: str, root: Path) -> str:
+    if fmt != "text":
+        return render(report, fmt)
+    buffer = io.StringIO()
+    render_report(report_console(buffer, color=False), report, root)
+    return buffer.getvalue()
 
 
 def _emit(report: Report, args: argparse.Namespace, root: Path) -> None:
@@ -213,6 +273,8 @@ def _check_remote(options: CheckOptions) -> None:
 def _surfaces(args: argparse.Namespace) -> int:
     ws = find_workspace(args.workspace, explicit=args.workspace is not None)
     # The same incremental doit tasks as `doit surfaces`, for a workspace without a dodo.py.
+    from trailblaze.doit_tasks import run_tasks  # noqa: PLC0415 - only this command needs doit
+
     code = run_tasks(ws.root, ["surfaces"])
     return EXIT_USAGE if code >= 2 else code
 
@@ -233,7 +295,7 @@ def _replay(args: argparse.Namespace) -> int:
     return run_command(request, color=args.color)
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, text: str | bytes) -> None:
     try:
         write_atomic(path, text)
     except OSError as exc:

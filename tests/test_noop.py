@@ -1,0 +1,96 @@
+"""The command line's no-op: nothing changed since a complete check, so its output again."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import trailblaze.check
+from tests.conftest import ROOT, write_tree
+from trailblaze.cli import main
+from trailblaze.toolchain import TSC_ENV, Compiler
+
+BROKEN = """
+config:
+  target: notes
+trail:
+  - step: Search
+    recording:
+      android-phone:
+        - scrollUntilTextIsVisible:
+            text: [1]
+"""
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(ROOT / "trailmaps", root / "trailmaps")
+    monkeypatch.chdir(root)
+    return root
+
+
+def run(out: Path, *args: str) -> tuple[int, bytes]:
+    code = main(["check", *args, "--output", str(out)])
+    return code, out.read_bytes()
+
+
+def no_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the check pipeline ran on a no-op")
+
+    monkeypatch.setattr(trailblaze.check, "run_check", refuse)
+
+
+@pytest.mark.tsc
+def test_an_unchanged_workspace_repeats_the_recorded_output_without_checking(
+    tsc: Compiler, ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_tree(ws, {"trailmaps/notes/trails/broken.trail.yaml": BROKEN})
+    first = {fmt: run(tmp_path / f"1.{fmt}", "--format", fmt) for fmt in ("json", "sarif", "text")}
+    assert first["json"][0] == 1
+    with monkeypatch.context() as patched:
+        no_pipeline(patched)
+        for fmt, expected in first.items():
+            assert run(tmp_path / f"2.{fmt}", "--format", fmt) == expected
+    # A changed trail is checked again: the finding is gone, the exit code follows.
+    write_tree(
+        ws, {"trailmaps/notes/trails/broken.trail.yaml": BROKEN.replace("[1]", "Packing list")}
+    )
+    code, output = run(tmp_path / "3.json", "--format", "json")
+    assert code == 0
+    assert b"TS2322" not in output
+    # Other options are other outputs.
+    lenient = run(tmp_path / "4.json", "--format", "json", "--lenient")
+    assert lenient[0] == 0
+
+
+@pytest.mark.tsc
+def test_a_check_that_could_not_run_is_never_repeated(
+    tsc: Compiler, ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "tsc"
+    broken.write_text("#!/bin/sh\necho 'Version 7.0.2'\nexit 0\n", "utf-8")
+    broken.chmod(0o755)
+    monkeypatch.setenv(TSC_ENV, str(broken))
+    runs: list[int] = []
+    real = trailblaze.check.run_check
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trailblaze.check, "run_check", counted)
+    for attempt in (1, 2):
+        code, output = run(tmp_path / f"{attempt}.json", "--format", "json")
+        assert b'"kind": "infra"' in output
+        assert len(runs) == attempt
+    monkeypatch.setenv(TSC_ENV, str(tsc.path))
+    code, output = run(tmp_path / "3.json", "--format", "json")
+    assert code == 0
+    assert b'"kind": "infra"' not in output
+    assert run(tmp_path / "4.json", "--format", "json") == (code, output)
+    assert len(runs) == 3
