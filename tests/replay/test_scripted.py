@@ -8,6 +8,7 @@ run is "could not run", which a ``runIf`` condition never reads as false).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -241,12 +242,16 @@ def test_memory_reads_the_snapshot_and_a_successful_tool_writes_back(
 ) -> None:
     tokens = Tokens(memory={"last": "Doe", "first": "Jane", "stale": "x"})
     run = runner(device, tools=tools, tokens=tokens)
-    outcome = run.run_recording(
-        calls("- app_memory: {}\n- app_fail: {}", config="config:\n  memory:\n    last: Doe\n")
-    )
+    recording = """
+- app_memory: {}
+- assertEquals: {actual: "{{memory.greeting}}", expected: Hello Jane Doe}
+- app_fail: {}
+"""
+    outcome = run.run_recording(calls(recording, check=False))
 
     assert outcome.tools[0].detail == "last=Doe keys=first,greeting,last"
-    # The failed tool's write is dropped: memory changes only when a tool succeeds.
+    # A later call reads what the script wrote; the failed tool's write is dropped.
+    assert [t.status for t in outcome.tools] == ["passed", "passed", "failed"]
     assert run.tokens.memory == {"last": "Doe", "first": "Jane", "greeting": "Hello Jane Doe"}
 
 
@@ -446,3 +451,41 @@ def test_without_node_a_scripted_tool_cannot_run(
         assert outcome.failure.error == (
             "scripted tool 'app_memory' could not run: node is not on PATH (install Node.js 20)"
         )
+
+
+def test_cancelling_the_run_stops_a_running_script_at_once(
+    device: ModelDevice, tools: ToolSource
+) -> None:
+    cancel = threading.Event()
+    timer = threading.Timer(1.0, cancel.set)
+    timer.start()
+    started = time.monotonic()
+    try:
+        outcome = runner(device, tools=tools, cancel=cancel).run_recording(
+            calls("- app_hang: {}\n- pressBack: {}")
+        )
+    finally:
+        timer.cancel()
+
+    assert outcome.cancelled
+    assert [(t.status, t.detail) for t in outcome.tools] == [
+        ("cancelled", "cancelled while it ran"),
+        ("cancelled", "cancelled"),
+    ]
+    assert time.monotonic() - started < 10  # not the host's 30 s timeout
+
+
+def test_a_device_lost_inside_a_script_is_fatal_and_stops_it(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(calls("- app_open: {tab: Forms}"))
+    assert outcome.passed
+    model.faults.disconnect_after = len(model.commands)  # the next command finds no device
+
+    lost = runner(device, tools=tools).run_recording(calls("- app_type: {text: Ada}"))
+
+    failure = lost.failure
+    assert failure is not None
+    assert (failure.failed_tool, failure.kind) == ("app_type", "fatal")
+    assert failure.error.startswith("app_type.calls[0] tapOnElementBySelector failed: ")
+    assert [c.status for c in lost.tools[0].children] == ["failed"]  # inputText never asked

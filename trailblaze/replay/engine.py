@@ -344,9 +344,11 @@ class Runner:
         module = resolved.module
         if module is None and resolved.kind == "descriptor" and resolved.source is not None:
             module = scripts.host.descriptor_script(resolved.source)
-        outcome = scripts.run(resolved.name, module, args, context, self.tokens.memory, call, logs)
-        if outcome.memory != dict(self.tokens.memory):
-            self.tokens = replace(self.tokens, memory=outcome.memory)
+        outcome = scripts.run(resolved.name, module, args, context, context.memory, call, logs)
+        # Only a tool that succeeded writes to the trail's memory.
+        context.memory.update(outcome.sets)
+        for key in outcome.deletions:
+            context.memory.pop(key, None)
         return outcome.detail
 
     def _arguments(self, invocation: _Invocation, schema: dict[str, Any] | None) -> dict[str, Any]:

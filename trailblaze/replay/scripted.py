@@ -102,8 +102,9 @@ class TargetInfo:
 @dataclass(frozen=True, slots=True)
 class ScriptOutcome:
     detail: str
-    memory: dict[str, str]
-    """The memory after the tool: the snapshot with its delta applied."""
+    sets: dict[str, str]
+    """What the tool wrote to memory (``ctx.memory.set``), to apply now that it succeeded."""
+    deletions: tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -352,7 +353,7 @@ class TrailmapScripts:
         }
         argv = [node, "--enable-source-maps", str(host._host_js)]
         session = _Session(name, argv, module, host, logs)
-        return session.run(invoke, context, memory, call)
+        return session.run(invoke, context, call)
 
 
 class _Session:
@@ -375,7 +376,6 @@ class _Session:
         self,
         invoke: dict[str, Any],
         context: ExecutionContext,
-        memory: Mapping[str, str],
         call: DispatchCall,
     ) -> ScriptOutcome:
         try:
@@ -394,7 +394,7 @@ class _Session:
         reader.start()
         try:
             self._send(child, invoke)
-            return self._loop(child, context, memory, call)
+            return self._loop(child, context, call)
         finally:
             with contextlib.suppress(OSError):
                 child.kill()
@@ -430,17 +430,15 @@ class _Session:
         self,
         child: subprocess.Popen[bytes],
         context: ExecutionContext,
-        memory: Mapping[str, str],
         call: DispatchCall,
     ) -> ScriptOutcome:
         with contextlib.ExitStack() as phases:
-            return self._messages(child, context, memory, call, phases)
+            return self._messages(child, context, call, phases)
 
     def _messages(
         self,
         child: subprocess.Popen[bytes],
         context: ExecutionContext,
-        memory: Mapping[str, str],
         call: DispatchCall,
         phases: contextlib.ExitStack,
     ) -> ScriptOutcome:
@@ -462,7 +460,7 @@ class _Session:
             elif kind == "call":
                 self._nested(child, message, call)
             elif kind == "result":
-                return self._result(message, memory)
+                return self._result(message)
             elif kind == "unrunnable":
                 where = self._where(message.get("stack"))
                 raise ToolError(
@@ -492,7 +490,7 @@ class _Session:
             )
         self._send(child, reply)
 
-    def _result(self, message: dict[str, Any], memory: Mapping[str, str]) -> ScriptOutcome:
+    def _result(self, message: dict[str, Any]) -> ScriptOutcome:
         if not message.get("ok"):
             error = str(message.get("error") or "failed")
             text = f"{self.name} threw {error}{self._where(message.get('stack'))}"
@@ -502,14 +500,10 @@ class _Session:
                 # kind: a runIf condition must not read it as false.
                 raise (FatalToolError if kind == "fatal" else ToolError)(error)
             raise ExpectedFailure(text)
-        merged = dict(memory)
         delta = message.get("memory") or {}
-        for key, value in (delta.get("sets") or {}).items():
-            merged[str(key)] = str(value)
-        for key in delta.get("deletions") or ():
-            merged.pop(str(key), None)
-        detail = str(message.get("text") or "")
-        return ScriptOutcome(detail, merged)
+        sets = {str(k): str(v) for k, v in (delta.get("sets") or {}).items()}
+        deletions = tuple(str(k) for k in delta.get("deletions") or ())
+        return ScriptOutcome(str(message.get("text") or ""), sets, deletions)
 
     def _receive(self, child: subprocess.Popen[bytes], context: ExecutionContext) -> dict[str, Any]:
         """The child's next message; the run's cancellation and the timeout are checked."""
