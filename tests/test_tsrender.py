@@ -212,8 +212,10 @@ def test_module_entry_refers_to_the_modules_own_types() -> None:
     rendered = render_entry(entry("fill", None, description=None), module_ref="./fill")
     assert rendered.splitlines()[2:5] == [
         "    fill: {",
-        '      args: ToolInput<typeof import("./fill").fill>;',
-        '      result: ToolOutput<typeof import("./fill").fill>;',
+        '      args: typeof import("./fill").fill extends (args: infer A, ...rest: any[]) => unknown'
+        " ? A : never;",
+        '      result: typeof import("./fill").fill extends (...args: any[]) => infer R'
+        " ? Awaited<R> : never;",
     ]
 
 

@@ -344,7 +344,17 @@ def _run_check(
     )
     pipe.context = Context(options.strict, schemas, catalog.defs, pipe.layout)
     records: dict[str, TrailRecord] = {}
-    gate = TypeCheck(ws.root, pipe.layout, options, catalog, targets, exempt, records, pipe.phase)
+    gate = TypeCheck(
+        ws.root,
+        pipe.layout,
+        options,
+        catalog,
+        targets,
+        exempt,
+        records,
+        pipe.phase,
+        trailmap_dirs=manifests.dirs,
+    )
 
     def eligible(record: TrailRecord) -> bool:
         return (
@@ -424,6 +434,7 @@ def _run_check(
         require_typecheck=options.require_typecheck,
         stats=run.stats,
         shard=_shard_json(options.shard, whole, positions, records),
+        sdks=dict(sorted(gate.sdks.items())),
     )
 
 

@@ -219,6 +219,17 @@ def summary_lines(view: ReportView) -> list[tuple[str, str, str]]:
                 f"  type findings: {len(type_findings)} across {trails} trail(s), by code: {codes}",
             )
         )
+    if counts.get("tool_findings"):
+        lines.append(
+            (
+                "",
+                "",
+                f"  scripted tool findings: {counts['tool_findings']} in "
+                f"{counts.get('tool_files', 0)} tool file(s)",
+            )
+        )
+    for label, trailmaps in (counts.get("sdk") or {}).items():
+        lines.append(("", "", f"  @trailblaze/scripting: {label}: {', '.join(trailmaps)}"))
     if counts["exempt_findings"]:
         lines.append(("", "", f"  exempt-target findings (not fatal): {counts['exempt_findings']}"))
     if counts["warnings"]:

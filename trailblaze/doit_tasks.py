@@ -37,8 +37,10 @@ from trailblaze.toolchain import (
     TSC_ENV,
     ToolchainError,
     find_compiler,
+    install_library,
     install_typescript,
     installed_compiler,
+    installed_library,
 )
 from trailblaze.workspace import (
     GENERATED_TOOL_FILES,
@@ -538,7 +540,7 @@ def toolchain_task() -> dict[str, Any]:
     return {
         "actions": [_install_toolchain_action],
         "uptodate": [_toolchain_ready],
-        "doc": "Install the pinned TypeScript compiler (npm) into the toolchain cache.",
+        "doc": "Install the pinned TypeScript compiler and zod (npm) into the toolchain cache.",
     }
 
 
@@ -550,6 +552,7 @@ def _toolchain_ready() -> bool:
         return False
     try:
         installed_compiler(TS_VERSION)
+        installed_library("zod")
     except ToolchainError:
         return False
     return True
@@ -558,6 +561,7 @@ def _toolchain_ready() -> bool:
 def _install_toolchain_action() -> TaskError | None:
     try:
         install_typescript()
+        install_library("zod")  # the declarations scripted tools compile against
         # Also validates TRAILBLAZE_TSC, so a bad override fails here and not in the type gate.
         find_compiler()
     except ToolchainError as exc:

@@ -75,6 +75,10 @@ def sarif(report: Report) -> str:
                         "rules": sorted(rules.values(), key=lambda r: r["id"]),
                     }
                 },
+                "properties": {
+                    "findings": report.counts()["findings"],
+                    "toolFindings": report.counts()["tool_findings"],
+                },
                 "originalUriBaseIds": {
                     "WORKSPACE": {"uri": f"file://{report.workspace.rstrip('/')}/"}
                 },
@@ -114,8 +118,30 @@ def junit(report: Report) -> str:
         elif status.status != "type-checked":
             skipped += 1
             ElementTree.SubElement(case, "skipped", message=status.reason or status.status)
+    tools = [
+        f
+        for path, found in by_path.items()
+        if path not in trail_paths
+        for f in found
+        if f.fatal and f.kind == "tool"
+    ]
+    if tools:
+        # Scripted tools' own diagnostics: a test case of their own, apart from trails.
+        case = ElementTree.SubElement(
+            suite, "testcase", classname="tools", name="scripted tool sources"
+        )
+        cases += 1
+        failures += 1
+        failure = ElementTree.SubElement(
+            case, "failure", message=f"{len(tools)} finding(s)", type="tool"
+        )
+        failure.text = "\n".join(f.text for f in tools)
     other = [
-        f for path, found in by_path.items() if path not in trail_paths for f in found if f.fatal
+        f
+        for path, found in by_path.items()
+        if path not in trail_paths
+        for f in found
+        if f.fatal and f.kind != "tool"
     ]
     if other:
         case = ElementTree.SubElement(

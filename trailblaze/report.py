@@ -66,6 +66,8 @@ class Report:
     stats: dict[str, Any] = field(default_factory=dict)
     shard: dict[str, Any] | None = None
     """A shard's report only: what `trailblaze report merge` needs (`shard.py`)."""
+    sdks: dict[str, str] = field(default_factory=dict)
+    """Trailmap -> the `@trailblaze/scripting` its scripted tools were compiled against."""
 
     @property
     def fatal_findings(self) -> list[Finding]:
@@ -94,7 +96,12 @@ class Report:
             "type_checked": by_status["type-checked"],
             "not_type_checked": dict(sorted(reasons.items())),
             "calls_type_checked": sum(t.calls for t in self.trails if t.status == "type-checked"),
-            "findings": len(self.fatal_findings),
+            # Trail (and manifest) findings and scripted tools' own, counted apart.
+            "findings": sum(1 for f in self.fatal_findings if f.kind != "tool"),
+            "tool_findings": sum(1 for f in self.fatal_findings if f.kind == "tool"),
+            "tool_files": len({f.path for f in self.fatal_findings if f.kind == "tool"}),
+            "unchecked_calls": sum(1 for f in self.findings if f.code == "unresolved-input"),
+            "sdk": _by_sdk(self.sdks),
             "exempt_findings": sum(1 for f in self.findings if f.kind == "type" and not f.fatal),
             "warnings": sum(1 for f in self.findings if f.kind == "warning"),
             "infra": len(self.infra_findings),
@@ -178,6 +185,14 @@ class ReportView:
             frames={str(k): str(v) for k, v in frames.items()},
             stamps={str(k): str(v) for k, v in stamps.items()},
         )
+
+
+def _by_sdk(sdks: dict[str, str]) -> dict[str, list[str]]:
+    """SDK label -> the trailmaps compiled against it."""
+    out: dict[str, list[str]] = {}
+    for trailmap, label in sorted(sdks.items()):
+        out.setdefault(label, []).append(trailmap)
+    return out
 
 
 def _finding_json(finding: Finding) -> dict[str, Any]:

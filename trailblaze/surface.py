@@ -32,7 +32,7 @@ from trailblaze.catalog import Catalog
 from trailblaze.finding import Finding
 from trailblaze.fsutil import file_stamp, write_if_changed
 from trailblaze.resolve import Resolution, Resolver, ToolEntry
-from trailblaze.sdk import render_sdk, sdk_type_names
+from trailblaze.sdk import choose_sdk, hand_tools, sdk_type_names, write_declarations
 from trailblaze.tooldefs import RelPath
 from trailblaze.tsrender import NAMED_TYPE, render_entry
 
@@ -64,6 +64,8 @@ GITIGNORE_LINES = (
 
 
 def sdk_dir(scratch: Path) -> Path:
+    """Where generated tsconfigs find `@trailblaze/scripting` (and the reference CLI extracts
+    its bundle): ours unless a bundle that is not ours sits there."""
     return scratch / "sdk"
 
 
@@ -72,13 +74,30 @@ def sdk_index(scratch: Path) -> Path:
     return sdk_dir(scratch) / "dist" / "index.d.ts"
 
 
+def own_sdk_dir(scratch: Path) -> Path:
+    """Our declarations, always: what trails and fallback tool compiles are checked against."""
+    return scratch / "sdk-trailblaze-doit"
+
+
+def own_sdk_index(scratch: Path) -> Path:
+    return own_sdk_dir(scratch) / "dist" / "index.d.ts"
+
+
 def sdk_from(tools_dir: Path, scratch: Path) -> str:
     """The SDK directory relative to a trailmap's `tools/`, as tsconfig `paths` write it."""
     return Path(os.path.relpath(sdk_dir(scratch), tools_dir)).as_posix()
 
 
-def write_sdk(scratch: Path, catalog: Catalog) -> bool:
-    return write_if_changed(sdk_index(scratch), render_sdk(catalog))
+def write_sdk(scratch: Path, catalog: Catalog) -> list[Path]:
+    """Write our declarations where they belong; the index files that changed.
+
+    The conventional directory keeps a bundle that is not ours (the reference CLI's).
+    """
+    return [
+        directory / "dist" / "index.d.ts"
+        for directory in (own_sdk_dir(scratch), sdk_dir(scratch))
+        if write_declarations(directory, catalog)
+    ]
 
 
 def module_specifier(module: Path, from_dir: Path) -> str:
@@ -116,7 +135,11 @@ def render_client_dts(resolution: Resolution, tools_dir: Path, catalog: Catalog)
         assert entry.module is not None
         return module_specifier(entry.module, tools_dir)
 
-    body = render_entries(resolution.entries, ref, indent=4)
+    # The SDK itself declares its hand-typed tools; a second declaration of one of them would
+    # clash with it (TS2717) whenever the two differ, as they may with a workspace's own SDK.
+    sdk_own = {entry.name for entry in hand_tools(catalog)}
+    entries = [e for e in resolution.entries if not (e.kind == "framework" and e.name in sdk_own)]
+    body = render_entries(entries, ref, indent=4)
     imports = imports_for(body, sdk_type_names(catalog), "@trailblaze/scripting")
     parts = [DTS_BANNER, "\n"]
     if imports:
@@ -345,15 +368,14 @@ def write_surfaces(
     if current is None or current == wanted or is_generated_tsconfig(current):
         put(tsconfig, wanted)
     else:
+        choice = choose_sdk(tools_dir, sdk_dir(scratch), rel.root, "", generated_tsconfig=False)
         findings.append(
             Finding(
                 "warning",
                 rel(tsconfig),
                 1,
                 1,
-                "hand-written tsconfig.json kept; it must map '@trailblaze/scripting' to "
-                f"'{sdk_from(tools_dir, scratch)}/dist/index' "
-                "for the surface to compile",
+                choice.warning or "hand-written tsconfig.json kept",
                 code="tsconfig-kept",
                 fatal=False,
                 trailmap=resolution.trailmap,
@@ -648,8 +670,7 @@ def generate_surfaces(
     written_memo = WriteMemo(scratch) if memo else None
     written: list[Path] = []
     findings: list[Finding] = []
-    if write_sdk(scratch, catalog):
-        written.append(sdk_index(scratch))
+    written.extend(write_sdk(scratch, catalog))
     wanted = set(only) if only is not None else None
     # (id, the directory its tools/ is in, whether it has a .gitignore of ours): workspace
     # trailmaps, then the bundled targets no workspace trailmap shadows, each sorted.

@@ -148,9 +148,16 @@ def render_entry(entry: ToolEntry, module_ref: str | None = None, indent: int = 
     field_pad = " " * (indent + 4)
     if entry.input_schema is None:
         assert module_ref is not None, f"{entry.name} needs its module"
+        # What the runtime calls a tool export with, `(args, ctx, client)`: a typed tool's
+        # definition and a plain exported function alike. Written without helper types so
+        # that it means the same against any SDK, ours or the workspace's own.
         tool = f'typeof import("{module_ref}").{entry.name}'
-        lines.append(f"{inner}args: ToolInput<{tool}>;")
-        lines.append(f"{inner}result: ToolOutput<{tool}>;")
+        lines.append(
+            f"{inner}args: {tool} extends (args: infer A, ...rest: any[]) => unknown ? A : never;"
+        )
+        lines.append(
+            f"{inner}result: {tool} extends (...args: any[]) => infer R ? Awaited<R> : never;"
+        )
     else:
         params = ordered_params(entry.input_schema)
         if not params and entry.input_schema.get("additionalProperties") is not True:

@@ -25,16 +25,16 @@ from trailblaze import __version__
 from trailblaze.batch import Parsed
 from trailblaze.cache import ResultCache, cache_dir, digest
 from trailblaze.catalog import Catalog
-from trailblaze.codegen import GENERATOR_VERSION
+from trailblaze.codegen import GENERATOR_VERSION, unpack_lines
 from trailblaze.finding import Finding
 from trailblaze.fsutil import file_stamp, write_if_changed
 from trailblaze.options import CheckOptions
 from trailblaze.remote import RemoteConfig, RemoteConfigError, RemoteResults, result_key
 from trailblaze.resolve import Resolution
-from trailblaze.sdk import sdk_type_names
+from trailblaze.sdk import OURS_LABEL, SdkChoice, choose_sdk, render_sdk, sdk_type_names
 from trailblaze.state import TrailRecord
-from trailblaze.surface import model_digest
-from trailblaze.toolchain import Compiler, ToolchainError, find_compiler
+from trailblaze.surface import is_generated_tsconfig, model_digest, sdk_dir
+from trailblaze.toolchain import LIBRARIES, Compiler, ToolchainError, find_compiler, install_library
 from trailblaze.tooldefs import RelPath
 from trailblaze.typegate import (
     BATCH_SIZE,
@@ -43,14 +43,24 @@ from trailblaze.typegate import (
     GateResult,
     Job,
     Layout,
+    SurfaceCheck,
     check_surfaces,
     compile_jobs,
     emit_declarations,
     infra_finding,
+    module_probe,
     module_surface,
     remove_orphans,
     timeout_seconds,
+    tool_sources,
 )
+
+SURFACE_FORMAT = "2"
+UNRESOLVED_CODES = frozenset(
+    {"TS2304", "TS2305", "TS2307", "TS2503", "TS2552", "TS2614", "TS2694", "TS2724", "TS2792"}
+)
+"""Diagnostics of a name or module that does not resolve: what leaves error types behind."""
+"""Changes whenever module surfaces are rendered differently: old memo entries then miss."""
 
 Phase = Callable[[str], Any]
 """`phase(name)` returns a context manager timing that part of the run."""
@@ -83,6 +93,7 @@ class TypeCheck:
         exempt: Mapping[str, str],
         records: dict[str, TrailRecord],
         phase: Phase,
+        trailmap_dirs: Mapping[str, Path] | None = None,
     ) -> None:
         self.root = root
         self.layout = layout
@@ -92,6 +103,9 @@ class TypeCheck:
         self.exempt = exempt
         self.records = records
         self.phase = phase
+        self.trailmap_dirs = dict(trailmap_dirs or {})
+        self.sdks: dict[str, str] = {}
+        """Trailmap -> the SDK its scripted tools were compiled against (for the report)."""
         self.outcome = Outcome()
         self.offered: set[str] = set()
         self.stale: list[str] = []
@@ -99,7 +113,9 @@ class TypeCheck:
         self._prepared = False
         self._compiler: Compiler | None = None
         self._toolchain_error: str | None = None
+        self._tool_findings: tuple[Finding, ...] = ()
         self._broken: dict[str, str] = {}
+        self._unresolved: dict[str, dict[str, str]] = {}
         self._surface_keys: dict[str, str] = {}
         self._base_key = ""
         self._cache: ResultCache | None = None
@@ -116,38 +132,80 @@ class TypeCheck:
 
     # -- preparing ------------------------------------------------------------------------------
 
-    def _prepare(self) -> None:
-        if self._prepared:
-            return
-        self._prepared = True
-        try:
-            self._compiler = find_compiler(install=self.options.install)
-        except ToolchainError as exc:
-            self._toolchain_error = f"type check could not run: {exc}"
-            return
-        compiler = self._compiler
+    def _tools_dirs(self) -> dict[str, Path]:
+        """Every `tools/` to compile: each workspace trailmap's with authored sources (targeted
+        by a trail or not, as the reference compiles them), and those that define a module tool
+        of some surface."""
         tools_dirs: dict[str, Path] = {}
+        for trailmap, directory in sorted(self.trailmap_dirs.items()):
+            if tool_sources(directory / "tools"):
+                tools_dirs[trailmap] = directory / "tools"
         for resolution in self.targets.values():
             for entry in resolution.entries:
                 if entry.module is not None and entry.kind == "module":
                     tools = _tools_root(entry.module)
                     tools_dirs.setdefault(tools.parent.name, tools)
+        return tools_dirs
+
+    def _prepare(self) -> None:
+        if self._prepared:
+            return
+        self._prepared = True
+        tools_dirs = self._tools_dirs()
+        try:
+            self._compiler = find_compiler(install=self.options.install)
+            zod = install_library("zod", install=self.options.install)
+        except ToolchainError as exc:
+            self._toolchain_error = f"type check could not run: {exc}"
+            for trailmap, tools in tools_dirs.items():
+                self.outcome.infra.append(
+                    infra_finding(
+                        RelPath(self.root)(tools),
+                        f"scripted tools not compiled: {exc}",
+                        trailmap,
+                        "toolchain",
+                    )
+                )
+            return
+        compiler = self._compiler
+        ours = digest(render_sdk(self.catalog), str(zod), LIBRARIES["zod"])
+        choices: dict[str, SdkChoice] = {}
+        for trailmap, tools in tools_dirs.items():
+            try:
+                generated = is_generated_tsconfig((tools / "tsconfig.json").read_text("utf-8"))
+            except (OSError, UnicodeDecodeError):
+                generated = True
+            choices[trailmap] = choose_sdk(
+                tools, sdk_dir(self.layout.scratch), self.root, ours, generated_tsconfig=generated
+            )
+        self.sdks = dict.fromkeys(self.targets, OURS_LABEL) | {
+            t: choice.label for t, choice in choices.items()
+        }
         with self.phase("declarations"):
             decls = emit_declarations(
-                tools_dirs, compiler, self.layout, RelPath(self.root), timeout=self._timeout
+                tools_dirs,
+                compiler,
+                self.layout,
+                RelPath(self.root),
+                timeout=self._timeout,
+                choices=choices,
             )
         self.outcome.stats["decl_runs"] = decls.runs
         for finding in decls.findings:
             if finding.kind == "infra":
                 self.outcome.infra.append(finding)
             else:
-                self.outcome.findings.append(
-                    finding.with_(fatal=finding.trailmap not in self.exempt)
-                )
+                # Fatal whatever the trailmap's exemption, as in the reference's typecheck phase:
+                # an exemption is about recordings, not about the tools' own code.
+                self.outcome.findings.append(finding.with_(fatal=True))
+        self._tool_findings = decls.findings
         self._module_surfaces(decls)
-        self._base_key = digest(compiler.identity, GENERATOR_VERSION, _json(COMPILER_OPTIONS))
+        self._base_key = digest(compiler.identity, GENERATOR_VERSION, _json(COMPILER_OPTIONS), ours)
         with self.phase("surface check"):
-            self._broken = self._check_surfaces(compiler)
+            checked = self._check_surfaces(compiler, decls)
+        self._broken = checked.broken
+        self._unresolved = checked.unresolved
+        self._unresolved_by_findings(tools_dirs)
         self._cache = ResultCache(cache_dir(self.layout.scratch))
         self._remote = _remote(self.options)
 
@@ -174,31 +232,82 @@ class TypeCheck:
                 if e.module is not None
             )
             key = digest(
-                model_digest(resolution), json.dumps(refs), str(self.layout.root), *sorted(names)
+                SURFACE_FORMAT,
+                model_digest(resolution),
+                json.dumps(refs),
+                str(self.layout.root),
+                *sorted(names),
             )
             path = self.layout.surface(trailmap)
             entry = memo.get(trailmap)
             stamp = file_stamp(path)
+            probe = self.layout.probe(trailmap)
             if (
                 isinstance(entry, dict)
                 and entry.get("key") == key
                 and isinstance(entry.get("text"), str)
                 and stamp is not None
                 and entry.get("stamp") == stamp
+                and entry.get("probe") == file_stamp(probe)
             ):
                 text_digest = entry["text"]
             else:
                 text = module_surface(resolution, self.layout, decls.decls, names)
+                probe_text = module_probe(resolution)
                 write_if_changed(path, text)
-                text_digest = digest(text)
+                write_if_changed(probe, probe_text)
+                text_digest = digest(text, probe_text)
                 stamp = file_stamp(path)
-            fresh[trailmap] = {"key": key, "text": text_digest, "stamp": stamp}
+            fresh_probe = file_stamp(probe)
+            fresh[trailmap] = {
+                "key": key,
+                "text": text_digest,
+                "stamp": stamp,
+                "probe": fresh_probe,
+            }
             self._surface_keys[trailmap] = digest(text_digest, decls.identity, self.catalog.version)
         if fresh != memo:
             write_if_changed(memo_path, _json(fresh))
 
-    def _check_surfaces(self, compiler: Compiler) -> dict[str, str]:
-        """Check the module surfaces that changed since their last clean check; the broken ones."""
+    def _unresolved_by_findings(self, tools_dirs: Mapping[str, Path]) -> None:
+        """Scripted tools whose sources fail to resolve a name or module: their declared input
+        types may hold error types anywhere, which no probe can see, so calls go unchecked."""
+        rel = RelPath(self.root)
+        failing: dict[str, Finding] = {}
+        for finding in self._tool_findings:
+            if finding.kind == "tool" and finding.code in UNRESOLVED_CODES:
+                failing.setdefault(finding.path, finding)
+        if not failing:
+            return
+        for trailmap, resolution in self.targets.items():
+            scripted = [
+                e for e in resolution.entries if e.module is not None and e.input_schema is None
+            ]
+            for entry in scripted:
+                assert entry.module is not None
+                found = failing.get(rel(entry.module))
+                if found is None:
+                    # A failing helper module beside it (not itself a tool) may be what it imports.
+                    tools = rel(_tools_root(entry.module)) + "/"
+                    modules = {rel(e.module) for e in scripted if e.module is not None}
+                    found = next(
+                        (
+                            f
+                            for path, f in sorted(failing.items())
+                            if path.startswith(tools) and path not in modules
+                        ),
+                        None,
+                    )
+                if found is not None:
+                    text = f"{found.text} [{found.code}]" if found.code else found.text
+                    self._unresolved.setdefault(trailmap, {}).setdefault(entry.name, text)
+
+    def _check_surfaces(self, compiler: Compiler, decls: Declarations) -> SurfaceCheck:
+        """Check the module surfaces that changed since their last clean check.
+
+        Only a surface with nothing broken and nothing unresolved is remembered as clean: one
+        with unresolved tools is checked again on every run, so its reasons stay known.
+        """
         memo = self.layout.root / "surfaces-checked.json"
         try:
             checked: dict[str, str] = json.loads(memo.read_text("utf-8"))
@@ -206,15 +315,39 @@ class TypeCheck:
             checked = {}
         wanted = {t: digest(self._base_key, key) for t, key in self._surface_keys.items()}
         todo = {t: self.layout.surface(t) for t, key in wanted.items() if checked.get(t) != key}
-        broken = check_surfaces(todo, compiler, self.layout, timeout=self._timeout)
+        scripted: dict[str, dict[Path, tuple[str, ...]]] = {}
         for trailmap in todo:
-            if trailmap in broken:
+            files: dict[Path, list[str]] = {}
+            for entry in self.targets[trailmap].entries:
+                if entry.module is not None and entry.input_schema is None:
+                    decl = decls.decls.get(entry.module)
+                    if decl is not None:
+                        files.setdefault(decl, []).append(entry.name)
+            scripted[trailmap] = {decl: tuple(tools) for decl, tools in files.items()}
+        outcome = check_surfaces(
+            todo, compiler, self.layout, timeout=self._timeout, scripted=scripted
+        )
+        for trailmap in todo:
+            if trailmap in outcome.broken or trailmap in outcome.unresolved:
                 checked.pop(trailmap, None)
             else:
                 checked[trailmap] = wanted[trailmap]
         if todo:
             write_if_changed(memo, json.dumps(checked, sort_keys=True))
-        return broken
+        # Say why in the words of the tool's own source when it has a finding there.
+        first_finding: dict[str, Finding] = {}
+        for finding in self._tool_findings:
+            first_finding.setdefault(finding.path, finding)
+        for trailmap, tools in outcome.unresolved.items():
+            for tool, reason in tools.items():
+                owner = self.targets[trailmap].entry(tool)
+                source = owner.module if owner is not None else None
+                found = first_finding.get(RelPath(self.root)(source)) if source else None
+                if found is not None:
+                    tools[tool] = f"{found.text} [{found.code}]" if found.code else found.text
+                elif reason.startswith("typegate/"):
+                    tools[tool] = f"its declarations do not compile: {reason}"
+        return outcome
 
     # -- offering trails ------------------------------------------------------------------------
 
@@ -230,6 +363,12 @@ class TypeCheck:
             self._fail(rel, reason, "toolchain" if self._toolchain_error else "typegate")
             return
         surface_key = self._surface_keys[target]
+        unresolved = self._unresolved.get(target)
+        if parsed is None and unresolved:
+            self.stale.append(rel)  # its calls must be looked at: regenerate its module
+            return
+        if parsed is not None and unresolved and self._unchecked_calls(rel, parsed, unresolved):
+            return
         if parsed is None:
             if (
                 record.key is not None
@@ -266,6 +405,43 @@ class TypeCheck:
         self._pending.append(job)
         if len(self._pending) >= BATCH_SIZE:
             self._submit()
+
+    def _unchecked_calls(self, rel: str, parsed: Parsed, unresolved: Mapping[str, str]) -> bool:
+        """Report each call of the trail to a tool whose input type is unresolved; whether any.
+
+        Such a trail is not compiled and never cached: checked against `any`, it would pass.
+        """
+        assert parsed.lines is not None
+        seen: set[tuple[int, int, str]] = set()
+        found: list[Finding] = []
+        for gen in sorted(unpack_lines(parsed.lines).values(), key=lambda g: (g.line, g.column)):
+            reason = unresolved.get(gen.tool)
+            where = (gen.line, gen.column, gen.tool)
+            if reason is None or where in seen:
+                continue
+            seen.add(where)
+            found.append(
+                Finding(
+                    "infra",
+                    rel,
+                    gen.line,
+                    gen.column,
+                    f"not type-checked: input type of `{gen.tool}` unresolved ({reason})",
+                    code="unresolved-input",
+                    fatal=False,
+                    step=gen.step,
+                    classifier=gen.classifier,
+                    tool=gen.tool,
+                    trailmap=self.records[rel].target,
+                    position=gen.position,
+                )
+            )
+        if not found:
+            return False
+        self.outcome.failed.add(rel)
+        self.records[rel] = self.records[rel].with_result(None, ())
+        self.outcome.infra.extend(found)
+        return True
 
     def _fail(self, rel: str, reason: str, code: str) -> None:
         self.outcome.failed.add(rel)
@@ -318,6 +494,9 @@ class TypeCheck:
 
     def finish(self, keep_generated: AbstractSet[str], trails_changed: bool) -> Outcome:
         """Compile what is left, wait for every batch, and record the results."""
+        if self.options.typecheck and not self._prepared and self._tools_dirs():
+            # No trail was offered, but authored tools are compiled all the same.
+            self._prepare()
         self._submit(parsing=False)
         results: list[GateResult] = []
         with self.phase("compile"):

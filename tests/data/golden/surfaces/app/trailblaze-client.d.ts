@@ -2,26 +2,10 @@
 // Regenerated from trailmap.yaml and tools/ when they change; unchanged output is not rewritten.
 // Commit it or leave it ignored (the trailmap's .gitignore lists it).
 
-import type { ListInstalledAppsDetailedResult, ListInstalledAppsResult, MatchDescriptor, ToolInput, ToolOutput, TrailblazeNodeSelector } from "@trailblaze/scripting";
+import type { TrailblazeNodeSelector } from "@trailblaze/scripting";
 
 declare module "@trailblaze/scripting" {
   interface TrailblazeToolMap {
-    /**
-     * Runs a program inside the Android device shell, given as an argument list, and returns what it printed. Meant as a building block for scripted tools.
-     *
-     * @trailblazeHiddenFromLlm
-     * @trailblazeNotRecordable
-     */
-    android_adbShell: {
-      args: {
-        /** Program and its arguments; the first entry names the program to run. */
-        command: string[];
-        /** Run the command as this debuggable package (via run-as). */
-        runAs?: string;
-      };
-      result: string;
-    };
-
     /**
      * Gives an app a permission that Android manages through AppOps rather than through the normal runtime grant.
      *
@@ -53,26 +37,6 @@ declare module "@trailblaze/scripting" {
     };
 
     /**
-     * Sends an explicit broadcast intent to a receiver inside an Android app, with optional extras.
-     *
-     * @trailblazeHiddenFromLlm
-     * @trailblazeNotRecordable
-     */
-    android_sendBroadcast: {
-      args: {
-        /** Intent action to broadcast. */
-        action: string;
-        /** Package that contains the receiver. */
-        componentPackage: string;
-        /** Class name of the receiver. */
-        componentClass: string;
-        /** Values attached to the intent; each names a key, a value, and optionally the value type (string when omitted). */
-        extras?: { key: string; value: string; type?: string; }[];
-      };
-      result: string;
-    };
-
-    /**
      * Switches the Android status bar in or out of demo mode, so the clock and icons stay fixed for screenshots.
      *
      * @trailblazeHiddenFromLlm
@@ -81,56 +45,6 @@ declare module "@trailblaze/scripting" {
       args: {
         /** Turn demo mode on when true, off when false. */
         enable?: boolean;
-      };
-      result: string;
-    };
-
-    /**
-     * Decodes base64 content and stores it at an absolute path on the Android device, replacing any file already there.
-     *
-     * @trailblazeHiddenFromLlm
-     * @trailblazeNotRecordable
-     */
-    android_writeBytesToFile: {
-      args: {
-        /** Absolute destination path on the device, starting with a slash. */
-        devicePath: string;
-        /** File content, base64-encoded. */
-        base64Content: string;
-      };
-      result: string;
-    };
-
-    /**
-     * Creates a text file in the public Downloads directory of the Android device.
-     *
-     * @trailblazeHiddenFromLlm
-     * @trailblazeNotRecordable
-     */
-    android_writeFileToDownloads: {
-      args: {
-        /** Name of the file to create. */
-        fileName: string;
-        /** Text to write, stored as UTF-8. */
-        content: string;
-      };
-      result: string;
-    };
-
-    /**
-     * Saves an image into the shared Pictures collection of the device so that gallery apps can see it.
-     *
-     * @trailblazeHiddenFromLlm
-     * @trailblazeNotRecordable
-     */
-    android_writeImageToMediaStore: {
-      args: {
-        /** Name of the image file to create in Pictures. */
-        fileName: string;
-        /** Image data, base64-encoded. */
-        base64Content: string;
-        /** Media type of the image. */
-        mimeType?: string;
       };
       result: string;
     };
@@ -149,8 +63,8 @@ declare module "@trailblaze/scripting" {
     /**
      */
     app_fillForm: {
-      args: ToolInput<typeof import("./app_fillForm").app_fillForm>;
-      result: ToolOutput<typeof import("./app_fillForm").app_fillForm>;
+      args: typeof import("./app_fillForm").app_fillForm extends (args: infer A, ...rest: any[]) => unknown ? A : never;
+      result: typeof import("./app_fillForm").app_fillForm extends (...args: any[]) => infer R ? Awaited<R> : never;
     };
 
     /**
@@ -569,45 +483,6 @@ declare module "@trailblaze/scripting" {
     };
 
     /**
-     * Starts a process on the host machine from an argument list, without a shell, and returns its output.
-     *
-     * @trailblazeHiddenFromLlm
-     * @trailblazeNotRecordable
-     * @trailblazeHostOnly
-     */
-    exec: {
-      args: {
-        /** Executable followed by its arguments, passed without a shell. */
-        argv: string[];
-        /** Directory the process starts in. */
-        workingDir?: string;
-        /** Exit status that counts as success. */
-        expectedExitCode?: number;
-        /** If given, only output lines matching this regular expression are kept. */
-        outputFilterRegex?: string;
-        /** Seconds after which the process is stopped. */
-        timeoutSeconds?: number;
-      };
-      result: string;
-    };
-
-    /**
-     * Resolves a node selector against the current screen and returns every match without acting on any of them.
-     *
-     * @trailblazeHiddenFromLlm
-     * @trailblazeNotRecordable
-     */
-    findMatches: {
-      args: {
-        /** How long to poll for matches, in milliseconds; a single look when omitted. */
-        timeoutMs?: number;
-        /** The selector whose matches are returned. */
-        selector: TrailblazeNodeSelector;
-      };
-      result: MatchDescriptor[];
-    };
-
-    /**
      * Closes the on-screen keyboard if it is open.
      */
     hideKeyboard: {
@@ -665,8 +540,8 @@ declare module "@trailblaze/scripting" {
     /**
      */
     lib_share: {
-      args: ToolInput<typeof import("../../lib/tools/lib_share").lib_share>;
-      result: ToolOutput<typeof import("../../lib/tools/lib_share").lib_share>;
+      args: typeof import("../../lib/tools/lib_share").lib_share extends (args: infer A, ...rest: any[]) => unknown ? A : never;
+      result: typeof import("../../lib/tools/lib_share").lib_share extends (...args: any[]) => infer R ? Awaited<R> : never;
     };
 
     /**
@@ -735,40 +610,6 @@ declare module "@trailblaze/scripting" {
       args: {
         /** App whose stored data is erased. */
         appId: string;
-      };
-      result: string;
-    };
-
-    /**
-     * Returns the ids of the apps installed on the mobile device.
-     */
-    mobile_listInstalledApps: {
-      args: Record<string, never>;
-      result: ListInstalledAppsResult;
-    };
-
-    /**
-     * Returns the installed apps together with extra information about each one.
-     *
-     * @trailblazeHiddenFromLlm
-     */
-    mobile_listInstalledAppsDetailed: {
-      args: {
-        /** Also list apps that ship with the operating system. */
-        includeSystemApps?: boolean;
-      };
-      result: ListInstalledAppsDetailedResult;
-    };
-
-    /**
-     * Executes a list of raw Maestro commands on the device.
-     *
-     * @trailblazeHiddenFromLlm
-     */
-    mobile_maestro: {
-      args: {
-        /** Maestro commands in the order they run, each one a map as written in a Maestro flow. */
-        commands: Record<string, unknown>[];
       };
       result: string;
     };
@@ -1263,22 +1104,6 @@ declare module "@trailblaze/scripting" {
         requireChange?: boolean;
       };
       result: string;
-    };
-
-    /**
-     * Waits for the node a selector matches to go away and reports whether it did, without failing.
-     *
-     * @trailblazeHiddenFromLlm
-     * @trailblazeNotRecordable
-     */
-    waitUntilNotVisible: {
-      args: {
-        /** How long to wait, in milliseconds. */
-        timeoutMs?: number;
-        /** Node that has to vanish. */
-        nodeSelector: TrailblazeNodeSelector;
-      };
-      result: boolean;
     };
 
     /**

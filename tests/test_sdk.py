@@ -1,0 +1,421 @@
+"""`@trailblaze/scripting`: our declarations of the real SDK, and which SDK tools compile with.
+
+Every test runs the real compiler through `trailblaze check`, against zod's real declarations
+(installed by npm, pinned): the whole documented API compiles, each misuse is its own
+diagnostic, a real trailmap's tools compile clean, the workspace's own SDK wins, a mapping that
+does not resolve falls back with one warning, and no call is passed against an input type that
+did not resolve.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from tests.conftest import DATA, write_tree
+from trailblaze.catalog import load_catalog
+from trailblaze.check import run_check
+from trailblaze.finding import Finding
+from trailblaze.formats import junit, sarif
+from trailblaze.options import CheckOptions
+from trailblaze.report import Report
+from trailblaze.sdk import OURS_LABEL, SDK_TYPE_NAMES, render_sdk, strip_jsonc
+from trailblaze.toolchain import install_library
+from trailblaze.workspace import find_workspace
+
+pytestmark = pytest.mark.usefixtures("tsc")
+
+PLAYWRIGHT = DATA / "scripted" / "playwright-native"
+PLAYWRIGHT_TOOLS = PLAYWRIGHT / "trails/config/trailmaps/playwrightSample/tools"
+SDK_DATA = DATA / "sdk"
+
+# Everything the real SDK's `src/index.ts` exports, values and types.
+INDEX_VALUES = {
+    "z",
+    "fromMeta",
+    "captureViewHierarchy",
+    "ConditionalActionFailedError",
+    "runConditionalActions",
+    "selectors",
+    "trailblaze",
+    "run",
+    "tool",
+}
+INDEX_TYPES = {
+    "TrailblazeContext",
+    "TrailblazeDevice",
+    "TrailblazeLogger",
+    "TrailblazeLogLevel",
+    "TrailblazeMemory",
+    "TrailblazeTarget",
+    "TrailblazeCallToolResult",
+    "TrailblazeClient",
+    "TrailblazeToolEntry",
+    "TrailblazeToolMap",
+    "EmptyInput",
+    "ToolContext",
+    "TypedToolDefinition",
+    "ConditionalAction",
+    "ViewHierarchy",
+    "Bounds",
+    "DriverNodeMatchAndroidAccessibility",
+    "DriverNodeMatchAndroidMaestro",
+    "DriverNodeMatchCompose",
+    "DriverNodeMatchIosAxe",
+    "DriverNodeMatchIosMaestro",
+    "DriverNodeMatchWeb",
+    "MatchDescriptor",
+    "TrailblazeNodeSelector",
+    "InstalledApp",
+    "ListInstalledAppsDetailedResult",
+    "ListInstalledAppsResult",
+    "RunOptions",
+    "TrailblazeToolHandler",
+    "TrailblazeToolSpec",
+    "TrailblazeTypedToolSpec",
+    "TrailheadSpec",
+}
+
+
+def check(root: Path, **options: bool) -> Report:
+    return run_check(find_workspace(root, explicit=True), CheckOptions(**options))
+
+
+def texts(report: Report, kind: str | None = None) -> list[str]:
+    return [f.text for f in report.findings if kind is None or f.kind == kind]
+
+
+def type_finding(finding: Finding) -> tuple[str, str | None, str]:
+    """A trail's type finding, by what stays put when the generator changes (not its column)."""
+    assert finding.kind == "type", finding
+    return (finding.path, finding.tool, finding.code)
+
+
+def copy(source: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "ws"
+    shutil.copytree(source, target)
+    return target
+
+
+def test_our_bundle_exports_exactly_what_the_sdk_index_exports() -> None:
+    bundle = render_sdk(load_catalog())
+    values = set(re.findall(r"^export declare (?:const|function|class) (\w+)", bundle, re.M))
+    values |= set(re.findall(r"^export \{ (\w+) \} from", bundle, re.M))
+    types = set(re.findall(r"^export (?:interface|type) (\w+)", bundle, re.M))
+    assert values == INDEX_VALUES
+    assert types == INDEX_TYPES
+    assert SDK_TYPE_NAMES <= INDEX_TYPES
+    # zod is the real package, not an imitation.
+    assert 'export { z } from "zod";' in bundle
+    assert "ZodType" not in re.sub(r"ZodCore\.\$ZodType|ZodV3\.ZodTypeAny", "", bundle)
+
+
+def test_a_fixture_using_every_export_compiles_with_zero_diagnostics(tmp_path: Path) -> None:
+    ws = copy(SDK_DATA / "every-export", tmp_path)
+    sources = "\n".join(p.read_text() for p in sorted((ws / "trailmaps/kit/tools").glob("*.ts")))
+    unused = sorted(n for n in INDEX_VALUES | INDEX_TYPES if not re.search(rf"\b{n}\b", sources))
+    assert unused == []
+    report = check(ws)
+    assert texts(report) == []
+    assert report.sdks == {"kit": OURS_LABEL}
+    assert report.exit_code == 0
+    # Compiled, although no trail targets the trailmap: the declarations are there.
+    decls = ws / ".trailblaze/typegate/tooldecl/kit"
+    assert sorted(p.name for p in decls.glob("*.d.ts")) == [
+        "kit_globals.d.ts",
+        "kit_imperative.d.ts",
+        "kit_typed.d.ts",
+    ]
+
+
+def test_each_misuse_gives_its_own_diagnostic(tmp_path: Path) -> None:
+    ws = copy(SDK_DATA / "misuse", tmp_path)
+    source = ws / "trailmaps/kit/tools/kit_misuse.ts"
+    expected = [
+        (n, match.group(1))
+        for n, line in enumerate(source.read_text().splitlines(), 1)
+        if (match := re.search(r"// MISUSE: (TS\d+)$", line))
+    ]
+    assert len(expected) == 18
+    report = check(ws)
+    found = [(f.line, f.code) for f in report.findings]
+    assert found == expected
+    assert {(f.kind, f.path, f.fatal) for f in report.findings} == {
+        ("tool", "trailmaps/kit/tools/kit_misuse.ts", True)
+    }
+    by_line = {f.line: f.message for f in report.findings}
+    assert by_line[14] == (
+        'Type \'"windows"\' is not assignable to type \'"android" | "desktop" | "ios" | "web"\'.'
+    )
+    assert by_line[20] == "Property 'sessionId' does not exist on type 'ToolContext'."
+    assert by_line[21] == "'ctx.target' is possibly 'undefined'."
+    assert by_line[30] == "Property 'callTool' does not exist on type 'TrailblazeClient'."
+
+
+def test_every_playwright_native_tool_compiles_with_zero_diagnostics(tmp_path: Path) -> None:
+    ws = copy(PLAYWRIGHT, tmp_path)
+    report = check(ws)
+    assert texts(report) == []
+    assert report.sdks == {"playwrightSample": OURS_LABEL}
+    assert [t.path for t in report.trails] == []  # no trail targets it, and still:
+    emitted = ws / "trails/.trailblaze/typegate/tooldecl/playwrightSample"
+    sources = sorted(
+        p.name.removesuffix(".ts")
+        for p in PLAYWRIGHT_TOOLS.glob("*.ts")
+        if not p.name.endswith(".test.ts")
+    )
+    assert len(sources) == 11
+    assert sorted(p.name.removesuffix(".d.ts") for p in emitted.glob("*.d.ts")) == sources
+    # The type smoke tests' `@ts-expect-error` lines held: a type that was too loose would
+    # leave one unused (TS2578), one too strict would fail a happy-path line.
+    smoke = ws / "trails/config/trailmaps/playwrightSample/tools/_type_smoke_web.ts"
+    text = smoke.read_text()
+    assert text.count("// @ts-expect-error") == 15
+    # Take one directive away: the error it expected is there, on the next line.
+    lines = text.splitlines(keepends=True)
+    first = next(n for n, line in enumerate(lines) if line.startswith("// @ts-expect-error"))
+    smoke.write_text("".join([*lines[:first], "\n", *lines[first + 1 :]]))
+    [finding] = check(ws).findings
+    assert (finding.kind, finding.line, finding.code) == ("tool", first + 2, "TS2353")
+
+
+def test_an_error_in_a_tool_of_an_untargeted_trailmap_is_a_tool_finding(tmp_path: Path) -> None:
+    ws = copy(PLAYWRIGHT, tmp_path)
+    tool = (
+        ws
+        / "trails/config/trailmaps/playwrightSample/tools/playwrightSample_web_openFormIfNeeded.ts"
+    )
+    tool.write_text(tool.read_text().replace("{ text: formHeading }", "{ txt: formHeading }", 1))
+    report = check(ws)
+    [finding] = report.findings
+    assert (finding.kind, finding.path, finding.code, finding.fatal) == (
+        "tool",
+        "trails/config/trailmaps/playwrightSample/tools/playwrightSample_web_openFormIfNeeded.ts",
+        "TS2561",
+        True,
+    )
+    assert report.exit_code == 1
+    counts = report.counts()
+    assert (counts["findings"], counts["tool_findings"], counts["tool_files"]) == (0, 1, 1)
+
+
+# -- which SDK --------------------------------------------------------------------------------
+
+HAND_TSCONFIG = """\
+{
+  // hand-written, kept by trailblaze-doit
+  "compilerOptions": {
+    "target": "ES2022", "module": "ESNext", "moduleResolution": "Bundler", "lib": ["ES2022"],
+    "strict": true, "noEmit": true, "skipLibCheck": true,
+    "paths": {"@trailblaze/scripting": ["../../../sdks/typescript/dist/index"]},
+  },
+  "include": ["**/*.ts"],
+  "exclude": ["**/*.test.ts"],
+}
+"""
+TOOL = """\
+import { trailblaze } from "@trailblaze/scripting";
+export interface Input { user: string }
+export const app_login = trailblaze.tool<Input>({ owner: "team-a" }, async (i) => i.user);
+"""
+TRAIL = """\
+config: {target: app}
+trail:
+  - step: s
+    recording:
+      android:
+        - app_login: {user: 5}
+"""
+# A workspace's own SDK that differs from ours: its typed spec has an `owner` field.
+WORKSPACE_SDK = """\
+export interface TrailblazeToolMap {}
+export interface TrailblazeNodeSelector { [key: string]: unknown }
+export type TypedToolDefinition<I, O> = (args: I, ctx: unknown, client: unknown) => Promise<O>;
+export declare const trailblaze: {
+  tool<I, O = string>(spec: { owner: string }, handler: (input: I) => Promise<O>): TypedToolDefinition<I, O>;
+};
+"""
+
+
+@pytest.fixture
+def app_ws(tmp_path: Path) -> Path:
+    return write_tree(
+        tmp_path,
+        {
+            "trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: app\n",
+            "trailmaps/app/tools/app_login.ts": TOOL,
+            "trailmaps/app/tools/tsconfig.json": HAND_TSCONFIG,
+            "trailmaps/app/trails/a.trail.yaml": TRAIL,
+        },
+    )
+
+
+def test_the_workspaces_own_sdk_is_preferred(app_ws: Path) -> None:
+    write_tree(app_ws, {"sdks/typescript/dist/index.d.ts": WORKSPACE_SDK})
+    report = check(app_ws)
+    assert texts(report, "warning") == [
+        "trailmaps/app/tools/tsconfig.json:1:1: hand-written tsconfig.json kept; scripted tools "
+        "compile against the workspace's own SDK at sdks/typescript/dist/index.d.ts",
+    ]
+    # The trail is still checked against the tool's own input type.
+    assert [type_finding(f) for f in report.findings if f.kind == "type"] == [
+        ("trailmaps/app/trails/a.trail.yaml", "app_login", "TS2322")
+    ]
+    assert report.sdks == {"app": "workspace SDK sdks/typescript/dist/index.d.ts"}
+    assert report.to_json()["summary"]["sdk"] == {
+        "workspace SDK sdks/typescript/dist/index.d.ts": ["app"]
+    }
+    # Against ours the same tool is wrong: `owner` is no field of the real SDK's spec.
+    (app_ws / "sdks").rename(app_ws / "elsewhere")
+    [tool] = [f for f in check(app_ws).findings if f.kind == "tool"]
+    assert (tool.path, tool.line, tool.code) == ("trailmaps/app/tools/app_login.ts", 3, "TS2353")
+
+
+def test_a_mapping_that_does_not_resolve_is_one_warning_and_trails_are_still_checked(
+    app_ws: Path,
+) -> None:
+    tool = app_ws / "trailmaps/app/tools/app_login.ts"
+    tool.write_text(tool.read_text().replace('{ owner: "team-a" }', '{ description: "Log in" }'))
+    report = check(app_ws)
+    assert texts(report, "warning") == [
+        "trailmaps/app/tools/tsconfig.json:1:1: hand-written trailmaps/app/tools/tsconfig.json "
+        "maps '@trailblaze/scripting' to 'sdks/typescript/dist/index', which does not exist; "
+        f"scripted tools and trails are checked against {OURS_LABEL} instead",
+    ]
+    assert [type_finding(f) for f in report.findings if f.kind != "warning"] == [
+        ("trailmaps/app/trails/a.trail.yaml", "app_login", "TS2322")
+    ]
+    assert [t.status for t in report.trails] == ["type-checked"]
+    # The user's tsconfig is untouched; the compile went through one extending it.
+    assert (app_ws / "trailmaps/app/tools/tsconfig.json").read_text() == HAND_TSCONFIG
+    scratch = json.loads(
+        (app_ws / ".trailblaze/typegate/tools-tsconfig/app.json").read_text("utf-8")
+    )
+    assert scratch["extends"] == (app_ws / "trailmaps/app/tools/tsconfig.json").as_posix()
+    assert scratch["compilerOptions"]["paths"]["@trailblaze/scripting"] == [
+        (app_ws / ".trailblaze/sdk-trailblaze-doit/dist/index").as_posix()
+    ]
+
+
+def test_a_bundle_the_reference_cli_extracted_is_used_and_never_overwritten(
+    tmp_path: Path,
+) -> None:
+    ws = copy(PLAYWRIGHT, tmp_path)
+    extracted = ws / "trails/.trailblaze/sdk/dist/index.d.ts"
+    theirs = render_sdk(load_catalog()).replace(
+        "// GENERATED BY trailblaze-doit", "// bundled by dts-bundle-generator; was"
+    )
+    write_tree(extracted.parent, {"index.d.ts": theirs})
+    (extracted.parent.parent / "node_modules").mkdir()
+    (extracted.parent.parent / "node_modules/zod").symlink_to(install_library("zod"))
+    report = check(ws)
+    assert texts(report) == []
+    assert report.sdks == {
+        "playwrightSample": "workspace SDK trails/.trailblaze/sdk/dist/index.d.ts "
+        "(extracted by the Trailblaze CLI)"
+    }
+    assert extracted.read_text() == theirs
+
+
+# -- no silent pass ---------------------------------------------------------------------------
+
+BROKEN_TOOL = """\
+import { trailblaze } from "@trailblaze/scripting";
+import type { LoginInput } from "./missing-types";
+export const app_login = trailblaze.tool<LoginInput>({ description: "Log in" }, async () => "ok");
+"""
+
+
+def test_calls_to_a_tool_with_a_broken_import_are_reported_not_checked_never_passed(
+    compact_ws: Path,
+) -> None:
+    write_tree(
+        compact_ws,
+        {
+            "trailmaps/app/tools/app_login.ts": BROKEN_TOOL,
+            "trailmaps/app/trails/a.trail.yaml": TRAIL.replace("{user: 5}", "{anything: 5}"),
+        },
+    )
+    for _ in range(2):  # never cached: the second run says the same
+        report = check(compact_ws)
+        tool, unchecked = sorted(report.findings, key=lambda f: f.kind, reverse=True)
+        assert (tool.kind, tool.path, tool.code) == (
+            "tool",
+            "trailmaps/app/tools/app_login.ts",
+            "TS2307",
+        )
+        assert (unchecked.kind, unchecked.fatal, unchecked.text) == (
+            "infra",
+            False,
+            "trailmaps/app/trails/a.trail.yaml:6:11: not type-checked: input type of "
+            "`app_login` unresolved (trailmaps/app/tools/app_login.ts:2:33: Cannot find module "
+            "'./missing-types' or its corresponding type declarations. [TS2307])",
+        )
+        assert [(t.status, t.reason) for t in report.trails] == [
+            ("parsed", "type check could not run")
+        ]
+        assert report.counts()["unchecked_calls"] == 1
+    assert check(compact_ws, require_typecheck=True).exit_code == 3
+
+
+@pytest.mark.parametrize(
+    ("declared", "why"),
+    [
+        ("any", "it accepts anything: `any`, `unknown` or a type that does not resolve"),
+        ("{ user: string; extra: any }", "it holds `any`"),
+    ],
+)
+def test_a_tool_typed_any_is_probed_and_its_calls_are_not_checked(
+    compact_ws: Path, declared: str, why: str
+) -> None:
+    write_tree(
+        compact_ws,
+        {
+            "trailmaps/app/tools/app_login.ts": (
+                'import { trailblaze } from "@trailblaze/scripting";\n'
+                f"export const app_login = trailblaze.tool<{declared}>({{}}, async () => 'ok');\n"
+                "export const app_ok = trailblaze.tool<{ n: number }>({}, async () => 'ok');\n"
+            ),
+            "trailmaps/app/trails/a.trail.yaml": TRAIL.replace(
+                "{user: 5}", "{user: 5}\n        - app_ok: {n: x}"
+            ),
+            "trailmaps/app/trails/b.trail.yaml": TRAIL.replace(
+                "app_login: {user: 5}", "app_ok: {n: x}"
+            ),
+        },
+    )
+    report = check(compact_ws)
+    unchecked, checked = report.findings
+    assert unchecked.text == (
+        "trailmaps/app/trails/a.trail.yaml:6:11: not type-checked: input type of `app_login` "
+        f"unresolved ({why})"
+    )
+    # Calls to the other tool of the same module are checked.
+    assert type_finding(checked) == ("trailmaps/app/trails/b.trail.yaml", "app_ok", "TS2322")
+    assert [t.status for t in report.trails] == ["parsed", "type-checked"]
+
+
+def test_tool_findings_are_counted_apart_in_every_format(tmp_path: Path) -> None:
+    ws = copy(SDK_DATA / "misuse", tmp_path)
+    report = check(ws)
+    summary = report.to_json()["summary"]
+    assert (summary["findings"], summary["tool_findings"], summary["tool_files"]) == (0, 18, 1)
+    assert {f["kind"] for f in report.to_json()["findings"]} == {"tool"}
+    suite = ElementTree.fromstring(junit(report).split("\n", 1)[1])
+    [case] = suite.iter("testcase")
+    assert (case.get("classname"), case.get("name")) == ("tools", "scripted tool sources")
+    [failure] = case.iter("failure")
+    assert (failure.get("type"), failure.get("message")) == ("tool", "18 finding(s)")
+    run = json.loads(sarif(report))["runs"][0]
+    assert run["properties"] == {"findings": 0, "toolFindings": 18}
+    assert {r["properties"]["kind"] for r in run["results"]} == {"tool"}
+
+
+def test_jsonc_comments_and_trailing_commas_are_stripped_but_strings_kept() -> None:
+    text = '{\n  // a comment\n  "a": "//not a comment", /* block */ "b": [1, 2,],\n}\n'
+    assert json.loads(strip_jsonc(text)) == {"a": "//not a comment", "b": [1, 2]}
