@@ -23,14 +23,18 @@ from trailblaze import doit_tasks
 from trailblaze.proc import run
 from trailblaze.toolchain import (
     BASELINE_TS_VERSION,
+    LIBRARIES,
     TOOLCHAIN_DIR_ENV,
     TS_VERSION,
     TSC_ENV,
     Compiler,
     ToolchainError,
     find_compiler,
+    install_library,
     install_typescript,
     installed_compiler,
+    installed_library,
+    library_dir,
     parse_version,
     platform_package,
     toolchain_dir,
@@ -351,8 +355,11 @@ def test_baseline_is_javascript_run_by_node(sources: Path) -> None:
 def test_toolchain_task_is_up_to_date_when_installed(
     pinned: Compiler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    install_library("zod", base=CACHE)
     task = doit_tasks.task_toolchain()
-    assert task["doc"] == "Install the pinned TypeScript compiler (npm) into the toolchain cache."
+    assert task["doc"] == (
+        "Install the pinned TypeScript compiler and zod (npm) into the toolchain cache."
+    )
     [ready] = task["uptodate"]
     monkeypatch.setenv(TOOLCHAIN_DIR_ENV, str(CACHE))
     assert ready() is True
@@ -411,3 +418,17 @@ def test_doit_toolchain(pinned: Compiler, tmp_path: Path) -> None:
         "trailblaze toolchain: cannot install TypeScript 7.0.2: node not found on PATH: "
         "install Node.js 20 and npm"
     ) in output
+
+
+def test_a_missing_library_says_how_to_install_it_and_is_installed_pinned(tmp_path: Path) -> None:
+    with pytest.raises(ToolchainError) as caught:
+        installed_library("zod", base=tmp_path)
+    assert str(caught.value) == (
+        f"zod {LIBRARIES['zod']} is not installed: run `doit toolchain` to install it into "
+        f"{tmp_path}"
+    )
+    with pytest.raises(ToolchainError):
+        install_library("zod", base=tmp_path, install=False)
+    package = install_library("zod", base=CACHE)
+    assert package == library_dir("zod", CACHE)
+    assert json.loads((package / "package.json").read_text())["version"] == LIBRARIES["zod"]

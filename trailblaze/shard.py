@@ -119,6 +119,7 @@ def _merge(
     branches: list[tuple[str, str, int, int]] = []
     no_surface_at: dict[str, Finding] = {}
     require = False
+    sdks: dict[str, str] = {}
     first = reports[0][1]
     for _, data in reports:
         shard = data["shard"]
@@ -139,6 +140,8 @@ def _merge(
             (str(s), str(p), int(line), int(col)) for s, p, line, col in shard["branches"]
         )
         require = require or bool(data.get("require_typecheck"))
+        for label, compiled in (data.get("summary", {}).get("sdk") or {}).items():
+            sdks.update(dict.fromkeys(compiled, str(label)))
     placed.sort(key=lambda item: item[0])
     statuses = tuple(status for _, status in placed)
     missing: dict[str, int] = {}
@@ -162,6 +165,7 @@ def _merge(
         trails=statuses,
         findings=tuple(every),
         require_typecheck=require,
+        sdks=dict(sorted(sdks.items())),
     )
 
 
