@@ -17,7 +17,19 @@ For each size, `--runs` iterations of, in this order:
 - `tool-edit`: `python -m doit` after changing the description of one trailmap's composed tool
   (restored and settled afterwards);
 - `baseline-cold` and `baseline-edit`: `python -m bench.baseline` on a copy of the workspace,
-  from nothing, then with the same one-trail edit (for the baseline, the same full work).
+  from nothing, then with the same one-trail edit (for the baseline, the same full work);
+- `cli-no-op`: `trailblaze check --format json --output FILE`, nothing changed since the last
+  CLI run (what CI runs: the command line, not doit);
+- beyond one machine, with nginx (WebDAV) on loopback as a Bazel HTTP remote cache, emptied at
+  the start of every run, and fresh clones (copies of the workspace without the scratch
+  directory and the generated surfaces, as `git clone` gives them):
+  `shards-cold`, 4 simulated CI shards (`--shard K/4`, one fresh clone each, one after the
+  other, all writing the shared cache; the sample's wall time is the slowest shard's, its CPU
+  the sum), whose merged report (`trailblaze report merge`) must equal the unsharded CLI report;
+  `warm-clone`, one fresh clone checked with the cache the shards filled (no compiler run); and
+  `shards-warm`, the 4 shards again, in fresh clones, with the warm cache.
+
+The results end with a written projection to 100,000 trails over 8 shards (`projection`).
 
 Each is a child process: wall time from the parent, CPU time and peak RSS from `os.wait4`
 (user+sys and max RSS of the child and of every descendant it waited for, tsc and node
@@ -56,6 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.generate import EDIT_TEXT, ERROR_KINDS, Manifest, Spec, ensure
+from bench.nginx import NginxCache
 from trailblaze.proc import ProcError
 from trailblaze.proc import run as run_program
 
@@ -74,8 +87,23 @@ MEASURES = (
     "bare-tsc",
     "baseline-cold",
     "baseline-edit",
+    "cli-no-op",
+    "shards-cold",
+    "warm-clone",
+    "shards-warm",
 )
-OURS = ("cold", "no-op", "one-edit", "tool-edit", "no-op-clean")
+OURS = (
+    "cold",
+    "no-op",
+    "one-edit",
+    "tool-edit",
+    "no-op-clean",
+    "cli-no-op",
+    "shards-cold",
+    "warm-clone",
+    "shards-warm",
+)
+SHARDS = 4
 
 FLOOR = """\
 import json, os, sys
@@ -99,6 +127,15 @@ RATIOS: tuple[tuple[str, str, str, str, str, float], ...] = (
     ),
     ("baseline_cold_over_cold", "baseline cold / our cold", "baseline-cold", "cold", ">=", 3.0),
     ("cold_over_bare", "our cold / bare compiler", "cold", "bare-tsc", "<=", 2.0),
+    ("cli_noop_over_floor", "no-op `trailblaze check` / floor", "cli-no-op", "floor", "<=", 2.0),
+    (
+        "warm_clone_over_cli_noop",
+        "fresh clone, warm remote cache / CLI no-op",
+        "warm-clone",
+        "cli-no-op",
+        "<=",
+        3.0,
+    ),
 )
 
 
@@ -269,6 +306,9 @@ class Bench:
         self.clean_spec = replace(self.spec, error_rate=0.0)
         self.clean_manifest = ensure(self.clean_ws, self.clean_spec, regenerate=options.regenerate)
         self.inputs = options.work / f"ws-{size}.inputs.json"
+        self.clones = [options.work / f"ws-{size}-clone-{k}" for k in range(SHARDS)]
+        self.reports = options.work / f"reports-{size}"
+        self.nginx: NginxCache | None = None
         self.env = child_env()
         self.samples: dict[str, list[Sample]] = {m: [] for m in MEASURES}
         self.kinds = {(e.trail, e.line): e.kind for e in self.manifest.errors}
@@ -292,6 +332,19 @@ class Bench:
         if self.base_ws.exists():
             shutil.rmtree(self.base_ws)
         shutil.copytree(self.ws, self.base_ws, ignore=shutil.ignore_patterns(".trailblaze"))
+        from trailblaze.workspace import GENERATED_TOOL_FILES  # noqa: PLC0415
+
+        # What `git clone` gives: no scratch directory, no generated surfaces.
+        unversioned = shutil.ignore_patterns(".trailblaze", *GENERATED_TOOL_FILES)
+        for clone in self.clones:
+            if clone.exists():
+                shutil.rmtree(clone)
+            shutil.copytree(self.ws, clone, ignore=unversioned)
+        self.generated = [
+            p.relative_to(self.ws)
+            for name in GENERATED_TOOL_FILES
+            for p in (self.ws / "trailmaps").glob(f"*/tools/{name}")
+        ]
 
     # -- the processes --
 
@@ -420,6 +473,135 @@ class Bench:
                 f"{name}: compiled {result['files_compiled']} trails, expected {len(self.manifest.eligible)}"
             )
         return sample
+
+    # -- the command line, shards and the remote cache --
+
+    def cli(
+        self,
+        name: str,
+        run: int,
+        cwd: Path,
+        out: Path,
+        *extra: str,
+        measured: bool = True,
+        whole: bool = True,
+    ) -> Sample:
+        """`trailblaze check --format json`; `whole`: of every trail (its exit code is known)."""
+        argv = [sys.executable, "-m", "trailblaze.cli", "check", "--format", "json"]
+        sample = measure(
+            [*argv, "--output", str(out), *extra],
+            cwd=cwd,
+            env=self.env,
+            log=self.logs / f"{name}-{run}.log",
+            poll=self.options.poll if measured else 0,
+        )
+        expected_rc = 1 if self.manifest.errors else 0
+        if measured and sample.returncode not in ((expected_rc,) if whole else (0, 1)):
+            sample.problems.append(
+                f"{name}: exited {sample.returncode}, expected {expected_rc}; see "
+                f"{self.logs / f'{name}-{run}.log'}"
+            )
+        return sample
+
+    def fresh(self, clone: Path) -> None:
+        """The clone as `git clone` left it: no scratch directory, no generated surfaces."""
+        self.clear(clone)
+        for rel in self.generated:
+            (clone / rel).unlink(missing_ok=True)
+
+    def cli_noop(self, run: int) -> Sample:
+        self.reports.mkdir(parents=True, exist_ok=True)
+        reference = self.reports / f"whole-{run}.json"
+        # The CLI's own record of the last complete check, made unmeasured (doit's runs above
+        # left the pipeline's state warm).
+        self.cli("cli-prime", run, self.ws, reference, measured=False)
+        out = self.reports / f"cli-no-op-{run}.json"
+        sample = self.cli("cli-no-op", run, self.ws, out)
+        if out.read_bytes() != reference.read_bytes():
+            sample.problems.append("cli-no-op: the report differs from the last check's")
+        return sample
+
+    def shards(self, name: str, run: int, remote: str) -> Sample:
+        """`SHARDS` shards, each in a fresh clone, one after the other, sharing `remote`."""
+        samples = []
+        files = []
+        for k, clone in enumerate(self.clones, start=1):
+            self.fresh(clone)
+            out = self.reports / f"{name}-{run}-{k}.json"
+            files.append(out)
+            shard = ("--shard", f"{k}/{SHARDS}", "--remote-cache", remote)
+            samples.append(self.cli(f"{name}-{k}", run, clone, out, *shard, whole=False))
+            samples[-1].checks.update(self.remote_stats(clone))
+        merged = self.reports / f"{name}-{run}-merged.json"
+        joined = run_program(
+            [sys.executable, "-m", "trailblaze.cli", "report", "merge", *map(str, files)],
+            cwd=self.ws,
+            timeout=600,
+        )
+        merged.write_text(joined.stdout, "utf-8")
+        sample = Sample(
+            wall=max(s.wall for s in samples),
+            cpu=sum(s.cpu for s in samples),
+            maxrss_kib=max(s.maxrss_kib for s in samples),
+            tree_rss_kib=max(s.tree_rss_kib for s in samples),
+            returncode=max(s.returncode for s in samples),
+            checks={
+                "shard_walls": [round(s.wall, 3) for s in samples],
+                "shard_trails": [len(json.loads(f.read_text("utf-8"))["trails"]) for f in files],
+                "compiler_runs": sum(s.checks.get("compiler_runs") or 0 for s in samples),
+                "files_compiled": sum(s.checks.get("files_compiled") or 0 for s in samples),
+                "remote_hits": sum(s.checks.get("remote_hits") or 0 for s in samples),
+                "remote_bytes_read": sum(s.checks.get("remote_bytes_read") or 0 for s in samples),
+                "remote_bytes_written": sum(
+                    s.checks.get("remote_bytes_written") or 0 for s in samples
+                ),
+            },
+            problems=[p for s in samples for p in s.problems],
+        )
+        if joined.returncode != (1 if self.manifest.errors else 0):
+            sample.problems.append(f"{name}: report merge exited {joined.returncode}")
+        problem = self.same_report(name, merged, self.reports / f"whole-{run}.json")
+        if problem:
+            sample.problems.append(problem)
+        return sample
+
+    def warm_clone(self, run: int, remote: str) -> Sample:
+        clone = self.clones[0]
+        self.fresh(clone)
+        out = self.reports / f"warm-clone-{run}.json"
+        sample = self.cli("warm-clone", run, clone, out, "--remote-cache", remote)
+        sample.checks.update(self.remote_stats(clone))
+        if sample.checks.get("compiler_runs"):
+            sample.problems.append(
+                f"warm-clone: {sample.checks['compiler_runs']} compiler run(s) with a warm cache"
+            )
+        problem = self.same_report("warm-clone", out, self.reports / f"whole-{run}.json")
+        if problem:
+            sample.problems.append(problem)
+        return sample
+
+    def remote_stats(self, root: Path) -> dict[str, Any]:
+        stats = read_stats(root / ".trailblaze")
+        keys = ("compiler_runs", "remote_hits", "remote_bytes_read", "remote_bytes_written")
+        checks = {key: stats.get(key) for key in keys}
+        checks["files_compiled"] = compiled_count(stats)
+        checks["seconds"] = stats.get("seconds", {})
+        return checks
+
+    @staticmethod
+    def same_report(name: str, path: Path, reference: Path) -> str | None:
+        """None when the report at `path` equals the reference (but for its workspace path)."""
+        try:
+            got = json.loads(path.read_text("utf-8"))
+            want = json.loads(reference.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            return f"{name}: cannot compare the reports: {exc}"
+        for data in (got, want):
+            data.pop("workspace", None)
+        if got != want:
+            diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+            return f"{name}: the report differs from the unsharded local one in {diff}"
+        return None
 
     # -- verification of our runs --
 
@@ -556,6 +738,8 @@ class Bench:
             with self.tool_edit(nonce):
                 self.record("tool-edit", self.doit("tool-edit", i))
             self.doit("settle-tool", i, measured=False)
+            self.record("cli-no-op", self.cli_noop(i))
+            self.beyond_one_machine(i)
             if options.baseline:
                 self.clear(self.base_ws)
                 self.record("baseline-cold", self.baseline("baseline-cold", i))
@@ -571,6 +755,20 @@ class Bench:
             )
 
         self.empty_trash()
+
+    def beyond_one_machine(self, run: int) -> None:
+        if self.nginx is None:
+            self.nginx = NginxCache(self.options.work / f"nginx-{self.size}").start()
+        self.nginx.clear()
+        url = self.nginx.url
+        self.record("shards-cold", self.shards("shards-cold", run, url))
+        self.record("warm-clone", self.warm_clone(run, url))
+        self.record("shards-warm", self.shards("shards-warm", run, url))
+
+    def close(self) -> None:
+        if self.nginx is not None:
+            self.nginx.stop()
+            self.nginx = None
 
     def clear(self, root: Path) -> None:
         """An empty scratch directory for a cold run, without deleting anything now.
@@ -734,7 +932,10 @@ def run_benchmark(options: Options) -> dict[str, Any]:
     }
     for size in options.sizes:
         bench = Bench(size, options, compiler.argv_prefix, baseline.argv_prefix)
-        bench.run()
+        try:
+            bench.run()
+        finally:
+            bench.close()
         results["sizes"][str(size)] = bench.summary()
         # Every child's wait4 RSS includes this process's own peak (see README): record it.
         results["harness_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -845,6 +1046,7 @@ def markdown(results: dict[str, Any]) -> str:
         r = data["ratios"]
         parts = [f"{label} {r[key]['of_medians']:.2f}×" for key, label, *_ in RATIOS if key in r]
         lines += ["", "Ratios (of medians): " + "; ".join(parts) + ".", ""]
+    lines += projection(results)
     rows = results.get("targets", [])
     if rows:
         lines += [
@@ -861,6 +1063,59 @@ def markdown(results: dict[str, Any]) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+PROJECTED_TRAILS = 100_000
+PROJECTED_SHARDS = 8
+
+
+def projection(results: dict[str, Any]) -> list[str]:
+    """A written projection to 100,000 trails over 8 shards from the largest size measured.
+
+    Assumptions: a shard's time is a fixed part (interpreter, imports, surfaces, the declarations
+    and surface check: every shard pays them) plus a part proportional to its trails (parse,
+    generate, compile or fetch, report); both are fitted from two measured points at the
+    largest size, the whole run (all trails in one process) and a shard (a quarter of them).
+    Each shard has a machine like this one to itself; the remote cache answers as nginx on
+    loopback does (a LAN adds latency per request, hidden in part by the parallel fetch).
+    """
+    sizes = results.get("sizes", {})
+    if not sizes:
+        return []
+    size = max(sizes, key=int)
+    m = sizes[size]["measures"]
+    trails = int(size)
+    per_shard = PROJECTED_TRAILS / PROJECTED_SHARDS
+    out = [
+        f"## Projection: {PROJECTED_TRAILS:,} trails over {PROJECTED_SHARDS} shards",
+        "",
+        f"From the {trails:,}-trail runs: a shard's time is fitted as fixed + per-trail × "
+        f"trails, through the whole run ({trails:,} trails) and the slowest of {SHARDS} shards "
+        f"({trails // SHARDS:,} trails each); each of the {PROJECTED_SHARDS} shards then checks "
+        f"{per_shard:,.0f} trails on a machine like this one, all sharing one remote cache. "
+        "Assumed: the work per trail stays what it is here (the generator grows trailmaps with "
+        "the square root of the trails, so surfaces stay a fixed cost per shard), and the remote "
+        "cache answers as fast as nginx on loopback. Not measured: network latency, a "
+        "compiler whose memory grows past the machine's with larger batches.",
+        "",
+        "| run | fixed s | per 1,000 trails s | projected shard s |",
+        "|---|---|---|---|",
+    ]
+    for label, whole, shard in (
+        ("cold (empty remote cache)", "cold", "shards-cold"),
+        ("fresh clones, warm remote cache", "warm-clone", "shards-warm"),
+    ):
+        if whole not in m or shard not in m:
+            continue
+        w = m[whole]["wall"]["median"]
+        s = m[shard]["wall"]["median"]
+        slope = max((w - s) / (trails - trails / SHARDS), 0.0)
+        fixed = max(s - slope * trails / SHARDS, 0.0)
+        out.append(
+            f"| {label} | {fixed:.2f} | {slope * 1000:.3f} | {fixed + slope * per_shard:.2f} |"
+        )
+    out.append("")
+    return out
 
 
 def _overview(results: dict[str, Any]) -> list[str]:
@@ -922,6 +1177,13 @@ def _saw(name: str, checks: dict[str, Any]) -> str:
         return f"1 run, {checks.get('files', 0):,} files"
     if name == "no-op-clean":
         return "none (doit: up to date)" if checks.get("skipped") else "?"
+    if "remote_bytes_read" in checks:
+        return (
+            f"{checks.get('compiler_runs')} run(s), {checks.get('files_compiled')} trails; "
+            f"remote: {checks.get('remote_hits') or 0} hits, "
+            f"{(checks.get('remote_bytes_read') or 0) / 1024:.0f} KiB read, "
+            f"{(checks.get('remote_bytes_written') or 0) / 1024:.0f} KiB written"
+        )
     if "compiler_runs" in checks:
         return f"{checks.get('compiler_runs')} run(s), {checks.get('files_compiled')} trails"
     return ""

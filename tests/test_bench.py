@@ -85,6 +85,15 @@ def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc
         assert checks[name]["compiler_runs"] == ws["target_trailmaps"]
         assert checks[name]["findings"] == planted
     assert checks["floor"]["files_statted"] == ws["input_files"]
+    # Beyond one machine: the shards' merged report and the warm clone's were compared with the
+    # unsharded report (a difference is a problem, and `verified` would be false).
+    assert checks["shards-cold"]["files_compiled"] == checkable
+    assert sum(checks["shards-cold"]["shard_trails"]) == ws["trails"]
+    assert checks["warm-clone"]["compiler_runs"] == 0
+    assert checks["warm-clone"]["remote_hits"] == checkable
+    assert checks["warm-clone"]["remote_bytes_read"] > 0
+    assert checks["shards-warm"]["compiler_runs"] == 0
+    assert "## Projection: 100,000 trails over 8 shards" in (out / "results.md").read_text("utf-8")
 
     assert set(size["ratios"]) >= {
         "noop_over_floor",
@@ -92,6 +101,8 @@ def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc
         "baseline_edit_over_edit",
         "baseline_cold_over_cold",
         "cold_over_bare",
+        "cli_noop_over_floor",
+        "warm_clone_over_cli_noop",
         "peak_rss_gib",
     }
     assert [row["measure"] for row in results["targets"]][:5] == [
