@@ -22,7 +22,13 @@ from trailblaze.fsutil import write_atomic
 from trailblaze.options import CheckOptions
 from trailblaze.report import EXIT_USAGE, Report
 from trailblaze.toolchain import TSC_ENV
-from trailblaze.workspace import WorkspaceError, find_workspace, scan, trailmap_files
+from trailblaze.workspace import (
+    WorkspaceError,
+    find_workspace,
+    is_workspace,
+    scan,
+    trailmap_files,
+)
 
 
 class UsageError(Exception):
@@ -71,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
         "--remote-cache-read-only",
         action="store_true",
         help="read the remote cache, never write it (pull-request builds)",
+    )
+    check.add_argument(
+        "--all",
+        action="store_true",
+        help="at a monorepo root: every workspace under it, in one report",
     )
     check.add_argument(
         "--shard",
@@ -143,7 +154,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    ws = find_workspace(args.workspace, explicit=args.workspace is not None)
     options = replace(
         CheckOptions.from_env(
             strict=not args.lenient,
@@ -154,6 +164,10 @@ def _check(args: argparse.Namespace) -> int:
         shard=_shard(args.shard),
     )
     _check_remote(options)
+    start = args.workspace if args.workspace is not None else Path.cwd()
+    if args.all and not is_workspace(start.resolve()):
+        return _check_monorepo(start, options, args)
+    ws = find_workspace(args.workspace, explicit=args.workspace is not None)
     from trailblaze.noop import Outputs, inputs_key  # noqa: PLC0415
 
     found = scan(ws)
@@ -196,6 +210,16 @@ def _check(args: argparse.Namespace) -> int:
         outputs.forget()  # not a complete check: the next run checks again
     else:
         outputs.remember(key, variant, text.encode("utf-8"), report.exit_code)
+    return report.exit_code
+
+
+def _check_monorepo(root: Path, options: CheckOptions, args: argparse.Namespace) -> int:
+    """Every workspace of the monorepo at `root`, one report (`monorepo.py`)."""
+    from trailblaze.monorepo import check_all, find_monorepo  # noqa: PLC0415
+
+    mono = find_monorepo(root)
+    report = check_all(mono, options, progress=RichProgress.for_terminal())
+    _emit(report, args, mono.root)
     return report.exit_code
 
 

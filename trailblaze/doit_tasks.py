@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,7 @@ from trailblaze.workspace import (
 
 if TYPE_CHECKING:
     from trailblaze.finding import Finding
+    from trailblaze.monorepo import Monorepo
     from trailblaze.report import Report
 
 # Only what task creation needs is imported above: doit creates every task on every run, a
@@ -656,6 +657,96 @@ def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], An
         "task_toolchain": task_toolchain,
         "task_replay": task_replay,
     }
+
+
+def monorepo_config(root: str | Path = ".") -> dict[str, Any]:
+    """`DOIT_CONFIG` for a monorepo's root `dodo.py`: one sqlite3 database, in the root's
+    `.trailblaze/`, for the tasks of every workspace; `check` by default."""
+    scratch = Path(root) / ".trailblaze"
+    scratch.mkdir(parents=True, exist_ok=True)
+    _describe_scratch(scratch)
+    return {
+        "backend": "sqlite3",
+        "dep_file": str(scratch / "doit.sqlite3"),
+        "default_tasks": ["check"],
+    }
+
+
+def monorepo_tasks(
+    workspaces: Sequence[str] | None = None, root: str | Path = "."
+) -> dict[str, Callable[[], Any]]:
+    """`task_check` and `task_surfaces` over every workspace of a monorepo (`monorepo.py`).
+
+    `workspaces` lists paths or globs relative to `root`; None reads the root's
+    `[tool.trailblaze] workspaces`, else finds every workspace below the root. Each workspace
+    has the tasks of `make_tasks`, named by its path: `doit check` checks them all,
+    `doit check:apps/shop` one, `doit -n 4 check` several side by side.
+    """
+
+    def find() -> Monorepo:
+        from trailblaze.monorepo import find_monorepo  # noqa: PLC0415
+
+        return find_monorepo(Path(root), workspaces)
+
+    def task_check() -> Iterator[dict[str, Any]]:
+        doc = "check every workspace of the monorepo"
+        try:
+            mono = find()
+        except WorkspaceError as exc:
+            yield _no_workspace_task("check", doc, exc)
+            return
+        names = [mono.name(ws) for ws in mono.workspaces]
+        yield {
+            "basename": "check",
+            "actions": None,
+            "task_dep": [f"check:{name}" for name in names],
+            "doc": doc,
+        }
+        for ws, name in zip(mono.workspaces, names, strict=True):
+            for task in check_task(ws.root):
+                yield _in_workspace(task, "check", name)
+
+    def task_surfaces() -> Iterator[dict[str, Any]]:
+        doc = "generate the surfaces of every workspace of the monorepo"
+        try:
+            mono = find()
+        except WorkspaceError as exc:
+            yield _no_workspace_task("surfaces", doc, exc)
+            return
+        names = [mono.name(ws) for ws in mono.workspaces]
+        yield {
+            "basename": "surfaces",
+            "actions": None,
+            "task_dep": [f"surfaces:{name}" for name in names],
+            "doc": doc,
+        }
+        for ws, name in zip(mono.workspaces, names, strict=True):
+            for task in surfaces_task(ws.root):
+                yield _in_workspace(task, "surfaces", name)
+
+    task_check.__doc__ = "Check every workspace of the monorepo."
+    task_surfaces.__doc__ = "Generate the surfaces of every workspace of the monorepo."
+    return {
+        "task_check": task_check,
+        "task_surfaces": task_surfaces,
+        "task_toolchain": task_toolchain,
+    }
+
+
+def _in_workspace(task: dict[str, Any], base: str, name: str) -> dict[str, Any]:
+    """A task of one workspace renamed into its own namespace: `check` -> `check:<name>`,
+    `check:run` -> `check:<name>:run`, and the same for the tasks it depends on."""
+
+    def rename(task_name: str) -> str:
+        if task_name == base or task_name.startswith(f"{base}:"):
+            return f"{base}:{name}{task_name[len(base) :]}"
+        return task_name
+
+    out = dict(task)
+    out["basename"] = rename(str(task["basename"]))
+    if "task_dep" in task:
+        out["task_dep"] = [rename(dep) for dep in task["task_dep"]]
+    return out
 
 
 def task_check() -> Iterator[dict[str, Any]]:

@@ -31,7 +31,7 @@ PROJECT_CONFIG_NAME = "trailblaze.yaml"
 _PROJECT_CONFIG_KEYS = re.compile(
     r"^(defaults|trailmaps|targets|toolsets|tools|providers|llm):", re.M
 )
-_CONFIG_KEYS = frozenset({"layout", "trailmaps", "trails", "scratch", "exclude"})
+_CONFIG_KEYS = frozenset({"layout", "trailmaps", "trails", "scratch", "exclude", "workspaces"})
 
 
 class WorkspaceError(Exception):
@@ -119,8 +119,15 @@ def find_workspace(start: Path | None = None, *, explicit: bool = False) -> Work
     )
 
 
+def is_workspace(path: Path) -> bool:
+    """Whether `path` is the root of a workspace (either layout, or its own configuration)."""
+    return _workspace_at(path) is not None
+
+
 def _workspace_at(path: Path) -> Workspace | None:
     config = _read_config(path)
+    if config is not None and "workspaces" in config:
+        return None  # a monorepo root (`monorepo.py`) names workspaces; it is not one
     if config is not None:
         return _configured(path, config)
     if (path / "trails" / "config" / "trailmaps").is_dir():

@@ -1,0 +1,162 @@
+"""Many workspaces in one repository: which there are, and one report over all of them.
+
+A monorepo root names its workspaces in its `pyproject.toml`::
+
+    [tool.trailblaze]
+    workspaces = ["apps/*", "libs/checkout"]     # paths or globs, relative to the root
+
+or, without that table, every workspace below the root is found: a directory that is a
+workspace (either layout, or its own `[tool.trailblaze]`) is one, and is not searched further;
+`.git`, `node_modules`, `build`, `.trailblaze` and hidden directories are never entered.
+
+Each workspace is named by its path relative to the root (`apps/shop`): the doit subtask
+(`check:apps/shop`) and the prefix of its paths in the merged report.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from trailblaze.finding import Finding
+from trailblaze.options import CheckOptions
+from trailblaze.report import Report, TrailStatus
+from trailblaze.workspace import (
+    EXCLUDED_DIRS,
+    Workspace,
+    WorkspaceError,
+    find_workspace,
+    is_workspace,
+)
+
+if TYPE_CHECKING:
+    from trailblaze.check import Progress
+
+
+@dataclass(frozen=True, slots=True)
+class Monorepo:
+    root: Path
+    workspaces: tuple[Workspace, ...]
+    """Sorted by name."""
+
+    def name(self, ws: Workspace) -> str:
+        rel = ws.root.relative_to(self.root).as_posix()
+        return rel or "."
+
+
+def configured_workspaces(root: Path) -> list[str] | None:
+    """The `workspaces` of the root's `[tool.trailblaze]`, or None when it names none."""
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    try:
+        data = tomllib.loads(pyproject.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise WorkspaceError(f"{pyproject}: cannot read: {exc}") from None
+    table = data.get("tool", {}).get("trailblaze")
+    if not isinstance(table, dict) or "workspaces" not in table:
+        return None
+    value = table["workspaces"]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise WorkspaceError(
+            f"{pyproject}: [tool.trailblaze] workspaces must be a list of paths or globs"
+        )
+    return value
+
+
+def find_monorepo(root: Path, workspaces: Sequence[str] | None = None) -> Monorepo:
+    """The workspaces of the monorepo at `root`: `workspaces` (paths or globs), else the
+    root's `[tool.trailblaze] workspaces`, else every workspace found below the root."""
+    root = root.resolve()
+    if not root.is_dir():
+        raise WorkspaceError(f"monorepo root '{root}' is not a directory")
+    patterns = list(workspaces) if workspaces is not None else configured_workspaces(root)
+    found: dict[Path, Workspace] = {}
+    if patterns is None:
+        for path in _discover(root):
+            found[path] = find_workspace(path, explicit=True)
+    else:
+        for pattern in patterns:
+            matches = sorted(p for p in root.glob(pattern) if p.is_dir())
+            if not matches:
+                raise WorkspaceError(f"workspace '{pattern}' matches no directory under {root}")
+            for path in matches:
+                resolved = path.resolve()
+                if not resolved.is_relative_to(root):
+                    raise WorkspaceError(f"workspace '{pattern}' is outside {root}")
+                if not is_workspace(resolved):
+                    if _has_glob(pattern):
+                        continue  # a glob may match directories that are not workspaces
+                    raise WorkspaceError(
+                        f"'{pattern}' is not a workspace: expected 'trailmaps/<id>/trailmap.yaml' "
+                        "or 'trails/config/trailmaps/'"
+                    )
+                found[resolved] = find_workspace(resolved, explicit=True)
+    if not found:
+        raise WorkspaceError(f"no workspace found under {root}")
+    ordered = tuple(found[p] for p in sorted(found, key=lambda p: p.relative_to(root).as_posix()))
+    return Monorepo(root, ordered)
+
+
+def _has_glob(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
+def _discover(root: Path) -> list[Path]:
+    out: list[Path] = []
+    stack = [root]
+    while stack:
+        here = stack.pop()
+        if is_workspace(here):
+            out.append(here)
+            continue
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in reversed(entries):
+            if (
+                entry.is_dir(follow_symlinks=False)
+                and entry.name not in EXCLUDED_DIRS
+                and not entry.name.startswith(".")
+            ):
+                stack.append(Path(entry.path))
+    return sorted(out)
+
+
+def check_all(mono: Monorepo, options: CheckOptions, *, progress: Progress | None = None) -> Report:
+    """Check every workspace; one report, its paths relative to the monorepo root."""
+    from trailblaze.check import run_check  # noqa: PLC0415 - the pipeline loads only here
+
+    parts = [(mono.name(ws), run_check(ws, options, progress=progress)) for ws in mono.workspaces]
+    return combine(mono.root, parts)
+
+
+def combine(root: Path, parts: Sequence[tuple[str, Report]]) -> Report:
+    """One report from the reports of several workspaces, named by their paths from `root`.
+
+    Trails and findings get the workspace's path as a prefix; the trailmaps are named
+    `<workspace>:<id>`; the exit code follows from all the findings together.
+    """
+    trails: list[TrailStatus] = []
+    findings: list[Finding] = []
+    trailmaps: list[str] = []
+    require = False
+    for name, report in parts:
+        prefix = "" if name == "." else f"{name}/"
+        trails.extend(replace(t, path=prefix + t.path) for t in report.trails)
+        findings.extend(f.with_(path=prefix + f.path) for f in report.findings)
+        trailmaps.extend(f"{name}:{tm}" for tm in report.trailmaps)
+        require = require or report.require_typecheck
+    findings.sort(key=lambda f: (f.path, f.line, f.column, f.kind, f.message))
+    return Report(
+        workspace=str(root),
+        trailmaps=tuple(sorted(trailmaps)),
+        trails=tuple(trails),
+        findings=tuple(findings),
+        require_typecheck=require,
+    )
