@@ -12,6 +12,8 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -91,11 +93,29 @@ _WORKER: dict[str, Context] = {}
 """The context of a worker process, installed once by `_init` when it starts."""
 
 
-def _init(ctx: Context) -> None:
+def _init(ctx: Context, parent: int) -> None:
     _WORKER["ctx"] = ctx
+    threading.Thread(target=_watch, args=(parent,), name="parent-watch", daemon=True).start()
     # Parsing allocates many small, long-lived objects: the cyclic collector would scan them
     # again and again (it doubles the time per trail) and finds nothing to free.
     gc.disable()
+
+
+PARENT_POLL = 0.1
+"""Seconds between a worker's looks at its parent."""
+
+
+def _watch(parent: int) -> None:
+    """End this worker as soon as its parent is gone, however the parent died.
+
+    A parent killed with SIGKILL closes nothing: the worker would wait on its task pipe forever
+    (its own copy of the write end keeps it open). When the parent dies the worker is adopted
+    by another process, so its parent id changes; that is checked, not a signal that a thread
+    of the parent may trigger by ending (`PR_SET_PDEATHSIG` fires when the forking thread exits).
+    """
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    os._exit(1)
 
 
 def _work(items: list[Item]) -> list[Parsed]:
@@ -155,7 +175,9 @@ def process_many(
     fork = multiprocessing.get_context("fork")  # the context is inherited, not pickled
     with (
         no_gc(),
-        ProcessPoolExecutor(workers, mp_context=fork, initializer=_init, initargs=(ctx,)) as pool,
+        ProcessPoolExecutor(
+            workers, mp_context=fork, initializer=_init, initargs=(ctx, os.getpid())
+        ) as pool,
     ):
         for chunk_result in pool.map(_work, chunks):
             results.extend(chunk_result)

@@ -1,0 +1,46 @@
+"""kill -9 of a check: its parse workers die with it, and the next run's report is a clean run's.
+
+The full loop (twenty kills at random points) is `python -m bench.kill_loop`; this kills once, at
+the point that used to leave workers behind: while they parse.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bench.generate import Spec, generate
+from bench.kill_loop import complete_run, descendants, start, wait_gone
+from trailblaze.batch import PARALLEL_MIN
+
+pytestmark = [pytest.mark.usefixtures("tsc"), pytest.mark.slow]
+
+
+def test_workers_die_with_a_killed_check_and_the_rerun_matches_a_clean_run(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    generate(ws, Spec(trails=PARALLEL_MIN + 64, seed=5))
+    reference, _ = complete_run(ws)
+    shutil.rmtree(ws / ".trailblaze")
+
+    token = uuid.uuid4().hex
+    check = start(ws, token, keep_output=False)
+    deadline = time.monotonic() + 60
+    while len(descendants(token)) < 3 and check.poll() is None:  # the check and two workers
+        assert time.monotonic() < deadline, "the parse workers never started"
+        time.sleep(0.01)
+    assert check.poll() is None, "the check finished before its workers were seen"
+    check.send_signal(signal.SIGKILL)
+    check.wait()
+    waited, left = wait_gone(token, grace=5.0)
+    assert left == 0, f"{left} process(es) of the killed check still run after {waited:.1f} s"
+    assert waited < 2.0
+
+    again, _ = complete_run(ws)
+    assert again == reference
