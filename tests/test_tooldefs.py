@@ -330,3 +330,36 @@ def test_tool_file_schemas_are_built_and_digested_once(tmp_path: Path) -> None:
         load(tmp_path, files)
         load(tmp_path, files)
     assert len(schemacheck._SCHEMA_TEXTS) == size
+
+
+def test_descriptor_refs_are_resolved_or_rejected_where_they_are_written(tmp_path: Path) -> None:
+    tools = load(
+        tmp_path,
+        {
+            "tools/app_pick.yaml": """
+                name: app_pick
+                inputSchema:
+                  type: object
+                  properties:
+                    target: {$ref: "#/$defs/TrailblazeNodeSelector"}
+            """,
+            "tools/app_bad.yaml": """
+                name: app_bad
+                inputSchema:
+                  type: object
+                  properties:
+                    x:
+                      anyOf:
+                        - $ref: "#/$defs/string; } & { hack: 1"
+            """,
+        },
+    )
+    assert texts(tools) == [
+        "trailmaps/app/tools/app_bad.yaml:7:17: inputSchema.properties.x.anyOf[0].$ref: "
+        "cannot resolve $ref '#/$defs/string; } & { hack: 1': a tool schema may refer to the "
+        "framework's definitions only (#/$defs/Bounds, #/$defs/DriverNodeMatchAndroidAccessibility, "
+        "#/$defs/DriverNodeMatchAndroidMaestro, #/$defs/DriverNodeMatchCompose, "
+        "#/$defs/DriverNodeMatchIosAxe, #/$defs/DriverNodeMatchIosMaestro, #/$defs/DriverNodeMatchWeb, "
+        "#/$defs/MatchDescriptor, #/$defs/TrailblazeNodeSelector)"
+    ]
+    assert sorted(tools.tools) == ["app_pick"]

@@ -34,7 +34,7 @@ from trailblaze.fsutil import file_stamp, write_if_changed
 from trailblaze.resolve import Resolution, Resolver, ToolEntry
 from trailblaze.sdk import choose_sdk, hand_tools, sdk_type_names, write_declarations
 from trailblaze.tooldefs import RelPath
-from trailblaze.tsrender import NAMED_TYPE, render_entry
+from trailblaze.tsrender import NAMED_TYPE, import_path, json_text, render_entry
 
 DTS_NAME = "trailblaze-client.d.ts"
 TSCONFIG_NAME = "tsconfig.json"
@@ -127,7 +127,7 @@ def render_entries(
 
 def imports_for(body: str, names: frozenset[str], specifier: str) -> str:
     used = sorted({m.group(0) for m in NAMED_TYPE.finditer(body)} & names)
-    return f'import type {{ {", ".join(used)} }} from "{specifier}";\n' if used else ""
+    return f"import type {{ {', '.join(used)} }} from {import_path(specifier)};\n" if used else ""
 
 
 def render_client_dts(resolution: Resolution, tools_dir: Path, catalog: Catalog) -> str:
@@ -215,7 +215,7 @@ def render_sidecar(resolution: Resolution) -> str:
                 descriptor["inputSchema"] = schema
         descriptor["source"] = entry.source
         out.append(descriptor)
-    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+    return json_text(out, indent=2) + "\n"
 
 
 def _sidecar_type(prop: Mapping[str, Any]) -> str:

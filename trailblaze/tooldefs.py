@@ -120,6 +120,9 @@ class TrailmapTools:
     files: tuple[Path, ...] = ()
 
 
+_DEF_REF = re.compile(r"#/(?:\$defs|definitions)/([A-Za-z_][A-Za-z0-9_]*)")
+
+
 @functools.cache
 def _schemas() -> dict[str, Any]:
     text = resources.files("trailblaze").joinpath("data/toolfiles.schema.json").read_text("utf-8")
@@ -411,7 +414,11 @@ class _Loader:
             return {"type": "object", "properties": {}, "additionalProperties": False}
         assert isinstance(node, YMap)
         if isinstance(node.get("properties"), YMap) or node.get("type") is not None:
-            return node.to_python()  # already a JSON Schema object
+            # Already a JSON Schema object. Its references are resolved here or rejected: the
+            # renderer writes a definition's name, never a reference's text.
+            if not self.refs_resolve(node, rel, "inputSchema"):
+                return None
+            return node.to_python()
         properties: dict[str, Any] = {}
         required: list[str] = []
         ok = True
@@ -455,6 +462,34 @@ class _Loader:
             if raw.get("required", True):
                 required.append(key.text)
         return _object_schema(properties, required) if ok else None
+
+    def refs_resolve(self, node: YNode, rel: str, path: str) -> bool:
+        """Every `$ref` under `node` names one of the framework's definitions; else an error."""
+        ok = True
+        if isinstance(node, YSeq):
+            for index, item in enumerate(node.items):
+                ok = self.refs_resolve(item, rel, f"{path}[{index}]") and ok
+        elif isinstance(node, YMap):
+            for key, value in node:
+                where = join_key(path, key.text)
+                if key.text != "$ref":
+                    ok = self.refs_resolve(value, rel, where) and ok
+                    continue
+                target = value.text if isinstance(value, YScalar) else ""
+                name = _DEF_REF.fullmatch(target)
+                if name is None or name.group(1) not in self.catalog.defs:
+                    known = ", ".join(f"#/$defs/{n}" for n in sorted(self.catalog.defs))
+                    self.error(
+                        rel,
+                        value.line,
+                        value.column,
+                        where,
+                        f"cannot resolve $ref {target!r}: a tool schema may refer to the "
+                        f"framework's definitions only ({known})",
+                        "invalid-value",
+                    )
+                    ok = False
+        return ok
 
     def module(self, path: Path) -> None:
         rel = self.rel(path)

@@ -9,6 +9,7 @@ degrades to `unknown[]` and `Record<string, unknown>`.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -23,14 +24,89 @@ _TYPE_KEYS = frozenset(
 )
 
 
-def ts_name(name: str) -> str:
-    """A property name as TypeScript accepts it: bare when an identifier, else a string literal."""
-    return name if IDENTIFIER.fullmatch(name) else json.dumps(name)
+# -- escaping: one function per output context -----------------------------------------------
+#
+# Every string from a user's files (names, descriptions, enum values, paths, tags) reaches
+# generated code through exactly one of these: `ts_string` (a string literal), `ts_comment` (the
+# text of a `//` or `/** */` comment), `ts_key` (a property key), `import_path` (a module
+# specifier) and `json_text` (a JSON document).
+
+_STRING_UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
+_COMMENT_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|\\*/")
 
 
-def doc_escape(text: str) -> str:
-    """Text safe inside a `/** ... */` comment."""
-    return text.replace("*/", "* /")
+def _u_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group(0)):04x}"
+
+
+def ts_string(text: str) -> str:
+    """`text` as a TypeScript string literal, on one line and encodable as UTF-8.
+
+    JSON's escapes, plus the line separators (they end a line in older parsers) and lone
+    surrogates (from file names that are not UTF-8), which become `\\u` escapes of their value.
+    """
+    literal = json.dumps(text, ensure_ascii=False)
+    return _STRING_UNSAFE.sub(_u_escape, literal) if _STRING_UNSAFE.search(literal) else literal
+
+
+def _comment_escape(match: re.Match[str]) -> str:
+    found = match.group(0)
+    if found == "*/":
+        return "* /"
+    if found in "\r\n\u2028\u2029":
+        return " "
+    return f"\\x{ord(found):02x}" if ord(found) < 0x100 else f"\\u{ord(found):04x}"
+
+
+def ts_comment(text: str) -> str:
+    """`text` made safe inside a `//` or `/** */` comment: one line that cannot end the comment.
+
+    Line breaks become spaces, other control characters read as `\\xNN` / `\\uNNNN` (a comment
+    has no escapes: that is only how they are shown), `*/` becomes `* /`.
+    """
+    return _COMMENT_UNSAFE.sub(_comment_escape, text) if _COMMENT_UNSAFE.search(text) else text
+
+
+doc_escape = ts_comment
+
+
+def ts_key(name: str) -> str:
+    """A property key: bare when an identifier, else a string literal."""
+    return name if IDENTIFIER.fullmatch(name) else ts_string(name)
+
+
+ts_name = ts_key
+
+
+def import_path(specifier: str) -> str:
+    """A module specifier, quoted, as `import ... from` and `import("...")` take it."""
+    return ts_string(specifier)
+
+
+def json_text(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
+    """A JSON document of `value`, encodable as UTF-8 (lone surrogates escaped)."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
+    return _STRING_UNSAFE.sub(_u_escape, text) if _STRING_UNSAFE.search(text) else text
+
+
+def _literal_type(value: Any, depth: int = 0) -> str:
+    """The TypeScript type of exactly one JSON value (`const`, `enum` members)."""
+    if isinstance(value, str):
+        return ts_string(value)
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else "number"
+    if depth > MAX_DEPTH:
+        return "unknown"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal_type(v, depth + 1) for v in value) + "]"
+    if isinstance(value, Mapping):
+        fields = [f"{ts_key(str(k))}: {_literal_type(v, depth + 1)};" for k, v in value.items()]
+        return "{ " + " ".join(fields) + " }" if fields else "Record<string, never>"
+    return "unknown"
 
 
 def ts_type(schema: Any, depth: int = 0) -> str:
@@ -43,12 +119,17 @@ def ts_type(schema: Any, depth: int = 0) -> str:
     if depth > MAX_DEPTH or not isinstance(schema, Mapping) or not schema:
         return "unknown"
     if "$ref" in schema:
+        # Only a definition's name is ever written, never the reference's text: user schemas
+        # are checked when they are read (`tooldefs`: a `$ref` is resolved or rejected there).
         match = _REF.fullmatch(str(schema["$ref"]))
-        return match.group(1) if match else "unknown"
+        return match.group(1) if match and IDENTIFIER.fullmatch(match.group(1)) else "unknown"
     if "const" in schema:
-        return json.dumps(schema["const"], ensure_ascii=False)
+        return _literal_type(schema["const"])
     if "enum" in schema:
-        return " | ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"]) or "never"
+        values = schema["enum"]
+        if not isinstance(values, list):
+            return "unknown"
+        return " | ".join(_literal_type(v) for v in values) or "never"
     for combinator, joiner in (("oneOf", " | "), ("anyOf", " | "), ("allOf", " & ")):
         options = schema.get(combinator)
         if isinstance(options, list) and options:
@@ -136,7 +217,7 @@ def render_entry(entry: ToolEntry, module_ref: str | None = None, indent: int = 
     if entry.requires_host:
         tags.append("@trailblazeHostOnly")
     if entry.trailhead_to:
-        tags.append(f"@trailblazeTrailheadTo {entry.trailhead_to}")
+        tags.append(f"@trailblazeTrailheadTo {ts_comment(entry.trailhead_to)}")
     if description:
         lines += [f"{pad} * {doc_escape(line)}".rstrip() for line in description.splitlines()]
         if tags:
@@ -151,7 +232,12 @@ def render_entry(entry: ToolEntry, module_ref: str | None = None, indent: int = 
         # What the runtime calls a tool export with, `(args, ctx, client)`: a typed tool's
         # definition and a plain exported function alike. Written without helper types so
         # that it means the same against any SDK, ours or the workspace's own.
-        tool = f'typeof import("{module_ref}").{entry.name}'
+        module = f"typeof import({import_path(module_ref)})"
+        tool = (
+            f"{module}.{entry.name}"
+            if IDENTIFIER.fullmatch(entry.name)
+            else f"({module})[{ts_string(entry.name)}]"
+        )
         lines.append(
             f"{inner}args: {tool} extends (args: infer A, ...rest: any[]) => unknown ? A : never;"
         )
@@ -175,9 +261,17 @@ def render_entry(entry: ToolEntry, module_ref: str | None = None, indent: int = 
             if entry.input_schema.get("additionalProperties") is True:
                 lines.append(f"{field_pad}[key: string]: unknown;")
             lines.append(f"{inner}}};")
-        lines.append(f"{inner}result: {entry.result or 'string'};")
+        lines.append(f"{inner}result: {_result_type(entry.result)};")
     lines.append(f"{pad}}};")
     return "\n".join(lines)
+
+
+def _result_type(result: str | None) -> str:
+    # Results are the catalog's type names (ours); anything else is not pasted.
+    return result if result and _RESULT.fullmatch(result) else "string"
+
+
+_RESULT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(\[\])?")
 
 
 def render_def(name: str, schema: Mapping[str, Any]) -> str:
