@@ -116,6 +116,13 @@ export const app_catch = trailblaze.tool(async (_input, ctx) => {
   }
 });
 """,
+    "app_strict.ts": HEADER
+    + """
+export const app_strict = trailblaze.tool(async (_input, ctx) => {
+  await ctx.tools.assertVisibleWithText({ text: "Not on this screen" });
+  return "visible";
+});
+""",
     "app_nested_typo.ts": HEADER
     + """
 export const app_nested_typo = trailblaze.tool(async (_input, ctx) => {
@@ -307,6 +314,12 @@ def test_with_the_kill_switch_the_paste_inside_the_script_finds_no_clipboard(
         ),
         ("app_refuse", "expected", "app_refuse threw refused"),
         (
+            "app_strict",
+            "expected",
+            "app_strict.calls[0] assertVisibleWithText failed: text 'Not on this screen' is not "
+            "visible (waited 0.3s; the screen shows 'Sample App')",
+        ),
+        (
             "app_nested_typo",
             "error",
             "app_nested_typo.calls[0] tapOnElementWithTxt failed: tool "
@@ -349,7 +362,7 @@ def test_how_a_scripted_tool_fails(
     assert (failure.failed_tool, failure.kind, failure.error) == (tool, kind, error)
     assert [t.status for t in outcome.tools] == ["failed", "skipped"]
     if tool == "app_crash":
-        assert outcome.tools[0].logs == ("[stderr] about to exit",)
+        assert outcome.tools[0].logs == ("[console] about to exit",)
 
 
 def test_a_script_may_catch_a_failed_call_and_go_on(device: ModelDevice, tools: ToolSource) -> None:
@@ -389,7 +402,9 @@ RUNIF = """
 
 
 @pytest.mark.parametrize(
-    ("tool", "screen"), [("app_fail", "lists"), ("app_catch", "forms")], ids=["throws", "returns"]
+    ("tool", "screen"),
+    [("app_fail", "lists"), ("app_strict", "lists"), ("app_catch", "forms")],
+    ids=["throws", "assertion-fails", "returns"],
 )
 def test_a_runif_condition_reads_a_throwing_script_as_false(
     device: ModelDevice, model: FakeDevice, tools: ToolSource, tool: str, screen: str

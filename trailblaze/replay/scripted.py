@@ -56,6 +56,7 @@ from trailblaze.replay.failure import (
     ExpectedFailure,
     FatalToolError,
     ToolError,
+    ToolFailure,
 )
 from trailblaze.replay.results import ToolResult
 from trailblaze.toolchain import TS_VERSION, ToolchainError, find_compiler
@@ -76,6 +77,12 @@ _LOG_LINES = 200
 _JS_SUFFIX = {".ts": ".js", ".mts": ".mjs", ".cts": ".cjs"}
 _TSC_ERROR = re.compile(r"^(?P<file>.+?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<msg>.*)$")
 _FRAME = re.compile(r"\(?(?:file://)?(?P<file>/[^():]+):(?P<line>\d+):(?P<col>\d+)\)?$")
+
+_KINDS: dict[str, type[ToolFailure]] = {
+    "expected": ExpectedFailure,
+    "error": ToolError,
+    "fatal": FatalToolError,
+}
 
 DispatchCall = Callable[[str, dict[str, Any], int], ToolResult]
 """Runs one nested call (name, arguments, index among this invocation's calls); its result."""
@@ -414,7 +421,7 @@ class _Session:
             with self._lock:
                 if len(self._stderr) < _LOG_LINES:
                     self._stderr.append(line)
-                    self.logs.append(f"[stderr] {line}")
+                    self.logs.append(f"[console] {line}")
             logger.info("[%s] %s", self.name, line)
 
     def _send(self, child: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
@@ -495,10 +502,10 @@ class _Session:
             error = str(message.get("error") or "failed")
             text = f"{self.name} threw {error}{self._where(message.get('stack'))}"
             kind = message.get("kind")
-            if kind in ("error", "fatal"):
+            if kind in _KINDS:
                 # A failed call (or a helper replay lacks) that the tool let through keeps its
-                # kind: a runIf condition must not read it as false.
-                raise (FatalToolError if kind == "fatal" else ToolError)(error)
+                # message and its kind: a runIf condition must not read "could not run" as false.
+                raise _KINDS[kind](error)
             raise ExpectedFailure(text)
         delta = message.get("memory") or {}
         sets = {str(k): str(v) for k, v in (delta.get("sets") or {}).items()}
