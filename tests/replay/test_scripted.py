@@ -116,6 +116,14 @@ export const app_catch = trailblaze.tool(async (_input, ctx) => {
   }
 });
 """,
+    "app_compose.ts": HEADER
+    + """
+export const app_compose = trailblaze.tool(async (_input, ctx) => {
+  const apps = await ctx.tools.mobile_listInstalledApps({});
+  const typed = await (ctx.tools as any).app_type({ text: "Bo" });
+  return { sample: apps.appIds.includes("PACKAGE"), typed: typed.typed };
+});
+""".replace("PACKAGE", PACKAGE),
     "app_strict.ts": HEADER
     + """
 export const app_strict = trailblaze.tool(async (_input, ctx) => {
@@ -242,6 +250,28 @@ def test_a_typed_tool_gets_target_device_memory_and_runs_its_calls_in_the_batch(
     assert opened.phases["startup"] > 0
     assert opened.phases["launch"] == opened.children[0].phases["launch"] > 0
     assert opened.logs == (f'[info] launching {{"appId": "{PACKAGE}", "device": "emulator-5554"}}',)
+
+
+def test_calls_resolve_to_typed_results_and_scripts_compose(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(
+        calls("- app_open: {tab: Forms}\n- app_compose: {}")
+    )
+
+    assert outcome.passed, outcome.failure
+    compose = outcome.tools[1]
+    # mobile_listInstalledApps gave {appIds}, the nested scripted tool the object it returned.
+    assert compose.detail == '{"sample":true,"typed":2}'
+    assert [(c.position, c.tool) for c in compose.children] == [
+        ("app_compose.calls[0]", "mobile_listInstalledApps"),
+        ("app_compose.calls[1]", "app_type"),
+    ]
+    assert [c.position for c in compose.children[1].children] == [
+        "app_compose.calls[1] › app_type.calls[0]",
+        "app_compose.calls[1] › app_type.calls[1]",
+    ]
+    assert model.field_value(PACKAGE, "name") == "Bo"
 
 
 def test_memory_reads_the_snapshot_and_a_successful_tool_writes_back(

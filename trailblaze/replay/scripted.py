@@ -59,6 +59,7 @@ from trailblaze.replay.failure import (
     ToolFailure,
 )
 from trailblaze.replay.results import ToolResult
+from trailblaze.replay.structured import Structured, structured_value
 from trailblaze.toolchain import TS_VERSION, ToolchainError, find_compiler
 from trailblaze.tooldefs import MODULE_SUFFIXES
 from trailblaze.yamlnode import YamlError, YMap, YScalar, load, read_text
@@ -491,6 +492,9 @@ class _Session:
         reply: dict[str, Any] = {"type": "reply", "id": message.get("id")}
         if result.status == "passed":
             reply.update(ok=True, text=result.detail or "")
+            value = structured_value(result.detail)
+            if value is not None:
+                reply["structured"] = value
         else:
             reply.update(
                 ok=False, error=result.error or "failed", kind=result.error_kind, label=result.label
@@ -510,7 +514,10 @@ class _Session:
         delta = message.get("memory") or {}
         sets = {str(k): str(v) for k, v in (delta.get("sets") or {}).items()}
         deletions = tuple(str(k) for k in delta.get("deletions") or ())
-        return ScriptOutcome(str(message.get("text") or ""), sets, deletions)
+        text = str(message.get("text") or "")
+        value = message.get("structured")
+        detail = Structured(text, value) if value is not None else text
+        return ScriptOutcome(detail, sets, deletions)
 
     def _receive(self, child: subprocess.Popen[bytes], context: ExecutionContext) -> dict[str, Any]:
         """The child's next message; the run's cancellation and the timeout are checked."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ToolError
+from trailblaze.replay.structured import Structured
 from trailblaze.replay.tools.base import ToolImpl
 
 
@@ -59,7 +60,8 @@ def clear_app_data(context: ExecutionContext, args: dict[str, Any]) -> str:
 
 def list_installed_apps(context: ExecutionContext, args: dict[str, Any]) -> str:
     packages = context.device.list_packages()
-    return f"{len(packages)} package(s): {', '.join(packages)}"
+    # A scripted caller receives the SDK's ListInstalledAppsResult.
+    return Structured(f"{len(packages)} package(s): {', '.join(packages)}", {"appIds": packages})
 
 
 def list_installed_apps_detailed(context: ExecutionContext, args: dict[str, Any]) -> str:
