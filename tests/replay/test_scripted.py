@@ -169,9 +169,11 @@ inputSchema:
     type: string
 """,
     "app_hello.js": """\
-import { trailblaze } from "@trailblaze/scripting";
+import { trailblaze, z } from "@trailblaze/scripting";
 
-trailblaze.tool("app_hello", { description: "Say hello." }, async (args, ctx, client) => {
+const input = { who: z.string().describe("Who to greet.") };
+
+trailblaze.tool("app_hello", { description: "Say hello.", inputSchema: input }, async (args, ctx, client) => {
   const tapped = await client.tools.tapOnElementWithText({ text: "Forms" });
   return { content: [{ type: "text", text: `hello ${args.who} (${ctx.target.id}): ${tapped.split(" ")[0]}` }] };
 });

@@ -60,7 +60,7 @@ from trailblaze.replay.failure import (
 )
 from trailblaze.replay.results import ToolResult
 from trailblaze.replay.structured import Structured, structured_value
-from trailblaze.toolchain import TS_VERSION, ToolchainError, find_compiler
+from trailblaze.toolchain import TS_VERSION, ToolchainError, find_compiler, install_library
 from trailblaze.tooldefs import MODULE_SUFFIXES
 from trailblaze.yamlnode import YamlError, YMap, YScalar, load, read_text
 
@@ -178,6 +178,13 @@ class ScriptHost:
             package = {"name": "@trailblaze/scripting", "main": "./index.cjs"}
             write_atomic(runtime / "package.json", json.dumps(package) + "\n")
             write_atomic(out / "package.json", json.dumps({"type": "module"}) + "\n")
+            try:
+                # `z` of @trailblaze/scripting (and `import ... from "zod"`): the pinned zod.
+                zod = install_library("zod")
+            except ToolchainError as exc:
+                logger.warning("scripted tools run without zod: %s", exc)
+            else:
+                os.symlink(zod, out / "node_modules" / "zod", target_is_directory=True)
             self._out = out
         return self._out
 

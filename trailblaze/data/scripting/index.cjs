@@ -333,18 +333,28 @@ function unavailable(name) {
   };
 }
 
-/** `z` is zod's, when the tool's own project provides it; else using it says so. */
+/**
+ * `z` is zod's: the pinned one the engine links next to this runtime, else the tool's own
+ * project's; without either, using it says so.
+ */
 function loadZod() {
-  try {
-    return require(require.resolve("zod", { paths: [process.cwd()] })).z;
-  } catch {
-    const missing = () => {
-      throw new CouldNotRunError(
-        "`z` from @trailblaze/scripting needs the zod package next to the tool (npm install zod)",
-      );
-    };
-    return new Proxy(function z() {}, { get: missing, apply: missing, construct: missing });
+  const places = [
+    () => require("zod"),
+    () => require(require.resolve("zod", { paths: [process.cwd()] })),
+  ];
+  for (const load of places) {
+    try {
+      return load().z;
+    } catch {
+      // try the next place
+    }
   }
+  const missing = () => {
+    throw new CouldNotRunError(
+      "`z` from @trailblaze/scripting needs zod: run `doit toolchain`, or install zod next to the tool",
+    );
+  };
+  return new Proxy(function z() {}, { get: missing, apply: missing, construct: missing });
 }
 
 exports.trailblaze = trailblaze;

@@ -12,12 +12,13 @@ export interface NotesLaunchAppInput {
 export const notes_launchApp = trailblaze.tool<NotesLaunchAppInput, string>(
   { description: "Launch Pocket Notes, from a clean state when asked." },
   async (input, ctx) => {
-    const { target } = ctx as { target?: { resolveAppId(options?: { defaultAppId?: string }): string | undefined } };
-    const appId = target?.resolveAppId({ defaultAppId: "com.example.notes" });
+    const appId = ctx.target?.resolveAppId({ defaultAppId: "com.example.notes" });
     if (!appId) {
       throw new Error("no Pocket Notes app id: the trailmap declares none for Android");
     }
     await ctx.tools.launchApp({ appId, launchMode: input.clean ? "REINSTALL" : "RESUME" });
+    // Later calls of the trail can say {{memory.notesAppId}}.
+    ctx.memory.set("notesAppId", appId);
     return `launched ${appId}`;
   },
 );
