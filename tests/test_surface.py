@@ -119,11 +119,13 @@ def test_dts_layout_details(fixture_ws: Generated) -> None:
     assert "*/ early" not in dts
     assert (
         '      args: typeof import("./app_fillForm").app_fillForm extends '
-        "(args: infer A, ...rest: any[]) => unknown ? A : never;"
+        "(args: infer A, ...rest: any[]) => unknown ? (keyof A extends never ? (A extends object "
+        "? Record<string, never> : A) : A) : never;"
     ) in lines
     assert (
         '      args: typeof import("../../lib/tools/lib_share").lib_share extends '
-        "(args: infer A, ...rest: any[]) => unknown ? A : never;"
+        "(args: infer A, ...rest: any[]) => unknown ? (keyof A extends never ? (A extends object "
+        "? Record<string, never> : A) : A) : never;"
     ) in lines
     assert "lib_internal" not in dts  # not exported by lib
     tsconfig = fixture_ws.text("app", TSCONFIG_NAME)

@@ -213,7 +213,7 @@ def test_module_entry_refers_to_the_modules_own_types() -> None:
     assert rendered.splitlines()[2:5] == [
         "    fill: {",
         '      args: typeof import("./fill").fill extends (args: infer A, ...rest: any[]) => unknown'
-        " ? A : never;",
+        " ? (keyof A extends never ? (A extends object ? Record<string, never> : A) : A) : never;",
         '      result: typeof import("./fill").fill extends (...args: any[]) => infer R'
         " ? Awaited<R> : never;",
     ]

@@ -238,8 +238,12 @@ def render_entry(entry: ToolEntry, module_ref: str | None = None, indent: int = 
             if IDENTIFIER.fullmatch(entry.name)
             else f"({module})[{ts_string(entry.name)}]"
         )
+        # An input type without properties (`EmptyInput`) takes no arguments, as the reference's
+        # runtime validates it (`additionalProperties: false`).
         lines.append(
-            f"{inner}args: {tool} extends (args: infer A, ...rest: any[]) => unknown ? A : never;"
+            f"{inner}args: {tool} extends (args: infer A, ...rest: any[]) => unknown"
+            " ? (keyof A extends never ? (A extends object ? Record<string, never> : A) : A)"
+            " : never;"
         )
         lines.append(
             f"{inner}result: {tool} extends (...args: any[]) => infer R ? Awaited<R> : never;"

@@ -39,6 +39,7 @@ from trailblaze.tooldefs import RelPath
 from trailblaze.typegate import (
     BATCH_SIZE,
     COMPILER_OPTIONS,
+    UNRESOLVED_CODES,
     Declarations,
     GateResult,
     Job,
@@ -56,10 +57,6 @@ from trailblaze.typegate import (
 )
 
 SURFACE_FORMAT = "2"
-UNRESOLVED_CODES = frozenset(
-    {"TS2304", "TS2305", "TS2307", "TS2503", "TS2552", "TS2614", "TS2694", "TS2724", "TS2792"}
-)
-"""Diagnostics of a name or module that does not resolve: what leaves error types behind."""
 """Changes whenever module surfaces are rendered differently: old memo entries then miss."""
 
 Phase = Callable[[str], Any]
@@ -346,7 +343,7 @@ class TypeCheck:
                 if found is not None:
                     tools[tool] = f"{found.text} [{found.code}]" if found.code else found.text
                 elif reason.startswith("typegate/"):
-                    tools[tool] = f"its declarations do not compile: {reason}"
+                    tools[tool] = f"its declarations do not resolve: {reason}"
         return outcome
 
     # -- offering trails ------------------------------------------------------------------------

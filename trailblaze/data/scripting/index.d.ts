@@ -7,7 +7,6 @@
 // this file as `../node_modules/zod`.
 
 import type * as ZodCore from "zod/v4/core";
-import type * as ZodV3 from "zod/v3";
 
 export { z } from "zod";
 
@@ -190,15 +189,16 @@ export type TypedToolDefinition<TInput = Record<string, never>, TResult = string
   client: TrailblazeClient,
 ) => Promise<TResult>;
 
-/** A zod schema of either major version, as the MCP SDK accepts it. */
-type ZodSchemaOfAnyVersion = ZodCore.$ZodType | ZodV3.ZodTypeAny;
+/** A zod schema (zod 4, the SDK's own version; `zod/v3` schemas are not declared: loading
+ * zod 3's declarations too would slow every compile of every trailmap's tools). */
+type AnyZodSchema = ZodCore.$ZodType;
 
 /** The spec of an imperative tool, `trailblaze.tool(name, spec, handler)`. */
 export interface TrailblazeToolSpec {
   description?: string;
   /** A zod raw shape (`{ text: z.string() }`) or a zod schema. */
-  inputSchema?: Record<string, ZodSchemaOfAnyVersion> | ZodSchemaOfAnyVersion;
-  outputSchema?: Record<string, ZodSchemaOfAnyVersion> | ZodSchemaOfAnyVersion;
+  inputSchema?: Record<string, AnyZodSchema> | AnyZodSchema;
+  outputSchema?: Record<string, AnyZodSchema> | AnyZodSchema;
   /** Raw advertisement metadata, e.g. `"trailblaze/supportedDrivers"`. */
   _meta?: Record<string, unknown>;
 }

@@ -63,7 +63,7 @@ declare module "@trailblaze/scripting" {
     /**
      */
     app_fillForm: {
-      args: typeof import("./app_fillForm").app_fillForm extends (args: infer A, ...rest: any[]) => unknown ? A : never;
+      args: typeof import("./app_fillForm").app_fillForm extends (args: infer A, ...rest: any[]) => unknown ? (keyof A extends never ? (A extends object ? Record<string, never> : A) : A) : never;
       result: typeof import("./app_fillForm").app_fillForm extends (...args: any[]) => infer R ? Awaited<R> : never;
     };
 
@@ -540,7 +540,7 @@ declare module "@trailblaze/scripting" {
     /**
      */
     lib_share: {
-      args: typeof import("../../lib/tools/lib_share").lib_share extends (args: infer A, ...rest: any[]) => unknown ? A : never;
+      args: typeof import("../../lib/tools/lib_share").lib_share extends (args: infer A, ...rest: any[]) => unknown ? (keyof A extends never ? (A extends object ? Record<string, never> : A) : A) : never;
       result: typeof import("../../lib/tools/lib_share").lib_share extends (...args: any[]) => infer R ? Awaited<R> : never;
     };
 
