@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 
 from trailblaze.catalog import Catalog, Tool, load_catalog
 
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "3"
 DODO = "from trailblaze.doit_tasks import DOIT_CONFIG, task_check  # noqa: F401\n"
 EDIT_TEXT = "Bench edit target"
 LIB = "lib"
@@ -52,12 +52,13 @@ LIB_TOOL = "lib_dismissKeyboard"
 ERROR_KINDS: dict[str, tuple[str, ...]] = {
     # a number for a boolean, a boolean for an integer
     "wrong_primitive": ("TS2322",),
-    # "500" for an integer argument
+    # "0500" for an integer argument (a quoted canonical number, "500", is converted at replay
+    # as the reference's runtime does: a non-fatal `quoted-number` warning, not an error)
     "quoted_number": ("TS2322",),
     # an argument the tool does not declare (TS2322 "not assignable to never" for a tool that
     # takes no arguments at all)
     "unknown_argument": ("TS2353", "TS2322"),
-    # a value outside the enum (TS2820 when tsc has a "did you mean", e.g. "down" for "DOWN")
+    # a value outside the enum, in any case (enums are case-insensitive, as at replay)
     "bad_enum": ("TS2322", "TS2820"),
     # a misspelled field of a driver match, maybe in a nested selector
     "unknown_selector_field": ("TS2353",),
@@ -248,6 +249,17 @@ def emit_kv(out: Lines, indent: int, key: str, value: Any) -> int:
             emit_item(out, indent + 2, item)
         return line
     return out.add(f"{pad}{key}: {scalar(value)}")
+
+
+def _line_of(doc: Lines, line: int, keys: tuple[str, ...]) -> int:
+    """The line of the argument `keys` lead to in the block-style call emitted at `line`."""
+    for key in keys:
+        line = next(
+            n
+            for n in range(line + 1, len(doc.lines) + 1)
+            if doc.lines[n - 1].strip().removeprefix("- ").startswith(f"{key}:")
+        )
+    return line
 
 
 def emit_item(out: Lines, indent: int, item: Any) -> int:
@@ -499,6 +511,9 @@ class Call:
     args: dict[str, Any]
     error: PlantedError | None = None
     edit: bool = False
+    at: tuple[str, ...] = ()
+    """The keys down to the argument at fault, the line its finding points at (the call's when
+    empty: a misspelled tool, a missing required argument)."""
 
 
 @dataclass
@@ -578,14 +593,17 @@ class TrailWriter:
             return values.args_for(tool.input_schema, platform)
 
         code = ERROR_KINDS[kind][0]
+        at: tuple[str, ...] = ()
         if kind == "wrong_primitive":
             tool, prop = with_prop(lambda s: s.get("type") in ("boolean", "integer"))
             args = base(tool)
             args[prop] = 5 if _props(tool)[prop]["type"] == "boolean" else True
+            at = (prop,)
         elif kind == "quoted_number":
             tool, prop = with_prop(lambda s: s.get("type") == "integer")
             args = base(tool)
-            args[prop] = Quoted(str(rng.choice((3, 250, 500, 1000))))
+            args[prop] = Quoted(f"0{rng.choice((3, 250, 500, 1000))}")
+            at = (prop,)
         elif kind == "unknown_argument":
             tool = rng.choice(pool)
             args = base(tool)
@@ -593,28 +611,32 @@ class TrailWriter:
             while extra in _props(tool):
                 extra += "X"
             args[extra] = rng.choice((values.text(), True, 3))
+            at = (extra,)
             if not _props(tool):
                 code = "TS2322"
         elif kind == "bad_enum":
             tool, prop = with_prop(lambda s: "enum" in s)
             args = base(tool)
             allowed = {str(v) for v in _props(tool)[prop]["enum"]}
-            wrong = [v for v in ("SIDEWAYS", "sometimes", min(allowed).lower()) if v not in allowed]
+            wrong = [v for v in ("SIDEWAYS", "sometimes", "Diagonal") if v.upper() not in allowed]
             args[prop] = rng.choice(wrong)
-            if args[prop].upper() in allowed:
-                code = "TS2820"
+            at = (prop,)
         elif kind == "unknown_selector_field":
             tool, prop = with_prop(lambda s: "TrailblazeNodeSelector" in json.dumps(s))
             args = base(tool)
             sel = values.selector(platform, 1)
             inner = sel
+            relation: tuple[str, ...] = ()
             if rng.random() < 0.5:
-                inner = sel.setdefault(rng.choice(RELATIONS), values.selector(platform, 3))
+                relation = (rng.choice(RELATIONS),)
+                inner = sel.setdefault(relation[0], values.selector(platform, 3))
             driver = next(k for k in inner if k in DRIVER_DEFS)
             fields = sorted(self.catalog.defs[DRIVER_DEFS[driver]]["properties"])
             real = rng.choice(fields)
-            inner[driver] = {_misspell(real, set(fields)): values.text()}
+            wrong_field = _misspell(real, set(fields))
+            inner[driver] = {wrong_field: values.text()}
             args[prop] = sel
+            at = (prop, *relation, driver, wrong_field)
         elif kind == "misspelled_tool":
             tool = rng.choice([t for t in pool if len(t.name) > 6])
             args = base(tool)
@@ -626,7 +648,7 @@ class TrailWriter:
             del args[rng.choice(tool_required(tool))]
         else:  # pragma: no cover - ERROR_KINDS is the list
             raise ValueError(kind)
-        return Call(tool.name, args, PlantedError(rel, kind, tool.name, 0, code))
+        return Call(tool.name, args, PlantedError(rel, kind, tool.name, 0, code), at=at)
 
     # The whole trail.
     def write(
@@ -716,7 +738,7 @@ class TrailWriter:
         def put_call(indent: int, call: Call) -> None:
             line = emit_item(doc, indent, {call.name: call.args})
             if call.error is not None:
-                errors.append(replace(call.error, line=line))
+                errors.append(replace(call.error, line=_line_of(doc, line, call.at)))
             if call.edit:
                 edit.update(trail=plan.rel, line=line + 1, text=doc.lines[line])
 

@@ -34,8 +34,15 @@ def test_generator_is_deterministic_and_plants_one_error_per_erroneous_trail(
     for error in first.errors:
         assert error.kind in ERROR_KINDS
         assert error.trail in first.eligible
-        line = (tmp_path / "a" / error.trail).read_text("utf-8").splitlines()[error.line - 1]
-        assert line.lstrip().startswith(f"- {error.tool}:")
+        lines = (tmp_path / "a" / error.trail).read_text("utf-8").splitlines()
+        # The line of the argument at fault, inside its call (or the call's own line).
+        start = max(
+            n
+            for n, text in enumerate(lines[: error.line], 1)
+            if text.lstrip().startswith(f"- {error.tool}:")
+        )
+        indent = len(lines[start - 1]) - len(lines[start - 1].lstrip())
+        assert all(len(t) - len(t.lstrip()) > indent + 2 for t in lines[start : error.line])
     edit = first.edit
     assert (tmp_path / "a" / edit["trail"]).read_text("utf-8").splitlines()[
         edit["line"] - 1

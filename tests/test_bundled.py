@@ -143,7 +143,7 @@ def test_check_writes_validation_surfaces_for_an_installed_package(
         (
             "type",
             "trailmaps/app/trails/kiosk.trail.yaml",
-            7,
+            8,
             "kiosk_reset",
             "Type 'string' is not assignable to type 'boolean'.",
         )

@@ -71,6 +71,7 @@ def test_json_report_shape_for_a_finding(
             "key_path": "config",
             "trailmap": None,
             "position": None,
+            "property": None,
         }
     ]
 

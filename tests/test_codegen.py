@@ -31,6 +31,18 @@ def gen(text: str) -> tuple[list[str], dict[int, object]]:
     return generated.text.splitlines(), dict(generated.lines)
 
 
+def statements(lines: list[str]) -> list[tuple[str, str]]:
+    """Each call's statement on one line, JSON-compact, with the `where` of its comment."""
+    out: list[tuple[str, str]] = []
+    for line in lines[HEADER_LINES:-1]:
+        if line.startswith("  client."):
+            code, _, comment = line.partition(" // ")
+            out.append((code.strip(), comment.split(":")[0].strip()))
+        else:
+            out[-1] = (out[-1][0] + line.strip().replace('": ', '":'), out[-1][1])
+    return out
+
+
 @pytest.mark.parametrize(
     "value",
     [
@@ -101,18 +113,116 @@ def test_one_line_per_call_and_the_table_points_back_at_yaml() -> None:
         "export async function __trail__(): Promise<void> {",
     ]
     assert lines[HEADER_LINES:] == [
-        '  client.tools.launchApp({"appId":"com.example"}); // step 0 [android]: Open the app',
-        '  client.tools.inputText({"text":"a\\nb"}); // step 1 [android]: Type',
+        "  client.tools.launchApp({ // step 0 [android]: Open the app",
+        '    "appId": "com.example"});',
+        "  client.tools.inputText({ // step 1 [android]: Type",
+        '    "text": "a\\nb"});',
         '  client.tools["weird-tool.name"]({}); // step 1 [ios-iphone]: Type',
-        '  client.tools.tapOnElementWithText({"text":"Buy"}); // step 3 [android]: Tap',
+        "  client.tools.tapOnElementWithText({ // step 3 [android]: Tap",
+        '    "text": "Buy"});',
         "}",
     ]
-    assert [(n, g.step, g.classifier, g.tool, g.line, g.column) for n, g in table.items()] == [  # type: ignore[attr-defined]
-        (5, 0, "android", "launchApp", 5, 15),
-        (6, 1, "android", "inputText", 10, 11),
-        (7, 1, "ios-iphone", "weird-tool.name", 12, 11),
-        (8, 3, "android", "tapOnElementWithText", 17, 11),
+    assert [
+        (n, g.step, g.classifier, g.tool, g.line, g.column, g.property)  # type: ignore[attr-defined]
+        for n, g in table.items()
+    ] == [
+        (5, 0, "android", "launchApp", 5, 15, None),
+        (6, 0, "android", "launchApp", 5, 27, "appId"),
+        (7, 1, "android", "inputText", 10, 11, None),
+        (8, 1, "android", "inputText", 10, 23, "text"),
+        (9, 1, "ios-iphone", "weird-tool.name", 12, 11, None),
+        (10, 3, "android", "tapOnElementWithText", 17, 11, None),
+        (11, 3, "android", "tapOnElementWithText", 17, 34, "text"),
     ]
+
+
+def test_every_property_and_item_is_a_line_that_maps_to_its_yaml_node() -> None:
+    lines, table = gen(
+        """
+        trail:
+          - step: s
+            recording:
+              android:
+                - tapOnElementBySelector:
+                    nodeSelector:
+                      androidAccessibility:
+                        textRegx: Buy
+                        isChecked: yes
+                      containsDescendants:
+                        - androidAccessibility: {textRegex: a}
+                        - {}
+        """
+    )
+    assert lines[HEADER_LINES:-1] == [
+        "  client.tools.tapOnElementBySelector({ // step 1 [android]: s",
+        '    "nodeSelector": {',
+        '      "androidAccessibility": {',
+        '        "textRegx": "Buy",',
+        '        "isChecked": "yes"},',
+        '      "containsDescendants": [',
+        "        {",
+        '          "androidAccessibility": {',
+        '            "textRegex": "a"}},',
+        "        {}]}});",
+    ]
+    rows = {
+        n: (g.property, g.key_path, g.line, g.column, g.value_line, g.value_column)  # type: ignore[attr-defined]
+        for n, g in table.items()
+    }
+    call = "trail[0].recording.android[0]"
+    base = f"{call}.tapOnElementBySelector.nodeSelector"
+    assert rows == {
+        5: (None, call, 5, 11, 0, 0),
+        6: ("nodeSelector", base, 6, 13, 0, 0),
+        7: ("nodeSelector.androidAccessibility", f"{base}.androidAccessibility", 7, 15, 0, 0),
+        8: (
+            "nodeSelector.androidAccessibility.textRegx",
+            f"{base}.androidAccessibility.textRegx",
+            8, 17, 8, 27,
+        ),
+        9: (
+            "nodeSelector.androidAccessibility.isChecked",
+            f"{base}.androidAccessibility.isChecked",
+            9, 17, 9, 28,
+        ),
+        10: ("nodeSelector.containsDescendants", f"{base}.containsDescendants", 10, 15, 0, 0),
+        11: (
+            "nodeSelector.containsDescendants[0]",
+            f"{base}.containsDescendants[0]",
+            11, 19, 0, 0,
+        ),
+        12: (
+            "nodeSelector.containsDescendants[0].androidAccessibility",
+            f"{base}.containsDescendants[0].androidAccessibility",
+            11, 19, 0, 0,
+        ),
+        13: (
+            "nodeSelector.containsDescendants[0].androidAccessibility.textRegex",
+            f"{base}.containsDescendants[0].androidAccessibility.textRegex",
+            11, 42, 11, 53,
+        ),
+        14: (
+            "nodeSelector.containsDescendants[1]",
+            f"{base}.containsDescendants[1]",
+            12, 19, 0, 0,
+        ),
+    }  # fmt: skip
+
+
+def test_a_diagnostic_points_at_the_key_or_the_value_by_its_code() -> None:
+    _, table = gen(
+        """
+        trail:
+          - step: s
+            recording:
+              android:
+                - inputText: {text: hi}
+        """
+    )
+    prop = table[6]
+    assert prop.at("TS2353") == (5, 23)  # type: ignore[attr-defined]  # unknown property: the key
+    assert prop.at("TS2322") == (5, 29)  # type: ignore[attr-defined]  # wrong type: the value
+    assert table[5].at("TS2322") == (5, 11)  # type: ignore[attr-defined]  # the call itself
 
 
 def test_plain_scalars_are_text_where_the_tool_declares_a_string() -> None:
@@ -132,12 +242,11 @@ def test_plain_scalars_are_text_where_the_tool_declares_a_string() -> None:
                         isChecked: true
         """
     )
-    calls = [line.split("; //")[0].strip() for line in lines[HEADER_LINES:-1]]
-    assert calls == [
-        'client.tools.inputText({"text":"12345678"})',
-        'client.tools.longPressOnElementWithText({"text":"x","index":"007"})',
-        'client.tools.tapOnElementWithText({"text":"5","index":2})',
-        'client.tools.assertVisibleBySelector({"nodeSelector":{"androidAccessibility":{"textRegex":"8:00","isChecked":true}}})',
+    assert [code for code, _ in statements(lines)] == [
+        'client.tools.inputText({"text":"12345678"});',
+        'client.tools.longPressOnElementWithText({"text":"x","index":"007"});',
+        'client.tools.tapOnElementWithText({"text":"5","index":2});',
+        'client.tools.assertVisibleBySelector({"nodeSelector":{"androidAccessibility":{"textRegex":"8:00","isChecked":true}}});',
     ]
 
 
@@ -158,24 +267,28 @@ def test_runif_branches_are_calls_of_their_own() -> None:
                           then: [{pressBack: {}}]
         """
     )
-    calls = [line.split("; //") for line in lines[HEADER_LINES:-1]]
-    assert [(c[0].strip(), c[1].split(":")[0].strip()) for c in calls] == [
+    assert statements(lines) == [
         (
-            'client.tools.runIf({"condition":{"tool":{"assertVisibleWithText":{}}},"then":[{"tapOnElementWithText":{}}],"else":[{"runIf":{}}]})',
+            'client.tools.runIf({"condition":{"tool":{"assertVisibleWithText":{}}},"then":[{"tapOnElementWithText":{}}],"else":[{"runIf":{}}]});',
             "step 1 [android]",
         ),
         (
-            'client.tools.assertVisibleWithText({"text":"Not now"})',
+            'client.tools.assertVisibleWithText({"text":"Not now"});',
             "step 1 [android] runIf.condition",
         ),
-        ('client.tools.tapOnElementWithText({"text":"Not now"})', "step 1 [android] runIf.then[0]"),
         (
-            'client.tools.runIf({"condition":{"selector":{"androidAccessibility":{"textRegex":"Later"}}},"then":[{"pressBack":{}}]})',
+            'client.tools.tapOnElementWithText({"text":"Not now"});',
+            "step 1 [android] runIf.then[0]",
+        ),
+        (
+            'client.tools.runIf({"condition":{"selector":{"androidAccessibility":{"textRegex":"Later"}}},"then":[{"pressBack":{}}]});',
             "step 1 [android] runIf.else[0]",
         ),
-        ("client.tools.pressBack({})", "step 1 [android] runIf.else[0] › runIf.then[0]"),
+        ("client.tools.pressBack({});", "step 1 [android] runIf.else[0] › runIf.then[0]"),
     ]
-    assert [g.position for g in table.values()] == [  # type: ignore[attr-defined]
+    # The runIf lines map to their own keys; each branch call starts a statement of its own.
+    calls = {n: g for n, g in table.items() if g.property is None}  # type: ignore[attr-defined]
+    assert [g.position for g in calls.values()] == [  # type: ignore[attr-defined]
         None,
         "runIf.condition",
         "runIf.then[0]",
@@ -195,9 +308,7 @@ def test_an_invalid_runif_tree_emits_nothing_of_itself() -> None:
                 - pressBack: {}
         """
     )
-    assert [line.split("(")[0].strip() for line in lines[HEADER_LINES:-1]] == [
-        "client.tools.pressBack"
-    ]
+    assert [code.split("(")[0] for code, _ in statements(lines)] == ["client.tools.pressBack"]
 
 
 def test_a_packed_line_table_unpacks_to_the_same_calls() -> None:
@@ -219,5 +330,12 @@ def test_a_packed_line_table_unpacks_to_the_same_calls() -> None:
         schemas,
         catalog.defs,
     )
-    assert len(generated.lines) == 2
-    assert unpack_lines(pack_lines(generated.lines)) == generated.lines
+    assert [(n, g.tool, g.property) for n, g in generated.lines.items()] == [
+        (5, "tapOnPoint", None),
+        (6, "tapOnPoint", "x"),
+        (7, "tapOnPoint", "y"),
+        (8, "inputText", None),
+        (9, "inputText", "text"),
+    ]
+    calls = {n: g for n, g in generated.lines.items() if g.property is None}
+    assert unpack_lines(pack_lines(calls)) == calls

@@ -22,12 +22,13 @@ REPORT = Report(
             12,
             9,
             "Type 'number' is not assignable to type 'string'.",
-            key_path="trail[2].recording.android[0]",
+            key_path="trail[2].recording.android[0].inputText.text",
             code="TS2322",
             step=3,
             classifier="android",
             tool="inputText",
             trailmap="shop",
+            property="text",
         ),
         Finding(
             "parse",
@@ -54,7 +55,8 @@ REPORT = Report(
 def test_github_annotations_escape_what_the_runner_would_misread() -> None:
     assert github(REPORT).splitlines() == [
         "::error file=trailmaps/shop/a.trail.yaml,line=12,col=9,title=trailblaze type TS2322::"
-        "trail[2].recording.android[0]: Type 'number' is not assignable to type 'string'.",
+        "trail[2].recording.android[0].inputText.text: Type 'number' is not assignable to type "
+        "'string'.",
         "::error file=trailmaps/shop/c.trail.yaml,line=2,col=3,title=trailblaze parse unknown-key::"
         "trail[0]: unknown key 'stpe' (did you mean 'step'?)",
         "::warning file=trailmaps/shop/trailmap.yaml,line=4,col=1,title=trailblaze warning "
@@ -84,6 +86,7 @@ def test_sarif_has_one_result_per_finding_with_its_location() -> None:
         "classifier": "android",
         "tool": "inputText",
         "trailmap": "shop",
+        "property": "text",
     }
     assert [r["level"] for r in run["results"]] == ["error", "error", "warning"]
 
@@ -167,9 +170,10 @@ def test_json_is_the_stable_report() -> None:
                 "code": "TS2322",
                 "message": "Type 'number' is not assignable to type 'string'.",
                 "fatal": True,
-                "key_path": "trail[2].recording.android[0]",
+                "key_path": "trail[2].recording.android[0].inputText.text",
                 "trailmap": "shop",
                 "position": None,
+                "property": "text",
             },
             {
                 "kind": "parse",
@@ -185,6 +189,7 @@ def test_json_is_the_stable_report() -> None:
                 "key_path": "trail[0]",
                 "trailmap": None,
                 "position": None,
+                "property": None,
             },
             {
                 "kind": "warning",
@@ -200,6 +205,7 @@ def test_json_is_the_stable_report() -> None:
                 "key_path": "",
                 "trailmap": None,
                 "position": None,
+                "property": None,
             },
         ],
     }

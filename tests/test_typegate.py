@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, DATA, write_tree
+from trailblaze.catalog import load_catalog
 from trailblaze.check import run_check
 from trailblaze.codegen import GenLine, pack_lines
 from trailblaze.options import CheckOptions
@@ -74,13 +75,13 @@ def mutate(ws: Path, line: int, old: str, new: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "old", "new", "call_line", "step", "tool", "codes"),
+    ("line", "old", "new", "at", "step", "tool", "codes"),
     [
         pytest.param(
             62,
             "longPress: true",
             "longPress: 'true'",
-            60,
+            (62, 24, "longPress"),
             4,
             "tapOnElementBySelector",
             {"TS2322"},
@@ -90,7 +91,7 @@ def mutate(ws: Path, line: int, old: str, new: str) -> None:
             12,
             "appId: xyz.block.trailblaze.examples.sampleapp",
             "",
-            11,
+            (11, 7, None),
             0,
             "launchApp",
             {"TS2741", "TS2345"},
@@ -100,7 +101,7 @@ def mutate(ws: Path, line: int, old: str, new: str) -> None:
             18,
             "tapOnElementBySelector:",
             "tapOnElementBySelectr:",
-            18,
+            (18, 11, None),
             1,
             "tapOnElementBySelectr",
             {"TS2551"},
@@ -110,7 +111,7 @@ def mutate(ws: Path, line: int, old: str, new: str) -> None:
             61,
             "reason:",
             "reasn:",
-            60,
+            (61, 13, "reasn"),
             4,
             "tapOnElementBySelector",
             {"TS2353", "TS2561"},
@@ -120,7 +121,7 @@ def mutate(ws: Path, line: int, old: str, new: str) -> None:
             55,
             "textRegex: A11y Tap",
             "textRegx: A11y Tap",
-            51,
+            (55, 17, "nodeSelector.androidAccessibility.textRegx"),
             3,
             "tapOnElementBySelector",
             {"TS2353", "TS2561"},
@@ -130,7 +131,7 @@ def mutate(ws: Path, line: int, old: str, new: str) -> None:
             85,
             "isChecked: true",
             "isChecked: 1",
-            81,
+            (85, 28, "nodeSelector.androidAccessibility.isChecked"),
             5,
             "assertVisibleBySelector",
             {"TS2322"},
@@ -138,12 +139,12 @@ def mutate(ws: Path, line: int, old: str, new: str) -> None:
         ),
     ],
 )
-def test_seeded_mutation_gives_exactly_one_finding_at_the_call(
+def test_seeded_mutation_gives_exactly_one_finding_at_the_argument(
     sample_ws: Path,
     line: int,
     old: str,
     new: str,
-    call_line: int,
+    at: tuple[int, int, str | None],
     step: int,
     tool: str,
     codes: set[str],
@@ -154,14 +155,14 @@ def test_seeded_mutation_gives_exactly_one_finding_at_the_call(
     assert (
         finding.kind,
         finding.path,
-        finding.line,
+        (finding.line, finding.column, finding.property),
         finding.step,
         finding.tool,
         finding.classifier,
     ) == (
         "type",
         TRAIL,
-        call_line,
+        at,
         step,
         tool,
         "android-phone",
@@ -178,27 +179,98 @@ def test_bad_enum_value_in_launch_mode(sample_ws: Path) -> None:
         "appId: x\n        launchMode: SIDEWAYS",
     )
     [finding] = check(sample_ws).fatal_findings
-    assert (finding.line, finding.step, finding.tool, finding.code) == (
-        11,
+    assert (finding.line, finding.column, finding.step, finding.tool, finding.code) == (
+        13,
+        21,
         0,
         "launchApp",
         "TS2322",
     )
+    assert finding.property == "launchMode"
     assert finding.message == (
         'Type \'"SIDEWAYS"\' is not assignable to type \'"FORCE_RESTART" | "REINSTALL" | "RESUME" | undefined\'.'
     )
 
 
-def test_quoted_number_for_a_number_argument_is_a_finding(sample_ws: Path) -> None:
+def test_quoted_number_for_a_number_argument_is_a_lint_not_a_finding(sample_ws: Path) -> None:
+    # The reference's runtime converts a quoted canonical number for a number parameter, so the
+    # recording replays: a warning that says the fix, not a failed build.
     (sample_ws / TRAIL).write_text(
         f"config: {{target: {SAMPLE}}}\ntrail:\n  - step: tap\n    recording:\n      android:\n"
         "        - tapOnPoint: {x: '100', y: 200}\n        - wait: {timeToWaitInSeconds: \"5\"}\n"
+        "        - tapOnPoint: {x: '007', y: '1.5'}\n"
     )
     report = check(sample_ws)
-    assert [(f.line, f.tool, f.code, f.message) for f in report.fatal_findings] == [
-        (6, "tapOnPoint", "TS2322", "Type 'string' is not assignable to type 'number'."),
-        (7, "wait", "TS2322", "Type 'string' is not assignable to type 'number'."),
+    assert report.trails[0].status == "type-checked"
+    lints = [f for f in report.findings if f.code == "quoted-number"]
+    assert [(f.kind, f.fatal, f.line, f.column, f.tool, f.property) for f in lints] == [
+        ("warning", False, 6, 27, "tapOnPoint", "x"),
+        ("warning", False, 7, 39, "wait", "timeToWaitInSeconds"),
     ]
+    assert lints[0].text == (
+        f"{TRAIL}:6:27: trail[0].recording.android[0].tapOnPoint.x: quoted number '100' for "
+        "the number argument 'x': replay converts it to 100, the type gate checks it as a "
+        "number; write it without quotes (x: 100)"
+    )
+    # Not canonical numbers (the reference leaves them strings): still type findings.
+    assert [(f.line, f.column, f.property, f.code) for f in report.fatal_findings] == [
+        (8, 27, "x", "TS2322"),
+        (8, 37, "y", "TS2322"),
+    ]
+    assert report.exit_code == 1
+
+
+def _filler(schema: dict[str, object]) -> object:
+    kind = schema.get("type")
+    if "enum" in schema:
+        return schema["enum"][0]  # type: ignore[index]
+    return {"string": "x", "integer": 1, "number": 1, "boolean": True, "array": []}.get(
+        kind if isinstance(kind, str) else "", {}
+    )
+
+
+def test_every_enum_argument_of_the_catalog_is_case_insensitive(sample_ws: Path) -> None:
+    # The reference's runtime decodes enums case-insensitively (its change #203): a lowercase
+    # or mixed-case value replays, so it passes here, for every enum parameter there is.
+    catalog = load_catalog()
+    lines = []
+    for tool in sorted(catalog.recordable_tools(), key=lambda t: t.name):
+        name = tool.name
+        schema = tool.input_schema or {}
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
+        for param, prop in properties.items():
+            values = prop.get("enum")
+            if not values or name == "runIf" or not tool.surface:
+                continue
+            for i, value in enumerate(values):
+                args = {r: _filler(properties[r]) for r in required if r != param}
+                args[param] = value.lower() if i % 2 == 0 else value.capitalize()
+                lines.append(f"        - {name}: {json.dumps(args)}")
+    assert len(lines) >= 25, lines  # launchMode, keyCode, swipe and scroll directions, ...
+    assert any('- swipe: {"direction": "Down"}' in line for line in lines)
+    (sample_ws / TRAIL).write_text(
+        f"config: {{target: {SAMPLE}}}\ntrail:\n  - step: s\n    recording:\n      android:\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+    report = check(sample_ws)
+    assert fatal(report) == []
+    assert (report.trails[0].status, report.trails[0].calls) == ("type-checked", len(lines))
+
+
+def test_an_enum_value_of_no_case_is_still_a_finding(sample_ws: Path) -> None:
+    (sample_ws / TRAIL).write_text(
+        f"config: {{target: {SAMPLE}}}\ntrail:\n  - step: s\n    recording:\n      android:\n"
+        "        - swipe: {direction: sideways}\n"
+    )
+    [finding] = check(sample_ws).fatal_findings
+    assert (finding.line, finding.column, finding.property, finding.code) == (
+        6,
+        30,
+        "direction",
+        "TS2322",
+    )
 
 
 def test_quoted_numeric_string_for_a_string_argument_passes(sample_ws: Path) -> None:
@@ -237,13 +309,14 @@ def test_wrong_type_inside_a_runif_branch_is_one_finding_at_its_own_line(sample_
         finding.code,
     ) == (
         10,
-        17,
+        40,
         1,
         "tapOnPoint",
         "runIf.then[1]",
         "TS2322",
     )
-    assert finding.key_path == "trail[0].recording.android[0].runIf.then[1]"
+    assert finding.key_path == "trail[0].recording.android[0].runIf.then[1].tapOnPoint.y"
+    assert finding.property == "y"
 
 
 def test_unknown_tool_inside_a_runif_condition(sample_ws: Path) -> None:
@@ -300,14 +373,21 @@ def test_one_edited_trail_is_the_only_file_the_compiler_sees(sample_ws: Path) ->
     shutil.copy(sample_ws / TRAIL, sample_ws / other)
     check(sample_ws)
     assert sorted(stats(sample_ws)["files_compiled"]) == sorted([TRAIL, other])  # type: ignore[arg-type]
-    mutate(sample_ws, 23, "- tapOnElementBySelector:", "- tapOnElementBySelector:  # comment only")
-    check(sample_ws)
-    # Re-read and re-parsed, but the generated text is the same: a cache hit, no compiler.
-    assert (stats(sample_ws)["trails_parsed"], stats(sample_ws)["compiler_runs"]) == (1, 0)
     mutate(sample_ws, 22, "textRegex: Tap Me", "textRegex: Tap me")
     check(sample_ws)
     assert stats(sample_ws)["files_compiled"] == [TRAIL]
     assert stats(sample_ws)["trails_parsed"] == 1
+
+
+def test_a_cached_result_never_outlives_the_positions_it_points_at(sample_ws: Path) -> None:
+    # The same generated text with every YAML line moved down: the finding must move too.
+    mutate(sample_ws, 55, "textRegex: A11y Tap", "textRegx: A11y Tap")
+    [before] = check(sample_ws).fatal_findings
+    text = (sample_ws / TRAIL).read_text()
+    (sample_ws / TRAIL).write_text("# a comment\n# another\n" + text)
+    [after] = check(sample_ws).fatal_findings
+    assert (after.line, after.column) == (before.line + 2, before.column) == (57, 17)
+    assert stats(sample_ws)["files_compiled"] == [TRAIL]
 
 
 def test_findings_are_reported_again_from_the_cache(sample_ws: Path) -> None:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trailblaze.cache import digest
-from trailblaze.codegen import PackedLines, generate, pack_lines
+from trailblaze.codegen import PackedLines, generate
+from trailblaze.finding import Finding
 from trailblaze.fsutil import Stamp, write_generated
 from trailblaze.parse import ParseOutcome, file_error, parse_trail
 from trailblaze.runif import runif_findings
@@ -59,6 +60,9 @@ class Parsed:
     """Digest of the generated module (already written), None when none was generated. The
     text stays in the process that wrote it: sending it back cost more than hashing it."""
     lines: PackedLines | None = None
+    lints: tuple[Finding, ...] = ()
+    """What the generator found about values it converted (`quoted-number`): part of the
+    trail's type result."""
 
 
 def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
@@ -86,7 +90,10 @@ def process(item: Item, ctx: Context) -> Parsed:
     # Each worker writes what it generated: creating a file waits on the disk, and the waits
     # overlap with the other workers' parsing.
     write_generated(ctx.layout.trail_file(item.path), generated.text)
-    return Parsed(record, digest(generated.text), pack_lines(generated.lines))
+    # The module's key covers the trail's content too: the line table (YAML lines and columns)
+    # is not in the generated text, and a result must not outlive the positions it points at.
+    module = digest(generated.text, item.content)
+    return Parsed(record, module, generated.rows, generated.lints)
 
 
 _WORKER: dict[str, Context] = {}

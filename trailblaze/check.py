@@ -401,7 +401,9 @@ def _run_check(
             run.statuses.append(status)
             if status.status == "type-checked":
                 fatal = record.target not in exempt
-                run.findings.extend(f.with_(fatal=fatal) for f in record.type_findings())
+                run.findings.extend(
+                    f.with_(fatal=fatal) if f.kind == "type" else f for f in record.type_findings()
+                )
         for target, count in sorted(missing_surface.items()):
             if target in exempt:
                 continue

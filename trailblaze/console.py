@@ -188,6 +188,8 @@ def _context(finding: Finding) -> str:
         parts.append(finding.classifier)
     if finding.tool:
         parts.append(f"tool {finding.tool}")
+    if finding.property:
+        parts.append(f"property {finding.property}")
     return f"  ({', '.join(parts)})" if parts and finding.kind in ("type", "runif") else ""
 
 

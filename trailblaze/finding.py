@@ -7,6 +7,7 @@ text form (`Finding.text`) is the shape users grep for and tests pin.
 
 from __future__ import annotations
 
+import builtins
 import difflib
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
@@ -33,8 +34,10 @@ class Finding:
     trailmap: str | None = None
     position: str | None = None
     """Where a call sits inside a runIf tree, e.g. `runIf.then[1]`."""
+    property: str | None = None
+    """The argument at fault, as a path in the call's arguments (`nodeSelector.androidAccessibility.textRegex`)."""
 
-    @property
+    @builtins.property  # `property` is a field's name here
     def text(self) -> str:
         """`path:line:col: key.path: message`, the form every message shape is pinned in."""
         where = f"{self.path}:{self.line}:{self.column}"

@@ -58,7 +58,8 @@ def sarif(report: Report) -> str:
         properties = {
             k: v
             for k, v in (("kind", finding.kind), ("step", finding.step), ("classifier", finding.classifier),
-                         ("tool", finding.tool), ("trailmap", finding.trailmap), ("position", finding.position))
+                         ("tool", finding.tool), ("trailmap", finding.trailmap), ("position", finding.position),
+                         ("property", finding.property))
             if v is not None
         }  # fmt: skip
         if properties:

@@ -323,6 +323,7 @@ _FINDING_TYPES: dict[str, tuple[type, ...]] = {
     "tool": (str, type(None)),
     "trailmap": (str, type(None)),
     "position": (str, type(None)),
+    "property": (str, type(None)),
 }
 
 
@@ -335,7 +336,7 @@ def _valid_findings(data: Any, path: str) -> list[dict[str, Any]]:
             not isinstance(item, dict)
             or item.keys() != _FIELD_SET
             or not all(isinstance(item[k], t) for k, t in _FINDING_TYPES.items() if k in item)
-            or item["kind"] != "type"
+            or item["kind"] not in ("type", "warning")  # warnings: codegen's quoted-number
             or item["path"] != path
         ):
             raise RemoteFault(f"an entry holds a finding that is not one of {path}'s type findings")

@@ -210,4 +210,5 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
         "key_path": finding.key_path,
         "trailmap": finding.trailmap,
         "position": finding.position,
+        "property": finding.property,
     }

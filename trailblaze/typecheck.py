@@ -388,7 +388,7 @@ class TypeCheck:
             )
             return
         self.records[rel] = record.with_result(None, (), surface_key, self._base_key)
-        job = Job(rel, target, self.layout.trail_file(rel), parsed.lines, key)
+        job = Job(rel, target, self.layout.trail_file(rel), parsed.lines, key, parsed.lints)
         if self._remote is not None:
             self._remote_keys[rel] = result_key(
                 compiler_version=self._compiler.version if self._compiler else "",
@@ -414,8 +414,8 @@ class TypeCheck:
         for gen in sorted(unpack_lines(parsed.lines).values(), key=lambda g: (g.line, g.column)):
             reason = unresolved.get(gen.tool)
             where = (gen.line, gen.column, gen.tool)
-            if reason is None or where in seen:
-                continue
+            if reason is None or where in seen or gen.property is not None:
+                continue  # one per call: its property lines are the same call
             seen.add(where)
             found.append(
                 Finding(

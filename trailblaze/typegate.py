@@ -115,6 +115,8 @@ class Job:
     lines: PackedLines
     """Its line table, packed (`codegen.unpack_lines`)."""
     key: str
+    lints: tuple[Finding, ...] = ()
+    """Findings of the generator, reported with the compiler's."""
 
 
 @dataclass
@@ -639,7 +641,7 @@ def _map(
     by_trailmap: dict[str, list[Job]] = defaultdict(list)
     for job in jobs:
         by_trailmap[job.trailmap].append(job)
-    findings: dict[str, list[Finding]] = {job.path: [] for job in jobs}
+    findings: dict[str, list[Finding]] = {job.path: list(job.lints) for job in jobs}
     failed: dict[str, str] = {}
     surfaces_root = _abs(layout.root / "surfaces")
     tables: dict[str, dict[int, GenLine]] = {}
@@ -660,12 +662,13 @@ def _map(
                     f"unmapped diagnostic on {where} of the generated module: {_show(diagnostic, layout)}",
                 )
                 continue
+            line, column = gen.at(diagnostic.code)
             findings[job.path].append(
                 Finding(
                     "type",
                     job.path,
-                    gen.line,
-                    gen.column,
+                    line,
+                    column,
                     diagnostic.message,
                     key_path=gen.key_path,
                     code=diagnostic.code,
@@ -674,6 +677,7 @@ def _map(
                     tool=gen.tool,
                     trailmap=job.trailmap,
                     position=gen.position,
+                    property=gen.property,
                 )
             )
             continue

@@ -251,6 +251,44 @@ def test_unknown_and_missing_arguments_are_named(device: ModelDevice) -> None:
     )
 
 
+def test_enum_values_replay_in_any_case(device: ModelDevice, model: FakeDevice) -> None:
+    # The reference decodes enums case-insensitively (its change #203): so does replay.
+    outcome = runner(device).run_recording(
+        calls(
+            f"- launchApp: {{appId: {PACKAGE}, launchMode: force_restart}}\n- swipe: {{direction: up}}"
+        )
+    )
+
+    assert outcome.passed, outcome.failure
+    assert outcome.tools[0].detail == f"launched {PACKAGE} (FORCE_RESTART)"
+    assert any(c.startswith("input swipe ") for c in model.commands)
+
+
+def test_enum_values_from_tokens_replay_in_any_case(device: ModelDevice) -> None:
+    recording = f"- launchApp: {{appId: {PACKAGE}, launchMode: '{{{{args.mode}}}}'}}"
+    tokens = Tokens({"mode": "Resume"}, frozenset({"mode"}))
+    outcome = runner(device, tokens=tokens).run_recording(
+        calls(recording, config="config:\n  args:\n    mode: string\n")
+    )
+
+    assert outcome.passed, outcome.failure
+    assert outcome.tools[0].detail == f"launched {PACKAGE} (RESUME)"
+
+
+def test_a_quoted_number_for_a_number_argument_is_converted(device: ModelDevice) -> None:
+    # The check gives a `quoted-number` warning for it; the recording still replays.
+    outcome = runner(device).run_recording(calls("- wait: {timeToWaitInSeconds: '0'}"))
+
+    assert outcome.passed, outcome.failure
+
+
+def test_a_number_the_runtime_would_not_convert_stays_a_string(device: ModelDevice) -> None:
+    outcome = runner(device).run_recording(calls("- eraseText: {charactersToErase: '007'}"))
+
+    assert outcome.failure is not None
+    assert "expected an integer, found the quoted string '007'" in outcome.failure.error
+
+
 def test_schema_defaults_are_applied(device: ModelDevice, model: FakeDevice) -> None:
     model.apps[PACKAGE].values["name"] = "old"
     # launchApp's launchMode defaults to REINSTALL: stop, clear data, launch.

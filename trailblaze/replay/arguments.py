@@ -6,7 +6,9 @@ At dispatch, arguments go through three steps, in this order:
    replay sees exactly the values ``tsc`` checked;
 2. token substitution: ``{{args.x}}`` / ``${args.x}`` (``--arg`` values over ``config.args``
    defaults; ``{{args.x.field}}`` reads a field of an object argument's JSON value) and
-   ``{{memory.x}}`` (``config.memory``); an unresolved token fails the tool;
+   ``{{memory.x}}`` (``config.memory``); an unresolved token fails the tool; then the reference
+   runtime's leniency for what the tokens made (``codegen.runtime_values``): enum values in any
+   case, a canonical number in a string where only a number fits;
 3. validation against the tool's JSON Schema (``schemacheck``, so the messages are the
    check's), then the schema's top-level defaults.
 
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trailblaze.argtokens import TOKEN, is_args_body, malformed_message, parse_token, token_body
-from trailblaze.codegen import json_args
+from trailblaze.codegen import json_args, runtime_values
 from trailblaze.replay.failure import ToolError
 from trailblaze.schemacheck import check
 from trailblaze.yamlnode import PLAIN, YMap, YNode, YScalar, YSeq
@@ -135,7 +137,7 @@ def parse_arguments(
         values = json_args(node, schema, defs)
     else:
         values = copy.deepcopy(raw) if raw is not None else {}
-    values = substitute(values, tokens)
+    values = runtime_values(substitute(values, tokens), schema, defs)
     issues = check(rebuild(node, values, line, column), schema, key_path=tool, at=(line, column))
     if issues:
         shown = "; ".join(
