@@ -496,10 +496,12 @@ class _Parser:
         fields["devices"] = self.string_map(cfg, "devices", key_path)
         fields["memory"] = self.string_map(cfg, "memory", key_path)
         self.string_map(cfg, "metadata", key_path)
-        if (skip := cfg.get("skip")) is not None and not (
-            "platform" in allowed and isinstance(skip, YScalar)
-        ):
-            self.string_map(cfg, "skip", key_path)
+        if (skip := cfg.get("skip")) is not None:
+            if "platform" in allowed and isinstance(skip, YScalar):
+                if skip.value not in (None, False, ""):
+                    fields["skip_all"] = skip.text
+            else:
+                fields["skip"] = self.string_map(cfg, "skip", key_path)
         if (tags := cfg.get("tags")) is not None:
             tag_path = join_key(key_path, "tags")
             with contextlib.suppress(_Reject):

@@ -100,6 +100,10 @@ class TrailConfig:
     platform: str | None = None
     driver: str | None = None
     devices: tuple[tuple[str, str], ...] = ()
+    skip: tuple[tuple[str, str], ...] = ()
+    """``config.skip``: (classifier, reason) pairs, in file order."""
+    skip_all: str | None = None
+    """A legacy ``skip:`` given as one scalar: the file is skipped wherever it runs."""
     tags: tuple[str, ...] = ()
     memory: tuple[tuple[str, str], ...] = ()
     args: tuple[ArgDecl, ...] = ()

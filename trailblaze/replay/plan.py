@@ -3,17 +3,27 @@
 A trail goes through the strict parse gate and the shared ``runIf`` validator first: a trail
 either fails (refused, with the same located messages ``trailblaze check`` prints) or gets a
 plan. The plan picks each step's recording for the device (the most specific classifier of the
-chain, ``android-phone`` then ``android`` by default; legacy recordings have no classifier and
-always apply), says why a step without one is skipped (NL-only steps need the AI runner), and
-resolves the trail's argument and memory values for token substitution.
+chain, ``android-phone`` then ``android`` by default), says why a step without one is skipped
+(NL-only steps need the AI runner), and resolves the trail's argument and memory values for
+token substitution.
+
+Skips, as the reference has them:
+
+- ``config.skip: {classifier: reason}``: the trail is skipped on a device whose chain holds the
+  classifier, the most specific one's reason first. A legacy ``skip:`` scalar skips the file.
+- Legacy per-device files: a legacy trail named ``<classifier>.trail.yaml`` (next to its
+  ``blaze.yaml``) holds the recording of that classifier, and ``config.platform`` names its
+  platform. It runs only where both fit the chain; ``prefer_most_specific`` then keeps, of the
+  per-device files of one directory, the one of the most specific classifier.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 
 from trailblaze.finding import Finding
 from trailblaze.parse import parse_trail
@@ -24,6 +34,12 @@ from trailblaze.trail import ArgDecl, Recording, Step, Trail
 from trailblaze.yamlnode import YScalar
 
 DEFAULT_CLASSIFIER = "android-phone"
+#: The platforms classifiers start with (``android-phone`` is the Android phone form factor).
+PLATFORMS = ("android", "ios", "web", "desktop", "compose")
+_CLASSIFIER_FILE = re.compile(
+    rf"^((?:{'|'.join(PLATFORMS)})(?:-[a-z0-9]+)*)\.trail\.yaml$", re.IGNORECASE
+)
+SHARED_DEFINITION = "blaze.yaml"
 
 
 class PlanError(ValueError):
@@ -59,10 +75,20 @@ class TrailPlan:
     tokens: Tokens = field(default_factory=Tokens)
     file: Path | None = None
     """The trail's file (``runTrail`` resolves paths next to it)."""
+    step_reasons: bool = False
+    """A skipped trail's steps show their own reasons (each needs the AI runner) first."""
 
     @property
     def refused(self) -> bool:
         return self.trail is None
+
+    @property
+    def runnable(self) -> bool:
+        return self.trail is not None and self.skip_reason is None
+
+    @property
+    def legacy(self) -> bool:
+        return self.trail is not None and self.trail.format == "legacy"
 
     @property
     def declared_args(self) -> frozenset[str]:
@@ -81,6 +107,37 @@ def refusal(path: str, text: str) -> tuple[Trail | None, tuple[Finding, ...]]:
     return outcome.trail, ()
 
 
+def file_classifier(path: str) -> str | None:
+    """The classifier a per-device file name carries (``android-phone.trail.yaml``), or None."""
+    found = _CLASSIFIER_FILE.match(PurePosixPath(path).name)
+    return found.group(1).lower() if found else None
+
+
+def _not_this_device(trail: Trail, path: str, chain: tuple[str, ...]) -> str | None:
+    """Why a legacy per-device file is not for this device, or None."""
+    if trail.format != "legacy":
+        return None
+    drives = f"this replay drives {chain[0]} ({', '.join(chain)})"
+    platform = (trail.config.platform or "").strip().lower()
+    if platform and platform != chain[-1]:
+        return f"config.platform is {platform}: {drives}"
+    classifier = file_classifier(path)
+    if classifier is not None and classifier not in chain:
+        name = PurePosixPath(path).name
+        return f"a per-device file recorded for {classifier} ({name}): {drives}"
+    return None
+
+
+def _config_skip(trail: Trail, chain: tuple[str, ...]) -> str | None:
+    if trail.config.skip_all is not None:
+        return f"config.skip: {trail.config.skip_all}"
+    reasons = dict(trail.config.skip)
+    for classifier in chain:  # most specific first
+        if classifier in reasons:
+            return f"config.skip.{classifier}: {reasons[classifier] or '(no reason given)'}"
+    return None
+
+
 def plan_trail(
     path: str, text: str, chain: tuple[str, ...], args: Mapping[str, str] | None = None
 ) -> TrailPlan:
@@ -89,6 +146,9 @@ def plan_trail(
         return TrailPlan(path, None, findings)
     steps = tuple(_plan_step(step, chain) for step in trail.all_steps())
     tokens = _tokens(trail, args or {})
+    skip = _not_this_device(trail, path, chain) or _config_skip(trail, chain)
+    if skip is not None:
+        return TrailPlan(path, trail, (), steps, skip, tokens)
     if not any(s.recording is not None for s in steps):
         recorded = sorted(
             {r.classifier for s in trail.all_steps() for r in s.recordings if r.classifier}
@@ -97,7 +157,7 @@ def plan_trail(
             reason = f"no Android recording (recorded for {', '.join(recorded)}): {NEEDS_AI}"
         else:
             reason = f"no recording at all: {NEEDS_AI}"
-        return TrailPlan(path, trail, (), steps, reason, tokens)
+        return TrailPlan(path, trail, (), steps, reason, tokens, step_reasons=True)
     return TrailPlan(path, trail, (), steps, None, tokens)
 
 
@@ -138,3 +198,40 @@ def _default(decl: ArgDecl) -> str | None:
             return None
         return node.text if not node.quoted else str(node.value)
     return json.dumps(node.to_python())
+
+
+def prefer_most_specific(plans: Sequence[TrailPlan], chain: tuple[str, ...]) -> list[TrailPlan]:
+    """Of the legacy per-device files of one directory, keep the most specific classifier's.
+
+    The others, and the directory's shared ``blaze.yaml``, are skipped with the file that
+    replays instead.
+    """
+    chosen: dict[Path, tuple[int, TrailPlan]] = {}
+    for plan in plans:
+        classifier = file_classifier(plan.path)
+        if plan.runnable and plan.file is not None and classifier in chain and plan.legacy:
+            rank = chain.index(classifier)
+            current = chosen.get(plan.file.parent)
+            if current is None or rank < current[0]:
+                chosen[plan.file.parent] = (rank, plan)
+    out: list[TrailPlan] = []
+    for plan in plans:
+        entry = chosen.get(plan.file.parent) if plan.file is not None else None
+        if entry is None or entry[1] is plan or plan.trail is None or plan.file is None:
+            out.append(plan)
+            continue
+        winner = entry[1]
+        name = PurePosixPath(winner.path).name
+        classifier = file_classifier(plan.path)
+        if plan.runnable and plan.legacy and classifier is not None:
+            why = (
+                f"{name} replays instead: it is recorded for {file_classifier(winner.path)}, "
+                f"more specific than {classifier}"
+            )
+        elif plan.file.name == SHARED_DEFINITION:
+            why = f"recorded per device: {name} replays this trail"
+        else:
+            out.append(plan)
+            continue
+        out.append(replace(plan, skip_reason=why))
+    return out

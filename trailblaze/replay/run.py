@@ -29,7 +29,13 @@ from trailblaze.parse import file_error
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
 from trailblaze.replay.engine import Hooks, Runner
-from trailblaze.replay.plan import PlanError, TrailPlan, classifier_chain, plan_trail
+from trailblaze.replay.plan import (
+    PlanError,
+    TrailPlan,
+    classifier_chain,
+    plan_trail,
+    prefer_most_specific,
+)
 from trailblaze.replay.results import (
     Location,
     RunResult,
@@ -146,7 +152,8 @@ def _replay(
     sources: _Sources,
 ) -> RunResult:
     plans = [_plan(ws, path, chain, args) for path in files]
-    plans = [_refuse_unreplayable(p, sources.get(p)) if not p.refused else p for p in plans]
+    plans = prefer_most_specific(plans, chain)
+    plans = [_refuse_unreplayable(p, sources.get(p)) if p.runnable else p for p in plans]
     _check_args(args, plans)
     runnable = [p for p in plans if not p.refused and p.skip_reason is None]
     if runnable and device is None:
@@ -399,7 +406,7 @@ def _run_trail(
         return TrailResult(plan.path, "refused", findings=tuple(f.text for f in plan.findings))
     title, target = trail.config.title, trail.config.target
     if plan.skip_reason is not None:
-        return _not_run(plan, "skipped", plan.skip_reason, own=True)
+        return _not_run(plan, "skipped", plan.skip_reason, own=plan.step_reasons)
     assert device is not None
     runner = Runner(
         device, source, trail=plan.path, tokens=plan.tokens, options=options, cancel=cancel,
