@@ -121,7 +121,15 @@ def _parser() -> argparse.ArgumentParser:
         help="trail files or directories (default: every trail of the current workspace)",
     )
     replay.add_argument(
-        "--device", metavar="SERIAL", help="adb serial (default: ANDROID_SERIAL, else the only one)"
+        "--device",
+        action="append",
+        default=[],
+        metavar="SERIAL",
+        help="adb serial; repeatable, trails spread over the devices "
+        "(default: ANDROID_SERIAL, else the only one)",
+    )
+    replay.add_argument(
+        "--all-devices", action="store_true", help="replay on every ready device, in parallel"
     )
     replay.add_argument(
         "--arg",
@@ -310,7 +318,8 @@ def _replay(args: argparse.Namespace) -> int:
 
     request = ReplayRequest(
         trails=tuple(args.trails),
-        serial=args.device,
+        serials=tuple(args.device),
+        all_devices=args.all_devices,
         args=tuple(args.arg),
         classifier=args.classifier,
         json_path=args.json,

@@ -587,7 +587,18 @@ def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
     return {
         "actions": [(_replay_action, [root])],
         "params": [
-            _option("device", "adb serial (default: ANDROID_SERIAL, else the only device)"),
+            _option(
+                "device",
+                "adb serial; repeatable (default: ANDROID_SERIAL, else the only one)",
+                list,
+            ),
+            {
+                "name": "all_devices",
+                "long": "all-devices",
+                "type": bool,
+                "default": False,
+                "help": "replay on every ready device, in parallel",
+            },
             _option("arg", "--arg=NAME=VALUE: a trail argument ({{args.NAME}}); repeatable", list),
             _option("classifier", "device classifier (default: android-phone, then android)"),
             _option("json_file", "results as JSON (default: <scratch>/replay.json)", long="json"),
@@ -610,7 +621,13 @@ def _option(name: str, text: str, kind: type = str, *, long: str | None = None) 
 
 
 def _replay_action(
-    root: str | None, device: str, arg: list[str], classifier: str, json_file: str, junit_file: str
+    root: str | None,
+    device: list[str],
+    all_devices: bool,
+    arg: list[str],
+    classifier: str,
+    json_file: str,
+    junit_file: str,
 ) -> TaskFailed | TaskError | None:
     from trailblaze.replay.command import EXIT_USAGE, run_command  # noqa: PLC0415
     from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
@@ -621,7 +638,8 @@ def _replay_action(
         return TaskError(f"trailblaze replay: {exc}")
     request = ReplayRequest(
         workspace=ws.root,
-        serial=device or None,
+        serials=tuple(device),
+        all_devices=all_devices,
         args=tuple(arg),
         classifier=classifier or None,
         json_path=Path(json_file) if json_file else ws.scratch / REPLAY_JSON,

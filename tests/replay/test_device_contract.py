@@ -418,7 +418,8 @@ def test_several_devices_need_a_serial(connect_to: Any) -> None:
     with fake, pytest.raises(AmbiguousDeviceError) as caught:
         connect_to(None, port=fake.port)
     assert str(caught.value) == (
-        "2 devices are connected (emulator-5554, emulator-5556); choose one by serial"
+        "2 devices are connected (emulator-5554, emulator-5556); choose one by serial "
+        "(--device, repeatable) or use them all (--all-devices)"
     )
     assert caught.value.available == ("emulator-5554", "emulator-5556")
 

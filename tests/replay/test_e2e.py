@@ -121,8 +121,10 @@ def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path, tsc: Compil
     assert (
         "trailblaze replay on emulator-5554: 12 trails: 10 passed, 0 failed, 0 refused, 2 skipped\n"
         "  steps: 35 passed, 0 failed, 6 skipped (6 need the AI runner)\n"
-        "passed\n"
+        "  where the time went: "
     ) in done.stdout
+    assert "    capture " in done.stdout
+    assert "\npassed\n" in done.stdout
     report = json.loads(results.read_text("utf-8"))
     statuses = {t["path"]: t["status"] for t in report["trails"]}
     assert statuses == {
@@ -236,9 +238,9 @@ def test_no_adb_server_is_a_usage_error(
     gc.collect()  # the leaked socket warns here, where it is expected, not in a later test
 
     assert code == 2
-    assert capsys.readouterr().err.startswith(
-        f"trailblaze replay: no device: cannot list devices on the adb server at 127.0.0.1:{port}: "
-        "the adb server is unreachable"
+    assert capsys.readouterr().err == (
+        f"trailblaze replay: no adb server at 127.0.0.1:{port}, and `/bin/false -P {port} "
+        "start-server` did not start one (exit code 1: no output)\n"
     )
 
 
@@ -262,7 +264,7 @@ def test_several_devices_without_a_serial_is_a_usage_error(
     assert code == 2
     assert capsys.readouterr().err == (
         "trailblaze replay: 2 devices are connected (emulator-5554, emulator-5556); "
-        "choose one by serial\n"
+        "choose one by serial (--device, repeatable) or use them all (--all-devices)\n"
     )
     assert two_phones.commands == {"emulator-5554": [], "emulator-5556": []}
 
@@ -338,7 +340,11 @@ def test_ctrl_c_stops_at_the_next_tool_boundary(tmp_path: Path) -> None:
     assert "Traceback" not in err
     assert [c for c in model.commands if c.startswith("input")] == ["input tap 10 10"]
     assert f"CANCELLED {path} " in out
-    assert out.endswith(
+    body, table = out.split("  where the time went: ")
+    assert table.startswith("1.")  # the one tap ran into its 1 s delay: act time
+    assert "    act " in table
+    assert table.endswith("cancelled: stopped at a tool boundary (exit 1)\n")
+    assert (body + "  where the time went: ").endswith(
         "  cancelled step 1 step 1 [android] - cancelled\n"
         f"    ok tapOnPoint {path}:5:11\n"
         f"    cancelled tapOnPoint {path}:6:11 - cancelled before it started\n"
@@ -347,6 +353,6 @@ def test_ctrl_c_stops_at_the_next_tool_boundary(tmp_path: Path) -> None:
         "trailblaze replay on emulator-5554: 1 trail: 0 passed, 0 failed, 0 refused, 0 skipped, "
         "1 cancelled\n"
         "  steps: 0 passed, 0 failed, 0 skipped (0 need the AI runner), 2 cancelled\n"
-        "cancelled: stopped at a tool boundary (exit 1)\n"
+        "  where the time went: "
     )
     assert out.startswith("Ctrl-C: stopping after the current tool (again to abort)\n")

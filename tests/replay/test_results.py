@@ -127,6 +127,13 @@ def test_the_console_shows_the_failed_tool_and_what_ran_before(run: RunResult) -
 
     lines = buffer.getvalue().splitlines()
     assert lines[0].startswith(f"FAIL {path} ")
+    # The summary's table of where the time went: a head line, then one line per phase.
+    table = next(i for i, line in enumerate(lines) if line.startswith("  where the time went: "))
+    assert " in 6 tool calls (" in lines[table]
+    assert [line.split()[0] for line in lines[table + 1 : table + 6]] == [
+        "startup", "launch", "act", "settle", "capture",
+    ]  # fmt: skip
+    del lines[table : table + 6]
     assert lines[1:] == [
         "  FAILED step 1 step 1 [android]",
         f"    ok launchApp {path}:5:11",

@@ -16,12 +16,16 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-from collections.abc import Sequence
+import shutil
+import socket
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import adbutils
 from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 
+from trailblaze import proc
 from trailblaze.replay.device import (
     IDLE_RETRY_DELAYS,
     AmbiguousDeviceError,
@@ -160,6 +164,19 @@ def connect(
     to ``ANDROID_ADB_SERVER_HOST`` / ``ANDROID_ADB_SERVER_PORT``, then 127.0.0.1:5037.
     ``timeout`` bounds every socket read, so a wedged device fails with ``DeviceLostError``.
     """
+    (device,) = connect_many((serial,) if serial else (), host=host, port=port, timeout=timeout)
+    return device
+
+
+def connect_many(
+    serials: Sequence[str] = (),
+    *,
+    every: bool = False,
+    host: str | None = None,
+    port: int | None = None,
+    timeout: float = 10.0,
+) -> list[AdbDevice]:
+    """The devices to replay on: the named ones, ``every`` ready one, or the only one."""
     host, port = _server_address(host, port)
     address = f"{host}:{port}"
     client = adbutils.AdbClient(host=host, port=port, socket_timeout=timeout)
@@ -176,7 +193,8 @@ def connect(
     ready = sorted(s for s, state in states.items() if state == "device")
     others = ", ".join(f"{s} ({state})" for s, state in sorted(states.items()) if state != "device")
     not_ready = f"; not ready: {others}" if others else ""
-    if serial is not None:
+    chosen: list[str] = []
+    for serial in dict.fromkeys(serials):
         if serial not in states:
             listed = ", ".join(ready) if ready else "none"
             raise NoDeviceError(
@@ -190,15 +208,25 @@ def connect(
                 f"(ready devices: {', '.join(ready) or 'none'})",
                 ready,
             )
-    elif not ready:
-        raise NoDeviceError(f"no Android device on the adb server at {address}{not_ready}", ready)
-    elif len(ready) > 1:
-        raise AmbiguousDeviceError(
-            f"{len(ready)} devices are connected ({', '.join(ready)}); choose one by serial",
-            ready,
-        )
-    else:
-        serial = ready[0]
+        chosen.append(serial)
+    if every:
+        chosen = sorted(set(chosen) | set(ready))
+    if not chosen:
+        if not ready:
+            raise NoDeviceError(
+                f"no Android device on the adb server at {address}{not_ready}", ready
+            )
+        if len(ready) > 1:
+            raise AmbiguousDeviceError(
+                f"{len(ready)} devices are connected ({', '.join(ready)}); choose one by serial "
+                "(--device, repeatable) or use them all (--all-devices)",
+                ready,
+            )
+        chosen = ready
+    return [_open(client, serial, address, timeout) for serial in chosen]
+
+
+def _open(client: Any, serial: str, address: str, timeout: float) -> AdbDevice:
     device = client.device(serial=serial)
     try:
         # adbutils reads features with its 600 s default; ask once with our timeout and hand the
@@ -221,3 +249,97 @@ def connect(
             serial,
         )
     return AdbDevice(device, address=address, timeout=timeout, shell_v2=shell_v2)
+
+
+# -- the adb server ----------------------------------------------------------------------------
+
+#: `adb start-server` forks the server and returns once it listens; a cold start takes ~1-3 s.
+START_TIMEOUT = 30.0
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class AdbMissingError(NoDeviceError):
+    """No adb server runs and there is no adb program to start one."""
+
+
+class AdbServer:
+    """The adb server replay talks to; ``stop`` ends it only if ``ensure_server`` started it."""
+
+    def __init__(self, host: str, port: int, started_with: str | None) -> None:
+        self.host = host
+        self.port = port
+        self.started_with = started_with
+
+    def stop(self) -> None:
+        if self.started_with is None:
+            return
+        try:
+            adbutils.AdbClient(host=self.host, port=self.port, socket_timeout=5).server_kill()
+        except Exception as exc:  # it may be gone already; what matters is that it is not left
+            logger.debug("stopping the adb server at %s:%s: %s", self.host, self.port, exc)
+        if _listening(self.host, self.port):
+            logger.warning(
+                "the adb server started at %s:%s did not stop; kill it with `%s -P %s kill-server`",
+                self.host,
+                self.port,
+                self.started_with,
+                self.port,
+            )
+        self.started_with = None
+
+
+def _listening(host: str, port: int, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def find_adb(env: Mapping[str, str] | None = None) -> str:
+    """The adb program to start a server with: ``ADBUTILS_ADB_PATH``, ``adb`` on PATH, then the
+    one adbutils bundles (adbutils' own order); ``AdbMissingError`` says what to do."""
+    env = os.environ if env is None else env
+    named = env.get("ADBUTILS_ADB_PATH")
+    if named:
+        if os.path.isfile(named) and os.access(named, os.X_OK):
+            return named
+        raise AdbMissingError(
+            f"ADBUTILS_ADB_PATH is {named!r}, which is not an executable file: no adb program "
+            "to start the adb server with"
+        )
+    found = shutil.which("adb", path=env.get("PATH"))
+    if found:
+        return found
+    bundled = Path(adbutils.__file__).parent / "binaries" / "adb"
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return str(bundled)
+    raise AdbMissingError(
+        "no adb program: install the Android SDK platform-tools (adb on PATH) or set "
+        "ADBUTILS_ADB_PATH to one"
+    )
+
+
+def ensure_server(
+    host: str | None = None, port: int | None = None, env: Mapping[str, str] | None = None
+) -> AdbServer:
+    """The adb server at host:port, started (and later stoppable) if none listens there."""
+    host, port = _server_address(host, port)
+    if _listening(host, port) or host not in _LOCAL_HOSTS:
+        return AdbServer(host, port, None)
+    try:
+        adb = find_adb(env)
+    except AdbMissingError as exc:
+        raise AdbMissingError(f"no adb server at {host}:{port} and {exc}") from None
+    try:
+        result = proc.run([adb, "-P", str(port), "start-server"], timeout=START_TIMEOUT)
+    except proc.ProcError as exc:
+        raise AdbMissingError(f"no adb server at {host}:{port}, and {exc}") from None
+    if not result.ok or not _listening(host, port, timeout=3.0):
+        output = (result.stderr.strip() or result.stdout.strip() or "no output")[:300]
+        raise NoDeviceError(
+            f"no adb server at {host}:{port}, and `{adb} -P {port} start-server` did not start "
+            f"one (exit code {result.returncode}: {output})"
+        )
+    logger.info("started an adb server at %s:%s with %s", host, port, adb)
+    return AdbServer(host, port, adb)

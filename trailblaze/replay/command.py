@@ -33,6 +33,7 @@ def run_command(
 ) -> int:
     """Replay, render as it goes, and return the exit code."""
     console = make_console(out or sys.stdout, color=color)
+    many = request.all_devices or len(request.serials) > 1
 
     def interrupted() -> None:
         console.print("[bold magenta]Ctrl-C[/]: stopping after the current tool (again to abort)")
@@ -43,7 +44,7 @@ def run_command(
                 request,
                 options=options,
                 cancel=cancel,
-                on_trail=lambda trail: render_trail(console, trail),
+                on_trail=lambda trail: render_trail(console, trail, show_device=many),
             ),
             interrupted,
         )

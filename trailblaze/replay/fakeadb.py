@@ -20,7 +20,6 @@ import socketserver
 import struct
 import sys
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -174,6 +173,8 @@ class FakeAdbServer:
         self._server: _TCPServer | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self.killed = threading.Event()
+        """Set when a client sent ``host:kill`` (``adb kill-server``)."""
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
 
@@ -308,6 +309,9 @@ class FakeAdbServer:
         if request in ("host:devices", "host:devices-l"):
             return b"OKAY" + _block(self._listing(request.endswith("-l"))), None, False
         if request == "host:kill":
+            # As adb does: answer, then go away (in another thread: this one is serving).
+            self.killed.set()
+            threading.Thread(target=self.stop, name="fake-adb-kill", daemon=True).start()
             return b"OKAY", None, True
         if request.startswith("host:tport:serial:") and self.version >= 41:
             device, error = self._lookup(request[len("host:tport:serial:") :])
@@ -384,8 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"fake adb server for {serials} listening on {args.host}:{server.port}", flush=True)
     print(f"  export ANDROID_ADB_SERVER_PORT={server.port}", flush=True)
     try:
-        while True:
-            time.sleep(3600)
+        server.killed.wait()
     except KeyboardInterrupt:
         pass
     finally:

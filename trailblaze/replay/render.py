@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from trailblaze.replay.results import RunResult, StepResult, ToolResult, TrailResult
+from trailblaze.replay.timing import PHASES
 
 T = TypeVar("T")
 
@@ -34,11 +35,13 @@ _MARK = {
 }
 
 
-def render_trail(console: Console, trail: TrailResult) -> None:
+def render_trail(console: Console, trail: TrailResult, *, show_device: bool = False) -> None:
     style, word = _TRAIL_STYLE[trail.status]
     head = f"[{style}]{word}[/] {escape(trail.path)}"
     if trail.title:
         head += f" [dim]({escape(trail.title)})[/]"
+    if show_device and trail.device:
+        head += f" [dim]on {escape(trail.device)}[/]"
     if trail.status in ("passed", "failed", "cancelled"):
         head += f" [dim]{trail.duration:.1f}s[/]"
     if trail.status == "skipped" and trail.reason:
@@ -94,6 +97,8 @@ def _render_tool(console: Console, tool: ToolResult, depth: int) -> None:
 def render_summary(console: Console, run: RunResult) -> None:
     c = run.counts()
     device = f" on {escape(run.device)}" if run.device else ""
+    if len(run.devices) > 1:
+        device = f" on {len(run.devices)} devices ({escape(', '.join(run.devices))})"
     console.print(
         f"[bold]trailblaze replay[/]{device}: {_count(c['trails'], 'trail')}: "
         f"{c['trails_passed']} passed, "
@@ -106,12 +111,37 @@ def render_summary(console: Console, run: RunResult) -> None:
         f"{c['steps_skipped']} skipped ({c['steps_needing_ai']} need the AI runner)"
         + (f", {c['steps_cancelled']} cancelled" if c["steps_cancelled"] else "")
     )
+    render_phases(console, run)
     if run.cancelled:
         console.print("[bold magenta]cancelled[/]: stopped at a tool boundary (exit 1)")
     elif run.exit_code == 0:
         console.print("[bold green]passed[/]")
     else:
         console.print(f"[bold red]FAILED[/] (exit {run.exit_code})")
+
+
+def render_phases(console: Console, run: RunResult) -> None:
+    """The short table of where the tools' time went (nothing when no tool ran)."""
+    phases = run.phases()
+    total = sum(phases.values())
+    calls = sum(
+        1
+        for t in run.trails
+        for s in t.steps
+        for tool in s.tools
+        if tool.status in ("passed", "failed") or tool.duration > 0
+    )
+    if not calls:
+        return
+    console.print(
+        f"  where the time went: {total:.2f}s in {_count(calls, 'tool call')}"
+        f" ({run.duration:.2f}s wall)"
+    )
+    for name in PHASES:
+        seconds = phases[name]
+        share = seconds / total * 100 if total > 0 else 0.0
+        bar = "#" * round(share / 5)
+        console.print(f"    {name:<8} {seconds:8.2f}s {share:5.1f}%  {bar}", highlight=False)
 
 
 def _count(n: int, word: str) -> str:

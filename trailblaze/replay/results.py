@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from trailblaze.replay.failure import FailureKind
-from trailblaze.replay.timing import PHASES, Phase
+from trailblaze.replay.timing import PHASES, Phase, add, empty
 
 Status = Literal["passed", "failed", "skipped", "cancelled"]
 TrailStatus = Literal["passed", "failed", "refused", "skipped", "cancelled"]
@@ -160,10 +160,13 @@ class TrailResult:
     reason: str | None = None
     findings: tuple[str, ...] = ()
     """Why the trail was refused: the parse gate's and the runIf validator's messages."""
+    device: str | None = None
+    """The serial of the device it ran on (None when it did not run)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
+            "device": self.device,
             "title": self.title,
             "trailmap": self.trailmap,
             "status": self.status,
@@ -178,8 +181,19 @@ class TrailResult:
 class RunResult:
     trails: tuple[TrailResult, ...]
     device: str | None = None
+    """The one device of the run (None with several: see ``devices``)."""
     duration: float = 0.0
     cancelled: bool = False
+    devices: tuple[str, ...] = ()
+
+    def phases(self) -> dict[Phase, float]:
+        """Seconds per phase over every tool run (top-level calls; nested ones are inside)."""
+        total = empty()
+        for trail in self.trails:
+            for step in trail.steps:
+                for tool in step.tools:
+                    add(total, tool.phases)
+        return total
 
     @property
     def exit_code(self) -> int:
@@ -206,9 +220,11 @@ class RunResult:
             "version": JSON_VERSION,
             "exit_code": self.exit_code,
             "device": self.device,
+            "devices": list(self.devices),
             "cancelled": self.cancelled,
             "duration": round(self.duration, 4),
             "counts": self.counts(),
+            "phases": {name: round(seconds, 4) for name, seconds in self.phases().items()},
             "trails": [trail.to_json() for trail in self.trails],
         }
 

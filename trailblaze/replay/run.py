@@ -1,13 +1,18 @@
 """Replay trails on a device: the entry point ``trailblaze replay`` and ``doit replay`` call.
 
 ``replay(request)`` finds the trails (named ones, or every trail of the workspace), plans each
-(parse gate, ``runIf`` validator, recording choice: ``plan``), validates the ``--arg`` values,
-connects to the device (``adb.connect``, imported only here and only when something will run),
-replays trail after trail (``engine.Runner``, one per trail) and returns a ``RunResult``.
+(parse gate, ``runIf`` validator, recording choice, skips: ``plan``), refuses those that would
+call a tool Android cannot perform, validates the ``--arg`` values and reports everything that
+will not run, all before a device is looked for. Then it makes sure an adb server runs
+(``adb.ensure_server``: one it had to start is stopped when the run ends), connects to the
+devices (``adb``, imported only here and only when something will run), spreads the trails
+over them (one worker per device, one trail per device at a time, ``engine.Runner`` per trail)
+and returns one ``RunResult`` with the trails in plan order.
 
-Usage problems (no workspace, a missing trail file, a bad ``--arg`` or classifier, no device or
-several without ``--device``) raise ``ReplayUsageError`` before anything is sent to a device.
-A lost device ends the run: the remaining trails are reported as not run.
+Usage problems (no workspace, a missing trail file, a bad ``--arg`` or classifier, no adb, no
+device or several without ``--device``) raise ``ReplayUsageError`` before anything is sent to a
+device. A lost device stops taking trails: the trail it ran is its only cost; when no device is
+left, the remaining trails are reported as not run.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -73,8 +79,10 @@ class ReplayRequest:
     """Trail files or directories; empty means every trail of the workspace."""
     workspace: Path | None = None
     """Where to look for the workspace when no trails are named (default: the current dir)."""
-    serial: str | None = None
-    """The device; default ``ANDROID_SERIAL``, else the only connected device."""
+    serials: tuple[str, ...] = ()
+    """The devices (``--device``, repeatable); default ``ANDROID_SERIAL``, else the only one."""
+    all_devices: bool = False
+    """Replay on every ready device (``--all-devices``), with ``serials`` or without."""
     args: tuple[str, ...] = ()
     """``NAME=VALUE`` trail arguments."""
     classifier: str | None = None
@@ -97,13 +105,18 @@ def replay(
     request: ReplayRequest,
     *,
     device: Device | None = None,
+    devices: Sequence[Device] | None = None,
     options: ReplayOptions | None = None,
     cancel: threading.Event | None = None,
     hooks: Hooks | None = None,
     on_trail: Callable[[TrailResult], None] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> RunResult:
-    """Replay the requested trails; ``device`` skips the adb connection (tests, embedding)."""
+    """Replay the requested trails; ``device``/``devices`` skip the adb connection (tests).
+
+    Everything that will not run (refused by the parse gate, skipped) is reported through
+    ``on_trail`` before a device is looked for; the rest is spread over the devices.
+    """
     env = os.environ if env is None else env
     cancel = cancel or threading.Event()
     started = time.monotonic()
@@ -155,33 +168,117 @@ def _replay(
     plans = prefer_most_specific(plans, chain)
     plans = [_refuse_unreplayable(p, sources.get(p)) if p.runnable else p for p in plans]
     _check_args(args, plans)
-    runnable = [p for p in plans if not p.refused and p.skip_reason is None]
-    if runnable and device is None:
-        device = _connect(request.serial or env.get("ANDROID_SERIAL") or None, options)
-    results: list[TrailResult] = []
-    lost: str | None = None
-    for plan in plans:
-        if cancel.is_set() and not plan.refused:
-            result = _not_run(plan, "cancelled", "cancelled before it started")
-        elif lost is not None and not plan.refused and plan.skip_reason is None:
-            result = _not_run(plan, "skipped", f"not run: {lost}")
-        else:
-            assert device is not None or plan.refused or plan.skip_reason is not None
-            result = _run_trail(plan, device, sources.get(plan), options, cancel, hooks, env)
-            fatal = [s.failure for s in result.steps if s.failure and s.failure.kind == "fatal"]
-            if fatal:
-                lost = f"the device was lost ({fatal[0].error})"
-        results.append(result)
-        if on_trail is not None:
-            on_trail(result)
+    report = _Report(plans, on_trail)
+    for i, plan in enumerate(plans):
+        if not plan.runnable:
+            report.put(i, _run_trail(plan, None, sources.get(plan), options, cancel, hooks, env))
+    work = [(i, plan, sources.get(plan)) for i, plan in enumerate(plans) if plan.runnable]
+    given = list(devices) if devices is not None else [device] if device is not None else []
+    used: list[str] = [d.serial for d in given]
+    if work and given:
+        _spread(work, given, report, options, cancel, hooks, env)
+    elif work:
+        with _connection(request, options, env) as connected:
+            used = [d.serial for d in connected]
+            _spread(work, connected, report, options, cancel, hooks, env)
     run = RunResult(
-        tuple(results),
-        device.serial if device is not None else None,
+        report.results(),
+        used[0] if len(used) == 1 else None,
         time.monotonic() - started,
         cancel.is_set(),
+        tuple(used),
     )
     _write_outputs(run, request)
     return run
+
+
+class _Report:
+    """Trail results in plan order, whatever order they finish in; ``on_trail`` one at a time."""
+
+    def __init__(
+        self, plans: Sequence[TrailPlan], on_trail: Callable[[TrailResult], None] | None
+    ) -> None:
+        self._results: list[TrailResult | None] = [None] * len(plans)
+        self._on_trail = on_trail
+        self._lock = threading.Lock()
+
+    def put(self, index: int, result: TrailResult) -> None:
+        with self._lock:
+            self._results[index] = result
+            if self._on_trail is not None:
+                self._on_trail(result)
+
+    def results(self) -> tuple[TrailResult, ...]:
+        done = tuple(r for r in self._results if r is not None)
+        assert len(done) == len(self._results), "a trail was neither run nor reported"
+        return done
+
+
+_Work = tuple[int, TrailPlan, ToolSource]
+
+
+def _lost_reason(result: TrailResult) -> str | None:
+    fatal = [s.failure for s in result.steps if s.failure and s.failure.kind == "fatal"]
+    return fatal[0].error if fatal else None
+
+
+def _spread(
+    work: Sequence[_Work],
+    devices: Sequence[Device],
+    report: _Report,
+    options: ReplayOptions,
+    cancel: threading.Event,
+    hooks: Hooks | None,
+    env: Mapping[str, str],
+) -> None:
+    """Run the trails on the devices in parallel, one trail per device at a time.
+
+    Each device takes the next trail when it is free. A device that is lost stops taking
+    trails: the trail it was running is its only cost, the others go on elsewhere; what no
+    device is left to run is reported as not run, with the reason.
+    """
+    queue = list(reversed(work))
+    lock = threading.Lock()
+    lost: dict[str, str] = {}
+
+    def take() -> _Work | None:
+        with lock:
+            return queue.pop() if queue else None
+
+    def serve(device: Device) -> None:
+        while (item := take()) is not None:
+            index, plan, source = item
+            if cancel.is_set():
+                report.put(index, _not_run(plan, "cancelled", "cancelled before it started"))
+                continue
+            result = _run_trail(plan, device, source, options, cancel, hooks, env)
+            report.put(index, replace(result, device=device.serial))
+            reason = _lost_reason(result)
+            if reason is not None:
+                with lock:
+                    lost[device.serial] = reason
+                return
+
+    if len(devices) == 1:
+        serve(devices[0])  # no thread: one device replays in the caller's thread
+    else:
+        threads = [
+            threading.Thread(target=serve, args=(d,), name=f"replay-{d.serial}", daemon=True)
+            for d in devices
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    if not queue:
+        return
+    if len(devices) == 1:
+        why = f"not run: the device was lost ({lost[devices[0].serial]})"
+    else:
+        gone = "; ".join(f"{serial}: {reason}" for serial, reason in sorted(lost.items()))
+        why = f"not run: every device was lost ({gone})"
+    for index, plan, _ in reversed(queue):
+        report.put(index, _not_run(plan, "skipped", why))
 
 
 # -- finding the trails ----------------------------------------------------------------------
@@ -347,20 +444,37 @@ class _Sources:
 # -- the device --------------------------------------------------------------------------------
 
 
-def _connect(serial: str | None, options: ReplayOptions) -> Device:
+@contextmanager
+def _connection(
+    request: ReplayRequest, options: ReplayOptions, env: Mapping[str, str]
+) -> Iterator[list[Device]]:
+    """The devices of the request; an adb server started for this run is stopped after it."""
     try:
         # adbutils is the replay extra's dependency: imported only when a device is needed.
-        from trailblaze.replay.adb import connect  # noqa: PLC0415
+        from trailblaze.replay import adb  # noqa: PLC0415
     except ImportError as exc:
         raise ReplayUsageError(
             f"replay needs adbutils ({exc}); install it with: pip install 'trailblaze-doit[replay]'"
         ) from None
+    serials = request.serials
+    if not serials and not request.all_devices and env.get("ANDROID_SERIAL"):
+        serials = (env["ANDROID_SERIAL"],)
     try:
-        return connect(serial, timeout=options.device_timeout)
+        server = adb.ensure_server(env=env)
     except DeviceSelectionError as exc:
         raise ReplayUsageError(str(exc)) from None
-    except DeviceLostError as exc:
-        raise ReplayUsageError(f"no device: {exc}") from None
+    try:
+        try:
+            connected: list[Device] = list(
+                adb.connect_many(serials, every=request.all_devices, timeout=options.device_timeout)
+            )
+        except DeviceSelectionError as exc:
+            raise ReplayUsageError(str(exc)) from None
+        except DeviceLostError as exc:
+            raise ReplayUsageError(f"no device: {exc}") from None
+        yield connected
+    finally:
+        server.stop()
 
 
 # -- running one trail -------------------------------------------------------------------------
