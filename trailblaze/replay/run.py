@@ -133,6 +133,7 @@ def replay(
         return _replay(
             request,
             device,
+            devices,
             options,
             cancel,
             hooks,
@@ -152,6 +153,7 @@ def replay(
 def _replay(
     request: ReplayRequest,
     device: Device | None,
+    devices: Sequence[Device] | None,
     options: ReplayOptions,
     cancel: threading.Event,
     hooks: Hooks | None,
