@@ -1,8 +1,8 @@
 """Where replay time goes: every tool's time split into five phases (issue 16.5).
 
 - ``startup``: before the tool acts: resolving it, parsing and checking its arguments, starting a
-  runtime. A scripted tool's own time (compiling its module, starting Node, its JavaScript) is
-  all startup; its ``ctx.tools`` calls count in their own phases.
+  runtime: a scripted tool's time until its module is loaded (compiling it, starting Node) is
+  startup, the rest its own act; its ``ctx.tools`` calls count in their own phases.
 - ``launch``: starting, stopping and resetting apps, and waiting for the app to show.
 - ``act``: the tool's own work: input commands (tap, text, keys, swipes), other device commands,
   and the matching done on the host.
