@@ -4,7 +4,7 @@
 CI runs, because it chooses the report format) does the same here. The key is a digest of
 every input file's path and stamp (size, mtime, inode; the same inputs as the doit task) with
 everything else that shapes the output: the options, the format, the directory the command
-runs in (paths are shown relative to it) and our version. A run whose check was complete (no
+runs in (paths are shown relative to it), our version and the stamps of our own files. A run whose check was complete (no
 infrastructure problem) records its output under that key; the next run with the same key
 writes the recorded bytes and exits with the recorded code, without loading the pipeline.
 
@@ -13,6 +13,7 @@ Anything missing, unreadable or not matching its digest is a miss: the check run
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -31,7 +32,7 @@ def inputs_key(paths: Iterable[str], settings: Mapping[str, Any]) -> tuple[str, 
     """The key of a run, and the `os.stat` of every input (None: missing) for the pipeline."""
     stat = os.stat
     seen: dict[str, Any] = {}
-    parts = [json.dumps({**settings, "version": __version__}, sort_keys=True)]
+    parts = [json.dumps({**settings, "version": __version__, "code": _code()}, sort_keys=True)]
     for path in paths:
         try:
             st = seen[path] = stat(path)
@@ -41,6 +42,23 @@ def inputs_key(paths: Iterable[str], settings: Mapping[str, Any]) -> tuple[str, 
             parts.append(f"{path}\0missing")
     key = hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return key, seen
+
+
+def _code() -> str:
+    """The stamps of our own installed files (modules, catalog, SDK declarations): an upgrade,
+    or an edited checkout, is a change even when the version number is not."""
+    parts = []
+    for dirpath, dirnames, filenames in os.walk(_PACKAGE):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith((".py", ".json", ".ts", ".cjs", ".js")):
+                path = os.path.join(dirpath, name)
+                with contextlib.suppress(OSError):
+                    parts.append(f"{path}\0{stamp_of(os.stat(path))}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Outputs:
