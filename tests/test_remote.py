@@ -329,3 +329,21 @@ def test_results_client_counts_and_disables_after_a_fault() -> None:
     assert len(messages) == 1
     assert messages[0].endswith("connection refused; working locally for the rest of this run")
     assert results.stats()["remote_stored"] == 0
+
+
+@pytest.mark.tsc
+def test_doit_check_uses_the_remote_cache_from_the_environment(
+    tsc: Compiler, server: NginxCache, tmp_path: Path
+) -> None:
+    ws = clone(tmp_path / "ws")
+    write_tree(ws, {"dodo.py": "from trailblaze.doit_tasks import DOIT_CONFIG, task_check\n"})
+    bad = run_python(ws, "-m", "doit", "check", env={"TRAILBLAZE_REMOTE_CACHE": "nope://x"})
+    assert bad.returncode == 2
+    assert "trailblaze check: remote cache URL 'nope://x' is not http(s)://HOST[:PORT][/PATH]" in (
+        bad.stdout + bad.stderr
+    )
+    assert server.entries() == {}
+    done = run_python(ws, "-m", "doit", "check", env={"TRAILBLAZE_REMOTE_CACHE": server.url})
+    assert done.returncode == 1, done.stdout + done.stderr
+    entries = server.entries()
+    assert len([k for k in entries if k.startswith("ac/")]) == 11, sorted(entries)
