@@ -8,6 +8,8 @@ run is "could not run", which a ``runIf`` condition never reads as false).
 
 from __future__ import annotations
 
+import json
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -137,6 +139,10 @@ export const app_nested_typo = trailblaze.tool(async (_input, ctx) => {
   await (ctx.tools as any).tapOnElementWithTxt({ text: "Forms" });
   return "tapped";
 });
+""",
+    "app_ios.ts": HEADER
+    + """
+export const app_ios = trailblaze.tool({ supportedPlatforms: ["ios"] }, async () => "on iOS");
 """,
     "app_crash.ts": HEADER
     + """
@@ -377,6 +383,12 @@ def test_with_the_kill_switch_the_paste_inside_the_script_finds_no_clipboard(
             "about to exit",
         ),
         (
+            "app_ios",
+            "error",
+            "scripted tool 'app_ios' could not run: app_ios supports only ios (its "
+            "supportedPlatforms), not android",
+        ),
+        (
             "app_undefined",
             "error",
             "scripted tool 'app_undefined' could not run: no module in the trailmap's tools/ "
@@ -536,3 +548,22 @@ def test_a_device_lost_inside_a_script_is_fatal_and_stops_it(
     assert (failure.failed_tool, failure.kind) == ("app_type", "fatal")
     assert failure.error.startswith("app_type.calls[0] tapOnElementBySelector failed: ")
     assert [c.status for c in lost.tools[0].children] == ["failed"]  # inputText never asked
+
+
+def test_a_script_whose_engine_goes_away_exits(workspace: Path, host: ScriptHost) -> None:
+    # The engine killed hard closes the child's stdin: the child must not outlive it.
+    module = workspace / "trailmaps/app/tools/app_hang.ts"
+    invoke = host.invocation("app_hang", module, host.compiled(module), {}, {})
+    child = subprocess.run(
+        ["node", str(host.host_js)],
+        input=json.dumps(invoke) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+    assert child.returncode == 75
+    assert child.stdout.splitlines()[-1] == json.dumps(
+        {"type": "unrunnable", "error": "the engine went away"}, separators=(",", ":")
+    )

@@ -150,7 +150,8 @@ class ScriptHost:
         self._invocations = itertools.count(1)
         data = resources.files("trailblaze").joinpath("data/scripting")
         self._runtime_src = Path(str(data.joinpath("index.cjs")))
-        self._host_js = Path(str(data.joinpath("host.cjs")))
+        self.host_js = Path(str(data.joinpath("host.cjs")))
+        """The child's entry point: the Node side of the protocol."""
 
     def for_trailmap(self, manifest: Trailmap | None) -> TrailmapScripts:
         return TrailmapScripts(self, TargetInfo.of(manifest) if manifest is not None else None)
@@ -253,6 +254,23 @@ class ScriptHost:
             return _Compiled(None, f"{rel} does not compile: {shown}{more}")
         return _Compiled(target, None)
 
+    def invocation(
+        self, name: str, module: Path, js: Path, args: dict[str, Any], envelope: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The first message to a child: run tool ``name`` of ``module`` (compiled to ``js``)."""
+        out = self._out_dir()
+        return {
+            "type": "invoke",
+            "runtime": str(out / "node_modules" / "@trailblaze" / "scripting" / "index.cjs"),
+            "outDir": str(out),
+            "module": str(js),
+            "source": self._rel(module),
+            "export": name,
+            "tool": name,
+            "args": args,
+            "context": envelope,
+        }
+
     def descriptor_script(self, source: str) -> Path | None:
         """The script of a descriptor (``tools/<name>.yaml``): its ``script:``, else a module
         of the same name next to it."""
@@ -354,19 +372,8 @@ class TrailmapScripts:
             if installed:
                 target["appId"] = installed[0]
             envelope["target"] = target
-        out = host._out_dir()
-        invoke = {
-            "type": "invoke",
-            "runtime": str(out / "node_modules" / "@trailblaze" / "scripting" / "index.cjs"),
-            "outDir": str(out),
-            "module": str(js),
-            "source": host._rel(module),
-            "export": name,
-            "tool": name,
-            "args": args,
-            "context": envelope,
-        }
-        argv = [node, "--enable-source-maps", str(host._host_js)]
+        invoke = host.invocation(name, module, js, args, envelope)
+        argv = [node, "--enable-source-maps", str(host.host_js)]
         session = _Session(name, argv, module, host, logs)
         return session.run(invoke, context, call)
 

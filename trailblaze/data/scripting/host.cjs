@@ -169,6 +169,17 @@ async function invoke(request) {
     });
     return;
   }
+  const platforms = exported?.[internal.TYPED]?.spec?.supportedPlatforms;
+  const platform = request.context?.device?.platform;
+  if (Array.isArray(platforms) && platforms.length > 0 && !platforms.some(
+    (p) => String(p).toLowerCase() === platform,
+  )) {
+    finish({
+      type: "unrunnable",
+      error: `${request.tool} supports only ${platforms.join(", ")} (its supportedPlatforms), not ${platform}`,
+    });
+    return;
+  }
   send({ type: "started" }); // loaded: the tool's own time starts here
   const envelope = request.context ?? {};
   const memory = internal.createMemory(envelope.memory);
@@ -250,13 +261,18 @@ lines.on("line", (line) => {
     nodeModule.register("data:text/javascript," + encodeURIComponent(RESOLVE_HOOK), {
       data: { outPrefix: pathToFileURL(message.outDir).href.replace(/\/?$/, "/") },
     });
-    invoke(message).finally(() => lines.close());
+    invoke(message).finally(() => {
+      lines.close();
+      process.stdin.destroy();
+    });
   } else if (message.type === "reply") {
     onReply(message);
   }
 });
 lines.on("close", () => {
-  if (!started) finish({ type: "unrunnable", error: "no invocation was sent" });
-  for (const [, waiter] of pending) waiter.reject(new Error("the engine went away"));
-  pending.clear();
+  if (!finished) {
+    // The engine is gone (or never asked): nobody is left to answer the tool's calls.
+    finish({ type: "unrunnable", error: started ? "the engine went away" : "no invocation was sent" });
+    process.exit(75);
+  }
 });
