@@ -35,7 +35,7 @@ Each is a child process: wall time from the parent, CPU time and peak RSS from `
 (user+sys and max RSS of the child and of every descendant it waited for, tsc and node
 included; the RSS is that of the largest single process), and the tree's RSS (the sum over the
 child and its live descendants, sampled from /proc every `--poll` seconds). Every measured run is
-verified: what the compiler saw (`<scratch>/typegate/stats.json`) and the findings
+verified: what the compiler saw (the check's stats in its state store) and the findings
 (`<scratch>/report.json`, the baseline's own output) must be exactly what the workspace's
 manifest says.
 
@@ -238,23 +238,21 @@ def measure(
     )
 
 
-# -- the type gate's stats.json -------------------------------------------------------------
+# -- the check's stats -------------------------------------------------------------------
 
 
 def read_stats(scratch: Path) -> dict[str, Any]:
-    """The type gate's `stats.json` in a scratch directory; {} when missing or unreadable."""
-    try:
-        data: dict[str, Any] = json.loads((scratch / "typegate" / "stats.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data
+    """The stats of the last check of a scratch directory (its state store); {} when none."""
+    from trailblaze.check import last_stats  # noqa: PLC0415
+
+    return last_stats(scratch)
 
 
 def doit_stats(scratch: Path, output: str) -> tuple[bool, dict[str, Any]]:
     """(whether doit skipped the pipeline, the stats of the run) from `doit`'s output.
 
-    A skipped run (check:run up to date) parsed and compiled nothing, and stats.json is still
-    the previous run's.
+    A skipped run (check:run up to date) parsed and compiled nothing, and the stored stats are
+    still the previous run's.
     """
     if "-- check:run" in output:
         return True, {"files_compiled": [], "compiler_runs": 0, "trails_parsed": 0, "files_read": 0}
@@ -826,7 +824,7 @@ def summarize(samples: list[Sample]) -> dict[str, Any]:
         "maxrss_mib": max(s.maxrss_kib for s in samples) / 1024,
         "tree_rss_mib": max(s.tree_rss_kib for s in samples) / 1024,
         "checks": samples[0].checks,
-        # The pipeline's own phase timings (stats.json "seconds"), medians over the runs.
+        # The pipeline's own phase timings (the stats' "seconds"), medians over the runs.
         "phases": {
             phase: statistics.median(s.checks.get("seconds", {}).get(phase, 0.0) for s in samples)
             for phase in sorted({p for s in samples for p in s.checks.get("seconds", {})})
@@ -1141,7 +1139,7 @@ def _overview(results: dict[str, Any]) -> list[str]:
 
 
 def _phases(measures: dict[str, Any]) -> list[str]:
-    """Where the time of our runs goes, by the pipeline's own phases (stats.json)."""
+    """Where the time of our runs goes, by the pipeline's own phases (its stats)."""
     rows = [(name, measures[name]) for name in OURS if measures.get(name, {}).get("phases")]
     if not rows:
         return []
@@ -1152,7 +1150,7 @@ def _phases(measures: dict[str, Any]) -> list[str]:
     out = [
         "",
         "Where the time of our runs goes (medians, s; the phases are timed by the check itself, "
-        "in `stats.json`; *outside* is the rest: interpreter start, imports, doit, task creation, "
+        "in its stored stats; *outside* is the rest: interpreter start, imports, doit, task creation, "
         "the report; negative for a cold run, whose compile batches run while trails are parsed):",
         "",
         "| measure | wall | " + " | ".join(names) + " | outside |",

@@ -1,20 +1,20 @@
-"""The stats.json helpers bench/run.py and bench/corpus.py share."""
+"""The stats helpers bench/run.py and bench/corpus.py share."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from bench.generate import Spec, _spec_key
 from bench.run import Options, compiled_count, doit_stats, read_stats
+from trailblaze.check import STATS
+from trailblaze.store import Store
 
 
 def test_stats_of_a_run_and_of_a_skipped_one(tmp_path: Path) -> None:
     assert read_stats(tmp_path) == {}
-    (tmp_path / "typegate").mkdir()
-    (tmp_path / "typegate" / "stats.json").write_text(
-        json.dumps({"files_compiled": ["a", "b"], "compiler_runs": 1}), "utf-8"
-    )
+    with Store.open(tmp_path) as store:
+        store.put(STATS, "", {"files_compiled": ["a", "b"], "compiler_runs": 1})
+        assert store.commit()
     skipped, stats = doit_stats(tmp_path, ". check:parse\n. check:run\n")
     assert not skipped
     assert compiled_count(stats) == 2

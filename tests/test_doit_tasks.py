@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.conftest import ROOT, write_tree
+from trailblaze.scratch import Layout
 
 DODO = """\
 from trailblaze.doit_tasks import DOIT_CONFIG, task_check
@@ -118,23 +120,39 @@ def test_findings_fail_the_task_every_time_until_fixed(compact_ws: Path) -> None
     assert doit(compact_ws).returncode == 0
 
 
-def test_a_damaged_recorded_report_is_an_error_and_the_next_run_checks_again(
-    compact_ws: Path,
-) -> None:
+def test_a_damaged_recorded_report_is_checked_again(compact_ws: Path) -> None:
     write_tree(
         compact_ws,
         {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "trail:\n  - stpe: a\n"},
     )
-    assert doit(compact_ws).returncode == 1
-    (compact_ws / ".trailblaze/report-view.json").write_text("{not json")
+    first = doit(compact_ws)
+    assert first.returncode == 1
+    # The recorded outcome vouches for the report it was written with: a report changed
+    # since is not trusted, and the check runs again at once.
+    (compact_ws / ".trailblaze/report.json").write_text("{not json")
     damaged = doit(compact_ws)
-    assert damaged.returncode == 2
-    assert "the recorded report cannot be read" in damaged.stdout + damaged.stderr
+    assert damaged.stdout.splitlines()[0] == ".  check:run"
+    assert damaged.returncode == 1
     assert "Traceback" not in damaged.stdout + damaged.stderr
+    assert "unknown key 'stpe'" in damaged.stdout
+    assert damaged.stdout == first.stdout
+
+
+def test_a_damaged_report_view_is_read_from_the_report_itself(compact_ws: Path) -> None:
+    write_tree(
+        compact_ws,
+        {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "trail:\n  - stpe: a\n"},
+    )
+    first = doit(compact_ws)
+    db = sqlite3.connect(Layout(compact_ws / ".trailblaze").store)
+    with db:
+        db.execute("UPDATE memos SET value = '{not json' WHERE kind = 'report-view'")
+    db.close()
     again = doit(compact_ws)
-    assert again.stdout.splitlines()[0] == ".  check:run"
+    assert again.stdout.splitlines()[0] == "-- check:run"
     assert again.returncode == 1
-    assert "unknown key 'stpe'" in again.stdout
+    assert "Traceback" not in again.stdout + again.stderr
+    assert again.stdout.splitlines()[1:] == first.stdout.splitlines()[1:]
 
 
 def test_no_workspace_is_a_task_error_without_traceback(tmp_path: Path) -> None:

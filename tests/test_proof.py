@@ -3,7 +3,6 @@ give a pass, nothing of their runs is cached, and the findings come back with a 
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_tree
-from trailblaze.check import run_check
+from trailblaze.check import last_stats, run_check
 from trailblaze.options import CheckOptions
 from trailblaze.proc import ProcResult
 from trailblaze.proof import Canary, Unproven, abs_path, prove
@@ -69,8 +68,7 @@ def check(root: Path, **options: bool) -> Report:
 
 
 def compiled(root: Path) -> list[str]:
-    stats = json.loads((root / ".trailblaze/typegate/stats.json").read_text())
-    return sorted(stats["files_compiled"])
+    return sorted(last_stats(root / ".trailblaze")["files_compiled"])
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,9 @@ import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
+from trailblaze.scratch import Layout
 from trailblaze.state import TrailRecord, TrailState
+from trailblaze.store import Store
 
 
 def record(path: str, **changes: object) -> TrailRecord:
@@ -29,41 +31,53 @@ def record(path: str, **changes: object) -> TrailRecord:
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
+def saved(tmp_path: Path, state: TrailState) -> bool:
+    with Store.open(tmp_path) as store:
+        changed = state.save(store)
+        assert store.commit()
+    return changed
+
+
+def loaded(tmp_path: Path) -> TrailState:
+    with Store.open(tmp_path) as store:
+        return TrailState.load(store)
+
+
 def test_records_round_trip_exactly(tmp_path: Path) -> None:
     state = TrailState()
     state.trails = {
         "a.trail.yaml": record("a.trail.yaml"),
         "b.trail.yaml": record("b.trail.yaml", stamp=None, target=None, key=None, types=()),
     }
-    assert state.save(tmp_path)
-    assert TrailState.load(tmp_path).trails == state.trails
+    assert saved(tmp_path, state)
+    assert loaded(tmp_path).trails == state.trails
 
 
 def test_only_changes_are_written_and_removed_trails_are_forgotten(tmp_path: Path) -> None:
     state = TrailState()
     state.trails = {f"t{i}.trail.yaml": record(f"t{i}.trail.yaml") for i in range(3)}
-    state.save(tmp_path)
-    loaded = TrailState.load(tmp_path)
-    assert not loaded.save(tmp_path)  # nothing changed: nothing written
-    trails = dict(loaded.trails)
+    saved(tmp_path, state)
+    again = loaded(tmp_path)
+    assert not saved(tmp_path, again)  # nothing changed: nothing written
+    trails = dict(again.trails)
     del trails["t0.trail.yaml"]
     trails["t1.trail.yaml"] = record("t1.trail.yaml", calls=9)
-    loaded.trails = trails
-    assert loaded.save(tmp_path)
-    again = TrailState.load(tmp_path).trails
-    assert sorted(again) == ["t1.trail.yaml", "t2.trail.yaml"]
-    assert again["t1.trail.yaml"].calls == 9
+    again.trails = trails
+    assert saved(tmp_path, again)
+    after = loaded(tmp_path).trails
+    assert sorted(after) == ["t1.trail.yaml", "t2.trail.yaml"]
+    assert after["t1.trail.yaml"].calls == 9
 
 
 def test_a_corrupt_or_foreign_database_reads_as_empty_and_is_replaced(tmp_path: Path) -> None:
-    path = TrailState.path(tmp_path)
+    path = Layout(tmp_path).store
     path.parent.mkdir(parents=True)
     path.write_bytes(b"not a database at all" * 64)
-    state = TrailState.load(tmp_path)
+    state = loaded(tmp_path)
     assert state.trails == {}
     state.trails = {"a.trail.yaml": record("a.trail.yaml")}
-    assert state.save(tmp_path)
-    assert list(TrailState.load(tmp_path).trails) == ["a.trail.yaml"]
+    assert saved(tmp_path, state)
+    assert list(loaded(tmp_path).trails) == ["a.trail.yaml"]
     # A table of another shape (a hand-made or future file): empty, not a traceback.
     path.unlink()
     db = sqlite3.connect(path)
@@ -71,21 +85,36 @@ def test_a_corrupt_or_foreign_database_reads_as_empty_and_is_replaced(tmp_path: 
     db.execute("INSERT INTO trails VALUES ('x', 'y')")
     db.commit()
     db.close()
-    assert TrailState.load(tmp_path).trails == {}
+    assert loaded(tmp_path).trails == {}
+    # A row of the right shape with values of the wrong type: empty too.
+    state.trails = {"a.trail.yaml": record("a.trail.yaml")}
+    assert saved(tmp_path, state)
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("UPDATE trails SET calls = 'many'")
+    db.close()
+    assert loaded(tmp_path).trails == {}
 
 
 def test_the_states_of_earlier_versions_are_removed(tmp_path: Path) -> None:
-    state_dir = tmp_path / "state"
-    state_dir.mkdir()
     olds = [
-        state_dir / "trails.json",
-        state_dir / "trails-v3.sqlite3",
-        state_dir / "trails-v3.sqlite3-wal",
+        tmp_path / "state" / "trails.json",
+        tmp_path / "state" / "trails-v4.sqlite3",
+        tmp_path / "state" / "trails-v4.sqlite3-wal",
+        tmp_path / "state" / "valid-documents.json",
+        tmp_path / "state" / "surfaces-written.json",
+        tmp_path / "typegate" / "stats.json",
+        tmp_path / "typegate" / "module-surfaces.json",
+        tmp_path / "typegate" / "tooldecl" / "app" / ".emitted.json",
+        tmp_path / "check-state.json",
+        tmp_path / "report-view.json",
     ]
     for old in olds:
+        old.parent.mkdir(parents=True, exist_ok=True)
         old.write_text("from an earlier version")
-    keep = state_dir / "surfaces-written.json"
-    keep.write_text("{}")
-    assert TrailState.load(tmp_path).trails == {}
+    keep = tmp_path / "state" / "notes.txt"
+    keep.write_text("not ours")
+    state = TrailState({"a.trail.yaml": record("a.trail.yaml")})
+    assert saved(tmp_path, state)
     assert [p for p in olds if p.exists()] == []
     assert keep.exists()

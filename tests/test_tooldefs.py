@@ -8,6 +8,7 @@ import pytest
 
 from tests.conftest import write_tree
 from trailblaze.catalog import load_catalog
+from trailblaze.store import Store
 from trailblaze.tooldefs import RelPath, TrailmapTools, load_trailmap_tools
 
 
@@ -324,7 +325,7 @@ def test_tool_file_schemas_are_built_and_digested_once(tmp_path: Path) -> None:
         "tools/app_signIn.tool.yaml": "id: app_signIn\nclass: nope\n",
         "tools/app_x.yaml": "name: app_x\ninputSchema:\n  text: {type: string}\n",
     }
-    with schemacheck.remembering(tmp_path / "memo.json"):
+    with schemacheck.remembering(Store.open(tmp_path / ".trailblaze")):
         load(tmp_path, files)
         size = len(schemacheck._SCHEMA_TEXTS)
         load(tmp_path, files)

@@ -14,11 +14,12 @@ import pytest
 
 from tests.conftest import CORPUS, DATA, write_tree
 from trailblaze.catalog import load_catalog
-from trailblaze.check import run_check
+from trailblaze.check import last_stats, run_check
 from trailblaze.codegen import GenLine, pack_lines
 from trailblaze.options import CheckOptions
 from trailblaze.report import Report
 from trailblaze.state import TrailState
+from trailblaze.store import Store
 from trailblaze.toolchain import Compiler
 from trailblaze.typegate import Job, Layout, compile_jobs
 from trailblaze.workspace import find_workspace
@@ -38,8 +39,7 @@ def check(root: Path, **options: bool) -> Report:
 
 
 def stats(root: Path, layout: str = ".trailblaze") -> dict[str, object]:
-    data: dict[str, object] = json.loads((root / layout / "typegate/stats.json").read_text())
-    return data
+    return last_stats(root / layout)
 
 
 def fatal(report: Report) -> list[str]:
@@ -402,7 +402,7 @@ def test_corrupt_cache_entries_are_misses(sample_ws: Path) -> None:
     check(sample_ws)
     for entry in (sample_ws / ".trailblaze/cache").glob("results-*"):
         entry.write_bytes(b"garbage, not a database" * 100)
-    TrailState.path(sample_ws / ".trailblaze").write_text("garbage")
+    Layout(sample_ws / ".trailblaze").store.write_text("garbage")
     report = check(sample_ws)
     assert fatal(report) == []
     assert stats(sample_ws)["files_compiled"] == [TRAIL]
@@ -420,7 +420,7 @@ def test_generated_files_persist_and_orphans_are_removed(sample_ws: Path) -> Non
     generated = sample_ws / ".trailblaze/typegate/trails" / f"{TRAIL}.ts"
     assert generated.is_file()
     mtime = generated.stat().st_mtime_ns
-    TrailState.path(sample_ws / ".trailblaze").unlink()  # forces regeneration of the text
+    Layout(sample_ws / ".trailblaze").store.unlink()  # forces regeneration of the text
     check(sample_ws)
     assert generated.stat().st_mtime_ns == mtime  # same text: not rewritten
     (sample_ws / TRAIL).unlink()
@@ -557,7 +557,8 @@ def test_two_concurrent_checks_leave_a_consistent_cache(sample_ws: Path) -> None
         assert proc.returncode == 0, err
         report = json.loads(out)
         assert [t["status"] for t in report["trails"]] == ["type-checked"] * 7
-    assert len(TrailState.load(sample_ws / ".trailblaze").trails) == 7
+    with Store.open(sample_ws / ".trailblaze") as store:
+        assert len(TrailState.load(store).trails) == 7
     assert check(sample_ws).exit_code == 0
     assert stats(sample_ws)["compiler_runs"] == 0
 
@@ -610,7 +611,7 @@ def test_results_found_in_the_cache_while_parsing_are_kept(sample_ws: Path) -> N
     # cache: a hit during parsing must end as type-checked, with the cached findings.
     mutate(sample_ws, 18, "tapOnElementBySelector:", "tapOnElementBySelectr:")
     first = check(sample_ws)
-    TrailState.path(sample_ws / ".trailblaze").unlink()  # forget the state, keep the cache
+    Layout(sample_ws / ".trailblaze").store.unlink()  # forget the state, keep the cache
     again = check(sample_ws)
     assert [t.status for t in again.trails] == ["type-checked"]
     assert fatal(again) == fatal(first) != []

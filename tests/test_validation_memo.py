@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.conftest import write_tree
+from trailblaze import __version__
 from trailblaze.check import run_check
 from trailblaze.options import CheckOptions
-from trailblaze.schemacheck import ValidMemo, check, remembering
+from trailblaze.schemacheck import VALID, ValidMemo, check, remembering
+from trailblaze.scratch import Layout
+from trailblaze.store import Store
 from trailblaze.workspace import find_workspace
 from trailblaze.yamlnode import load
 
-MEMO = ".trailblaze/state/valid-documents.json"
 SCHEMA = {
     "type": "object",
     "properties": {"n": {"type": "integer"}},
@@ -29,22 +32,27 @@ def messages(root: Path) -> list[str]:
 def test_a_manifest_made_invalid_after_a_clean_run_is_reported(compact_ws: Path) -> None:
     manifest = compact_ws / "trailmaps/app/trailmap.yaml"
     assert messages(compact_ws) == []
-    assert (compact_ws / MEMO).is_file()
+    with Store.open(compact_ws / ".trailblaze") as store:
+        assert store.get(VALID, key=__version__)
     manifest.write_text(manifest.read_text() + "tagets: []\n")
     assert messages(compact_ws) == [
         "trailmaps/app/trailmap.yaml:4:1: unknown key 'tagets' (did you mean 'target'?)"
     ]
     manifest.write_text(manifest.read_text().replace("tagets: []\n", ""))
     assert messages(compact_ws) == []
-    (compact_ws / MEMO).write_text("{garbage")  # a damaged memo only costs a validation
+    db = sqlite3.connect(Layout(compact_ws / ".trailblaze").store)
+    with db:  # a damaged memo only costs a validation
+        db.execute("UPDATE memos SET value = '{garbage' WHERE kind = ?", (VALID.name,))
+    db.close()
     assert messages(compact_ws) == []
 
 
 def test_the_memo_tells_documents_apart_by_type_not_only_text(tmp_path: Path) -> None:
-    memo = tmp_path / "memo.json"
+    memo = Store.open(tmp_path)
     with remembering(memo):
         assert check(load("n: 1\n"), SCHEMA) == []
-    assert len(ValidMemo(memo).known) == 1
+    memo.commit()
+    assert len(ValidMemo(Store.open(tmp_path)).known) == 1
     with remembering(memo):
         issues = check(load("n: '1'\n"), SCHEMA)  # the same text as a string: still invalid
         assert [i.message for i in issues] == ["expected an integer, found the quoted string '1'"]

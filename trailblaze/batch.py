@@ -89,7 +89,7 @@ def process(item: Item, ctx: Context) -> Parsed:
     )
     # Each worker writes what it generated: creating a file waits on the disk, and the waits
     # overlap with the other workers' parsing.
-    write_generated(ctx.layout.trail_file(item.path), generated.text)
+    write_generated(ctx.layout.trail_file(item.path), generated.text, ctx.layout.scratch)
     # The module's key covers the trail's content too: the line table (YAML lines and columns)
     # is not in the generated text, and a result must not outlive the positions it points at.
     module = digest(generated.text, item.content)

@@ -12,7 +12,6 @@ re-generated; a trail whose key is in the result cache costs no compiler work.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 import time
@@ -26,7 +25,6 @@ from trailblaze.bundled import discover
 from trailblaze.cache import digest
 from trailblaze.catalog import load_catalog
 from trailblaze.finding import Finding
-from trailblaze.fsutil import write_if_changed
 from trailblaze.manifest import Trailmap, load_manifest
 from trailblaze.options import CheckOptions
 from trailblaze.parse import file_error
@@ -43,14 +41,30 @@ from trailblaze.report import (
 from trailblaze.resolve import Resolution
 from trailblaze.runif import RUNIF
 from trailblaze.schemacheck import remembering
+from trailblaze.scratch import Layout
 from trailblaze.state import TrailRecord, TrailState, stamp_of
+from trailblaze.store import Kind, Store
 from trailblaze.surface import generate_surfaces
 from trailblaze.typecheck import TypeCheck
-from trailblaze.typegate import (
-    Layout,
-)
 from trailblaze.workspace import Scan, Workspace, scan
 from trailblaze.yamlnode import MAX_FILE_BYTES, YamlError
+
+
+def _stats(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError("stats are a mapping")
+    return value
+
+
+STATS: Kind[dict[str, Any]] = Kind("stats", _stats)
+"""What the last check did (counts, compiler runs, phase timings): the benchmark reads them."""
+
+
+def last_stats(scratch: Path) -> dict[str, Any]:
+    """The stats of the last check of this scratch directory; {} when there are none."""
+    with Store.open(scratch) as store:
+        return store.get(STATS) or {}
+
 
 # Kept from the reference: the synthetic `default` host target has no manifest and is exempt.
 TRANSITIONAL_EXEMPT = {"default": "the synthetic default host target has no trailmap.yaml"}
@@ -137,7 +151,7 @@ class _Pipeline:
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        """Time a phase of the run; the durations go to stats.json (the benchmark reads them)."""
+        """Time a phase of the run; the durations go to the stats (the benchmark reads them)."""
         start = time.perf_counter()
         try:
             yield
@@ -297,10 +311,8 @@ def _run_check(
     found: Scan | None,
     stats: Mapping[str, os.stat_result | None] | None,
 ) -> Report:
-    catalog = load_catalog()
     pipe = _Pipeline(ws, options)
     pipe.progress = progress
-    run = pipe.run
     if found is None:
         with pipe.phase("scan"):
             found = scan(ws)
@@ -308,13 +320,37 @@ def _run_check(
     positions: list[int] = []
     if options.shard is not None:
         found, positions = _shard_of(found, options.shard, stats or {})
-    with remembering(ws.scratch / "state" / "valid-documents.json"):
+    store = Store.open(pipe.layout)
+    try:
+        return _check_with(ws, options, pipe, found, stats, store, whole, positions)
+    finally:
+        store.close()
+
+
+def _check_with(
+    ws: Workspace,
+    options: CheckOptions,
+    pipe: _Pipeline,
+    found: Scan,
+    stats: Mapping[str, os.stat_result | None] | None,
+    store: Store,
+    whole: Scan,
+    positions: list[int],
+) -> Report:
+    catalog = load_catalog()
+    run = pipe.run
+    with remembering(store):
         with pipe.phase("manifests"):
             manifests = load_manifests(ws, found)
         bundled = discover(catalog, workspace_targets=ws.targets_dir)
         with pipe.phase("surfaces"):
             surfaces = generate_surfaces(
-                ws.root, ws.scratch, manifests.with_dirs(), catalog, bundled=bundled.trailmaps
+                ws.root,
+                ws.scratch,
+                manifests.with_dirs(),
+                catalog,
+                bundled=bundled.trailmaps,
+                store=store,
             )
     run.findings.extend(found.findings)
     run.findings.extend(manifests.findings)
@@ -333,7 +369,7 @@ def _run_check(
     known = frozenset(manifests.dirs) | frozenset(bundled.trailmaps)
 
     with pipe.phase("state load"):
-        state = TrailState.load(ws.scratch)
+        state = TrailState.load(store)
     schemas = (
         {
             target: {e.name: e.input_schema for e in resolution.entries}
@@ -354,6 +390,7 @@ def _run_check(
         records,
         pipe.phase,
         trailmap_dirs=manifests.dirs,
+        store=store,
     )
 
     def eligible(record: TrailRecord) -> bool:
@@ -422,12 +459,14 @@ def _run_check(
         state.trails = {**others, **records}
     else:
         state.trails = records
-    with pipe.phase("state"):
-        state.save(ws.scratch)  # the records that changed, not all of them
     run.stats.update(outcome.stats)
     run.stats["trails_parsed"] = pipe.trails_parsed
     run.stats["files_read"] = pipe.files_read
-    write_if_changed(pipe.layout.root / "stats.json", _json(run.stats))
+    with pipe.phase("state"):
+        state.save(store)  # the records that changed, not all of them
+        store.commit()  # with every memo the run staged, in one transaction
+    store.put(STATS, "", run.stats)  # after the phase, so that it has the state's time too
+    store.commit()
     return Report(
         workspace=str(ws.root),
         trailmaps=tuple(sorted(manifests.trailmaps)),
@@ -522,11 +561,6 @@ def _status(
     if failed or record.key is None:
         return TrailStatus(record.path, target, "parsed", REASON_INFRA, target, record.calls)
     return TrailStatus(record.path, target, "type-checked", None, target, record.calls)
-
-
-def _json(data: Any) -> str:
-
-    return json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
 
 
 def _sorted(findings: Iterable[Finding]) -> list[Finding]:

@@ -192,7 +192,7 @@ def _check(args: argparse.Namespace) -> int:
         "tsc": os.environ.get(TSC_ENV, ""),
     }
     key, stats = inputs_key(files, settings)
-    outputs = Outputs(ws.scratch / "state")
+    outputs = Outputs(ws.scratch)
     recorded = outputs.lookup(key, variant) if variant is not None else None
     if recorded is not None:
         # Nothing changed since a complete check: its output again, without the pipeline.

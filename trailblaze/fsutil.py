@@ -69,14 +69,26 @@ def write_if_changed(path: Path, data: bytes | str) -> bool:
     return True
 
 
-def write_generated(path: Path, data: str) -> bool:
+def write_generated(path: Path, data: str, within: Path | None = None) -> bool:
     """`write_if_changed` for files only we read, cheaper when the file is new.
 
     A new file is created in place (one inode, no temporary name, no rename): a reader racing
     with the write could see it incomplete, which for a generated module means a syntax error,
     reported as a type check that could not run and never cached. An existing file is replaced
-    atomically as usual.
+    atomically as usual. With `within` (the scratch directory the file belongs to), whatever is
+    in the file's way there (a directory in its place, a file in a directory's) is removed.
     """
+    try:
+        return _write_generated(path, data)
+    except (IsADirectoryError, NotADirectoryError, FileExistsError):
+        from trailblaze.scratch import clear_way  # noqa: PLC0415 - only when something is wrong
+
+        if within is None or not clear_way(path, within):
+            raise
+    return _write_generated(path, data)
+
+
+def _write_generated(path: Path, data: str) -> bool:
     payload = data.encode("utf-8")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -84,7 +96,7 @@ def write_generated(path: Path, data: str) -> bool:
         return write_if_changed(path, payload)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return write_generated(path, data)
+        return _write_generated(path, data)
     with open(fd, "wb") as handle:  # closes fd; writes every byte
         handle.write(payload)
     return True

@@ -8,7 +8,8 @@ runs in (paths are shown relative to it), our version and the stamps of our own 
 infrastructure problem) records its output under that key; the next run with the same key
 writes the recorded bytes and exits with the recorded code, without loading the pipeline.
 
-Anything missing, unreadable or not matching its digest is a miss: the check runs.
+The record is in the state store (`OUTPUT`), the output bytes in a scratch file it vouches for
+(`scratch.Layout.cli_output`). Anything missing, unreadable or changed is a miss: the check runs.
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze import __version__
-from trailblaze.fsutil import stamp_of, write_atomic
-
-RECORD_FORMAT = 1
-_RECORD = "cli-outputs.json"
+from trailblaze.fsutil import stamp_of
+from trailblaze.scratch import Layout, write_scratch
+from trailblaze.store import Kind, Store
 
 
 def inputs_key(paths: Iterable[str], settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -61,54 +61,50 @@ def _code() -> str:
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
+def _exit_code(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError("not an exit code")
+    return value
+
+
+OUTPUT: Kind[int] = Kind("cli-output", _exit_code)
+"""Per output variant: the exit code of the run whose output `Layout.cli_output` holds, keyed
+by the run's `inputs_key`, vouching for that file."""
+
+
 class Outputs:
     """The outputs recorded for one key, one file per variant (format and its settings)."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.record = directory / _RECORD
-
-    def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.record.read_text("utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
-            return {}
-        return data
+    def __init__(self, scratch: Path) -> None:
+        self.layout = Layout(scratch)
 
     def lookup(self, key: str, variant: str) -> tuple[bytes, int] | None:
         """(output, exit code) recorded for `key` in `variant`, or None."""
-        data = self._load()
-        entry = data.get("outputs", {}).get(variant) if data.get("key") == key else None
-        if not isinstance(entry, dict):
+        with Store.open(self.layout) as store:
+            code = store.get(OUTPUT, variant, key)
+        if code is None:
             return None
         try:
-            output = (self.directory / entry["file"]).read_bytes()
-        except (OSError, KeyError, TypeError):
+            return self.layout.cli_output(variant).read_bytes(), code
+        except OSError:
             return None
-        if hashlib.sha256(output).hexdigest() != entry.get("sha256"):
-            return None
-        code = entry.get("exit_code")
-        return (output, code) if isinstance(code, int) else None
 
     def remember(self, key: str, variant: str, output: bytes, exit_code: int) -> None:
-        data = self._load()
-        outputs = data.get("outputs", {}) if data.get("key") == key else {}
-        name = f"cli-output.{hashlib.sha256(variant.encode()).hexdigest()[:16]}"
-        try:
-            write_atomic(self.directory / name, output)
-            outputs[variant] = {
-                "file": name,
-                "sha256": hashlib.sha256(output).hexdigest(),
-                "exit_code": exit_code,
-            }
-            write_atomic(
-                self.record,
-                json.dumps({"format": RECORD_FORMAT, "key": key, "outputs": outputs}) + "\n",
-            )
-        except OSError:
-            pass  # not recorded: the next run checks again
+        path = self.layout.cli_output(variant)
+        with Store.open(self.layout) as store:
+            for other in store.slots(OUTPUT):
+                if store.get(OUTPUT, other, key) is None:
+                    store.drop(OUTPUT, other)  # another key's: the workspace changed since
+            try:
+                write_scratch(path, output, self.layout.scratch, always=True)
+            except OSError:
+                store.drop(OUTPUT, variant)  # not recorded: the next run checks again
+            else:
+                store.put(OUTPUT, variant, exit_code, key=key, files=[path])
+            store.commit()
 
     def forget(self) -> None:
-        self.record.unlink(missing_ok=True)
+        with Store.open(self.layout) as store:
+            for variant in store.slots(OUTPUT):
+                store.drop(OUTPUT, variant)
+            store.commit()

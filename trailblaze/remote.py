@@ -6,7 +6,7 @@ them: `{base}/ac/{key}` (the action cache: any 64-character lowercase hex key) a
 `GET` fetches (200, or 404 for a miss) and `PUT` stores.
 
 What is shared: the type gate's verdict on one trail (its findings), under a key that covers
-every input of that verdict and no path or mtime (`result_key`). An action-cache entry holds
+every input of that verdict and no path or mtime (`cache.ResultKey`, the local cache's key). An action-cache entry holds
 the findings with their digest, or, when they are large, the digest of a CAS body holding them;
 either way the bytes are checked against the digest, and the entry against the key it was
 stored for, before they are trusted.
@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -268,40 +268,6 @@ def _describe(exc: BaseException, timeout: float | None = None) -> str:
 
 
 # -- type-gate verdicts ------------------------------------------------------------------------
-
-
-def result_key(
-    *,
-    compiler_version: str,
-    generator_version: str,
-    product_version: str,
-    compiler_options: Mapping[str, Any],
-    surface: str,
-    module: str,
-    lines: Sequence[Any],
-) -> str:
-    """The action-cache key of one trail's verdict: every input that decides it, no path.
-
-    `surface` digests the trailmap's module surface and every declaration it reaches; `module`
-    the generated module (which names the trail); `lines` is its line table, from which the
-    findings take their YAML positions.
-    """
-    h = hashlib.sha256()
-    for part in (
-        f"trailblaze-doit trail result v{ENTRY_FORMAT}",
-        compiler_version,
-        generator_version,
-        product_version,
-        json.dumps(compiler_options, sort_keys=True),
-        surface,
-        module,
-        json.dumps(lines, separators=(",", ":")),
-        ",".join(FINDING_FIELDS),
-    ):
-        data = part.encode("utf-8", "surrogatepass")
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
 
 
 def _canonical(findings: list[dict[str, Any]]) -> bytes:

@@ -7,8 +7,8 @@ Manifests, tool files and replay's argument parsing all go through here, so a sc
 messages are defined once.
 
 Inside `remembering(path)` (what a check does), a document already found valid against the
-same schema by an earlier run is not validated again: the pairs are remembered by digest in a
-small file. Then a check of an unchanged workspace neither validates its manifests nor imports
+same schema by an earlier run is not validated again: the pairs are remembered by digest in the
+state store. Then a check of an unchanged workspace neither validates its manifests nor imports
 jsonschema (a twentieth of a second, on every run).
 """
 
@@ -20,12 +20,11 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trailblaze import __version__
 from trailblaze.finding import did_you_mean, join_key
-from trailblaze.fsutil import write_if_changed
+from trailblaze.store import Kind, Store
 from trailblaze.yamlnode import YMap, YNode, YScalar, YSeq, kind_of
 
 if TYPE_CHECKING:
@@ -61,23 +60,28 @@ def _validator_for(schema_json: str) -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
-class ValidMemo:
-    """Digests of (schema, document) pairs that validated clean, kept between runs."""
+def _digests(value: Any) -> frozenset[str]:
+    if not isinstance(value, list) or not all(isinstance(d, str) for d in value):
+        raise TypeError("not a list of digests")
+    return frozenset(value)
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.known: set[str] = set()
+
+VALID: Kind[frozenset[str]] = Kind("valid-documents", _digests, sorted)
+"""Digests of the (schema, document) pairs that validated clean, keyed by our version."""
+
+
+class ValidMemo:
+    """The pairs known valid from earlier runs, and those this run saw."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.known = store.get(VALID, key=__version__) or frozenset()
         self.used: set[str] = set()
-        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
-            data = json.loads(path.read_text("utf-8"))
-            if data.get("version") == __version__:
-                self.known = {d for d in data.get("valid", ()) if isinstance(d, str)}
 
     def save(self) -> None:
         # Only what this run saw: the documents of earlier versions of the files are dropped.
         if self.used != self.known:
-            payload = {"version": __version__, "valid": sorted(self.used)}
-            write_if_changed(self.path, json.dumps(payload, indent=0) + "\n")
+            self.store.put(VALID, "", frozenset(self.used), key=__version__)
 
 
 _MEMO: list[ValidMemo] = []
@@ -86,9 +90,10 @@ _SCHEMA_TEXTS: dict[int, tuple[Mapping[str, Any], str, str]] = {}
 
 
 @contextlib.contextmanager
-def remembering(path: Path) -> Iterator[None]:
-    """Skip validating documents that an earlier run found valid (see the module docstring)."""
-    memo = ValidMemo(path)
+def remembering(store: Store) -> Iterator[None]:
+    """Skip validating documents that an earlier run found valid (see the module docstring);
+    what this run found valid is staged in `store` for its owner to commit."""
+    memo = ValidMemo(store)
     _MEMO.append(memo)
     try:
         yield

@@ -1,38 +1,30 @@
 """What the last check knew about each trail, so an unchanged trail costs one `stat`.
 
-One SQLite database per workspace (`<scratch>/state/trails-v4.sqlite3`, numbered by
-`STATE_VERSION`), one row per trail: its file stamp (size, mtime, inode) and content hash, its
+The `trails` table of the state store (`trailblaze.store`), one row per trail: its file stamp (size, mtime, inode) and content hash, its
 parse outcome (status, target, number of calls, findings) and the key and findings of its last
 completed type check.
 
-A database rather than one JSON document: a check that changed one trail of ten thousand
-writes one row, not six megabytes, and reading the rows back is twice as fast as decoding the
-document. Writes are transactions, so two concurrent checks leave a consistent state (each row
-is some run's complete record of that trail, and a record is only trusted while its stamp and
-content hash match the file). Unreadable, corrupt or from another format version: empty, and
-everything is re-read.
+Rows rather than one document: a check that changed one trail of ten thousand writes one row,
+not six megabytes. The store's commit is one transaction, so two concurrent checks leave a
+consistent state (each row is some run's complete record of that trail, and a record is only
+trusted while its stamp and content hash match the file). Unreadable, corrupt or from another
+format version: empty, and everything is re-read.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import sqlite3
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from trailblaze.finding import Finding
 from trailblaze.fsutil import Stamp
 from trailblaze.fsutil import stamp_of as stamp_of  # noqa: PLC0414 - re-exported (PEP 484 form)
 from trailblaze.parse import ParseOutcome
+from trailblaze.store import Store
 
 log = logging.getLogger(__name__)
-
-STATE_VERSION = 4
 
 
 @dataclass(slots=True)
@@ -152,96 +144,31 @@ class TrailRecord:
         return out
 
 
-_COLUMN_NAMES = (
-    "path", "stamp", "content", "strict", "status", "target", "calls", "key", "surface_key",
-    "base_key", "extra",
-)  # fmt: skip
-_COLUMNS = (
-    "path TEXT PRIMARY KEY, stamp TEXT, content TEXT NOT NULL, strict INTEGER NOT NULL, "
-    "status TEXT NOT NULL, target TEXT, calls INTEGER NOT NULL, key TEXT, surface_key TEXT, "
-    "base_key TEXT, extra TEXT"
-)
-_UPSERT = "INSERT OR REPLACE INTO trails VALUES (" + ",".join("?" * len(_COLUMN_NAMES)) + ")"
-
-
 @dataclass
 class TrailState:
     trails: dict[str, TrailRecord] = field(default_factory=dict)
     _saved: dict[str, TrailRecord] = field(default_factory=dict, repr=False)
-    """The records as they are in the database: `save` writes only what differs."""
-
-    @staticmethod
-    def path(scratch: Path) -> Path:
-        return scratch / "state" / f"trails-v{STATE_VERSION}.sqlite3"
+    """The records as they are in the store: `save` stages only what differs."""
 
     @classmethod
-    def load(cls, scratch: Path) -> TrailState:
-        path = cls.path(scratch)
-        if not path.exists():
-            _remove_earlier_versions(scratch / "state")
+    def load(cls, store: Store) -> TrailState:
+        rows = store.trail_rows()
+        if not rows:
             return cls()
         try:
-            with _connect(path) as db:
-                rows = db.execute(f"SELECT {', '.join(_COLUMN_NAMES)} FROM trails").fetchall()
             trails = TrailRecord.from_rows(rows)
-        except (sqlite3.Error, ValueError, TypeError, IndexError, AttributeError) as exc:
-            log.info("trail state %s unreadable (%s); starting from nothing", path, exc)
-            _remove(path)
+        except (ValueError, TypeError, IndexError, AttributeError) as exc:
+            log.info("trail state in %s unreadable (%s); starting from nothing", store.db.path, exc)
             return cls()
         return cls(trails, dict(trails))
 
-    def save(self, scratch: Path) -> bool:
-        """Write the records that changed since `load` (or the last save); True when any did."""
+    def save(self, store: Store) -> bool:
+        """Stage the records that changed since `load` (or the last save) for the store's next
+        commit; True when any did."""
         changed = [r.to_row() for p, r in self.trails.items() if self._saved.get(p) is not r]
-        gone = [(p,) for p in self._saved.keys() - self.trails.keys()]
+        gone = list(self._saved.keys() - self.trails.keys())
         if not changed and not gone:
             return False
-        path = self.path(scratch)
-        for attempt in (1, 2):
-            try:
-                with _connect(path) as db:
-                    db.execute("BEGIN IMMEDIATE")
-                    db.executemany("DELETE FROM trails WHERE path = ?", gone)
-                    db.executemany(_UPSERT, changed)
-                    db.execute("COMMIT")
-                break
-            except sqlite3.DatabaseError as exc:
-                if attempt == 2 or isinstance(exc, sqlite3.OperationalError):
-                    # Locked for longer than the timeout, or a disk error: the next check
-                    # re-reads what this one could not record; nothing it reports is lost.
-                    log.warning("could not record the trail state in %s: %s", path, exc)
-                    return False
-                _remove(path)  # corrupt: start a new database and write everything
-                changed = [r.to_row() for r in self.trails.values()]
-                gone = []
+        store.stage_trails(changed, gone)
         self._saved = dict(self.trails)
         return True
-
-
-@contextlib.contextmanager
-def _connect(path: Path) -> Iterator[sqlite3.Connection]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=30, isolation_level=None)
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute(f"CREATE TABLE IF NOT EXISTS trails ({_COLUMNS}) WITHOUT ROWID")
-        yield db
-    finally:
-        db.close()
-
-
-def _remove_earlier_versions(directory: Path) -> None:
-    """The states of other format versions (JSON up to 2, then one database per version)."""
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(directory):
-            name = entry.name
-            if name == "trails.json" or (
-                name.startswith("trails-v") and not name.startswith(f"trails-v{STATE_VERSION}.")
-            ):
-                os.unlink(entry.path)
-
-
-def _remove(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(OSError):
-            path.with_name(path.name + suffix).unlink()

@@ -30,9 +30,12 @@ from trailblaze.bundled import BundledTrailmap
 from trailblaze.cache import digest
 from trailblaze.catalog import Catalog
 from trailblaze.finding import Finding
-from trailblaze.fsutil import file_stamp, write_if_changed
+from trailblaze.fsutil import write_if_changed
 from trailblaze.resolve import Resolution, Resolver, ToolEntry
+from trailblaze.scratch import Layout, write_scratch
+from trailblaze.scratch import module_specifier as module_specifier  # noqa: PLC0414 - re-exported
 from trailblaze.sdk import choose_sdk, hand_tools, sdk_type_names, write_declarations
+from trailblaze.store import Kind, Store
 from trailblaze.tooldefs import RelPath
 from trailblaze.tsrender import NAMED_TYPE, import_path, json_text, render_entry
 
@@ -64,23 +67,22 @@ GITIGNORE_LINES = (
 
 
 def sdk_dir(scratch: Path) -> Path:
-    """Where generated tsconfigs find `@trailblaze/scripting` (and the reference CLI extracts
-    its bundle): ours unless a bundle that is not ours sits there."""
-    return scratch / "sdk"
+    """Where generated tsconfigs find `@trailblaze/scripting` (`scratch.Layout.sdk_dir`)."""
+    return Layout(scratch).sdk_dir
 
 
 def sdk_index(scratch: Path) -> Path:
     """The SDK bundle's declarations, what `@trailblaze/scripting` resolves to."""
-    return sdk_dir(scratch) / "dist" / "index.d.ts"
+    return Layout(scratch).sdk_index
 
 
 def own_sdk_dir(scratch: Path) -> Path:
-    """Our declarations, always: what trails and fallback tool compiles are checked against."""
-    return scratch / "sdk-trailblaze-doit"
+    """Our declarations, always (`scratch.Layout.own_sdk_dir`)."""
+    return Layout(scratch).own_sdk_dir
 
 
 def own_sdk_index(scratch: Path) -> Path:
-    return own_sdk_dir(scratch) / "dist" / "index.d.ts"
+    return Layout(scratch).own_sdk_index
 
 
 def sdk_from(tools_dir: Path, scratch: Path) -> str:
@@ -98,21 +100,6 @@ def write_sdk(scratch: Path, catalog: Catalog) -> list[Path]:
         for directory in (own_sdk_dir(scratch), sdk_dir(scratch))
         if write_declarations(directory, catalog)
     ]
-
-
-def module_specifier(module: Path, from_dir: Path) -> str:
-    """An import specifier for a tool module, relative to the importing file's directory."""
-    rel = Path(os.path.relpath(module, from_dir)).as_posix()
-    # TypeScript imports name the JavaScript a module becomes: x.ts / x.d.ts as "x",
-    # x.mts / x.d.mts as "x.mjs", x.cts / x.d.cts as "x.cjs".
-    for suffix, replacement in (
-        (".d.ts", ""), (".d.mts", ".mjs"), (".d.cts", ".cjs"),
-        (".mts", ".mjs"), (".cts", ".cjs"), (".ts", ""), (".js", ""),
-    ):  # fmt: skip
-        if rel.endswith(suffix):
-            rel = rel[: -len(suffix)] + replacement
-            break
-    return rel if rel.startswith(".") else f"./{rel}"
 
 
 def render_entries(
@@ -246,52 +233,12 @@ class SurfaceOutcome:
     findings: tuple[Finding, ...]
 
 
-class WriteMemo:
-    """What each trailmap's artifacts were last rendered from, and how the files looked after.
-
-    Rendering the artifacts of a large trailmap (its JSON Schema, its sidecar) costs tens of
-    milliseconds; a check of an unchanged workspace should not pay that for every trailmap. An
-    entry is trusted only while its key (the resolved model, the paths, the generator's version)
-    is the same and every file it wrote still has the size, mtime and inode it had: a file
-    edited, replaced or deleted by hand is rendered and written again.
-    """
-
-    VERSION = 1
-
-    def __init__(self, scratch: Path) -> None:
-        self.path = scratch / "state" / "surfaces-written.json"
-        self.changed = False
-        entries: Any = {}
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-            if data.get("version") == self.VERSION:
-                entries = data.get("entries")
-        except (OSError, ValueError, AttributeError):
-            entries = {}
-        self.entries: dict[str, Any] = entries if isinstance(entries, dict) else {}
-
-    def fresh(self, slot: str, key: str) -> bool:
-        entry = self.entries.get(slot)
-        if not isinstance(entry, dict) or entry.get("key") != key:
-            return False
-        files = entry.get("files")
-        return isinstance(files, dict) and all(
-            file_stamp(path) == stamp for path, stamp in files.items()
-        )
-
-    def record(self, slot: str, key: str, files: Iterable[Path]) -> None:
-        self.entries[slot] = {"key": key, "files": {str(p): file_stamp(str(p)) for p in files}}
-        self.changed = True
-
-    def forget(self, slot: str) -> None:
-        if self.entries.pop(slot, None) is not None:
-            self.changed = True
-
-    def save(self) -> None:
-        if self.changed:
-            payload = {"version": self.VERSION, "entries": self.entries}
-            write_if_changed(self.path, json.dumps(payload, indent=1, sort_keys=True) + "\n")
-            self.changed = False
+WRITTEN: Kind[bool] = Kind("surfaces-written", bool)
+"""A trailmap's artifacts as last rendered: slot = its directory, key = `surface_key`, files =
+what was written. Rendering the artifacts of a large trailmap (its JSON Schema, its sidecar)
+costs tens of milliseconds; a check of an unchanged workspace should not pay that for every
+trailmap. The entry holds only while every file it wrote has the size, mtime and inode it had:
+a file edited, replaced or deleted by hand is rendered and written again."""
 
 
 _MODEL_DIGESTS: dict[int, tuple[Resolution, str]] = {}
@@ -338,7 +285,7 @@ def write_surfaces(
     rel: Any,
     *,
     gitignore: bool = True,
-    memo: WriteMemo | None = None,
+    memo: Store | None = None,
 ) -> SurfaceOutcome:
     """Write one trailmap's artifacts; only files whose content changed are touched.
 
@@ -351,11 +298,15 @@ def write_surfaces(
     key = ""
     if memo is not None:
         key = surface_key(resolution, trailmap_dir, scratch, catalog, gitignore)
-        if memo.fresh(slot, key):
+        if memo.fresh(WRITTEN, slot, key):
             return SurfaceOutcome((), ())
 
+    # The validation-only surfaces of bundled targets are scratch: ours to repair.
+    ours = scratch if trailmap_dir.is_relative_to(scratch) else None
+
     def put(path: Path, text: str) -> None:
-        if write_if_changed(path, text):
+        wrote = write_scratch(path, text, ours) if ours else write_if_changed(path, text)
+        if wrote:
             written.append(path)
 
     put(tools_dir / DTS_NAME, render_client_dts(resolution, tools_dir, catalog))
@@ -415,11 +366,13 @@ def write_surfaces(
             put(ignore, updated)
     if memo is not None:
         if findings:  # a kept hand-written tsconfig: its warning is worked out on every run
-            memo.forget(slot)
+            memo.drop(WRITTEN, slot)
         else:
             names = [DTS_NAME, TSCONFIG_NAME, SIDECAR_NAME, SCHEMA_NAME]
             files = [tools_dir / name for name in names]
-            memo.record(slot, key, [*files, trailmap_dir / ".gitignore"] if gitignore else files)
+            if gitignore:
+                files.append(trailmap_dir / ".gitignore")
+            memo.put(WRITTEN, slot, True, key=key, files=files)
     return SurfaceOutcome(tuple(written), tuple(findings))
 
 
@@ -646,11 +599,6 @@ class WorkspaceSurfaces:
     findings: tuple[Finding, ...]
 
 
-def validation_dir(scratch: Path, target_id: str) -> Path:
-    """Where a bundled target's validation-only surface lives (its `tools/` is inside)."""
-    return scratch / "trail-validation" / target_id
-
-
 def generate_surfaces(
     root: Path,
     scratch: Path,
@@ -660,14 +608,18 @@ def generate_surfaces(
     only: Iterable[str] | None = None,
     bundled: Mapping[str, BundledTrailmap] | None = None,
     memo: bool = True,
+    store: Store | None = None,
 ) -> WorkspaceSurfaces:
     """Resolve trailmaps (all, or `only` these) and write their artifacts and the SDK bundle.
 
     Bundled targets that no workspace trailmap shadows get validation-only surfaces in the
     scratch directory. With `memo=False` every artifact is rendered (and compared) again.
+    What was written is remembered in `store` (committed by its owner), or in the scratch
+    directory's store, committed here, when none is given.
     """
     resolver = Resolver(dict(trailmaps), root, catalog, bundled)
-    written_memo = WriteMemo(scratch) if memo else None
+    own_store = Store.open(scratch) if memo and store is None else None
+    written_memo = (store or own_store) if memo else None
     written: list[Path] = []
     findings: list[Finding] = []
     written.extend(write_sdk(scratch, catalog))
@@ -676,7 +628,7 @@ def generate_surfaces(
     # trailmaps, then the bundled targets no workspace trailmap shadows, each sorted.
     jobs = [(dir_name, trailmaps[dir_name][1], True) for dir_name in sorted(trailmaps)]
     jobs += [
-        (target_id, validation_dir(scratch, target_id), False)
+        (target_id, Layout(scratch).validation_dir(target_id), False)
         for target_id, item in sorted((bundled or {}).items())
         if target_id not in trailmaps and item.manifest.is_target
     ]
@@ -699,6 +651,7 @@ def generate_surfaces(
         )
         written.extend(outcome.written)
         findings.extend(outcome.findings)
-    if written_memo is not None:
-        written_memo.save()
+    if own_store is not None:
+        own_store.commit()
+        own_store.close()
     return WorkspaceSurfaces(resolutions, tuple(written), tuple(findings))

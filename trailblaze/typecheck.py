@@ -23,16 +23,17 @@ from typing import Any
 
 from trailblaze import __version__
 from trailblaze.batch import Parsed
-from trailblaze.cache import ResultCache, cache_dir, digest
+from trailblaze.cache import ResultCache, ResultKey, digest, open_results, options_digest
 from trailblaze.catalog import Catalog
 from trailblaze.codegen import GENERATOR_VERSION, unpack_lines
 from trailblaze.finding import Finding
-from trailblaze.fsutil import file_stamp, write_if_changed
 from trailblaze.options import CheckOptions
-from trailblaze.remote import RemoteConfig, RemoteConfigError, RemoteResults, result_key
+from trailblaze.remote import RemoteConfig, RemoteConfigError, RemoteResults
 from trailblaze.resolve import Resolution
+from trailblaze.scratch import Layout, write_scratch
 from trailblaze.sdk import OURS_LABEL, SdkChoice, choose_sdk, render_sdk, sdk_type_names
 from trailblaze.state import TrailRecord
+from trailblaze.store import Kind, Store
 from trailblaze.surface import is_generated_tsconfig, model_digest, sdk_dir
 from trailblaze.toolchain import LIBRARIES, Compiler, ToolchainError, find_compiler, install_library
 from trailblaze.tooldefs import RelPath
@@ -43,7 +44,6 @@ from trailblaze.typegate import (
     Declarations,
     GateResult,
     Job,
-    Layout,
     SurfaceCheck,
     check_surfaces,
     compile_jobs,
@@ -58,6 +58,12 @@ from trailblaze.typegate import (
 
 SURFACE_FORMAT = "2"
 """Changes whenever module surfaces are rendered differently: old memo entries then miss."""
+
+MODULE_SURFACES: Kind[str] = Kind("module-surface", str)
+"""Per trailmap: the digest of its module surface's text and probes, keyed by what they are
+rendered from, vouching for both files."""
+SURFACES_CHECKED: Kind[bool] = Kind("surface-checked", bool)
+"""Per trailmap: its module surface compiled clean, keyed by the surface and the compiler."""
 
 Phase = Callable[[str], Any]
 """`phase(name)` returns a context manager timing that part of the run."""
@@ -91,6 +97,8 @@ class TypeCheck:
         records: dict[str, TrailRecord],
         phase: Phase,
         trailmap_dirs: Mapping[str, Path] | None = None,
+        *,
+        store: Store,
     ) -> None:
         self.root = root
         self.layout = layout
@@ -101,6 +109,7 @@ class TypeCheck:
         self.records = records
         self.phase = phase
         self.trailmap_dirs = dict(trailmap_dirs or {})
+        self.store = store
         self.sdks: dict[str, str] = {}
         """Trailmap -> the SDK its scripted tools were compiled against (for the report)."""
         self.outcome = Outcome()
@@ -115,6 +124,9 @@ class TypeCheck:
         self._unresolved: dict[str, dict[str, str]] = {}
         self._surface_keys: dict[str, str] = {}
         self._base_key = ""
+        self._options = ""
+        self._compiler_key = ""
+        self._keys: dict[str, ResultKey] = {}
         self._cache: ResultCache | None = None
         self._pending: list[Job] = []
         self._jobs: list[Job] = []
@@ -186,6 +198,7 @@ class TypeCheck:
                 RelPath(self.root),
                 timeout=self._timeout,
                 choices=choices,
+                store=self.store,
             )
         self.outcome.stats["decl_runs"] = decls.runs
         for finding in decls.findings:
@@ -197,13 +210,19 @@ class TypeCheck:
                 self.outcome.findings.append(finding.with_(fatal=True))
         self._tool_findings = decls.findings
         self._module_surfaces(decls)
-        self._base_key = digest(compiler.identity, GENERATOR_VERSION, _json(COMPILER_OPTIONS), ours)
+        # Our SDK's declarations and the zod version they are checked with, by content.
+        sdk = digest(render_sdk(self.catalog), LIBRARIES["zod"])
+        self._options = options_digest(GENERATOR_VERSION, __version__, COMPILER_OPTIONS, sdk)
+        # Version and size, not the local identity (which has the install's mtime): the same
+        # compiler build on another machine gives the same keys.
+        self._compiler_key = f"{compiler.version}:{compiler.path.stat().st_size}"
+        self._base_key = digest(compiler.identity, self._options, ours)
         with self.phase("surface check"):
             checked = self._check_surfaces(compiler, decls)
         self._broken = checked.broken
         self._unresolved = checked.unresolved
         self._unresolved_by_findings(tools_dirs)
-        self._cache = ResultCache(cache_dir(self.layout.scratch))
+        self._cache = open_results(self.layout)
         self._remote = _remote(self.options)
 
     def _module_surfaces(self, decls: Declarations) -> None:
@@ -212,15 +231,7 @@ class TypeCheck:
         A memo maps what a surface is rendered from (the model, the declaration files its
         modules resolved to) to a digest of its text, trusted while the file is as written.
         """
-        memo_path = self.layout.root / "module-surfaces.json"
-        try:
-            memo = json.loads(memo_path.read_text("utf-8"))
-            if not isinstance(memo, dict):
-                memo = {}
-        except (OSError, ValueError):
-            memo = {}
         names = sdk_type_names(self.catalog)
-        fresh: dict[str, Any] = {}
         for trailmap in sorted(self.targets):
             resolution = self.targets[trailmap]
             refs = sorted(
@@ -236,35 +247,16 @@ class TypeCheck:
                 *sorted(names),
             )
             path = self.layout.surface(trailmap)
-            entry = memo.get(trailmap)
-            stamp = file_stamp(path)
             probe = self.layout.probe(trailmap)
-            if (
-                isinstance(entry, dict)
-                and entry.get("key") == key
-                and isinstance(entry.get("text"), str)
-                and stamp is not None
-                and entry.get("stamp") == stamp
-                and entry.get("probe") == file_stamp(probe)
-            ):
-                text_digest = entry["text"]
-            else:
+            text_digest = self.store.get(MODULE_SURFACES, trailmap, key)
+            if text_digest is None:
                 text = module_surface(resolution, self.layout, decls.decls, names)
                 probe_text = module_probe(resolution)
-                write_if_changed(path, text)
-                write_if_changed(probe, probe_text)
+                write_scratch(path, text, self.layout.scratch)
+                write_scratch(probe, probe_text, self.layout.scratch)
                 text_digest = digest(text, probe_text)
-                stamp = file_stamp(path)
-            fresh_probe = file_stamp(probe)
-            fresh[trailmap] = {
-                "key": key,
-                "text": text_digest,
-                "stamp": stamp,
-                "probe": fresh_probe,
-            }
+                self.store.put(MODULE_SURFACES, trailmap, text_digest, key=key, files=[path, probe])
             self._surface_keys[trailmap] = digest(text_digest, decls.identity, self.catalog.version)
-        if fresh != memo:
-            write_if_changed(memo_path, _json(fresh))
 
     def _unresolved_by_findings(self, tools_dirs: Mapping[str, Path]) -> None:
         """Scripted tools whose sources fail to resolve a name or module: their declared input
@@ -305,13 +297,12 @@ class TypeCheck:
         Only a surface with nothing broken and nothing unresolved is remembered as clean: one
         with unresolved tools is checked again on every run, so its reasons stay known.
         """
-        memo = self.layout.root / "surfaces-checked.json"
-        try:
-            checked: dict[str, str] = json.loads(memo.read_text("utf-8"))
-        except (OSError, ValueError):
-            checked = {}
         wanted = {t: digest(self._base_key, key) for t, key in self._surface_keys.items()}
-        todo = {t: self.layout.surface(t) for t, key in wanted.items() if checked.get(t) != key}
+        todo = {
+            t: self.layout.surface(t)
+            for t, key in wanted.items()
+            if not self.store.fresh(SURFACES_CHECKED, t, key)
+        }
         scripted: dict[str, dict[Path, tuple[str, ...]]] = {}
         for trailmap in todo:
             files: dict[Path, list[str]] = {}
@@ -326,11 +317,9 @@ class TypeCheck:
         )
         for trailmap in todo:
             if trailmap in outcome.broken or trailmap in outcome.unresolved:
-                checked.pop(trailmap, None)
+                self.store.drop(SURFACES_CHECKED, trailmap)
             else:
-                checked[trailmap] = wanted[trailmap]
-        if todo:
-            write_if_changed(memo, json.dumps(checked, sort_keys=True))
+                self.store.put(SURFACES_CHECKED, trailmap, True, key=wanted[trailmap])
         # Say why in the words of the tool's own source when it has a finding there.
         first_finding: dict[str, Finding] = {}
         for finding in self._tool_findings:
@@ -379,26 +368,17 @@ class TypeCheck:
         assert parsed.module is not None
         assert parsed.lines is not None
         assert self._cache is not None
-        key = digest(self._base_key, surface_key, parsed.module)
+        key = self.result_key(parsed.module, surface_key)
         cached = self._cache.get(key)
         if cached is not None:
             self.outcome.stats["cache_hits"] += 1
-            self.records[rel] = record.with_result(
-                key, [Finding.from_json(f) for f in cached], surface_key, self._base_key
-            )
+            self.records[rel] = record.with_result(key.digest, cached, surface_key, self._base_key)
             return
         self.records[rel] = record.with_result(None, (), surface_key, self._base_key)
-        job = Job(rel, target, self.layout.trail_file(rel), parsed.lines, key, parsed.lints)
+        job = Job(rel, target, self.layout.trail_file(rel), parsed.lines, key.digest, parsed.lints)
+        self._keys[rel] = key
         if self._remote is not None:
-            self._remote_keys[rel] = result_key(
-                compiler_version=self._compiler.version if self._compiler else "",
-                generator_version=GENERATOR_VERSION,
-                product_version=__version__,
-                compiler_options=COMPILER_OPTIONS,
-                surface=surface_key,
-                module=parsed.module,
-                lines=parsed.lines,
-            )
+            self._remote_keys[rel] = key.digest  # the same key addresses the remote cache
         self._pending.append(job)
         if len(self._pending) >= BATCH_SIZE:
             self._submit()
@@ -439,6 +419,14 @@ class TypeCheck:
         self.records[rel] = self.records[rel].with_result(None, ())
         self.outcome.infra.extend(found)
         return True
+
+    def result_key(self, module: str, surface_key: str) -> ResultKey:
+        """The key of a trail's verdict (see `cache.ResultKey`): `module` is the digest of its
+        generated module and file content (`batch`), then its surface, the compiler, the
+        options. Its `digest` addresses the verdict in the local and the remote cache."""
+        return ResultKey(
+            trail=module, surface=surface_key, compiler=self._compiler_key, options=self._options
+        )
 
     def _fail(self, rel: str, reason: str, code: str) -> None:
         self.outcome.failed.add(rel)
@@ -503,7 +491,7 @@ class TypeCheck:
                 self._compiling.shutdown(wait=True)
         outcome = self.outcome
         by_path = {job.path: job for job in self._jobs}
-        stored: list[tuple[str, list[dict[str, Any]]]] = []
+        stored: list[tuple[ResultKey, list[Finding]]] = []
         for result in results:
             outcome.failed |= result.failed
             outcome.infra.extend(result.infra)
@@ -511,7 +499,7 @@ class TypeCheck:
             outcome.stats["files_compiled"].extend(result.files_compiled)
             for path, findings in result.findings.items():
                 job = by_path[path]
-                stored.append((job.key, [f.to_json() for f in findings]))
+                stored.append((self._keys[path], findings))
                 self.records[path] = self.records[path].with_result(
                     job.key, findings, self._surface_keys[job.trailmap], self._base_key
                 )
@@ -559,7 +547,3 @@ def _tools_root(module: Path) -> Path:
         if parent.name == "tools":
             return parent
     return module.parent
-
-
-def _json(data: Any) -> str:
-    return json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
