@@ -27,8 +27,9 @@ from typing import Any
 from trailblaze import __version__
 from trailblaze.cache import digest
 from trailblaze.catalog import Catalog
-from trailblaze.fsutil import file_stamp, write_if_changed
+from trailblaze.fsutil import file_stamp
 from trailblaze.resolve import ToolEntry
+from trailblaze.scratch import write_scratch
 from trailblaze.toolchain import LIBRARIES, library_dir
 from trailblaze.tsrender import render_def, render_entry
 
@@ -101,8 +102,8 @@ def is_ours(index: Path) -> bool:
     try:
         with index.open("r", encoding="utf-8", errors="replace") as handle:
             first = handle.readline()
-    except FileNotFoundError:
-        return True
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return True  # nothing there, or something in the way that is nobody's bundle
     except OSError:
         return False
     return first.startswith(_OURS_PREFIX)
@@ -116,7 +117,7 @@ def write_declarations(sdk_dir: Path, catalog: Catalog, toolchain: Path | None =
     index = sdk_dir / "dist" / "index.d.ts"
     if not is_ours(index):
         return False
-    changed = write_if_changed(index, render_sdk(catalog))
+    changed = write_scratch(index, render_sdk(catalog), sdk_dir.parent)
     link = sdk_dir / "node_modules" / "zod"
     wanted = str(library_dir("zod", toolchain))
     try:
