@@ -25,11 +25,12 @@ a slow disk, and SQLite gives atomic, concurrent-safe writes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, get_args
@@ -121,11 +122,6 @@ def encode_result(findings: Iterable[Finding]) -> bytes:
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
 
 
-_KINDS = frozenset(get_args(FindingKind))
-_TEXT = frozenset({"key_path", "code"})
-_OPTIONAL_TEXT = frozenset({"classifier", "tool", "trailmap", "position"})
-
-
 def decode_result(data: bytes | str) -> list[Finding] | None:
     """The findings of a stored verdict, or None when the bytes are not one."""
     try:
@@ -144,23 +140,25 @@ def decode_findings(raw: Any) -> list[Finding]:
         raise ValueError(str(exc)) from None
 
 
+_KINDS = frozenset(get_args(FindingKind))
+_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "Kind": lambda v: v in _KINDS,
+    "str": lambda v: isinstance(v, str),
+    "str | None": lambda v: v is None or isinstance(v, str),
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "int | None": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+    "bool": lambda v: isinstance(v, bool),
+}
+_FIELD_CHECKS = {f.name: _CHECKS.get(str(f.type)) for f in dataclasses.fields(Finding)}
+"""Each field of a finding and how its JSON value is checked (by its annotation)."""
+
+
 def _finding(item: Any) -> Finding:
-    if not isinstance(item, dict) or item.get("kind") not in _KINDS:
+    if not isinstance(item, dict) or "kind" not in item:
         raise ValueError("not a finding")
     for name, value in item.items():
-        if name in ("path", "message") or name in _TEXT:
-            ok = isinstance(value, str)
-        elif name in ("line", "column"):
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif name == "step":
-            ok = value is None or (isinstance(value, int) and not isinstance(value, bool))
-        elif name == "fatal":
-            ok = isinstance(value, bool)
-        else:
-            ok = name == "kind" or (
-                name in _OPTIONAL_TEXT and (value is None or isinstance(value, str))
-            )
-        if not ok:
+        check = _FIELD_CHECKS.get(name)
+        if check is None or not check(value):
             raise ValueError(f"finding field {name!r}")
     return Finding.from_json(item)
 

@@ -1,0 +1,70 @@
+"""The result cache's values and keys: every finding survives, anything else is a miss."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from trailblaze.cache import LocalResults, ResultKey, decode_result, encode_result
+from trailblaze.finding import Finding
+
+FULL = Finding(
+    "type",
+    "trails/a.trail.yaml",
+    6,
+    44,
+    "Type 'string' is not assignable to type 'boolean'.",
+    key_path="trail[0].recording.android[0].login.remember",
+    code="TS2322",
+    fatal=False,
+    step=1,
+    classifier="android",
+    tool="login",
+    trailmap="app",
+    position="runIf.then[0]",
+    property="remember",
+)
+KEY = ResultKey(trail="t" * 64, surface="s" * 64, compiler="7.0.2:123", options="o" * 64)
+
+
+def test_every_field_of_a_finding_round_trips() -> None:
+    # A field added to Finding must be known to the decoder (else every cached verdict with a
+    # finding would be a miss): this fails until it is.
+    assert all(getattr(FULL, f.name) != f.default for f in dataclasses.fields(Finding)), (
+        "give FULL a non-default value for every field"
+    )
+    assert decode_result(encode_result([FULL])) == [FULL]
+    assert decode_result(encode_result([])) == []
+
+
+def test_a_value_that_is_not_a_verdict_is_none() -> None:
+    good = json.loads(encode_result([FULL]))[0]
+    for bad in (
+        b"not json",
+        b'{"a": 1}',
+        json.dumps([{**good, "line": "6"}]).encode(),
+        json.dumps([{**good, "fatal": 1}]).encode(),
+        json.dumps([{**good, "kind": "nonsense"}]).encode(),
+        json.dumps([{**good, "unknown": 1}]).encode(),
+        json.dumps([{k: v for k, v in good.items() if k != "path"}]).encode(),
+    ):
+        assert decode_result(bad) is None, bad
+
+
+def test_the_key_changes_with_every_part_and_holds_no_path() -> None:
+    digests = {KEY.digest}
+    for name in ("trail", "surface", "compiler", "options", "format"):
+        digests.add(dataclasses.replace(KEY, **{name: "x"}).digest)
+    assert len(digests) == 6
+
+
+def test_local_results_store_and_find_verdicts(tmp_path: Path) -> None:
+    cache = LocalResults(tmp_path / "cache" / "results.sqlite3")
+    assert cache.get(KEY) is None
+    cache.put_many([(KEY, [FULL])])
+    cache.close()
+    again = LocalResults(tmp_path / "cache" / "results.sqlite3")
+    assert again.get(KEY) == [FULL]
+    assert (tmp_path / "cache" / "CACHEDIR.TAG").is_file()
+    again.close()
