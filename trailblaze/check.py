@@ -46,7 +46,7 @@ from trailblaze.state import TrailRecord, TrailState, stamp_of
 from trailblaze.store import Kind, Store
 from trailblaze.surface import generate_surfaces
 from trailblaze.typecheck import TypeCheck
-from trailblaze.workspace import Scan, Workspace, scan
+from trailblaze.workspace import Scan, Workspace, scan, shown_path
 from trailblaze.yamlnode import MAX_FILE_BYTES, YamlError
 
 
@@ -148,6 +148,8 @@ class _Pipeline:
         self.trails_parsed = 0
         self.files_read = 0
         self.progress: Progress | None = None
+        self.real_paths: dict[str, str] = {}
+        """The file of each trail whose report path is not its file name (`shown_path`)."""
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -184,10 +186,12 @@ class _Pipeline:
         for path in paths:
             # String slicing, not Path: this loop runs for every trail on every check.
             rel = (
-                path[len(prefix) :].replace(os.sep, "/")
+                shown_path(path[len(prefix) :].replace(os.sep, "/"))
                 if path.startswith(prefix)
                 else self.ws.rel(Path(path))
             )
+            if rel != path[len(prefix) :]:
+                self.real_paths[rel] = path
             previous = old.get(rel)
             st: os.stat_result | None
             if path in known:
@@ -269,7 +273,7 @@ class _Pipeline:
         """Generate the modules of trails whose outcome came from the state (their surface changed)."""
         items = []
         for rel in paths:
-            data = (self.ws.root / rel).read_bytes()
+            data = Path(self.real_paths.get(rel) or self.ws.root / rel).read_bytes()
             self.files_read += 1
             record = records[rel]
             items.append(Item(rel, record.stamp, record.content, data))

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+from trailblaze.escaping import printable
 from trailblaze.finding import Finding
 from trailblaze.report import Report, ReportView
 
@@ -120,7 +121,7 @@ def source_lines(root: Path, findings: Iterable[Finding]) -> dict[str, str]:
                             frames[f"{path}:{number}"] = line
                     if number >= last:
                         break
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a name no file can have (a NUL in it)
             pass
     return frames
 
@@ -157,8 +158,8 @@ def render_findings(
             label = (
                 finding.kind if finding.fatal or finding.kind in ("warning", "infra") else "exempt"
             )
-            text = finding_line(finding) + _context(finding)
-            frame = code_frame(finding, frames)
+            text = printable(finding_line(finding) + _context(finding))
+            frame = [printable(line) for line in code_frame(finding, frames)]
             if plain:
                 lines.append(f"{label}: {text}")
                 lines.extend(frame)
@@ -262,7 +263,7 @@ def summary_lines(view: ReportView) -> list[tuple[str, str, str]]:
 
 
 def render_summary(console: Output, view: ReportView) -> None:
-    lines = summary_lines(view)
+    lines = [(style, printable(head), printable(rest)) for style, head, rest in summary_lines(view)]
     if console.no_color or not console.is_terminal:
         console.file.write("".join(f"{head}{rest}\n" for _, head, rest in lines))
         console.file.flush()

@@ -5,12 +5,12 @@ Each renders the same `Report` records the console and JSON show; nothing is com
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Any
 from xml.etree import ElementTree
 
 from trailblaze import __version__
+from trailblaze.escaping import json_text, printable, xml_text
 from trailblaze.finding import Finding
 from trailblaze.report import Report
 
@@ -87,7 +87,7 @@ def sarif(report: Report) -> str:
             }
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_text(document, indent=2) + "\n"
 
 
 def junit(report: Report) -> str:
@@ -158,6 +158,7 @@ def junit(report: Report) -> str:
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))
     suite.set("errors", "0")
+    _well_formed(suite)
     ElementTree.indent(suite)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -166,12 +167,24 @@ def junit(report: Report) -> str:
     )
 
 
+def _well_formed(root: ElementTree.Element) -> None:
+    """Every attribute and text escaped where XML 1.0 forbids a character (a control character
+    in a file name or message would make the whole document unreadable)."""
+    for element in root.iter():
+        for name, value in element.attrib.items():
+            element.set(name, xml_text(value))
+        if element.text:
+            element.text = xml_text(element.text)
+
+
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return (
+        printable(text, newlines=True).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    )
 
 
 def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    return _escape_data(printable(text)).replace(":", "%3A").replace(",", "%2C")
 
 
 def github(report: Report) -> str:
@@ -190,7 +203,7 @@ def github(report: Report) -> str:
 
 def render(report: Report, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return json_text(report.to_json(), indent=2) + "\n"
     if fmt == "sarif":
         return sarif(report)
     if fmt == "junit":

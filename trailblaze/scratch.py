@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import stat
 from collections.abc import Mapping
@@ -156,7 +157,7 @@ class Layout:
         return self.root / "tools-tsconfig" / f"{trailmap}.json"
 
     def trail_file(self, trail_path: str) -> Path:
-        return self.root / "trails" / f"{trail_path}.ts"
+        return self.root / "trails" / generated_name(trail_path)
 
     @property
     def trails_dir(self) -> Path:
@@ -227,3 +228,21 @@ def make_dir(path: Path, within: Path) -> None:
     except (FileExistsError, NotADirectoryError):
         clear_way(path / "-", within)
         path.mkdir(parents=True, exist_ok=True)
+
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9 ._@+=,~-]+(/[A-Za-z0-9 ._@+=,~-]+)*")
+_UNSAFE_CHAR = re.compile(r"[^A-Za-z0-9 ._@+=,~/-]")
+
+
+def generated_name(trail_path: str) -> str:
+    """The generated module's path under `typegate/trails/` for a trail: `<trail path>.ts` when
+    every character of it is plain, else a safe derived name with a digest of the real one.
+
+    The compiler prints file names in its diagnostics, one per line, as `file(line,col)`: a
+    newline, a parenthesis, a backslash or bytes that are not UTF-8 in the name would make them
+    unreadable (and then every trail of the batch unchecked).
+    """
+    if _SAFE_NAME.fullmatch(trail_path):
+        return f"{trail_path}.ts"
+    real = hashlib.sha256(trail_path.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return f"{_UNSAFE_CHAR.sub('_', trail_path)}.{real}.ts"

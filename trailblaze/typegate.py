@@ -37,7 +37,7 @@ from trailblaze.proof import Diagnostic, compile_proven, parse_output
 from trailblaze.proof import abs_path as _abs
 from trailblaze.resolve import Resolution, ToolEntry
 from trailblaze.scratch import Layout as Layout  # noqa: PLC0414 - re-exported (PEP 484 form)
-from trailblaze.scratch import make_dir, module_specifier, write_scratch
+from trailblaze.scratch import generated_name, make_dir, module_specifier, write_scratch
 from trailblaze.sdk import SdkChoice, override_tsconfig
 from trailblaze.store import Kind, Store
 from trailblaze.surface import imports_for, render_entries
@@ -740,7 +740,7 @@ def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
     trails = os.path.normpath(os.path.abspath(layout.root / "trails"))
     if not os.path.isdir(trails):
         return 0
-    wanted = {os.path.normpath(os.path.join(trails, f"{rel}.ts")) for rel in keep_trails}
+    wanted = {os.path.normpath(os.path.join(trails, generated_name(rel))) for rel in keep_trails}
     removed = 0
     gone: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(trails, topdown=False):

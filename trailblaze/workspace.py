@@ -58,8 +58,21 @@ class Workspace:
         text = str(path)
         prefix = str(self.root) + os.sep
         if text.startswith(prefix):
-            return text[len(prefix) :].replace(os.sep, "/")
-        return path.as_posix()
+            return shown_path(text[len(prefix) :].replace(os.sep, "/"))
+        return shown_path(path.as_posix())
+
+
+def shown_path(rel: str) -> str:
+    """A path as reports and stored state name it: bytes of the name that are not UTF-8 (which
+    Python keeps as lone surrogates) written as `\\xNN`, so it is text every output can carry.
+    Any other character is kept; each output escapes what it cannot show."""
+    if rel.isascii():
+        return rel
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return rel
 
 
 @dataclass(frozen=True, slots=True)
