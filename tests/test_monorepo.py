@@ -155,3 +155,23 @@ def test_one_dodo_checks_every_workspace_alone_together_and_in_parallel(
     [finding] = [f for f in merged["findings"] if f["fatal"]]
     assert finding["path"] == "apps/notes/trailmaps/notes/trails/pin.trail.yaml"
     assert finding["code"] == "TS2322"
+
+
+def test_make_tasks_with_a_list_names_each_workspace(tmp_path: Path) -> None:
+    root = monorepo(tmp_path, configured=False)
+    write_tree(
+        root,
+        {
+            "dodo.py": (
+                "from trailblaze.doit_tasks import make_tasks, monorepo_config\n"
+                "DOIT_CONFIG = monorepo_config()\n"
+                "globals().update(make_tasks(['apps/shop', 'legacy']))\n"
+            )
+        },
+    )
+    code, out = doit(root, "list", "--all")
+    assert code == 0, out
+    names = {line.split()[0] for line in out.splitlines() if line.strip()}
+    assert {"check", "check:apps/shop", "check:apps/shop:run", "check:legacy"} <= names
+    assert not any("notes" in name for name in names)
+    assert "surfaces:legacy:kiosk" in names

@@ -722,20 +722,29 @@ def _replay_action(
     return None
 
 
-def make_tasks(workspace: str | Path | None = None) -> dict[str, Callable[[], Any]]:
-    """`task_*` creators bound to one workspace, for `globals().update(...)` in a dodo.py."""
+def make_tasks(
+    workspace: str | Path | Sequence[str | Path] | None = None,
+) -> dict[str, Callable[[], Any]]:
+    """`task_*` creators bound to one workspace, for `globals().update(...)` in a dodo.py.
+
+    A list of workspaces (paths or globs, relative to the current directory) gives the tasks
+    of `monorepo_tasks`: each workspace under its own names, `check:<path>`.
+    """
+    if workspace is not None and not isinstance(workspace, str | Path):
+        return monorepo_tasks([str(w) for w in workspace])
+    one = workspace
 
     def task_check() -> Iterator[dict[str, Any]]:
-        return check_task(workspace)
+        return check_task(one)
 
     def task_surfaces() -> Iterator[dict[str, Any]]:
-        return surfaces_task(workspace)
+        return surfaces_task(one)
 
     task_check.__doc__ = "Check every trail: parse gate, manifests, surfaces, type gate."
     task_surfaces.__doc__ = "Generate every trailmap's typed surface and trail JSON Schema."
 
     def task_replay() -> dict[str, Any]:
-        return replay_task(workspace)
+        return replay_task(one)
 
     task_replay.__doc__ = "Replay the recorded trails on an Android device (adbutils)."
     return {
