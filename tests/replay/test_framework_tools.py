@@ -393,3 +393,64 @@ def test_run_trail_refuses_a_cycle_and_a_broken_trail(model: FakeDevice, tmp_pat
     )
     assert errors[1].startswith("runTrail: 'broken.trail.yaml' does not pass the parse gate: ")
     assert model.commands == []
+
+
+def test_maestro_commands_translate_into_the_framework_tools(model: FakeDevice) -> None:
+    recording = (
+        "- mobile_maestro:\n    commands:\n"
+        f"      - launchApp: {{appId: {PACKAGE}, clearState: true}}\n"
+        "      - tapOn: {point: '50%,10%'}\n"
+        "      - tapOn: Lists\n"
+        "      - scrollUntilVisible: {element: Item 30, direction: DOWN}\n"
+        "      - swipe: {direction: DOWN}\n"
+        "      - swipe: {start: '50%, 80%', end: '50%, 20%', duration: 300}\n"
+        "      - pressKey: Enter\n"
+        "      - waitForAnimationToEnd: {timeout: 500}\n"
+        "      - openLink: 'https://example.com/a b'\n"
+        f"      - stopApp: {PACKAGE}\n"
+    )
+
+    outcome = runner(ModelDevice(model, timeout=5)).run_recording(calls(recording))
+
+    assert outcome.passed, outcome.failure
+    (tool,) = outcome.tools
+    assert [c.tool for c in tool.children] == [
+        "launchApp", "tapOnPoint", "tapOnElementBySelector", "scrollUntilTextIsVisible",
+        "swipe", "swipeWithRelativeCoordinates", "pressKey", "wait", "openUrl", "stopApp",
+    ]  # fmt: skip
+    sent = model.commands
+    wanted = (
+        f"am force-stop {PACKAGE}",
+        f"pm clear {PACKAGE}",
+        f"monkey -p {PACKAGE} -c android.intent.category.LAUNCHER 1",
+        "input tap 540 240",
+        "input tap 540 2300",
+        "input swipe 540 1680 540 720 600",
+        "input swipe 540 480 540 2160 400",
+        "input swipe 540 1920 540 480 300",
+        "input keyevent 66",
+        "am start -a android.intent.action.VIEW -d 'https://example.com/a b'",
+        f"am force-stop {PACKAGE}",
+    )
+    assert _subsequence(sent, wanted), sent
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("tapOn: {}", "commands[0].tapOn: needs 'text' or 'id' to find the element"),
+        ("pressKey: Volume Up", "commands[0].pressKey: key 'Volume Up' is not one Android"),
+        ("launchApp: {}", "commands[0].launchApp: needs the appId"),
+        ("swipe: {start: '1,2', end: '50%,50%'}", "commands[0].swipe: start and end must both"),
+    ],
+)
+def test_a_maestro_command_that_cannot_translate_fails_with_nothing_sent(
+    model: FakeDevice, command: str, message: str
+) -> None:
+    recording = f"- mobile_maestro:\n    commands:\n      - {command}\n"
+
+    outcome = runner(ModelDevice(model, timeout=5)).run_recording(calls(recording))
+
+    assert outcome.failure is not None
+    assert outcome.failure.error.startswith(message), outcome.failure.error
+    assert model.commands == []
