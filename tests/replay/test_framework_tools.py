@@ -375,23 +375,44 @@ def test_run_trail_replays_another_trail_in_the_same_context(
     assert model.commands.count("input text Jane") == 1
 
 
-def test_run_trail_refuses_a_cycle_and_a_broken_trail(model: FakeDevice, tmp_path: Path) -> None:
+def test_run_trail_stops_a_cycle_while_it_runs(model: FakeDevice, tmp_path: Path) -> None:
     _trail(tmp_path, "- runTrail: {path: t.trail.yaml}", name="loop.trail.yaml")
-    (tmp_path / "broken.trail.yaml").write_text("trail:\n  - stepp: x\n")
     cycle = _trail(tmp_path, "- runTrail: {path: loop.trail.yaml}")
-    broken = _trail(tmp_path, "- runTrail: {path: broken.trail.yaml}", name="b.trail.yaml")
+
+    run = replay(ReplayRequest(trails=(cycle,)), device=ModelDevice(model, timeout=5), options=FAST)
+
+    failure = run.trails[0].steps[0].failure
+    assert failure is not None
+    assert (
+        "runTrail: 't.trail.yaml' would replay itself (t.trail.yaml -> loop.trail.yaml -> "
+        "t.trail.yaml)" in failure.error
+    )
+    assert model.commands == []
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("broken.trail.yaml", "runTrail: 'broken.trail.yaml' does not pass the parse gate: "),
+        ("gone.trail.yaml", "runTrail: no trail file 'gone.trail.yaml' (looked for "),
+        ("t.trail.yaml", "runTrail: 't.trail.yaml' would replay itself (t.trail.yaml -> "),
+        ("nl.trail.yaml", "runTrail: 'nl.trail.yaml' has nothing to replay: no recording at all"),
+    ],
+)
+def test_a_run_trail_that_cannot_replay_refuses_its_caller_before_it_starts(
+    model: FakeDevice, tmp_path: Path, target: str, message: str
+) -> None:
+    (tmp_path / "broken.trail.yaml").write_text("trail:\n  - stepp: x\n")
+    (tmp_path / "nl.trail.yaml").write_text("trail:\n  - step: do it by hand\n")
+    caller = _trail(tmp_path, LAUNCH + f"- runTrail: {{path: {target}}}")
 
     run = replay(
-        ReplayRequest(trails=(cycle, broken)), device=ModelDevice(model, timeout=5), options=FAST
+        ReplayRequest(trails=(caller,)), device=ModelDevice(model, timeout=5), options=FAST
     )
 
-    errors = [t.steps[0].failure.error for t in run.trails if t.steps[0].failure]
-    assert len(errors) == 2
-    assert (
-        "runTrail: 't.trail.yaml' would replay itself (t.trail.yaml -> loop.trail.yaml -> t.trail.yaml)"
-        in errors[0]
-    )
-    assert errors[1].startswith("runTrail: 'broken.trail.yaml' does not pass the parse gate: ")
+    (trail,) = run.trails
+    assert trail.status == "refused"
+    assert trail.findings[0].startswith(f"{caller}:6:11: trail[0].recording.android[1]: {message}")
     assert model.commands == []
 
 

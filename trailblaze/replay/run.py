@@ -35,6 +35,7 @@ from trailblaze.parse import file_error
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
 from trailblaze.replay.engine import Hooks, Runner
+from trailblaze.replay.failure import ToolFailure
 from trailblaze.replay.plan import (
     PlanError,
     TrailPlan,
@@ -168,7 +169,7 @@ def _replay(
 ) -> RunResult:
     plans = [_plan(ws, path, chain, args) for path in files]
     plans = prefer_most_specific(plans, chain)
-    plans = [_refuse_unreplayable(p, sources.get(p)) if p.runnable else p for p in plans]
+    plans = [_refuse_unreplayable(p, sources.get(p), chain) if p.runnable else p for p in plans]
     _check_args(args, plans)
     report = _Report(plans, on_trail)
     for i, plan in enumerate(plans):
@@ -360,7 +361,23 @@ def _plan(
     return replace(plan_trail(rel, text, chain, args), file=path)
 
 
-def _refuse_unreplayable(plan: TrailPlan, source: ToolSource) -> TrailPlan:
+def _bad_run_trail(call: ToolCall, plan: TrailPlan, chain: tuple[str, ...]) -> str | None:
+    """Why a ``runTrail`` call's trail cannot replay, when its path is known before the run."""
+    if call.name != "runTrail" or call.args is None:
+        return None
+    raw = call.args.to_python().get("path")
+    if not isinstance(raw, str) or "{" in raw:
+        return None  # a token, or a bad argument the call reports itself
+    from trailblaze.replay.tools.trails import load_trail  # noqa: PLC0415
+
+    try:
+        load_trail(raw, plan.file, chain)
+    except ToolFailure as exc:
+        return exc.message
+    return None
+
+
+def _refuse_unreplayable(plan: TrailPlan, source: ToolSource, chain: tuple[str, ...]) -> TrailPlan:
     """``plan`` refused when a call it would make cannot work on Android (with the reason)."""
     findings = [
         Finding(
@@ -379,7 +396,7 @@ def _refuse_unreplayable(plan: TrailPlan, source: ToolSource) -> TrailPlan:
         for sp in plan.steps
         if sp.recording is not None
         for call, position in _planned_calls(sp.recording.calls, plan.path)
-        if (message := unreplayable(call, source)) is not None
+        if (message := unreplayable(call, source) or _bad_run_trail(call, plan, chain)) is not None
     ]
     return replace(plan, trail=None, findings=tuple(findings)) if findings else plan
 

@@ -10,23 +10,27 @@ silently. Its calls run nested, in the caller's execution context, and a trail t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ToolError
 from trailblaze.replay.tools.base import ToolImpl
 from trailblaze.yamlnode import YamlError, read_text
 
+if TYPE_CHECKING:
+    from trailblaze.replay.plan import TrailPlan
+
 #: How many of a refused sub-trail's findings the message shows.
 _SHOWN = 3
 
 
-def _resolve(context: ExecutionContext, raw: str) -> Path:
+def _resolve(raw: str, trail_file: Path | None) -> Path:
     given = Path(raw).expanduser()
     candidates = [given if given.is_absolute() else Path.cwd() / given]
-    if not given.is_absolute() and context.trail_file is not None:
-        candidates.append(context.trail_file.parent / given)
+    if not given.is_absolute() and trail_file is not None:
+        candidates.append(trail_file.parent / given)
     for candidate in candidates:
         if candidate.is_file():
             return candidate.resolve()
@@ -34,23 +38,33 @@ def _resolve(context: ExecutionContext, raw: str) -> Path:
     raise ToolError(f"runTrail: no trail file '{raw}' (looked for {tried})")
 
 
-def run_trail(context: ExecutionContext, args: dict[str, Any]) -> str:
+def load_trail(
+    raw: str,
+    trail_file: Path | None,
+    classifiers: tuple[str, ...],
+    outer: Sequence[Path] = (),
+) -> tuple[Path, TrailPlan]:
+    """The trail ``runTrail`` would replay, planned; ``ToolError`` says why it cannot.
+
+    ``outer`` are the trails already replaying around it (a cycle is an error). ``run`` calls
+    this before a trail starts, so a missing or broken sub-trail refuses the caller.
+    """
     # Imported here: planning a trail needs the parse layer, which tools otherwise never do.
     from trailblaze.replay.plan import plan_trail  # noqa: PLC0415
 
-    raw = args["path"].strip()
-    if not raw:
+    if not raw.strip():
         raise ToolError("runTrail: 'path' is empty")
-    path = _resolve(context, raw)
-    outer = [p for p in (context.trail_file, *context.running_trails) if p is not None]
-    if any(path == p.resolve() for p in outer):
-        chain = " -> ".join(p.name for p in (*outer, path))
-        raise ToolError(f"runTrail: '{raw}' would replay itself ({chain})")
+    raw = raw.strip()
+    path = _resolve(raw, trail_file)
+    chain = [p for p in (trail_file, *outer) if p is not None]
+    if any(path == p.resolve() for p in chain):
+        shown = " -> ".join(p.name for p in (*chain, path))
+        raise ToolError(f"runTrail: '{raw}' would replay itself ({shown})")
     try:
         text = read_text(path)
     except YamlError as exc:
         raise ToolError(f"runTrail: cannot read '{raw}': {exc}") from None
-    plan = plan_trail(raw, text, context.options.classifiers)
+    plan = plan_trail(raw, text, classifiers)
     if plan.refused:
         shown = "; ".join(f.text for f in plan.findings[:_SHOWN])
         more = f" (and {len(plan.findings) - _SHOWN} more)" if len(plan.findings) > _SHOWN else ""
@@ -63,6 +77,14 @@ def run_trail(context: ExecutionContext, args: dict[str, Any]) -> str:
         raise ToolError(
             f"runTrail: step {first.step.number} of '{raw}' cannot replay: {first.skip_reason}"
         )
+    return path, plan
+
+
+def run_trail(context: ExecutionContext, args: dict[str, Any]) -> str:
+    raw = args["path"].strip()
+    path, plan = load_trail(
+        raw, context.trail_file, context.options.classifiers, context.running_trails
+    )
     context.running_trails.append(path)
     calls = 0
     try:
