@@ -483,3 +483,32 @@ def test_a_workspace_sdk_in_node_modules_is_found_without_a_mapping(app_ws: Path
     ]
     assert report.sdks == {"app": f"workspace SDK {package}"}
     assert [f.kind for f in report.findings] == ["warning", "type"]
+
+
+def test_an_edit_of_the_workspace_sdk_compiles_the_tools_again(app_ws: Path) -> None:
+    write_tree(app_ws, {"sdks/typescript/dist/index.d.ts": WORKSPACE_SDK})
+    assert [f.kind for f in check(app_ws).findings] == ["warning", "type"]
+    sdk = app_ws / "sdks/typescript/dist/index.d.ts"
+    sdk.write_text(sdk.read_text().replace("owner: string", "owner: number"))
+    [tool] = [f for f in check(app_ws).findings if f.kind == "tool"]
+    assert (tool.path, tool.line, tool.code) == ("trailmaps/app/tools/app_login.ts", 3, "TS2322")
+
+
+def test_tools_of_a_trailmap_whose_manifest_did_not_load_are_compiled(compact_ws: Path) -> None:
+    write_tree(
+        compact_ws,
+        {
+            "trailmaps/broken/trailmap.yaml": "id: broken\ntarget:\n  display_nam: x\n",
+            "trailmaps/broken/tools/broken_tool.ts": (
+                'import { trailblaze } from "@trailblaze/scripting";\n'
+                "export const broken_tool = trailblaze.tool<{ n: number }>(\n"
+                "  { supportedPlatforms: ['android'] },\n"
+                "  async (i) => i.m,\n"
+                ");\n"
+            ),
+        },
+    )
+    report = check(compact_ws)
+    assert [(f.kind, f.path, f.line, f.code) for f in report.findings if f.kind != "manifest"] == [
+        ("tool", "trailmaps/broken/tools/broken_tool.ts", 4, "TS2339")
+    ]

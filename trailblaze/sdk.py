@@ -249,7 +249,19 @@ def _node_modules_sdk(tools_dir: Path, root: Path) -> Path | None:
 
 
 def _identity(path: Path) -> str:
-    return digest(str(path), json.dumps(file_stamp(path)))
+    """What changes when the SDK at `path` does: the stamps of the declarations and sources
+    beside it and below (a bundle is one file; a source tree is many)."""
+    base = path.parent
+    files = [path]
+    for found in base.rglob("*"):
+        if len(files) > _IDENTITY_FILES:
+            break  # an SDK mapped to somewhere huge (a workspace root): its entry file decides
+        if found.suffix in (".ts", ".mts", ".cts", ".json") and "node_modules" not in found.parts:
+            files.append(found)
+    return digest(*(f"{p}\0{json.dumps(file_stamp(p))}" for p in sorted(files)))
+
+
+_IDENTITY_FILES = 2000
 
 
 def choose_sdk(

@@ -183,7 +183,10 @@ class TypeCheck:
             try:
                 generated = is_generated_tsconfig((tools / "tsconfig.json").read_text("utf-8"))
             except (OSError, UnicodeDecodeError):
-                generated = True
+                # No tsconfig (its manifest did not load, so none was generated): the tools
+                # compile with the one we would have generated, from the scratch directory.
+                choices[trailmap] = SdkChoice(OURS_LABEL, own=True, override=True, identity=ours)
+                continue
             choices[trailmap] = choose_sdk(
                 tools, sdk_dir(self.layout.scratch), self.root, ours, generated_tsconfig=generated
             )
