@@ -512,3 +512,21 @@ def test_tools_of_a_trailmap_whose_manifest_did_not_load_are_compiled(compact_ws
     assert [(f.kind, f.path, f.line, f.code) for f in report.findings if f.kind != "manifest"] == [
         ("tool", "trailmaps/broken/tools/broken_tool.ts", 4, "TS2339")
     ]
+
+
+def test_a_hand_written_mapping_to_our_declarations_says_so(app_ws: Path) -> None:
+    config = app_ws / "trailmaps/app/tools/tsconfig.json"
+    config.write_text(
+        HAND_TSCONFIG.replace(
+            "../../../sdks/typescript/dist/index", "../../../.trailblaze/sdk/dist/index"
+        )
+    )
+    tool = app_ws / "trailmaps/app/tools/app_login.ts"
+    tool.write_text(tool.read_text().replace('{ owner: "team-a" }', "{}"))
+    report = check(app_ws)
+    assert texts(report, "warning") == [
+        "trailmaps/app/tools/tsconfig.json:1:1: hand-written tsconfig.json kept; its mapping "
+        f"reaches {OURS_LABEL}"
+    ]
+    assert report.sdks == {"app": OURS_LABEL}
+    assert [f.kind for f in report.findings] == ["warning", "type"]

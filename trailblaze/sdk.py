@@ -324,6 +324,14 @@ def choose_sdk(
     candidates, defined_in = mapping
     for candidate in candidates:
         found = _resolves(candidate)
+        if found is not None and found.name.endswith(".d.ts") and is_ours(found):
+            return SdkChoice(
+                OURS_LABEL,
+                own=True,
+                override=False,
+                identity=ours,
+                warning=f"hand-written tsconfig.json kept; its mapping reaches {OURS_LABEL}",
+            )
         if found is not None:
             return SdkChoice(
                 f"workspace SDK {_rel(found, root)}",
