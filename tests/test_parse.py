@@ -182,6 +182,22 @@ def test_lenient_still_rejects_what_is_always_an_error() -> None:
             "trail: []\n", ["t.trail.yaml:1:8: trail: must not be empty"], id="empty-trail"
         ),
         pytest.param(
+            # A stepless document, as the reference accepts it.
+            "config:\n  id: shop/placeholder\n  target: x\ntrail: []\n",
+            [],
+            id="stepless-with-config",
+        ),
+        pytest.param(
+            "config:\n  target: x\ntrailhead:\n  step: go\ntrail: []\n",
+            ["t.trail.yaml:5:8: trail: must not be empty"],
+            id="trailhead-without-steps",
+        ),
+        pytest.param(
+            "config:\n  target: x\ntrail:\n",
+            ["t.trail.yaml:3:7: trail: expected a list, found null"],
+            id="null-trail",
+        ),
+        pytest.param(
             "trail:\n  - step: a\n    verify: b\n",
             ["t.trail.yaml:3:5: trail[0]: 'step' and 'verify' cannot both be set; keep one"],
             id="step-and-verify",

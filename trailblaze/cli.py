@@ -109,6 +109,17 @@ def _parser() -> argparse.ArgumentParser:
         help="workspace root (default: found from the current directory)",
     )
 
+    schema = sub.add_parser(
+        "schema",
+        help="print the trail JSON Schema of a trailmap (what editors validate trails with)",
+    )
+    schema.add_argument(
+        "trailmap", nargs="?", metavar="TRAILMAP", help="trailmap id (default: the only target)"
+    )
+    schema.add_argument(
+        "--workspace", type=Path, help="workspace root (default: found from the current directory)"
+    )
+
     replay = sub.add_parser(
         "replay",
         help="replay recorded trails on an Android device (needs the replay extra: adbutils)",
@@ -152,7 +163,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    commands = {"check": _check, "surfaces": _surfaces, "replay": _replay, "report": _report}
+    commands = {
+        "check": _check,
+        "surfaces": _surfaces,
+        "replay": _replay,
+        "report": _report,
+        "schema": _schema,
+    }
     try:
         return commands[args.command](args)
     except (UsageError, WorkspaceError) as exc:
@@ -309,6 +326,37 @@ def _surfaces(args: argparse.Namespace) -> int:
 
     code = run_tasks(ws.root, ["surfaces"])
     return EXIT_USAGE if code >= 2 else code
+
+
+def _schema(args: argparse.Namespace) -> int:
+    """The trail JSON Schema of one trailmap on stdout, as `doit surfaces` writes it."""
+    from trailblaze.bundled import discover  # noqa: PLC0415 - only this command needs them
+    from trailblaze.catalog import load_catalog  # noqa: PLC0415
+    from trailblaze.check import load_manifests  # noqa: PLC0415
+    from trailblaze.resolve import Resolver  # noqa: PLC0415
+    from trailblaze.surface import trail_schema  # noqa: PLC0415
+    from trailblaze.tsrender import json_text  # noqa: PLC0415
+
+    ws = find_workspace(args.workspace, explicit=args.workspace is not None)
+    catalog = load_catalog()
+    manifests = load_manifests(ws, scan(ws))
+    bundled = discover(catalog, workspace_targets=ws.targets_dir).trailmaps
+    known = sorted(
+        {name for name, tm in manifests.trailmaps.items() if tm.is_target}
+        | {name for name, item in bundled.items() if item.manifest.is_target}
+    )
+    wanted = args.trailmap
+    if wanted is None:
+        if len(known) != 1:
+            listed = ", ".join(known) or "none"
+            raise UsageError(f"name the trailmap whose schema to print (targets: {listed})")
+        wanted = known[0]
+    if wanted not in known:
+        listed = ", ".join(known) or "none"
+        raise UsageError(f"no target trailmap '{wanted}' in {ws.root} (targets: {listed})")
+    resolver = Resolver(manifests.with_dirs(), ws.root, catalog, bundled)
+    sys.stdout.write(json_text(trail_schema(resolver.resolve(wanted), catalog), indent=2) + "\n")
+    return 0
 
 
 def _replay(args: argparse.Namespace) -> int:

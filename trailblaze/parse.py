@@ -265,7 +265,9 @@ class _Parser:
         else:
             try:
                 items = self.expect_list(trail_node, "trail")
-                if not items.items:
+                # A stepless document (`config:` and `trail: []`) is a trail, as the reference
+                # accepts it; without a config, or after a trailhead, an empty list is a mistake.
+                if not items.items and ("config" not in root or "trailhead" in root):
                     self.error(items, "trail", "must not be empty", "empty")
                 for i, item in enumerate(items.items):
                     step = self.unified_step(item, i + 1, join_key("trail", i))

@@ -29,6 +29,7 @@ from trailblaze import __version__
 from trailblaze.bundled import BundledTrailmap
 from trailblaze.cache import digest
 from trailblaze.catalog import Catalog
+from trailblaze.editorschema import as_checked
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
 from trailblaze.resolve import Resolution, Resolver, ToolEntry
@@ -415,7 +416,7 @@ def _tool_args(entry: ToolEntry) -> dict[str, Any]:
                 option["properties"]["tool"] = call
     if entry.description:
         schema.setdefault("description", entry.description)
-    return schema
+    return as_checked(schema)  # type: ignore[no-any-return]
 
 
 def trail_schema(resolution: Resolution, catalog: Catalog) -> dict[str, Any]:
@@ -512,8 +513,13 @@ def trail_schema(resolution: Resolution, catalog: Catalog) -> dict[str, Any]:
             "properties": {
                 "config": {"$ref": "#/$defs/config"},
                 "trailhead": {"$ref": "#/$defs/trailhead"},
-                "trail": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/step"}},
+                "trail": {"type": "array", "items": {"$ref": "#/$defs/step"}},
             },
+            # A stepless document (a config and `trail: []`) is a trail; without a config, or
+            # after a trailhead, the steps must be there.
+            "if": {"required": ["config"], "not": {"required": ["trailhead"]}},
+            "then": {},
+            "else": {"required": ["trail"], "properties": {"trail": {"minItems": 1}}},
         },
         "legacyStep": {
             "type": "object",
@@ -560,7 +566,7 @@ def trail_schema(resolution: Resolution, catalog: Catalog) -> dict[str, Any]:
     }
     for entry in resolution.entries:
         defs[f"tool.{entry.name}"] = _tool_args(entry)
-    defs.update(_copy(dict(catalog.defs)))
+    defs.update({name: as_checked(item) for name, item in _copy(dict(catalog.defs)).items()})
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"Trail of trailmap '{resolution.trailmap}'",
