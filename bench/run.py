@@ -10,6 +10,8 @@ For each size, `--runs` iterations of, in this order:
   and deleted after all runs of the size (see `Bench.clear`);
 - `bare-tsc`: the TypeScript 7 binary alone, once, over the generated files the cold run
   compiled (its trail modules and surfaces, one tsconfig, the type gate's compiler options);
+- `bare-tsc-canary`: the same, plus what the type gate adds to every compiler run to prove it
+  compiled (the canary module and `--listFiles`), its output proven as the check proves it;
 - `floor`: one Python process that imports doit and stats every input file, nothing else;
 - `no-op`: `python -m doit` again, nothing changed;
 - `one-edit`: `python -m doit` after changing one text argument of one trail (restored, and a
@@ -85,6 +87,7 @@ MEASURES = (
     "no-op-clean",
     "floor",
     "bare-tsc",
+    "bare-tsc-canary",
     "baseline-cold",
     "baseline-edit",
     "cli-no-op",
@@ -127,6 +130,14 @@ RATIOS: tuple[tuple[str, str, str, str, str, float], ...] = (
     ),
     ("baseline_cold_over_cold", "baseline cold / our cold", "baseline-cold", "cold", ">=", 3.0),
     ("cold_over_bare", "our cold / bare compiler", "cold", "bare-tsc", "<=", 2.0),
+    (
+        "canary_cost",
+        "bare compiler with the canary / without (proof of compile)",
+        "bare-tsc-canary",
+        "bare-tsc",
+        "<=",
+        1.03,
+    ),
     ("cli_noop_over_floor", "no-op `trailblaze check` / floor", "cli-no-op", "floor", "<=", 2.0),
     (
         "warm_clone_over_cli_noop",
@@ -384,9 +395,15 @@ class Bench:
             sample.problems.append(f"floor exited {sample.returncode}")
         return sample
 
-    def bare(self, run: int) -> Sample:
+    def bare(self, run: int, *, canary: bool = False) -> Sample:
+        """The compiler alone over the cold run's files; `canary`: with the proof of compile
+        the type gate adds to every run (the canary module and `--listFiles`), proven the same
+        way, so that `bare-tsc-canary` / `bare-tsc` is what the proof costs."""
+        from trailblaze.proc import ProcResult  # noqa: PLC0415
+        from trailblaze.proof import Canary, Unproven, abs_path, prove  # noqa: PLC0415
         from trailblaze.typegate import COMPILER_OPTIONS, Layout, parse_output  # noqa: PLC0415
 
+        name = "bare-tsc-canary" if canary else "bare-tsc"
         layout = Layout(self.ws / ".trailblaze")
         stats = self.stats()
         trails = list(stats.get("files_compiled") or [])
@@ -394,34 +411,51 @@ class Bench:
         files += sorted(
             p.relative_to(layout.root).as_posix() for p in (layout.root / "surfaces").glob("*.d.ts")
         )
-        config = layout.root / "tsconfig.bench-bare.json"
+        the_canary = Canary.write(layout.root) if canary else None
+        if the_canary is not None:
+            files.append(the_canary.file.relative_to(abs_path(layout.root)).as_posix())
+        config = layout.root / f"tsconfig.bench-{name}.json"
         config.write_text(
             json.dumps({"compilerOptions": COMPILER_OPTIONS, "files": files}), "utf-8"
         )
-        out = self.logs / f"bare-tsc-{run}.out"
+        out = self.logs / f"{name}-{run}.out"
         try:
             sample = measure(
-                [*self.tsc, "-p", str(config), "--pretty", "false"],
+                [*self.tsc, "-p", str(config), "--pretty", "false"]
+                + (["--listFiles"] if canary else []),
                 cwd=layout.root,
                 env=self.env,
-                log=self.logs / f"bare-tsc-{run}.log",
+                log=self.logs / f"{name}-{run}.log",
                 poll=self.options.poll,
                 stdout=out,
             )
         finally:
             config.unlink(missing_ok=True)
-        diagnostics = parse_output(out.read_text("utf-8", "replace"), layout.root)
+            if the_canary is not None:
+                the_canary.file.unlink(missing_ok=True)
+        output = out.read_text("utf-8", "replace")
+        diagnostics = parse_output(output, layout.root)
+        if the_canary is not None:
+            try:
+                diagnostics = prove(
+                    ProcResult(("tsc",), sample.returncode, output, "", sample.wall),
+                    [layout.trail_file(rel) for rel in trails],
+                    the_canary,
+                    layout.root,
+                )
+            except Unproven as exc:
+                sample.problems.append(f"{name}: not proven: {exc}")
         by_file = {layout.trail_file(rel).resolve(): rel for rel in trails}
         flagged = {by_file.get(d.file, str(d.file)) for d in diagnostics}
         sample.checks.update(files=len(files), trails=len(trails), diagnostics=len(diagnostics))
         expected = {t for t, _ in self.planted}
         if len(trails) != len(self.manifest.eligible):
             sample.problems.append(
-                f"bare-tsc: the cold run compiled {len(trails)} trails, expected {len(self.manifest.eligible)}"
+                f"{name}: the cold run compiled {len(trails)} trails, expected {len(self.manifest.eligible)}"
             )
         if flagged != expected or len(diagnostics) != len(self.planted):
             sample.problems.append(
-                f"bare-tsc: {len(diagnostics)} diagnostics in {len(flagged)} files, expected "
+                f"{name}: {len(diagnostics)} diagnostics in {len(flagged)} files, expected "
                 f"{len(self.planted)} in the planted trails (extra: {sorted(flagged - expected)[:3]}, "
                 f"missing: {sorted(expected - flagged)[:3]})"
             )
@@ -727,6 +761,7 @@ class Bench:
             self.clear(self.ws)
             self.record("cold", self.doit("cold", i))
             self.record("bare-tsc", self.bare(i))
+            self.record("bare-tsc-canary", self.bare(i, canary=True))
             self.record("floor", self.floor(i))
             self.record("no-op", self.doit("no-op", i))
             self.record("no-op-clean", self.doit("no-op-clean", i, clean=True))
@@ -1171,7 +1206,7 @@ def _spread(stat: dict[str, float]) -> str:
 def _saw(name: str, checks: dict[str, Any]) -> str:
     if name == "floor":
         return f"({checks.get('files_statted', 0):,} files statted)"
-    if name == "bare-tsc":
+    if name in ("bare-tsc", "bare-tsc-canary"):
         return f"1 run, {checks.get('files', 0):,} files"
     if name == "no-op-clean":
         return "none (doit: up to date)" if checks.get("skipped") else "?"
