@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -208,6 +209,31 @@ def test_with_the_kill_switch_the_scripted_copy_is_lost_at_the_paste(
     assert copy.children[0].trace_id == copy.trace_id != paste.tools[3].trace_id
     assert model.field_value(NOTES, "body") == ""
     assert verify.status == "skipped"
+
+
+def test_scripted_trails_on_two_devices_each_launch_on_their_own(
+    tsc: Compiler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two device threads share the run's compiled tools; each script's calls go to its device.
+    shutil.copytree(ROOT / "trailmaps", tmp_path / "trailmaps")
+    trails = tmp_path / "trailmaps" / "notes" / "trails"
+    shutil.copy(trails / SCRIPTED_TRAIL.name, trails / "scripted-again.trail.yaml")
+    spec = BUNDLED_MODEL.read_text("utf-8")
+    phones = []
+    for serial in ("emulator-5554", "emulator-5556"):
+        path = tmp_path / f"{serial}.yaml"
+        path.write_text(spec.replace("serial: emulator-5554", f"serial: {serial}"), "utf-8")
+        phones.append(FakeDevice.load(path))
+    scripted = [trails / SCRIPTED_TRAIL.name, trails / "scripted-again.trail.yaml"]
+    with FakeAdbServer(phones) as server:
+        monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
+        run = replay(ReplayRequest(trails=tuple(scripted), all_devices=True), options=FAST)
+
+    assert run.exit_code == 0, run.to_json()
+    assert sorted(t.device or "" for t in run.trails) == ["emulator-5554", "emulator-5556"]
+    for phone in phones:
+        assert f"pm clear {NOTES}" in phone.commands
+        assert phone.field_value(NOTES, "body") == "tea, honey, lemons"
 
 
 def test_no_device_is_a_usage_error(
