@@ -10,10 +10,12 @@ for the import.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -247,7 +249,16 @@ def summary_lines(view: ReportView) -> list[tuple[str, str, str]]:
             )
         )
     code = view.exit_code
-    if code == 0:
+    if code == 0 and counts["infra"]:
+        lines.append(
+            (
+                "bold magenta",
+                "passed, but not everything was type-checked",
+                " (not required here: in CI, with --require-typecheck or "
+                "TRAILBLAZE_REQUIRE_TYPECHECK=1 this fails with exit 3)",
+            )
+        )
+    elif code == 0:
         lines.append(("bold green", "passed", ""))
     else:
         fatal = view.fatal_findings
@@ -332,3 +343,36 @@ def render_report(console: Output, report: Report | ReportView, root: Path) -> N
         frames = view.frames
     render_findings(console, view.findings, frames)
     render_summary(console, view)
+
+
+class _ProgressLines(logging.Handler):
+    """Writes the toolchain's progress records (`extra=PROGRESS`) as `trailblaze: ...` lines."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__(logging.INFO)
+        self.stream = stream
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not getattr(record, "progress", False):
+            return
+        try:
+            self.stream.write(f"trailblaze: {record.getMessage()}\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed stderr must not turn an install into a failure
+
+
+@contextlib.contextmanager
+def toolchain_progress(stream: IO[str] | None = None) -> Iterator[None]:
+    """Show the compiler install's progress lines on `stream` (stderr) while inside."""
+    logger = logging.getLogger("trailblaze.toolchain")
+    handler = _ProgressLines(stream if stream is not None else sys.stderr)
+    level = logger.level
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

@@ -13,12 +13,38 @@ DISABLE_ENV = "TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION"
 REQUIRE_ENV = "TRAILBLAZE_REQUIRE_TYPECHECK"
 REMOTE_ENV = "TRAILBLAZE_REMOTE_CACHE"
 REMOTE_READ_ONLY_ENV = "TRAILBLAZE_REMOTE_CACHE_READ_ONLY"
+CI_ENV = "CI"
+_ON = ("1", "true")
+_OFF = ("0", "false")
 
 
 def env_flag(name: str, env: Mapping[str, str] | None = None) -> bool:
     """`1` or `true` (any case, surrounding spaces ignored); anything else is off."""
     value = (env if env is not None else os.environ).get(name, "")
-    return value.strip().lower() in ("1", "true")
+    return value.strip().lower() in _ON
+
+
+def in_ci(env: Mapping[str, str] | None = None) -> bool:
+    """`CI` is set to anything but empty, `0` or `false` (CI services set `CI=true`)."""
+    value = (env if env is not None else os.environ).get(CI_ENV, "").strip().lower()
+    return value not in ("", *_OFF)
+
+
+def typecheck_required(explicit: bool | None = None, env: Mapping[str, str] | None = None) -> bool:
+    """Whether a type check that could not run fails the check (exit 3).
+
+    The command line wins (`--require-typecheck` / `--no-require-typecheck`), then
+    `TRAILBLAZE_REQUIRE_TYPECHECK` (`1`/`true` on, `0`/`false` off), then `CI`: in CI a
+    check that did not really check must not pass.
+    """
+    if explicit is not None:
+        return explicit
+    value = (env if env is not None else os.environ).get(REQUIRE_ENV, "").strip().lower()
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    return in_ci(env)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +65,7 @@ class CheckOptions:
         cls,
         *,
         strict: bool = True,
-        require_typecheck: bool = False,
+        require_typecheck: bool | None = None,
         remote_cache: str | None = None,
         remote_read_only: bool = False,
     ) -> CheckOptions:
@@ -47,7 +73,7 @@ class CheckOptions:
         return cls(
             strict=strict,
             typecheck=not env_flag(DISABLE_ENV),
-            require_typecheck=require_typecheck or env_flag(REQUIRE_ENV),
+            require_typecheck=typecheck_required(require_typecheck),
             remote_cache=remote.strip() or None,
             remote_read_only=remote_read_only or env_flag(REMOTE_READ_ONLY_ENV),
         )

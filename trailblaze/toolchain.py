@@ -30,6 +30,10 @@ from trailblaze.fsutil import write_atomic
 
 logger = logging.getLogger(__name__)
 
+PROGRESS = {"progress": True}
+"""`extra=` of the log records a person waiting for an install should see (`console.py`
+shows them on stderr): the install's start and end."""
+
 TS_VERSION = "7.0.2"
 BASELINE_TS_VERSION = "6.0.3"
 LIBRARIES = {"zod": "4.3.6"}
@@ -143,6 +147,15 @@ def find_compiler(
     return installed_compiler(version, base=base)
 
 
+def compiler_location(version: str = TS_VERSION) -> str:
+    """Where the type gate looks for its compiler: `TRAILBLAZE_TSC`, else the install directory.
+
+    What a finding about a missing or broken compiler points at.
+    """
+    override = os.environ.get(TSC_ENV, "").strip() if version == TS_VERSION else ""
+    return override or str(version_dir(version))
+
+
 def compiler_at(executable: str | Path) -> Compiler:
     """A compiler given by path (what `TRAILBLAZE_TSC` holds), its version asked from it."""
     path = Path(executable).expanduser()
@@ -194,6 +207,7 @@ def install_typescript(
             # Complete once (it was renamed into place) but broken now: start over.
             _remove(target, root, version)
         staging = Path(tempfile.mkdtemp(prefix=f".typescript-{version}.", suffix=".tmp", dir=root))
+        started = time.monotonic()
         try:
             # mkdtemp's 0700 would keep the installed compiler from other users of a shared cache.
             staging.chmod(0o755)
@@ -207,7 +221,13 @@ def install_typescript(
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-    logger.info("typescript@%s: installed in %s", version, target)
+    logger.info(
+        "typescript@%s: installed in %s (%.1f s)",
+        version,
+        target,
+        time.monotonic() - started,
+        extra=PROGRESS,
+    )
     return target
 
 
@@ -283,7 +303,7 @@ def install_library(
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-    logger.info("%s@%s: installed in %s", name, version, target)
+    logger.info("%s@%s: installed in %s", name, version, target, extra=PROGRESS)
     return installed_library(name, base=root)
 
 
@@ -301,7 +321,13 @@ def _npm_install(staging: Path, version: str, timeout: float, package: str = "ty
         "--loglevel=error",
         f"{package}@{version}",
     ]
-    logger.info("%s@%s: installing with npm into %s", package, version, staging.parent)
+    logger.info(
+        "%s@%s: installing with npm into %s (once per version)...",
+        package,
+        version,
+        staging.parent,
+        extra=PROGRESS,
+    )
     try:
         result = proc.run(argv, cwd=staging, timeout=timeout)
     except proc.ProcTimeout as exc:

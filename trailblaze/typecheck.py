@@ -35,7 +35,14 @@ from trailblaze.sdk import OURS_LABEL, SdkChoice, choose_sdk, render_sdk, sdk_ty
 from trailblaze.state import TrailRecord
 from trailblaze.store import Kind, Store
 from trailblaze.surface import is_generated_tsconfig, model_digest, sdk_dir
-from trailblaze.toolchain import LIBRARIES, Compiler, ToolchainError, find_compiler, install_library
+from trailblaze.toolchain import (
+    LIBRARIES,
+    Compiler,
+    ToolchainError,
+    compiler_location,
+    find_compiler,
+    install_library,
+)
 from trailblaze.tooldefs import RelPath
 from trailblaze.typegate import (
     BATCH_SIZE,
@@ -119,6 +126,10 @@ class TypeCheck:
         self._prepared = False
         self._compiler: Compiler | None = None
         self._toolchain_error: str | None = None
+        self._toolchain_failed: list[str] = []
+        """The trails not type-checked because there is no compiler: one finding says so."""
+        self._toolchain_tools: list[str] = []
+        """The trailmaps whose scripted tools were not compiled for the same reason."""
         self._tool_findings: tuple[Finding, ...] = ()
         self._broken: dict[str, str] = {}
         self._unresolved: dict[str, dict[str, str]] = {}
@@ -165,16 +176,10 @@ class TypeCheck:
             self._compiler = find_compiler(install=self.options.install)
             zod = install_library("zod", install=self.options.install)
         except ToolchainError as exc:
-            self._toolchain_error = f"type check could not run: {exc}"
-            for trailmap, tools in tools_dirs.items():
-                self.outcome.infra.append(
-                    infra_finding(
-                        RelPath(self.root)(tools),
-                        f"scripted tools not compiled: {exc}",
-                        trailmap,
-                        "toolchain",
-                    )
-                )
+            # One finding for the run (in `finish`), not the same install error per trail and
+            # per tools directory.
+            self._toolchain_error = str(exc)
+            self._toolchain_tools = sorted(tools_dirs)
             return
         compiler = self._compiler
         ours = digest(render_sdk(self.catalog), str(zod), LIBRARIES["zod"])
@@ -347,9 +352,13 @@ class TypeCheck:
         target = record.target
         assert target is not None
         self.offered.add(rel)
-        if self._toolchain_error is not None or target in self._broken:
-            reason = self._toolchain_error or f"type check could not run: {self._broken[target]}"
-            self._fail(rel, reason, "toolchain" if self._toolchain_error else "typegate")
+        if self._toolchain_error is not None:
+            self.outcome.failed.add(rel)
+            self.records[rel] = record.with_result(None, ())
+            self._toolchain_failed.append(rel)
+            return
+        if target in self._broken:
+            self._fail(rel, f"type check could not run: {self._broken[target]}", "typegate")
             return
         surface_key = self._surface_keys[target]
         unresolved = self._unresolved.get(target)
@@ -493,6 +502,18 @@ class TypeCheck:
             finally:
                 self._compiling.shutdown(wait=True)
         outcome = self.outcome
+        if self._toolchain_error is not None and (self._toolchain_failed or self._toolchain_tools):
+            what = [f"{len(self._toolchain_failed)} trail(s)"] if self._toolchain_failed else []
+            if self._toolchain_tools:
+                what.append(f"the scripted tools of {len(self._toolchain_tools)} trailmap(s)")
+            outcome.infra.append(
+                infra_finding(
+                    compiler_location(),
+                    f"type check could not run for {' and '.join(what)}: {self._toolchain_error}",
+                    None,
+                    "toolchain",
+                )
+            )
         by_path = {job.path: job for job in self._jobs}
         stored: list[tuple[ResultKey, list[Finding]]] = []
         for result in results:
