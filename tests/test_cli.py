@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import ROOT, write_tree
 from trailblaze.cli import main
+from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, TSC_ENV
 
 GOOD = "config:\n  target: app\ntrail:\n  - step: a\n"
 
@@ -36,8 +37,9 @@ def test_bundled_workspace_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_json_report_shape_for_a_finding(
-    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+    compact_ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(compact_ws)  # paths are shown relative to where the command runs
     write_tree(
         compact_ws,
         {"trailmaps/app/trails/bad.trail.yaml": "config:\n  targte: app\ntrail:\n  - step: a\n"},
@@ -77,8 +79,9 @@ def test_json_report_shape_for_a_finding(
 
 
 def test_text_report_has_a_code_frame_and_summary(
-    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+    compact_ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(compact_ws)  # paths are shown relative to where the command runs
     write_tree(
         compact_ws,
         {"trailmaps/app/trails/bad.trail.yaml": "config:\n  targte: app\ntrail:\n  - step: a\n"},
@@ -133,8 +136,9 @@ BAD_FILES: dict[str, str | bytes] = {
 
 
 def test_bad_input_gives_one_located_error_per_file_and_the_rest_is_checked(
-    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+    compact_ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(compact_ws)  # paths are shown relative to where the command runs
     write_tree(compact_ws, BAD_FILES)
     (compact_ws / "trailmaps/app/trails/dir.trail.yaml").mkdir()
     (compact_ws / "trailmaps/app/trails/dangling.trail.yaml").symlink_to(
@@ -180,8 +184,9 @@ def test_no_workspace_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_lenient_flag_turns_unknown_keys_into_warnings(
-    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+    compact_ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(compact_ws)  # paths are shown relative to where the command runs
     write_tree(
         compact_ws,
         {"trailmaps/app/trails/a.trail.yaml": "config:\n  app: x\ntrail:\n  - step: a\n"},
@@ -221,3 +226,50 @@ def test_console_script_runs_without_a_traceback_on_a_bad_path(tmp_path: Path) -
         result.stderr
         == f"trailblaze check: workspace '{tmp_path / 'missing'}' is not a directory\n"
     )
+
+
+RECORDED = (
+    "config: {target: app}\ntrail:\n  - step: s\n    recording:\n      android:\n"
+    "        - tapOnElementWithText: {text: Buy}\n"
+)
+
+
+def test_a_failed_compiler_install_is_one_clear_error_and_fails_in_ci(
+    compact_ws: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write_tree(compact_ws, {f"trailmaps/app/trails/t{n}.trail.yaml": RECORDED for n in range(3)})
+    toolchain = tmp_path / "toolchain"
+    monkeypatch.setenv(TOOLCHAIN_DIR_ENV, str(toolchain))
+    monkeypatch.delenv(TSC_ENV, raising=False)
+    # npm fails at once, offline, as an install without the network does.
+    monkeypatch.setenv("npm_config_offline", "true")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
+    monkeypatch.chdir(compact_ws)
+    code, out, err = run(capsys, "check")
+    assert code == 0
+    assert err.splitlines() == [
+        f"trailblaze: typescript@7.0.2: installing with npm into {toolchain} (once per version)..."
+    ]
+    [infra] = [line for line in out.splitlines() if line.startswith("infra: ")]
+    assert infra == (
+        f"infra: {toolchain}/typescript-7.0.2:1:1: type check could not run for 3 trail(s): "
+        "npm install typescript@7.0.2 failed (exit 1):"
+    )
+    assert "npm error code ENOTCACHED" in out
+    assert "  not type-checked: 3 (type check could not run: 3)" in out.splitlines()
+    assert out.splitlines()[-1].startswith("passed, but not everything was type-checked")
+    # In CI the same run fails, unless told otherwise.
+    monkeypatch.setenv("CI", "true")
+    code, out, _ = run(capsys, "check", "--format", "json")
+    assert code == 3
+    assert json.loads(out)["summary"]["infra"] == 1
+    assert run(capsys, "check", "--no-require-typecheck")[0] == 0
+    monkeypatch.setenv("TRAILBLAZE_REQUIRE_TYPECHECK", "0")
+    assert run(capsys, "check")[0] == 0
+    monkeypatch.delenv("CI")
+    monkeypatch.setenv("TRAILBLAZE_REQUIRE_TYPECHECK", "1")
+    assert run(capsys, "check")[0] == 3
+    assert not toolchain.joinpath("typescript-7.0.2").exists()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from xml.etree import ElementTree
 
@@ -77,7 +78,7 @@ def test_sarif_has_one_result_per_finding_with_its_location() -> None:
     assert first["ruleId"] == "TS2322"
     assert first["level"] == "error"
     assert first["locations"][0]["physicalLocation"] == {
-        "artifactLocation": {"uri": "trailmaps/shop/a.trail.yaml", "uriBaseId": "WORKSPACE"},
+        "artifactLocation": {"uri": "trailmaps/shop/a.trail.yaml", "uriBaseId": "%SRCROOT%"},
         "region": {"startLine": 12, "startColumn": 9},
     }
     assert first["properties"] == {
@@ -91,8 +92,33 @@ def test_sarif_has_one_result_per_finding_with_its_location() -> None:
     assert [r["level"] for r in run["results"]] == ["error", "error", "warning"]
 
 
+def test_sarif_says_what_code_scanning_needs() -> None:
+    document = json.loads(sarif(dataclasses.replace(REPORT, path_base="/repo root")))
+    assert document["$schema"] == "https://json.schemastore.org/sarif-2.1.0.json"
+    [run] = document["runs"]
+    driver = run["tool"]["driver"]
+    assert driver["informationUri"] == "https://github.com/block/trailblaze"
+    for rule in driver["rules"]:
+        assert rule["fullDescription"]["text"].endswith(f"Code: {rule['id']}.")
+        assert rule["help"]["text"]
+        assert rule["help"]["markdown"]
+    assert [r["ruleIndex"] for r in run["results"]] == [0, 2, 1]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": "file:///repo%20root/"}}
+
+
+def test_junit_has_testsuites_and_times() -> None:
+    root = ElementTree.fromstring(
+        junit(dataclasses.replace(REPORT, duration=1.5)).split("\n", 1)[1]
+    )
+    assert root.tag == "testsuites"
+    [suite] = root
+    assert (root.get("tests"), root.get("failures"), root.get("time")) == ("3", "2", "1.500")
+    assert suite.get("time") == "1.500"
+    assert {case.get("time") for case in suite} == {"0"}
+
+
 def test_junit_has_a_case_per_trail_failing_on_fatal_findings() -> None:
-    suite = ElementTree.fromstring(junit(REPORT).split("\n", 1)[1])
+    [suite] = ElementTree.fromstring(junit(REPORT).split("\n", 1)[1])
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "2", "1")
     cases = {case.get("name"): case for case in suite}
     assert cases["trailmaps/shop/a.trail.yaml"].find("failure") is not None
@@ -114,6 +140,8 @@ def test_json_is_the_stable_report() -> None:
         "exit_code": 1,
         "require_typecheck": False,
         "workspace": "/ws",
+        "path_base": "/ws",
+        "seconds": 0.0,
         "trailmaps": ["shop"],
         "summary": {
             "trailmaps": 1,

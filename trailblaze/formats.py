@@ -5,8 +5,11 @@ Each renders the same `Report` records the console and JSON show; nothing is com
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 from xml.etree import ElementTree
 
 from trailblaze import __version__
@@ -32,16 +35,96 @@ def _message(finding: Finding) -> str:
     return f"{finding.key_path}: {finding.message}" if finding.key_path else finding.message
 
 
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/block/trailblaze"
+"""The project whose trails these are: the SARIF driver's `informationUri`."""
+SRCROOT = "%SRCROOT%"
+
+_KIND_HELP = {
+    "parse": (
+        "The trail file does not pass the strict parse gate.",
+        "The file is not valid YAML, or a key is unknown, misplaced or missing. Trailblaze "
+        "replays a recording only as it is written, so a key it does not know is a recording "
+        "that will not do what it says. Fix the key the message names (it suggests the "
+        "closest known one); `trailblaze check --lenient` accepts what the reference runtime "
+        "accepts.",
+    ),
+    "manifest": (
+        "A trailmap.yaml does not validate.",
+        "The trailmap manifest has a missing, unknown or mistyped key, or refers to a tool, "
+        "toolset or dependency that does not exist. Its trails are not type-checked until it "
+        "loads.",
+    ),
+    "type": (
+        "A recorded tool call does not match the tool's declared input type.",
+        "Each recorded call is compiled with the TypeScript compiler against the trailmap's "
+        "typed surface (tools/trailblaze-client.d.ts); the message and code are the "
+        "compiler's. Fix the argument at the location shown, or the tool's declaration. A "
+        "target can be exempted with `trail_validation.exempt: <reason>` in trailmap.yaml.",
+    ),
+    "tool": (
+        "An authored tool source does not compile.",
+        "A scripted tool's TypeScript source has a compiler error; the message and code are "
+        "the compiler's.",
+    ),
+    "runif": (
+        "A runIf block is malformed.",
+        "runIf takes one condition (a selector or a tool call), a `then` list and an optional "
+        "`else` list, nested at most two levels. Every branch is validated, taken or not.",
+    ),
+    "infra": (
+        "The type check could not run.",
+        "The compiler could not be installed or run, or its output could not be mapped back, "
+        "so the affected trails were not type-checked. This fails the check (exit 3) in CI, "
+        "with --require-typecheck or TRAILBLAZE_REQUIRE_TYPECHECK=1.",
+    ),
+    "warning": (
+        "Something worth a look that does not fail the check.",
+        "A warning: for example the same runIf branch recorded in several trails (a named "
+        "tool would say it once), or a hand-written file kept where a generated one goes.",
+    ),
+}
+
+
+def _rule_json(rule: str, kind: str) -> dict[str, Any]:
+    short, full = _KIND_HELP.get(kind, (f"{kind} finding", f"A {kind} finding."))
+    name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", f"{kind} {rule}"))
+    what = f"TypeScript diagnostic {rule}" if rule.startswith("TS") else f"`{rule}`"
+    return {
+        "id": rule,
+        "name": name,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": f"{full} Code: {rule}."},
+        "help": {
+            "text": f"{full} Code: {rule}.",
+            "markdown": f"**{short}** ({what})\n\n{full}",
+        },
+        "defaultConfiguration": {
+            "level": "error" if kind not in ("warning", "infra") else "warning"
+        },
+        "properties": {"kind": kind},
+    }
+
+
+def _artifact(path: str) -> dict[str, str]:
+    """A relative path against the base (`%SRCROOT%`); an absolute one as a file URI."""
+    if path.startswith("/"):
+        return {"uri": Path(path).as_uri()}
+    return {"uri": quote(path), "uriBaseId": SRCROOT}
+
+
 def sarif(report: Report) -> str:
-    """SARIF 2.1.0: one run, one result per finding, rules named by finding code."""
+    """SARIF 2.1.0: one run, one result per finding, one rule per finding code.
+
+    Locations are relative to the report's path base (`%SRCROOT%`: the repository root by
+    default, see `pathbase.py`), so code scanning attaches them to files.
+    """
     rules: dict[str, dict[str, Any]] = {}
     results = []
     for finding in report.findings:
         rule = _rule(finding)
-        rules.setdefault(
-            rule,
-            {"id": rule, "shortDescription": {"text": f"{finding.kind} finding {rule}"}},
-        )
+        if rule not in rules:
+            rules[rule] = _rule_json(rule, finding.kind)
         result: dict[str, Any] = {
             "ruleId": rule,
             "level": _level(finding),
@@ -49,8 +132,11 @@ def sarif(report: Report) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": finding.path, "uriBaseId": "WORKSPACE"},
-                        "region": {"startLine": finding.line, "startColumn": finding.column},
+                        "artifactLocation": _artifact(finding.path),
+                        "region": {
+                            "startLine": max(finding.line, 1),
+                            "startColumn": max(finding.column, 1),
+                        },
                     }
                 }
             ],
@@ -65,7 +151,13 @@ def sarif(report: Report) -> str:
         if properties:
             result["properties"] = properties
         results.append(result)
+    ordered = sorted(rules.values(), key=lambda r: r["id"])
+    index = {r["id"]: i for i, r in enumerate(ordered)}
+    for result in results:
+        result["ruleIndex"] = index[result["ruleId"]]
+    base = (report.path_base or report.workspace).rstrip("/")
     document = {
+        "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
             {
@@ -73,17 +165,18 @@ def sarif(report: Report) -> str:
                     "driver": {
                         "name": "trailblaze-doit",
                         "version": __version__,
-                        "rules": sorted(rules.values(), key=lambda r: r["id"]),
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": ordered,
                     }
                 },
                 "properties": {
                     "findings": report.counts()["findings"],
                     "toolFindings": report.counts()["tool_findings"],
                 },
-                "originalUriBaseIds": {
-                    "WORKSPACE": {"uri": f"file://{report.workspace.rstrip('/')}/"}
-                },
+                "originalUriBaseIds": {SRCROOT: {"uri": Path(base).as_uri() + "/"}},
                 "results": results,
+                "columnKind": "unicodeCodePoints",
             }
         ],
     }
@@ -91,18 +184,24 @@ def sarif(report: Report) -> str:
 
 
 def junit(report: Report) -> str:
-    """JUnit XML: one test case per trail (failed when it has a fatal finding) plus one for
-    the workspace's own files (manifests, tool files)."""
+    """JUnit XML: `testsuites` holding one `testsuite`, with one test case per trail (failed
+    when it has a fatal finding) plus one for the workspace's own files (manifests, tools).
+
+    `time` is the run's wall time on the suites; trails are parsed and compiled in batches,
+    so a trail has no time of its own: its case says 0.
+    """
     by_path: dict[str, list[Finding]] = defaultdict(list)
     for finding in report.findings:
         by_path[finding.path].append(finding)
-    suite = ElementTree.Element("testsuite", name="trailblaze check")
+    seconds = f"{report.seconds:.3f}"
+    suites = ElementTree.Element("testsuites", name="trailblaze check")
+    suite = ElementTree.SubElement(suites, "testsuite", name="trailblaze check")
     failures = skipped = 0
     cases = 0
     trail_paths = {t.path for t in report.trails}
     for status in report.trails:
         case = ElementTree.SubElement(
-            suite, "testcase", classname=status.trailmap or "trails", name=status.path
+            suite, "testcase", classname=status.trailmap or "trails", name=status.path, time="0"
         )
         cases += 1
         fatal = [
@@ -129,7 +228,7 @@ def junit(report: Report) -> str:
     if tools:
         # Scripted tools' own diagnostics: a test case of their own, apart from trails.
         case = ElementTree.SubElement(
-            suite, "testcase", classname="tools", name="scripted tool sources"
+            suite, "testcase", classname="tools", name="scripted tool sources", time="0"
         )
         cases += 1
         failures += 1
@@ -146,7 +245,7 @@ def junit(report: Report) -> str:
     ]
     if other:
         case = ElementTree.SubElement(
-            suite, "testcase", classname="workspace", name="manifests and tools"
+            suite, "testcase", classname="workspace", name="manifests and tools", time="0"
         )
         cases += 1
         failures += 1
@@ -154,15 +253,17 @@ def junit(report: Report) -> str:
             case, "failure", message=f"{len(other)} finding(s)", type="manifest"
         )
         failure.text = "\n".join(f.text for f in other)
-    suite.set("tests", str(cases))
-    suite.set("failures", str(failures))
+    for element in (suites, suite):
+        element.set("tests", str(cases))
+        element.set("failures", str(failures))
+        element.set("errors", "0")
+        element.set("time", seconds)
     suite.set("skipped", str(skipped))
-    suite.set("errors", "0")
-    _well_formed(suite)
-    ElementTree.indent(suite)
+    _well_formed(suites)
+    ElementTree.indent(suites)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        + ElementTree.tostring(suite, encoding="unicode")
+        + ElementTree.tostring(suites, encoding="unicode")
         + "\n"
     )
 

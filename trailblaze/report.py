@@ -3,14 +3,15 @@
 `Report.to_json()` is the stable JSON contract other tools read (DESIGN §7): `version`,
 `exit_code`, `trails` (path, trailmap, status, reason) and `findings` (kind, path, line,
 column, step, classifier, tool, code, message, fatal, plus key_path and trailmap). Paths are
-relative to the workspace root.
+relative to `path_base` (the workspace root unless the command was told otherwise, see
+`pathbase.py`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from trailblaze.finding import Finding
@@ -55,6 +56,17 @@ class TrailStatus:
             "calls": self.calls,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrailStatus:
+        return cls(
+            path=str(data["path"]),
+            trailmap=data.get("trailmap"),
+            status=data["status"],
+            reason=data.get("reason"),
+            target=data.get("target"),
+            calls=int(data.get("calls") or 0),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Report:
@@ -68,10 +80,56 @@ class Report:
     """A shard's report only: what `trailblaze report merge` needs (`shard.py`)."""
     sdks: dict[str, str] = field(default_factory=dict)
     """Trailmap -> the `@trailblaze/scripting` its scripted tools were compiled against."""
+    path_base: str = ""
+    """The directory the paths are relative to; empty: the workspace root."""
+    duration: float | None = None
+    """Wall time of the run in seconds, when known (else the sum of the timed phases)."""
+
+    @property
+    def seconds(self) -> float:
+        if self.duration is not None:
+            return self.duration
+        phases = self.stats.get("seconds") or {}
+        return float(sum(v for v in phases.values() if isinstance(v, int | float)))
 
     @property
     def fatal_findings(self) -> list[Finding]:
         return fatal_findings(self.findings)
+
+    def with_paths(self, rebase: Callable[[str], str], base: str) -> Report:
+        """The same report with every path passed through `rebase`, relative to `base`."""
+        return replace(
+            self,
+            trails=tuple(replace(t, path=rebase(t.path)) for t in self.trails),
+            findings=tuple(f.with_(path=rebase(f.path)) for f in self.findings),
+            path_base=base,
+        )
+
+    def only(
+        self, keep_trail: Callable[[TrailStatus], bool], keep: Callable[[Finding], bool]
+    ) -> Report:
+        """The report limited to some trails and findings (a scoped run)."""
+        return replace(
+            self,
+            trails=tuple(t for t in self.trails if keep_trail(t)),
+            findings=tuple(f for f in self.findings if keep(f)),
+        )
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Report:
+        """A report written by `to_json` (what `doit check` records), for the other formats."""
+        if data.get("version") != REPORT_VERSION:
+            raise ValueError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
+        return cls(
+            workspace=str(data["workspace"]),
+            trailmaps=tuple(data["trailmaps"]),
+            trails=tuple(TrailStatus.from_json(t) for t in data["trails"]),
+            findings=tuple(Finding.from_json(f) for f in data["findings"]),
+            require_typecheck=bool(data.get("require_typecheck", False)),
+            path_base=str(data.get("path_base") or ""),
+            duration=float(data.get("seconds") or 0.0),
+            shard=data.get("shard"),
+        )
 
     @property
     def infra_findings(self) -> list[Finding]:
@@ -126,6 +184,8 @@ class Report:
             "exit_code": self.exit_code,
             "require_typecheck": self.require_typecheck,
             "workspace": self.workspace,
+            "path_base": self.path_base or self.workspace,
+            "seconds": round(self.seconds, 3),
             "trailmaps": list(self.trailmaps),
             "summary": self.counts(),
             "trails": [t.to_json() for t in self.trails],
@@ -157,6 +217,19 @@ class ReportView:
     @property
     def fatal_findings(self) -> list[Finding]:
         return fatal_findings(self.findings)
+
+    def with_paths(self, rebase: Callable[[str], str]) -> ReportView:
+        """The same view with every path passed through `rebase` (its frames follow)."""
+        frames = {}
+        for key, line in self.frames.items():
+            path, _, number = key.rpartition(":")
+            frames[f"{rebase(path)}:{number}"] = line
+        return replace(
+            self,
+            findings=tuple(f.with_(path=rebase(f.path)) for f in self.findings),
+            frames=frames,
+            stamps={},
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
