@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -51,13 +52,18 @@ def test_monorepo_dodo_imports_our_tasks_and_a_second_run_does_nothing(compact_w
     first = doit(compact_ws)
     assert first.returncode == 0, first.stdout + first.stderr
     assert ".  check:run" in first.stdout
-    assert ".  check:report" in first.stdout
+    assert ".  check\n" in first.stdout
     assert "passed" in first.stdout
     assert (compact_ws / ".trailblaze" / "doit.sqlite3").is_file()
     assert (compact_ws / ".trailblaze" / ".gitignore").read_text().endswith("*\n")
     second = doit(compact_ws)
     assert second.returncode == 0
-    assert second.stdout.splitlines() == ["-- check:run", "-- check:report"]
+    # Up to date: nothing runs, and one line says what the recorded report holds.
+    assert second.stdout.splitlines() == [
+        "-- check:run",
+        "-- check: up to date, 1 trailmaps, 1 trails: 1 parsed, 0 rejected, 0 type-checked "
+        "(0 calls); passed",
+    ]
     (compact_ws / "trailmaps/app/trails/b.trail.yaml").write_text("trail:\n  - step: b\n")
     third = doit(compact_ws)
     assert ".  check:run" in third.stdout
@@ -192,3 +198,138 @@ def test_a_tool_file_is_an_input_unless_the_generator_skips_its_directory(
     )
     assert ran()
     assert not ran()
+
+
+RECORDED = (
+    "config: {target: app}\ntrail:\n  - step: s\n    recording:\n      android:\n"
+    "        - tapOnElementWithText: {text: Buy}\n"
+)
+
+
+def _tree(root: Path) -> dict[str, int]:
+    return {
+        str(p.relative_to(root)): p.stat().st_mtime_ns
+        for p in sorted(root.rglob("*"))
+        if "__pycache__" not in p.parts
+    }
+
+
+def test_importing_the_dodo_writes_nothing(compact_ws: Path) -> None:
+    write_tree(compact_ws, {"dodo.py": DODO + "from trailblaze.doit_tasks import make_tasks\n"})
+    before = _tree(compact_ws)
+    result = subprocess.run(
+        [sys.executable, "-B", "-c", "import dodo; dodo.DOIT_CONFIG; dodo.make_tasks('.')"],
+        cwd=compact_ws,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert _tree(compact_ws) == before
+    # doit itself makes the scratch directory when it opens its dependency file.
+    assert doit(compact_ws, "list").returncode == 0
+    assert (compact_ws / ".trailblaze/doit.sqlite3").is_file()
+
+
+def test_doit_info_tells_whether_the_check_would_run(compact_ws: Path) -> None:
+    write_tree(
+        compact_ws, {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "trail:\n  - step: a\n"}
+    )
+
+    def status() -> str:
+        result = doit(compact_ws, "info", "check")
+        assert result.returncode in (0, 1), result.stderr  # doit info: 1 when it would run
+        [line] = [line for line in result.stdout.splitlines() if line.startswith("status")]
+        return line.split(":", 1)[1].strip()
+
+    assert status() == "run"
+    assert doit(compact_ws).returncode == 0
+    assert status() == "up-to-date"
+    (compact_ws / "trailmaps/app/trails/a.trail.yaml").write_text("trail:\n  - step: b\n")
+    assert status() == "run"
+    assert doit(compact_ws).returncode == 0
+    assert status() == "up-to-date"
+    (compact_ws / "trailmaps/app/trails/a.trail.yaml").write_text("trail:\n  - stpe: b\n")
+    assert doit(compact_ws).returncode == 1
+    assert status() == "run"  # findings stand: the report runs (and fails) every time
+
+
+def test_doit_check_takes_format_and_output(compact_ws: Path, tmp_path: Path) -> None:
+    write_tree(
+        compact_ws,
+        {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "trail:\n  - stpe: a\n"},
+    )
+    github = doit(compact_ws, "check", "--format", "github")
+    assert github.returncode == 1
+    assert (
+        "::error file=trailmaps/app/trails/a.trail.yaml,line=2,col=5,"
+        "title=trailblaze parse unknown-key::trail[0]: unknown key 'stpe' (did you mean 'step'?)"
+    ) in github.stdout.splitlines()
+    target = tmp_path / "out.sarif"
+    sarif = doit(compact_ws, "check", "--format", "sarif", "--output", str(target))
+    assert sarif.returncode == 1
+    assert "unknown key 'stpe'" in sarif.stdout  # the text report still shows
+    [run] = json.loads(target.read_text())["runs"]
+    assert [r["ruleId"] for r in run["results"]] == ["missing-key", "unknown-key"]
+    (compact_ws / "trailmaps/app/trails/a.trail.yaml").write_text("trail:\n  - step: a\n")
+    assert doit(compact_ws).returncode == 0
+    # Up to date, but a format was asked for: the report runs and writes it.
+    junit = doit(compact_ws, "check", "--format", "junit", "--output", str(tmp_path / "j.xml"))
+    assert junit.returncode == 0
+    assert ".  check" in junit.stdout.splitlines()
+    assert (
+        (tmp_path / "j.xml")
+        .read_text()
+        .startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')
+    )
+
+
+def test_doit_clean_removes_what_we_generated_and_nothing_else(compact_ws: Path) -> None:
+    write_tree(
+        compact_ws,
+        {
+            "dodo.py": DODO,
+            "trailmaps/app/trails/a.trail.yaml": "trail:\n  - step: a\n",
+            "trailmaps/own/trailmap.yaml": "id: own\ntarget:\n  display_name: own\n",
+            "trailmaps/own/tools/tsconfig.json": '{"compilerOptions": {}}\n',
+        },
+    )
+    assert doit(compact_ws).returncode == 0
+    tools = compact_ws / "trailmaps/app/tools"
+    generated = sorted(p.name for p in tools.iterdir())
+    assert "trailblaze-client.d.ts" in generated
+    cleaned = doit(compact_ws, "clean")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "  removed trailmaps/app/tools/trailblaze-client.d.ts" in cleaned.stdout.splitlines()
+    assert not tools.exists() or sorted(p.name for p in tools.iterdir()) == []
+    # A hand-written tsconfig has no banner: kept (its trailmap's generated files go).
+    own = sorted(p.name for p in (compact_ws / "trailmaps/own/tools").iterdir())
+    assert own == ["tsconfig.json"]
+    assert sorted(p.name for p in (compact_ws / ".trailblaze").iterdir()) == [
+        ".gitignore",
+        "doit.sqlite3",
+    ]
+    again = doit(compact_ws)
+    assert again.returncode == 0
+    assert again.stdout.splitlines()[0] == ".  check:run"
+    assert (tools / "trailblaze-client.d.ts").is_file()
+
+
+def test_a_required_type_check_that_could_not_run_is_a_task_error(
+    compact_ws: Path, tmp_path: Path
+) -> None:
+    write_tree(compact_ws, {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": RECORDED})
+    env = {
+        "CI": "true",
+        "TRAILBLAZE_TOOLCHAIN_DIR": str(tmp_path / "toolchain"),
+        "npm_config_offline": "true",
+        "npm_config_cache": str(tmp_path / "npm-cache"),
+    }
+    result = doit(compact_ws, env=env)
+    assert result.returncode == 2
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output
+    assert "SystemExit" not in output
+    assert "the type check could not run completely and is required" in output
+    assert output.count("type check could not run for 1 trail(s)") == 1
+    assert "trailblaze: typescript@7.0.2: installing with npm into" in result.stderr

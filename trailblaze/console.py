@@ -273,6 +273,22 @@ def summary_lines(view: ReportView) -> list[tuple[str, str, str]]:
     return lines
 
 
+def one_line_summary(view: ReportView) -> str:
+    """The summary in one line: what `doit check` shows when nothing changed."""
+    counts = view.counts
+    text = (
+        f"{counts['trailmaps']} trailmaps, {counts['trails']} trails: {counts['parsed']} parsed, "
+        f"{counts['rejected']} rejected, {counts['type_checked']} type-checked "
+        f"({counts['calls_type_checked']} calls)"
+    )
+    if counts["warnings"]:
+        text += f", {counts['warnings']} warning(s)"
+    code = view.exit_code
+    if code == 0:
+        return text + ("; passed, not everything type-checked" if counts["infra"] else "; passed")
+    return text + f"; FAILED: {len(view.fatal_findings)} finding(s) (exit {code})"
+
+
 def render_summary(console: Output, view: ReportView) -> None:
     lines = [(style, printable(head), printable(rest)) for style, head, rest in summary_lines(view)]
     if console.no_color or not console.is_terminal:

@@ -30,7 +30,7 @@ from doit.exceptions import TaskError, TaskFailed
 from doit.tools import config_changed
 
 from trailblaze import __version__
-from trailblaze.fsutil import stamp_of
+from trailblaze.fsutil import stamp_of, write_atomic
 from trailblaze.options import CheckOptions
 from trailblaze.report import EXIT_INFRA, EXIT_OK
 from trailblaze.scratch import GITIGNORE, Layout, clear_way, write_scratch
@@ -72,16 +72,23 @@ class CheckOutcome:
     complete: bool
     """Everything was really checked (no infrastructure problem)."""
     exit_code: int
+    summary: str = ""
+    """The report in one line: what an up-to-date `doit check` shows."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"complete": self.complete, "exit_code": self.exit_code}
+        return {"complete": self.complete, "exit_code": self.exit_code, "summary": self.summary}
 
     @classmethod
     def from_json(cls, data: Any) -> CheckOutcome:
         complete, code = data["complete"], data["exit_code"]
-        if not isinstance(complete, bool) or not isinstance(code, int):
+        summary = data.get("summary", "")
+        if (
+            not isinstance(complete, bool)
+            or not isinstance(code, int)
+            or not isinstance(summary, str)
+        ):
             raise TypeError("malformed check outcome")
-        return cls(complete, code)
+        return cls(complete, code, summary)
 
 
 OUTCOME: Kind[CheckOutcome] = Kind("check-outcome", CheckOutcome.from_json, CheckOutcome.to_json)
@@ -110,7 +117,8 @@ def doit_config(workspace: str | Path | None = None) -> dict[str, Any]:
     """`DOIT_CONFIG` for a workspace: sqlite3 backend in the scratch dir, `check` by default.
 
     sqlite3 rather than doit's default dbm (which is the slow `dbm.dumb` on many Pythons) or
-    json (rewritten whole, non-atomically, on every run).
+    json (rewritten whole, non-atomically, on every run). Nothing is written here (importing
+    a dodo.py must not): the scratch directory is made when doit opens its dependency file.
     """
     try:
         scratch = _workspace(workspace).scratch
@@ -118,9 +126,33 @@ def doit_config(workspace: str | Path | None = None) -> dict[str, Any]:
         scratch = Path(".trailblaze")
     return {
         "backend": "sqlite3",
-        "dep_file": str(_prepared(scratch).doit_db),
+        "dep_file": _DepFile(scratch),
         "default_tasks": ["check"],
     }
+
+
+class _DepFile(os.PathLike[str]):
+    """doit's dependency file in the scratch directory, which is made (and described) only
+    when the file is opened: doit opens it by path, through `os.fspath`."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self.path = str(Layout(scratch).doit_db)
+
+    def __fspath__(self) -> str:
+        return str(_prepared(self.scratch).doit_db)
+
+    def __str__(self) -> str:
+        return self.path
+
+    def __repr__(self) -> str:
+        return repr(self.path)
+
+    def __eq__(self, other: object) -> bool:
+        return str(other) == self.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
 
 
 def _prepared(scratch: Path) -> Layout:
@@ -201,7 +233,7 @@ def _view_json(view: ReportView) -> dict[str, Any]:
 
 
 REPORT_VIEW: Kind[ReportView] = Kind("report-view", _report_view, _view_json)
-"""The view of the last `check:run`'s report (what `check:report` shows), vouching for the
+"""The view of the last `check:run`'s report (what `check` shows), vouching for the
 report.json it was recorded with."""
 
 
@@ -210,7 +242,7 @@ def _last_run_complete(layout: Layout) -> Callable[[], bool]:
 
     doit would otherwise remember a run whose type check could not run as a success and skip
     the next one: a cached pass for a run that did not really check. Findings do not make it
-    run again: they are in the recorded report, which `check:report` shows every time. A
+    run again: they are in the recorded report, which `check` shows every time. A
     recorded report that is gone makes it run too: doit checks that the task's targets exist,
     and the outcome vouches for the report it was recorded with.
     """
@@ -223,13 +255,15 @@ def _last_run_complete(layout: Layout) -> Callable[[], bool]:
 
 
 def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
-    """The `check` tasks of a workspace: `check:run` does the work, `check:report` tells.
+    """The `check` tasks of a workspace: `check:run` does the work, `check` tells.
 
     `check:run` runs the pipeline when an input changed (or the last run could not check
     everything) and records the report; it succeeds even when there are findings, so doit
-    remembers it and a second run with nothing changed does no work. `check:report` prints the
-    recorded report and decides the exit code: up to date after a clean report, run again (to
-    show the findings again, cheaply, from the file) while there are findings.
+    remembers it and a second run with nothing changed does no work. `check` prints the
+    recorded report (or writes it in another format: `doit check --format sarif --output
+    FILE`) and decides the exit code. It is up to date only while the inputs are as when it
+    last passed: then doit shows one line, `-- check: up to date, <summary>`, and succeeds;
+    while findings stand it runs (from the recorded view, cheaply) and fails.
     """
     doc = "check every trail of the workspace: parse gate, manifests, surfaces, type gate"
     try:
@@ -243,41 +277,94 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
         files.extend(str(p) for p in trailmap_files(trailmap))
     options = CheckOptions.from_env()
     layout = Layout(ws.scratch)
-    inputs = _InputsChanged(files, _options_fingerprint(options))
-    yield {"basename": "check", "name": None, "doc": doc}
+    fingerprint = _options_fingerprint(options)
+    inputs = _InputsChanged(files, fingerprint)
+    verdict = _ReportVerdict(_InputsChanged(files, fingerprint), layout)
     yield {
-        "basename": "check",
-        "name": "run",
+        "basename": "check:run",
         "actions": [(_run_check_action, [str(ws.root)], {"found": found, "inputs": inputs})],
         "targets": [str(layout.report)],
         "uptodate": [inputs, _last_run_complete(layout)],
+        "clean": [(_clean_action, [str(ws.root)])],
         "verbosity": 2,
         "doc": "run the check pipeline and record its report",
     }
     yield {
         "basename": "check",
-        "name": "report",
         "actions": [(_report_action, [str(ws.root)])],
-        "file_dep": [str(layout.report)],
-        "uptodate": [_last_report_clean(layout)],
+        "task_dep": ["check:run"],
+        "uptodate": [verdict],
+        "title": verdict.title,
+        "params": [
+            {
+                "name": "format",
+                "long": "format",
+                "type": str,
+                "default": "text",
+                "choices": tuple((name, "") for name in FORMAT_NAMES),
+                "help": "text (default), json, sarif, junit or github",
+            },
+            _option("output", "write the report in --format to FILE (the text still shows)"),
+            _option(
+                "path_base",
+                "paths relative to DIR (default: where doit runs; github/sarif: the git root)",
+                long="path-base",
+            ),
+        ],
         "verbosity": 2,
-        "doc": "print the recorded report; fail on findings",
+        "doc": doc,
     }
 
 
-def _last_report_clean(layout: Layout) -> Callable[[], bool]:
-    """An uptodate check: True when the recorded report had nothing to show as a failure.
+FORMAT_NAMES = ("text", "json", "sarif", "junit", "github")
+"""`formats.FORMATS`, named here without importing the renderers at task creation."""
 
-    Its exit code is read from the small outcome recorded with it, not from the report view.
-    A report rewritten since (by a run whose outcome could not be recorded, or by hand) is a
-    changed `file_dep` and a missing outcome: the report runs.
+
+class _ReportVerdict:
+    """doit `uptodate` of `check`: the inputs and the recorded report are as when it last
+    passed, the recorded run was complete and clean, and no other format was asked for. Also
+    its title: the one-line summary an up-to-date run shows.
+
+    The report is compared by stamp rather than as a `file_dep`: before the first run there is
+    none, and `doit info` would call that an error instead of saying the task will run.
     """
 
-    def check() -> bool:
-        outcome = _recorded_outcome(layout)
-        return outcome is not None and outcome.exit_code == EXIT_OK
+    KEY = "trailblaze-report"
 
-    return check
+    def __init__(self, inputs: _InputsChanged, layout: Layout) -> None:
+        self.inputs = inputs
+        self.layout = layout
+        self.fresh = False
+        self.summary = ""
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        options = task.options or {}
+        st = _stat(str(self.layout.report))
+        report = stamp_of(st) if st is not None else None
+        task.value_savers.append(lambda: {self.KEY: report})
+        unchanged = self.inputs(task, values)
+        outcome = _recorded_outcome(self.layout)
+        self.summary = outcome.summary if outcome is not None else ""
+        self.fresh = (
+            unchanged
+            and report is not None
+            and values.get(self.KEY) == report
+            and outcome is not None
+            and outcome.complete
+            and outcome.exit_code == EXIT_OK
+            and options.get("format", "text") == "text"
+            and not options.get("output")
+        )
+        return self.fresh
+
+    def title(self, task: Any) -> str:
+        if not self.fresh:
+            return str(task.name)
+        return (
+            f"{task.name}: up to date, {self.summary}"
+            if self.summary
+            else f"{task.name}: up to date"
+        )
 
 
 def _run_check_action(root: str, found: Scan, inputs: _InputsChanged) -> TaskError | None:
@@ -295,7 +382,7 @@ def _check_and_record(root: str, found: Scan, inputs: _InputsChanged) -> TaskErr
     except WorkspaceError as exc:
         return TaskError(f"trailblaze check: {exc}")
     from trailblaze.check import run_check  # noqa: PLC0415 - see the note on imports above
-    from trailblaze.console import RichProgress  # noqa: PLC0415
+    from trailblaze.console import RichProgress, one_line_summary, toolchain_progress  # noqa: PLC0415
     from trailblaze.remote import RemoteConfig, RemoteConfigError  # noqa: PLC0415
 
     options = CheckOptions.from_env()
@@ -304,28 +391,34 @@ def _check_and_record(root: str, found: Scan, inputs: _InputsChanged) -> TaskErr
     except RemoteConfigError as exc:
         return TaskError(f"trailblaze check: {exc}")
     # The scan made when the task was created: the one its inputs digest was worked out from.
-    report = run_check(
-        ws,
-        options,
-        progress=RichProgress.for_terminal(),
-        found=found,
-        stats=inputs.stats,
-    )
+    with toolchain_progress(sys.stderr):
+        report = run_check(
+            ws,
+            options,
+            progress=RichProgress.for_terminal(),
+            found=found,
+            stats=inputs.stats,
+        )
     layout = Layout(ws.scratch)
     with Store.open(layout) as store:
         previous = store.get(REPORT_VIEW, "")
         # Not indented: json's C encoder does not indent, and the report of a large workspace
         # is megabytes (`trailblaze check --format json` prints it for people).
-        text = json.dumps(report.to_json(), ensure_ascii=False) + "\n"
+        text = json.dumps(report.to_json(seconds=True), ensure_ascii=False) + "\n"
         write_scratch(layout.report, text, ws.scratch, always=True)
-        # What `check:report` shows, on every run while there are findings: kept small.
+        # What `check` shows, on every run while there are findings: kept small.
         frames, stamps = _frames(ws, report, inputs.stats, previous)
-        outcome = CheckOutcome(complete=not report.infra_findings, exit_code=report.exit_code)
+        view = report.view(frames, stamps)
+        outcome = CheckOutcome(
+            complete=not report.infra_findings,
+            exit_code=report.exit_code,
+            summary=one_line_summary(view),
+        )
         vouched = [layout.report]
-        store.put(REPORT_VIEW, "", report.view(frames, stamps), files=vouched)
+        store.put(REPORT_VIEW, "", view, files=vouched)
         store.put(OUTCOME, "", outcome, files=vouched)
         # Not recorded (locked, say): the outcome and view no longer vouch for the new report,
-        # so the next run checks again and `check:report` reads the report itself.
+        # so the next run checks again and `check` reads the report itself.
         store.commit()
     return None
 
@@ -375,27 +468,91 @@ def _stat(path: str) -> os.stat_result | None:
         return None
 
 
-def _report_action(root: str) -> TaskFailed | TaskError | None:
+def _report_action(
+    root: str, format: str = "text", output: str = "", path_base: str = ""
+) -> TaskFailed | TaskError | None:
     try:
         ws = find_workspace(Path(root), explicit=True)
     except WorkspaceError as exc:
         return TaskError(f"trailblaze check: {exc}")
     from trailblaze.console import render_report, report_console  # noqa: PLC0415
+    from trailblaze.pathbase import default_base, rebaser  # noqa: PLC0415
+    from trailblaze.report import Report  # noqa: PLC0415
 
+    if path_base and not Path(path_base).is_dir():
+        return TaskError(f"trailblaze check: --path-base {path_base}: not a directory")
     view = _recorded_view(ws)
+    full: Report | None = None
+    if view is not None and format != "text":
+        try:
+            full = Report.from_json(json.loads(Layout(ws.scratch).report.read_bytes()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            view = None
     if view is None:
         with Store.open(ws.scratch) as store:
             store.drop(OUTCOME, "")  # so that the next run checks again
             store.commit()
         return TaskError("trailblaze check: the recorded report cannot be read; run again")
-    render_report(report_console(sys.stdout), view, ws.root)
+    here = Path(path_base) if path_base else default_base("text", ws.root)
+    shown = view.with_paths(rebaser(ws.root, here))
+    if full is None or output:
+        # The text on stdout, unless another format goes there instead.
+        render_report(report_console(sys.stdout), shown, ws.root)
+    if full is not None or output:
+        from trailblaze.formats import render  # noqa: PLC0415
+
+        base = (Path(path_base) if path_base else default_base(format, ws.root)).absolute()
+        if full is not None:
+            text = render(full.with_paths(rebaser(ws.root, base), str(base)), format)
+        else:
+            from io import StringIO  # noqa: PLC0415
+
+            buffer = StringIO()
+            render_report(report_console(buffer, color=False), shown, ws.root)
+            text = buffer.getvalue()
+        if output:
+            try:
+                write_atomic(Path(output), text)
+            except OSError as exc:
+                return TaskError(f"trailblaze check: cannot write {output}: {exc.strerror}")
+        else:
+            sys.stdout.write(text)
     code = view.exit_code
     if code == EXIT_INFRA:
-        # doit has no exit code of its own for "the required type check could not run".
-        raise SystemExit(EXIT_INFRA)
+        # doit has no exit code of its own for "the required type check could not run": an
+        # error (doit exits 2), not a finding.
+        return TaskError(
+            "trailblaze check: the type check could not run completely and is required "
+            "(CI, TRAILBLAZE_REQUIRE_TYPECHECK=1)"
+        )
     if code != EXIT_OK:
         return TaskFailed(f"trailblaze check: {len(view.fatal_findings)} finding(s)")
     return None
+
+
+def _clean_tools_action(root: str, tools_dir: str) -> None:
+    """`doit clean surfaces`: one trailmap's generated tool files that carry our banner."""
+    from trailblaze.clean import generated_tool_files  # noqa: PLC0415
+    from trailblaze.tooldefs import RelPath  # noqa: PLC0415
+
+    rel = RelPath(Path(root))
+    for path in generated_tool_files(Path(tools_dir)):
+        path.unlink(missing_ok=True)
+        print(f"  removed {rel(path)}")
+
+
+def _clean_action(root: str) -> None:
+    """`doit clean`: the generated tool files that carry our banner, and the scratch dir."""
+    from trailblaze.clean import clean_scratch, clean_trailmaps  # noqa: PLC0415
+
+    try:
+        ws = find_workspace(Path(root), explicit=True)
+    except WorkspaceError as exc:
+        print(f"trailblaze clean: {exc}")
+        return
+    trailmaps, _ = scan_trailmaps(ws)
+    for path in [*clean_trailmaps(trailmaps), *clean_scratch(ws)]:
+        print(f"  removed {ws.rel(path)}")
 
 
 def _recorded_view(ws: Workspace) -> ReportView | None:
@@ -455,6 +612,7 @@ def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any
             "file_dep": [p for p in entry["inputs"] if os.path.isfile(p)],
             "targets": [str(tools_dir / name) for name in sorted(GENERATED_TOOL_FILES)],
             "uptodate": [config_changed(versions)],
+            "clean": [(_clean_tools_action, [str(ws.root), str(tools_dir)])],
             "verbosity": 2,
             "doc": f"typed surface of trailmap '{dir_name}'",
         }
@@ -633,9 +791,12 @@ def _toolchain_ready() -> bool:
 
 
 def _install_toolchain_action() -> TaskError | None:
+    from trailblaze.console import toolchain_progress  # noqa: PLC0415
+
     try:
-        install_typescript()
-        install_library("zod")  # the declarations scripted tools compile against
+        with toolchain_progress(sys.stderr):
+            install_typescript()
+            install_library("zod")  # the declarations scripted tools compile against
         # Also validates TRAILBLAZE_TSC, so a bad override fails here and not in the type gate.
         find_compiler()
     except ToolchainError as exc:
@@ -760,7 +921,7 @@ def monorepo_config(root: str | Path = ".") -> dict[str, Any]:
     `.trailblaze/`, for the tasks of every workspace; `check` by default."""
     return {
         "backend": "sqlite3",
-        "dep_file": str(_prepared(Path(root) / ".trailblaze").doit_db),
+        "dep_file": _DepFile(Path(root) / ".trailblaze"),  # made when doit opens it
         "default_tasks": ["check"],
     }
 
