@@ -141,7 +141,6 @@ def test_json_is_the_stable_report() -> None:
         "require_typecheck": False,
         "workspace": "/ws",
         "path_base": "/ws",
-        "seconds": 0.0,
         "trailmaps": ["shop"],
         "summary": {
             "trailmaps": 1,
