@@ -140,7 +140,6 @@ def test_json_is_the_stable_report() -> None:
         "exit_code": 1,
         "require_typecheck": False,
         "workspace": "/ws",
-        "path_base": "/ws",
         "trailmaps": ["shop"],
         "summary": {
             "trailmaps": 1,

@@ -186,12 +186,13 @@ class Report:
             "exit_code": self.exit_code,
             "require_typecheck": self.require_typecheck,
             "workspace": self.workspace,
-            "path_base": self.path_base or self.workspace,
             "trailmaps": list(self.trailmaps),
             "summary": self.counts(),
             "trails": [t.to_json() for t in self.trails],
             "findings": [_finding_json(f) for f in self.findings],
         }
+        if self.path_base:
+            data["path_base"] = self.path_base  # else: relative to the workspace
         if self.shard is not None:
             data["shard"] = self.shard
         if seconds:
