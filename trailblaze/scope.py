@@ -270,7 +270,12 @@ def _check_files(
             or (finding.kind == "infra" and os.path.isabs(finding.path))
         )
 
-    return dataclasses.replace(report.only(lambda _: True, keep), workspace=str(ws.root)), renamed
+    limited = dataclasses.replace(
+        report.only(lambda _: True, keep),
+        workspace=str(ws.root),
+        sdks={t: label for t, label in report.sdks.items() if t in targets},
+    )
+    return limited, renamed
 
 
 def _only_trailmap(report: Report, ws: Workspace, trailmap: str) -> Report:
@@ -294,7 +299,8 @@ def _only_trailmap(report: Report, ws: Workspace, trailmap: str) -> Report:
 
     scoped = report.only(keep_trail, keep)
     findings = tuple(f.with_(fatal=False) if f.code == "no-surface" else f for f in scoped.findings)
-    return dataclasses.replace(scoped, trailmaps=(trailmap,), findings=findings)
+    sdks = {t: label for t, label in report.sdks.items() if t == trailmap}
+    return dataclasses.replace(scoped, trailmaps=(trailmap,), findings=findings, sdks=sdks)
 
 
 def _is_tool_source_finding(finding: Finding) -> bool:
