@@ -268,3 +268,44 @@ def test_show_typed_tools_lists_each_tool_with_its_arguments(
         line.startswith("  inputText(text") for line in lines
     )
     assert lines[-1] == "passed"
+
+
+def test_trail_files_of_several_workspaces_are_checked_each_against_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a pre-commit hook passes in a monorepo: staged trails of two workspaces.
+    write_tree(
+        tmp_path,
+        {
+            "apps/a/trailmaps/a/trailmap.yaml": MINIMAL_MANIFEST.format(id="a"),
+            "apps/b/trailmaps/b/trailmap.yaml": MINIMAL_MANIFEST.format(id="b"),
+            "apps/a/trailmaps/a/x.trail.yaml": BAD.format(target="a"),
+            "apps/b/trailmaps/b/y.trail.yaml": "config:\n  target: b\ntrail:\n  - step: fine\n",
+            "apps/b/trailmaps/b/z.trail.yaml": BAD.format(target="b"),
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    code, report, _ = check(
+        capsys,
+        "apps/a/trailmaps/a/x.trail.yaml",
+        "apps/b/trailmaps/b/y.trail.yaml",
+        "apps/b/trailmaps/b/z.trail.yaml",
+        "--format",
+        "json",
+    )
+    assert code == 1
+    assert paths(report) == ["apps/a/trailmaps/a/x.trail.yaml", "apps/b/trailmaps/b/z.trail.yaml"]
+    assert isinstance(report, dict)
+    assert [t["path"] for t in report["trails"]] == [
+        "apps/a/trailmaps/a/x.trail.yaml",
+        "apps/b/trailmaps/b/y.trail.yaml",
+        "apps/b/trailmaps/b/z.trail.yaml",
+    ]
+    assert report["trailmaps"] == ["a", "b"]
+    code, text, _ = check(
+        capsys, "apps/a/trailmaps/a/x.trail.yaml", "apps/b/trailmaps/b/z.trail.yaml"
+    )
+    assert isinstance(text, str)
+    assert "    4 |   - stpe: a" in text  # code frames from both workspaces
+    assert text.count("    4 |   - stpe: a") == 4
+    assert text.splitlines()[-1] == "FAILED: 4 finding(s) in 2 file(s) (exit 1)"

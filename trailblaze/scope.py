@@ -67,10 +67,12 @@ def valid_trailmap_id(text: str) -> bool:
     )
 
 
-def resolve_scope(
+def resolve_scopes(
     targets: list[str], *, all_trailmaps: bool, workspace: Path | None, cwd: Path
-) -> Scope:
-    """The scope the command line names; `ScopeError`/`WorkspaceError` for a usage error."""
+) -> list[Scope]:
+    """What the command line names, one scope per workspace (trail files of a monorepo may
+    belong to several, as a pre-commit hook passes them); `ScopeError`/`WorkspaceError` for a
+    usage error."""
     files = [t for t in targets if t == STDIN or _is_file_word(t, cwd)]
     words = [t for t in targets if t not in files]
     if files and words:
@@ -80,7 +82,13 @@ def resolve_scope(
     if all_trailmaps and targets:
         raise ScopeError(f"--all checks every trailmap: it cannot be combined with {targets[0]!r}")
     if files:
-        return _file_scope(files, workspace, cwd)
+        return _file_scopes(files, workspace, cwd)
+    return [_one_scope(words, all_trailmaps=all_trailmaps, workspace=workspace, cwd=cwd)]
+
+
+def _one_scope(
+    words: list[str], *, all_trailmaps: bool, workspace: Path | None, cwd: Path
+) -> Scope:
     if len(words) > 1:
         raise ScopeError(f"give at most one trailmap id (got {', '.join(map(repr, words))})")
     if words:
@@ -128,7 +136,7 @@ def _is_file_word(word: str, cwd: Path) -> bool:
     return path.is_file() or (word.endswith(_YAML_SUFFIXES) and not path.is_dir())
 
 
-def _file_scope(words: list[str], workspace: Path | None, cwd: Path) -> Scope:
+def _file_scopes(words: list[str], workspace: Path | None, cwd: Path) -> list[Scope]:
     if words.count(STDIN) > 1:
         raise ScopeError("standard input ('-') can be read once")
     paths: list[Path] = []
@@ -140,18 +148,36 @@ def _file_scope(words: list[str], workspace: Path | None, cwd: Path) -> Scope:
             raise ScopeError(f"{word}: no such file")
         if path not in paths:
             paths.append(path)
-    start = paths[0].parent if paths else cwd
+    stdin = STDIN in words
     if workspace is not None:
-        ws = find_workspace(workspace, explicit=True)
-    else:
+        return [Scope(find_workspace(workspace, explicit=True), files=tuple(paths), stdin=stdin)]
+    groups: dict[Path, tuple[Workspace, list[Path]]] = {}
+    for word, path in zip([w for w in words if w != STDIN], paths, strict=False):
         try:
-            ws = find_workspace(start)
+            ws = find_workspace(path.parent)
         except WorkspaceError:
             raise WorkspaceError(
-                f"no workspace found for {words[0]!r}: trail files are checked against the "
+                f"no workspace found for {word!r}: trail files are checked against the "
                 "trailmaps of their workspace; pass --workspace DIR"
             ) from None
-    return Scope(ws, files=tuple(paths), stdin=STDIN in words)
+        groups.setdefault(ws.root, (ws, []))[1].append(path)
+    scopes = [Scope(ws, files=tuple(found)) for ws, found in groups.values()]
+    if stdin:
+        try:
+            home = find_workspace(cwd)
+        except WorkspaceError:
+            if not scopes:
+                raise WorkspaceError(
+                    f"no workspace found from '{cwd}' for standard input: pass --workspace DIR"
+                ) from None
+            home = scopes[0].workspace
+        for index, scope in enumerate(scopes):
+            if scope.workspace.root == home.root:
+                scopes[index] = dataclasses.replace(scope, stdin=True)
+                break
+        else:
+            scopes.append(Scope(home, stdin=True))
+    return scopes
 
 
 def _workspace(workspace: Path | None, cwd: Path) -> Workspace:
