@@ -622,7 +622,8 @@ class Bench:
 
     @staticmethod
     def same_report(name: str, path: Path, reference: Path) -> str | None:
-        """None when the report at `path` equals the reference (but for its workspace path)."""
+        """None when the report at `path` equals the reference (but for the directories it names:
+        its workspace, and the path base its paths are relative to)."""
         try:
             got = json.loads(path.read_text("utf-8"))
             want = json.loads(reference.read_text("utf-8"))
@@ -630,6 +631,7 @@ class Bench:
             return f"{name}: cannot compare the reports: {exc}"
         for data in (got, want):
             data.pop("workspace", None)
+            data.pop("path_base", None)
         if got != want:
             diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
             return f"{name}: the report differs from the unsharded local one in {diff}"
