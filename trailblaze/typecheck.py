@@ -178,7 +178,10 @@ class TypeCheck:
         except ToolchainError as exc:
             # One finding for the run (in `finish`), not the same install error per trail and
             # per tools directory.
-            self._toolchain_error = str(exc)
+            # One line: npm's own lines joined, so that every format shows all of it.
+            self._toolchain_error = "; ".join(
+                line.strip() for line in str(exc).splitlines() if line.strip()
+            ).replace(":;", ":")
             self._toolchain_tools = sorted(tools_dirs)
             return
         compiler = self._compiler
