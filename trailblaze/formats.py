@@ -109,8 +109,8 @@ def _rule_json(rule: str, kind: str) -> dict[str, Any]:
 def _artifact(path: str) -> dict[str, str]:
     """A relative path against the base (`%SRCROOT%`); an absolute one as a file URI."""
     if path.startswith("/"):
-        return {"uri": Path(path).as_uri()}
-    return {"uri": quote(path), "uriBaseId": SRCROOT}
+        return {"uri": "file://" + quote(path, errors="backslashreplace")}
+    return {"uri": quote(path, errors="backslashreplace"), "uriBaseId": SRCROOT}
 
 
 def sarif(report: Report) -> str:
