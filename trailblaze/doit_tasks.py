@@ -196,8 +196,16 @@ class _InputsChanged:
         self.options = json.dumps(options, sort_keys=True)
         self.stats: dict[str, os.stat_result | None] = {}
         """What `digest` saw, for the pipeline: it need not stat every trail a second time."""
+        self._digest: str | None = None
 
     def digest(self) -> str:
+        """Worked out once per process: `check:run` and `check` ask for it, and the verdict
+        must be recorded against the inputs the run checked."""
+        if self._digest is None:
+            self._digest = self._compute()
+        return self._digest
+
+    def _compute(self) -> str:
         stat = os.stat
         seen = self.stats
         parts = [self.options]
@@ -279,7 +287,7 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
     layout = Layout(ws.scratch)
     fingerprint = _options_fingerprint(options)
     inputs = _InputsChanged(files, fingerprint)
-    verdict = _ReportVerdict(_InputsChanged(files, fingerprint), layout)
+    verdict = _ReportVerdict(inputs, layout)
     yield {
         "basename": "check:run",
         "actions": [(_run_check_action, [str(ws.root)], {"found": found, "inputs": inputs})],
