@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_python, write_tree
+from tests.test_store import LOCKER
 from trailblaze.check import last_stats, run_check
 from trailblaze.options import CheckOptions
 from trailblaze.scratch import Layout, clear_way
@@ -206,17 +207,6 @@ def test_clear_way_touches_nothing_outside_its_directory(tmp_path: Path) -> None
     assert outside.read_text() == "keep"
     assert not clear_way(outside, inside)
     assert outside.read_text() == "keep"
-
-
-LOCKER = """
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1], isolation_level=None)
-db.execute("PRAGMA locking_mode=EXCLUSIVE")
-db.execute("BEGIN EXCLUSIVE")
-db.execute("INSERT OR REPLACE INTO meta VALUES ('locked', 'yes')")
-print("locked", flush=True)
-sys.stdin.read()
-"""
 
 
 def test_a_check_with_its_store_locked_is_a_full_check_and_a_warning(

@@ -950,41 +950,33 @@ def monorepo_tasks(
 
         return find_monorepo(Path(root), workspaces)
 
-    def task_check() -> Iterator[dict[str, Any]]:
-        doc = "check every workspace of the monorepo"
+    def fan_out(
+        basename: str, doc: str, make: Callable[[Path], Iterator[dict[str, Any]]]
+    ) -> Iterator[dict[str, Any]]:
+        """One `basename` task over every workspace's own, named by the workspace's path."""
         try:
             mono = find()
         except WorkspaceError as exc:
-            yield _no_workspace_task("check", doc, exc)
+            yield _no_workspace_task(basename, doc, exc)
             return
         names = [mono.name(ws) for ws in mono.workspaces]
         yield {
-            "basename": "check",
+            "basename": basename,
             "actions": None,
-            "task_dep": [f"check:{name}" for name in names],
+            "task_dep": [f"{basename}:{name}" for name in names],
             "doc": doc,
         }
         for ws, name in zip(mono.workspaces, names, strict=True):
-            for task in check_task(ws.root):
-                yield _in_workspace(task, "check", name)
+            for task in make(ws.root):
+                yield _in_workspace(task, basename, name)
+
+    def task_check() -> Iterator[dict[str, Any]]:
+        yield from fan_out("check", "check every workspace of the monorepo", check_task)
 
     def task_surfaces() -> Iterator[dict[str, Any]]:
-        doc = "generate the surfaces of every workspace of the monorepo"
-        try:
-            mono = find()
-        except WorkspaceError as exc:
-            yield _no_workspace_task("surfaces", doc, exc)
-            return
-        names = [mono.name(ws) for ws in mono.workspaces]
-        yield {
-            "basename": "surfaces",
-            "actions": None,
-            "task_dep": [f"surfaces:{name}" for name in names],
-            "doc": doc,
-        }
-        for ws, name in zip(mono.workspaces, names, strict=True):
-            for task in surfaces_task(ws.root):
-                yield _in_workspace(task, "surfaces", name)
+        yield from fan_out(
+            "surfaces", "generate the surfaces of every workspace of the monorepo", surfaces_task
+        )
 
     task_check.__doc__ = "Check every workspace of the monorepo."
     task_surfaces.__doc__ = "Generate the surfaces of every workspace of the monorepo."
