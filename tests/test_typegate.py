@@ -171,6 +171,18 @@ def test_seeded_mutation_gives_exactly_one_finding_at_the_argument(
     assert report.exit_code == 1
 
 
+def test_a_misspelled_tool_is_named_against_the_tool_methods_with_a_suggestion(
+    sample_ws: Path,
+) -> None:
+    # The message names the methods type, not every tool of the trailmap spelled out.
+    mutate(sample_ws, 18, "tapOnElementBySelector:", "tapOnElementBySelectr:")
+    [finding] = check(sample_ws).fatal_findings
+    assert finding.message == (
+        "Property 'tapOnElementBySelectr' does not exist on type 'ToolMethods'. "
+        "Did you mean 'tapOnElementBySelector'?"
+    )
+
+
 def test_bad_enum_value_in_launch_mode(sample_ws: Path) -> None:
     mutate(
         sample_ws,
