@@ -30,8 +30,8 @@ from trailblaze.surface import (
     TSCONFIG_NAME,
     WorkspaceSurfaces,
     generate_surfaces,
-    trail_schema,
 )
+from trailblaze.trailschema import trail_schema
 from trailblaze.typegate import Layout, module_surface
 from trailblaze.workspace import Workspace, find_workspace, scan
 from trailblaze.yamlnode import load, read_text

@@ -492,7 +492,7 @@ def _schema(args: argparse.Namespace) -> int:
     from trailblaze.catalog import load_catalog  # noqa: PLC0415
     from trailblaze.check import load_manifests  # noqa: PLC0415
     from trailblaze.resolve import Resolver  # noqa: PLC0415
-    from trailblaze.surface import trail_schema  # noqa: PLC0415
+    from trailblaze.trailschema import trail_schema  # noqa: PLC0415
     from trailblaze.tsrender import json_text  # noqa: PLC0415
 
     ws = find_workspace(args.workspace, explicit=args.workspace is not None)
