@@ -318,19 +318,19 @@ def test_a_module_export_is_located_at_its_declaration(tmp_path: Path) -> None:
 
 
 def test_tool_file_schemas_are_built_and_digested_once(tmp_path: Path) -> None:
-    from trailblaze import schemacheck, tooldefs  # noqa: PLC0415
+    from trailblaze import schemavalidation, tooldefs  # noqa: PLC0415
 
     assert tooldefs._schema("toolYaml") is tooldefs._schema("toolYaml")
     files = {
         "tools/app_signIn.tool.yaml": "id: app_signIn\nclass: nope\n",
         "tools/app_x.yaml": "name: app_x\ninputSchema:\n  text: {type: string}\n",
     }
-    with schemacheck.remembering(Store.open(tmp_path / ".trailblaze")):
+    with schemavalidation.remembering(Store.open(tmp_path / ".trailblaze")):
         load(tmp_path, files)
-        size = len(schemacheck._SCHEMA_TEXTS)
+        size = len(schemavalidation._SCHEMA_TEXTS)
         load(tmp_path, files)
         load(tmp_path, files)
-    assert len(schemacheck._SCHEMA_TEXTS) == size
+    assert len(schemavalidation._SCHEMA_TEXTS) == size
 
 
 def test_descriptor_refs_are_resolved_or_rejected_where_they_are_written(tmp_path: Path) -> None:

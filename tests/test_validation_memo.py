@@ -11,7 +11,7 @@ from tests.conftest import write_tree
 from trailblaze import __version__
 from trailblaze.check import run_check
 from trailblaze.options import CheckOptions
-from trailblaze.schemacheck import VALID, ValidMemo, check, remembering
+from trailblaze.schemavalidation import VALID, ValidMemo, check, remembering
 from trailblaze.scratch import Layout
 from trailblaze.store import Store
 from trailblaze.workspace import find_workspace
@@ -100,11 +100,11 @@ def test_a_key_named_document_is_not_the_document() -> None:
 
 
 def test_a_schema_is_serialised_once_per_object() -> None:
-    from trailblaze import schemacheck  # noqa: PLC0415
+    from trailblaze import schemavalidation  # noqa: PLC0415
 
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
-    first = schemacheck._schema_text(schema)
-    schemacheck._SCHEMA_TEXTS[id(schema)] = (schema, first[0], "pinned")
-    assert schemacheck._schema_text(schema) == (first[0], "pinned")  # not worked out again
-    assert schemacheck._schema_text(dict(schema)) == first  # an equal schema digests the same
-    del schemacheck._SCHEMA_TEXTS[id(schema)]
+    first = schemavalidation._schema_text(schema)
+    schemavalidation._SCHEMA_TEXTS[id(schema)] = (schema, first[0], "pinned")
+    assert schemavalidation._schema_text(schema) == (first[0], "pinned")  # not worked out again
+    assert schemavalidation._schema_text(dict(schema)) == first  # an equal schema digests the same
+    del schemavalidation._SCHEMA_TEXTS[id(schema)]

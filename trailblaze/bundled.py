@@ -31,7 +31,7 @@ from trailblaze.manifest import (
     names_of,
     schema_findings,
 )
-from trailblaze.schemacheck import check
+from trailblaze.schemavalidation import check
 from trailblaze.tooldefs import ToolDef, TrailmapTools
 from trailblaze.yamlnode import YamlError, YMap, YScalar, YSeq, load, read_text
 

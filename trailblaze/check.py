@@ -40,7 +40,7 @@ from trailblaze.report import (
 )
 from trailblaze.resolve import Resolution
 from trailblaze.runif import RUNIF
-from trailblaze.schemacheck import remembering
+from trailblaze.schemavalidation import remembering
 from trailblaze.scratch import Layout
 from trailblaze.state import TrailRecord, TrailState, stamp_of
 from trailblaze.store import Kind, Store

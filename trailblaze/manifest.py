@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from trailblaze.finding import Finding
-from trailblaze.schemacheck import SchemaIssue, check
+from trailblaze.schemavalidation import SchemaIssue, check
 from trailblaze.yamlnode import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
 
 MANIFEST_NAME = "trailmap.yaml"

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from trailblaze.catalog import Catalog
 from trailblaze.finding import Finding, did_you_mean, join_key
 from trailblaze.manifest import Named, manifest_finding, schema_findings
-from trailblaze.schemacheck import check
+from trailblaze.schemavalidation import check
 from trailblaze.workspace import tool_files
 from trailblaze.yamlnode import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
 
