@@ -29,7 +29,7 @@ from trailblaze.resolve import Resolver
 from trailblaze.toolchain import Compiler
 from trailblaze.workspace import find_workspace, scan
 
-from .support import PACKAGE, calls, runner
+from .support import PACKAGE, SAMPLE_APP, calls, runner
 
 MANIFEST = f"""\
 id: app
@@ -38,7 +38,7 @@ target:
   platforms:
     android:
       app_ids: [com.example.not.installed, {PACKAGE}]
-  tools: [app_undefined, app_hello, app_refuse]
+  tools: [app_undefined, app_hello, app_refuse, app_zod]
 """
 HEADER = 'import { trailblaze } from "@trailblaze/scripting";\n'
 TOOLS = {
@@ -165,6 +165,65 @@ export const app_syntax = trailblaze.tool(async () => {
     + """
 throw new Error("broken at load");
 export const app_load = trailblaze.tool(async () => "never");
+""",
+    "app_count.ts": HEADER
+    + """import { bump } from "./counter";
+
+let calls = 0;
+
+/** Counts its calls: module state, a global it adds and the environment it changes. */
+export const app_count = trailblaze.tool(async () => {
+  calls += 1;
+  const g = globalThis as any;
+  g.appCountLeak = (g.appCountLeak ?? 0) + 1;
+  const env = process.env.APP_COUNT_ENV ?? "unset";
+  process.env.APP_COUNT_ENV = String(calls);
+  return `calls=${calls} helper=${bump()} global=${g.appCountLeak} env=${env}`;
+});
+""",
+    "counter.ts": """\
+let count = 0;
+
+export function bump(): number {
+  count += 1;
+  return count;
+}
+""",
+    "app_typed_schema.ts": HEADER
+    + """
+export const app_typed_schema = trailblaze.tool<{ text: string; times?: number }, string>(
+  {
+    inputSchema: {
+      type: "object",
+      properties: { text: { type: "string" }, times: { type: "integer", default: 2 } },
+      required: ["text"],
+      additionalProperties: false,
+    },
+  },
+  async (input) => `${input.text} x${input.times}`,
+);
+""",
+    "app_zod.js": """\
+import { trailblaze, z } from "@trailblaze/scripting";
+
+trailblaze.tool(
+  "app_zod",
+  {
+    description: "Greets someone, loudly when asked.",
+    inputSchema: {
+      who: z.string().min(2).refine((who) => who !== "Nobody", "Nobody is no one to greet"),
+      loud: z.boolean().default(false),
+    },
+  },
+  async (args) => ({ content: [{ type: "text", text: args.loud ? `HI ${args.who}` : `hi ${args.who}` }] }),
+);
+""",
+    "app_zod.yaml": """\
+name: app_zod
+script: app_zod.js
+inputSchema:
+  who: {type: string}
+  loud: {type: boolean, required: false}
 """,
     "app_hello.yaml": """\
 name: app_hello
@@ -554,9 +613,10 @@ def test_a_script_whose_engine_goes_away_exits(workspace: Path, host: ScriptHost
     # The engine killed hard closes the child's stdin: the child must not outlive it.
     module = workspace / "trailmaps/app/tools/app_hang.ts"
     invoke = host.invocation("app_hang", module, host.compiled(module), {}, {})
+    messages = [host.hello(), {**invoke, "id": 1, "session": 1}]
     child = subprocess.run(
         ["node", str(host.host_js)],
-        input=json.dumps(invoke) + "\n",
+        input="".join(json.dumps(m) + "\n" for m in messages),
         capture_output=True,
         text=True,
         timeout=30,
@@ -564,6 +624,161 @@ def test_a_script_whose_engine_goes_away_exits(workspace: Path, host: ScriptHost
     )
 
     assert child.returncode == 75
-    assert child.stdout.splitlines()[-1] == json.dumps(
-        {"type": "unrunnable", "error": "the engine went away"}, separators=(",", ":")
+    assert json.loads(child.stdout.splitlines()[-1]) == {
+        "type": "unrunnable",
+        "error": "the engine went away",
+        "id": 1,
+    }
+
+
+# -- one child per replay thread ----------------------------------------------------------------
+
+
+def test_one_child_serves_every_call_and_each_trail_gets_fresh_module_state(
+    device: ModelDevice, tools: ToolSource, host: ScriptHost
+) -> None:
+    started = host.children_started
+    first = runner(device, tools=tools).run_recording(calls("- app_count: {}\n- app_count: {}"))
+    second = runner(device, tools=tools).run_recording(calls("- app_count: {}"))
+
+    assert first.passed, first.failure
+    assert second.passed, second.failure
+    # The calls of one trail share the module (and the modules it imports), as one reference
+    # session does; the next trail starts from fresh modules, without the globals and the
+    # environment the last one changed.
+    assert [t.detail for t in (*first.tools, *second.tools)] == [
+        "calls=1 helper=1 global=1 env=unset",
+        "calls=2 helper=2 global=2 env=1",
+        "calls=1 helper=1 global=1 env=unset",
+    ]
+    assert host.children_started - started <= 1  # none, or one if an earlier test killed it
+
+
+def test_after_a_child_dies_the_next_call_gets_a_new_one(
+    device: ModelDevice, tools: ToolSource, host: ScriptHost
+) -> None:
+    run = runner(device, tools=tools)
+    crashed = run.run_recording(calls("- app_crash: {}"))
+    assert crashed.failure is not None
+    assert crashed.failure.error.startswith("scripted tool 'app_crash' could not run: node exited")
+    started = host.children_started
+
+    again = runner(device, tools=tools).run_recording(calls("- app_count: {}\n- app_memory: {}"))
+
+    assert again.passed, again.failure
+    assert again.tools[0].detail == "calls=1 helper=1 global=1 env=unset"
+    assert host.children_started == started + 1
+
+
+def test_two_threads_run_scripts_at_once_in_their_own_children(
+    model: FakeDevice, tools: ToolSource, host: ScriptHost
+) -> None:
+    other = FakeDevice.load(SAMPLE_APP)
+    outcomes: dict[str, bool] = {}
+
+    def replay(name: str, fake: FakeDevice) -> None:
+        recording = "\n".join(["- app_open: {tab: Forms}", "- app_count: {}"] * 3)
+        outcome = runner(ModelDevice(fake, timeout=5), tools=tools).run_recording(calls(recording))
+        outcomes[name] = outcome.passed and outcome.tools[-1].detail.startswith("calls=3 ")
+
+    threads = [
+        threading.Thread(target=replay, args=(name, fake))
+        for name, fake in (("one", model), ("two", other))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert outcomes == {"one": True, "two": True}
+
+
+def test_a_child_that_stops_answering_is_replaced_for_the_next_call(
+    workspace: Path, device: ModelDevice, tsc: Compiler, tmp_path: Path
+) -> None:
+    for host in open_host(workspace, tmp_path / "scratch", 2.0):
+        source = tool_source(workspace, host)
+        hung = runner(device, tools=source).run_recording(calls("- app_hang: {}"))
+        assert hung.failure is not None
+
+        after = runner(device, tools=source).run_recording(calls("- app_memory: {}"))
+
+        assert after.passed, after.failure
+        assert host.children_started == 2
+
+
+# -- the input a tool declares ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (
+            "app_typed_schema: {text: [1]}",
+            "invalid arguments for 'app_typed_schema': t.trail.yaml:5:36: text: expected a "
+            "string, found a list",
+        ),
+        (
+            "app_typed_schema: {txt: hi}",
+            "invalid arguments for 'app_typed_schema': t.trail.yaml:5:11: missing required key "
+            "'text' in 'app_typed_schema'; t.trail.yaml:5:30: unknown key 'txt' (did you mean "
+            "'text'?)",
+        ),
+        (
+            "app_zod: {who: Ada, loud: 'yes'}",
+            "invalid arguments for 'app_zod': t.trail.yaml:5:37: loud: expected true or false, "
+            "found the quoted string 'yes'",
+        ),
+        (
+            "app_zod: {who: A}",
+            "invalid arguments for 'app_zod': t.trail.yaml:5:26: who: 'A' is too short",
+        ),
+        (
+            # What JSON Schema cannot say, zod itself checks: the field, not its line.
+            "app_zod: {who: Nobody}",
+            "scripted tool 'app_zod' could not run: invalid arguments for 'app_zod': who: Nobody "
+            "is no one to greet",
+        ),
+    ],
+    ids=["typed-type", "typed-unknown-key", "zod-type", "zod-check", "zod-refinement"],
+)
+def test_arguments_the_tools_own_schema_refuses_are_a_located_failure(
+    device: ModelDevice, tools: ToolSource, call: str, error: str
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(calls(f"- {call}", check=False))
+
+    failure = outcome.failure
+    assert failure is not None
+    assert (failure.failed_tool, failure.kind, failure.error) == (
+        call.split(":", maxsplit=1)[0],
+        "error",
+        error,
     )
+
+
+def test_arguments_the_tools_own_schema_accepts_arrive_parsed_with_defaults(
+    device: ModelDevice, tools: ToolSource
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(
+        calls(
+            "- app_typed_schema: {text: hi}\n- app_zod: {who: Ada}\n- app_zod: {who: Bo, loud: true}"
+        )
+    )
+
+    assert outcome.passed, outcome.failure
+    assert [t.detail for t in outcome.tools] == ["hi x2", "hi Ada", "HI Bo"]
+
+
+def test_a_runif_condition_whose_script_gets_bad_arguments_fails_the_step(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
+) -> None:
+    recording = RUNIF.format(package=PACKAGE, tool="app_zod").replace(
+        "{app_zod: {}}", "{app_zod: {who: A}}"
+    )
+    outcome = runner(device, tools=tools).run_recording(calls(recording, check=False))
+
+    failure = outcome.failure
+    assert failure is not None
+    assert failure.error.startswith(
+        "runIf.condition: 'app_zod' could not run, so the condition is neither true nor false: "
+    )
+    assert model.current_screen == f"{PACKAGE}/taps"

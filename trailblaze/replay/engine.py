@@ -344,7 +344,15 @@ class Runner:
         module = resolved.module
         if module is None and resolved.kind == "descriptor" and resolved.source is not None:
             module = scripts.host.descriptor_script(resolved.source)
-        outcome = scripts.run(resolved.name, module, args, context, context.memory, call, logs)
+        outcome = scripts.run(
+            resolved.name,
+            module,
+            args,
+            context=context,
+            call=call,
+            logs=logs,
+            validate=lambda schema: self._arguments(invocation, schema),
+        )
         # Only a tool that succeeded writes to the trail's memory.
         context.memory.update(outcome.sets)
         for key in outcome.deletions:

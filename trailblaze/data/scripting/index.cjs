@@ -1,13 +1,15 @@
 "use strict";
 // trailblaze-doit's runtime of `@trailblaze/scripting`, the module scripted tools import.
 //
-// Written for replay: a scripted tool runs in a Node child process started by the Python engine
-// (trailblaze/replay/scripted.py), and `host.cjs` drives it. Every `ctx.tools.X(args)` call goes
+// Written for replay: scripted tools run in a Node child process started by the Python engine
+// (trailblaze/replay/scripted/), and `host.cjs` drives it. Every `ctx.tools.X(args)` call goes
 // back to the engine over the child's pipes and runs there, in the recording's execution context.
-// The names and call forms follow the public API of `@trailblaze/scripting`: `trailblaze.tool`
-// (typed bare handler, typed with a spec, imperative `(name, spec, handler)`), `trailblaze.run`,
-// `fromMeta`, `selectors`, and the handler's context (`tools`, `memory`, `device`, `target`,
-// `logger`).
+// The names, call forms and semantics follow the public API of `@trailblaze/scripting`, every
+// runtime export of it: `trailblaze.tool` (typed bare handler, typed with a spec, imperative
+// `(name, spec, handler)`), `trailblaze.run`, `tool`, `run`, `fromMeta`, `selectors`, `z`,
+// `captureViewHierarchy`, `runConditionalActions`, `ConditionalActionFailedError`, the handler's
+// context (`tools`, `memory`, `device`, `target`, `logger`) and client (`tools`, `callTool`), and
+// the `in-process` / `sub-process` profiles (`testing` is for unit tests: replay refuses it).
 
 const STATE_KEY = Symbol.for("trailblaze-doit.scripting.state");
 const TYPED = Symbol.for("trailblaze-doit.scripting.typedTool");
@@ -18,7 +20,7 @@ const MEMORY_TOKEN_PREFIX = "memory.";
 const VALID_PLATFORMS = new Set(["ios", "android", "web"]);
 
 /** One state per process, whichever way (require or import) the module was loaded. */
-const state = (globalThis[STATE_KEY] ??= { imperative: new Map(), bridge: null });
+const state = (globalThis[STATE_KEY] ??= { imperative: new Map() });
 
 /** A failure the engine must read as "could not run", not as the tool's own failure. */
 class CouldNotRunError extends Error {
@@ -83,14 +85,12 @@ async function run(_options) {
   return undefined;
 }
 
-const trailblaze = { tool, run };
-
 // ---- the client: ctx.tools.X(args) -----------------------------------------------------------
 
-/** Names the runtime itself probes (await, inspection): never tool calls. */
+/** Names the runtime itself probes (await, inspection, coercion): never tool calls. */
 const NOT_TOOLS = new Set([
-  "then", "catch", "finally", "constructor", "toJSON", "toString", "valueOf", "inspect",
-  "asymmetricMatch", "$$typeof", "nodeType", "tagName",
+  "then", "catch", "finally", "constructor", "prototype", "__proto__", "toString", "valueOf",
+  "toJSON", "inspect", "asymmetricMatch", "$$typeof", "nodeType", "tagName",
 ]);
 
 function noDispatch(name) {
@@ -103,6 +103,11 @@ function createToolsProxy(dispatch) {
   return new Proxy(Object.create(null), {
     get(_target, prop) {
       if (typeof prop !== "string" || NOT_TOOLS.has(prop)) return undefined;
+      if (prop.trim() === "") {
+        throw new Error(
+          `client.tools[${JSON.stringify(prop)}]: tool name must not be empty or whitespace-only.`,
+        );
+      }
       return (first, ...rest) => dispatch(prop, scriptArgs(prop, first, rest));
     },
     has(_target, prop) {
@@ -118,20 +123,93 @@ function scriptArgs(name, first, rest) {
       return { script: `(${first.toString()}).apply(null, ${JSON.stringify(rest)})` };
     }
     if (typeof first === "string") return { script: first };
+    if (first === null || typeof first !== "object") {
+      throw new Error(
+        `client.tools.${name}: expected a function, script string, or { script } object as ` +
+          `the first argument; got ${first === null ? "null" : typeof first}.`,
+      );
+    }
   }
-  return first === undefined ? {} : first;
+  return first === undefined || first === null ? {} : first;
 }
 
-function createClient(ctx) {
+/**
+ * The third handler argument: `tools.X(args)` resolves to X's typed result (its structured
+ * content, else its text); `callTool(name, args)` to the whole envelope. `dispatch` sends the
+ * call to the engine (host.cjs); without one, every call says there is no session.
+ */
+function createClient(ctx, dispatch) {
   const callTool = async (name, args) => {
-    if (state.bridge === null || ctx === undefined) return noDispatch(name);
-    return state.bridge.callTool(name, args ?? {}, ctx);
+    if (typeof dispatch !== "function" || ctx === undefined) return noDispatch(name);
+    return dispatch(String(name), args ?? {});
   };
   const unwrap = async (name, args) => {
     const result = await callTool(name, args);
-    return result.structuredContent !== undefined ? result.structuredContent : result.textContent;
+    const structured = result.structuredContent;
+    return structured !== undefined && structured !== null ? structured : result.textContent;
   };
   return { callTool, tools: createToolsProxy(unwrap) };
+}
+
+// ---- input validation ---------------------------------------------------------------------------
+
+/**
+ * The JSON Schema of a tool's declared input, or null when it declares none: a typed tool's
+ * `spec.inputSchema` (a JSON Schema literal), an imperative tool's zod `inputSchema` (a raw shape
+ * is `z.object(shape).passthrough()`, as the SDK registers it) lowered with `z.toJSONSchema`.
+ * The engine parses the call's arguments with it, so a bad field is reported where the trail
+ * wrote it. A zod schema that cannot be lowered is only checked by zod (`checkInput`), with a
+ * warning, as the SDK skips what it cannot lower.
+ */
+function inputSchemaOf(tool, name) {
+  const declared = tool.spec?.inputSchema;
+  if (declared === undefined || declared === null) return null;
+  if (tool.typed !== undefined) {
+    return typeof declared === "object" && !Array.isArray(declared) ? declared : null;
+  }
+  const schema = zodInput(declared);
+  if (schema === null) return null;
+  try {
+    return JSON.parse(JSON.stringify(loadZod().toJSONSchema(schema, { io: "input" })));
+  } catch (error) {
+    console.warn(
+      `[trailblaze.tool] tool '${name}': its zod inputSchema cannot be lowered to JSON Schema ` +
+        `(${error instanceof Error ? error.message : String(error)}); only zod checks its input`,
+    );
+    return null;
+  }
+}
+
+function isZod(value) {
+  return value !== null && typeof value === "object" && typeof value.safeParse === "function";
+}
+
+/** The zod schema an imperative spec's `inputSchema` stands for, or null. */
+function zodInput(declared) {
+  if (isZod(declared)) return declared;
+  if (typeof declared !== "object" || Array.isArray(declared)) return null;
+  const values = Object.values(declared);
+  if (!values.every((v) => v === undefined || isZod(v))) return null;
+  return loadZod().object(declared).passthrough();
+}
+
+/**
+ * What an imperative tool's handler receives: its arguments as zod parsed them (defaults,
+ * transforms), as the MCP server the SDK registers with hands them over; a typed tool's
+ * arguments as the engine parsed them.
+ */
+function checkInput(tool, name, args) {
+  const input = args !== null && typeof args === "object" && !Array.isArray(args) ? args : {};
+  if (tool.imperative === undefined) return { ok: true, args: input };
+  const schema = tool.spec?.inputSchema == null ? null : zodInput(tool.spec.inputSchema);
+  if (schema === null) return { ok: true, args: input };
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return { ok: true, args: parsed.data };
+  const issues = (parsed.error?.issues ?? []).map((issue) => {
+    const path = Array.isArray(issue.path) && issue.path.length ? issue.path.join(".") : "(root)";
+    return `${path}: ${issue.message}`;
+  });
+  return { ok: false, error: `invalid arguments for '${name}': ${issues.join("; ") || "rejected by its inputSchema"}` };
 }
 
 // ---- ctx.memory -------------------------------------------------------------------------------
@@ -234,19 +312,20 @@ function createMemory(snapshot) {
 
 const noopLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
-function createLogger(send, toolName) {
-  const emit = (level, message, fields) => {
+/** `ctx.logger`: each line goes to the engine (`emit`), which keeps it as the tool's log. */
+function createLogger(emit) {
+  const log = (level, message, fields) => {
     try {
-      send({ type: "log", tool: toolName, level, message: String(message), fields: fields ?? null });
+      emit(level, String(message), fields ?? null);
     } catch {
       // logging never breaks a tool
     }
   };
   return {
-    debug: (m, f) => emit("debug", m, f),
-    info: (m, f) => emit("info", m, f),
-    warn: (m, f) => emit("warn", m, f),
-    error: (m, f) => emit("error", m, f),
+    debug: (m, f) => log("debug", m, f),
+    info: (m, f) => log("info", m, f),
+    warn: (m, f) => log("warn", m, f),
+    error: (m, f) => log("error", m, f),
   };
 }
 
@@ -313,38 +392,157 @@ function fromMeta(meta, logger) {
   };
 }
 
-// ---- selectors and the helpers replay does not offer ------------------------------------------
+// ---- selectors ---------------------------------------------------------------------------------
 
 const selectors = {};
 for (const driver of ["androidAccessibility", "androidMaestro", "web", "compose", "iosMaestro", "iosAxe"]) {
   selectors[driver] = (args) => ({ [driver]: args });
 }
 
+// ---- conditional actions and the view hierarchy they read ---------------------------------------
+// The SDK's semantics: a snapshot is the `findMatches` result of each declared selector (the
+// calls run in parallel, each in the tool's batch context); `runConditionalActions` filters the
+// catalog once against it (an entry whose postcondition already holds is skipped), then runs the
+// applicable actions in order, re-capturing the same selectors to verify a postcondition.
+
 class ConditionalActionFailedError extends Error {
-  constructor(message) {
+  constructor(conditionalActionId, message, cause = null) {
     super(message);
     this.name = "ConditionalActionFailedError";
+    this.conditionalActionId = conditionalActionId;
+    this.cause = cause;
+    if (typeof Error.captureStackTrace === "function") {
+      Error.captureStackTrace(this, ConditionalActionFailedError);
+    }
   }
 }
 
-function unavailable(name) {
-  return async () => {
-    throw new CouldNotRunError(`${name}() is not available in trailblaze-doit replay`);
+const SELECTOR_REGISTRY = Symbol("trailblaze.viewHierarchy.selectorRegistry");
+
+function selectorKey(selector) {
+  return JSON.stringify(selector);
+}
+
+async function captureViewHierarchy(client, selectorList) {
+  if (client === null || typeof client !== "object" || client.tools === undefined) {
+    throw new TypeError("captureViewHierarchy(client, selectors): client must be the handler's client (or ctx)");
+  }
+  if (!Array.isArray(selectorList)) {
+    throw new TypeError("captureViewHierarchy(client, selectors): selectors must be an array");
+  }
+  const owned = selectorList.slice();
+  const entries = await Promise.all(
+    owned.map(async (selector) => [selectorKey(selector), await client.tools.findMatches({ selector })]),
+  );
+  const resolved = new Map(entries);
+  const matchesFor = (selector) => {
+    const matches = resolved.get(selectorKey(selector));
+    if (matches === undefined) {
+      throw new Error(
+        `ViewHierarchy: selector ${JSON.stringify(selector)} was not pre-resolved. ` +
+          "Add it to the selectors list passed to captureViewHierarchy(client, [...]).",
+      );
+    }
+    if (!Array.isArray(matches)) {
+      throw new CouldNotRunError(
+        `ViewHierarchy: findMatches returned ${typeof matches}, not a list of matches`,
+      );
+    }
+    return matches;
+  };
+  return {
+    visible: (selector) => matchesFor(selector).length > 0,
+    find: (selector) => {
+      const matches = matchesFor(selector);
+      return matches.length > 0 ? matches[0] : null;
+    },
+    findAll: (selector) => matchesFor(selector).slice(),
+    [SELECTOR_REGISTRY]: owned,
   };
 }
 
+async function reCaptureViewHierarchy(client, base) {
+  const owned = base ? base[SELECTOR_REGISTRY] : undefined;
+  if (!owned) {
+    throw new Error(
+      "reCaptureViewHierarchy: cannot refresh this snapshot — it wasn't built via " +
+        "captureViewHierarchy(). Build the snapshot via captureViewHierarchy(client, [...selectors]) " +
+        "so it can be refreshed, or skip postcondition-style verification.",
+    );
+  }
+  return captureViewHierarchy(client, owned);
+}
+
+function describeAction(c) {
+  return c.description ? `conditional "${c.id}" (${c.description})` : `conditional "${c.id}"`;
+}
+
+function errorText(e) {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function holds(c, snap, which) {
+  const predicate = c[which];
+  if (which === "postcondition" && !predicate) return false;
+  try {
+    return Boolean(predicate(snap));
+  } catch (e) {
+    throw new ConditionalActionFailedError(
+      c.id, `${which} predicate threw for ${describeAction(c)}: ${errorText(e)}`, e,
+    );
+  }
+}
+
+async function runConditionalActions(client, conditionalActions, presnapshot) {
+  if (conditionalActions.length === 0) return { handled: [] };
+  if (presnapshot === undefined) {
+    throw new Error(
+      "runConditionalActions: presnapshot is required. Build one via " +
+        "`await captureViewHierarchy(client, [...selectors])` and pass it in, where the selectors " +
+        "are the ones your condition / postcondition predicates probe.",
+    );
+  }
+  const applicable = conditionalActions.filter(
+    (c) => !holds(c, presnapshot, "postcondition") && holds(c, presnapshot, "condition"),
+  );
+  const handled = [];
+  for (const c of applicable) {
+    try {
+      await c.action();
+    } catch (e) {
+      if (e instanceof ConditionalActionFailedError) throw e;
+      throw new ConditionalActionFailedError(c.id, `action threw for ${describeAction(c)}: ${errorText(e)}`, e);
+    }
+    if (c.postcondition) {
+      const verify = await reCaptureViewHierarchy(client, presnapshot);
+      if (!holds(c, verify, "postcondition")) {
+        throw new ConditionalActionFailedError(
+          c.id, `postcondition not satisfied after action for ${describeAction(c)}`,
+        );
+      }
+    }
+    handled.push(c.id);
+  }
+  return { handled };
+}
+
+// ---- zod -----------------------------------------------------------------------------------------
+
+let zod;
 /**
  * `z` is zod's: the pinned one the engine links next to this runtime, else the tool's own
  * project's; without either, using it says so.
  */
 function loadZod() {
+  if (zod !== undefined) return zod;
   const places = [
     () => require("zod"),
     () => require(require.resolve("zod", { paths: [process.cwd()] })),
   ];
   for (const load of places) {
     try {
-      return load().z;
+      zod = load().z;
+      return zod;
     } catch {
       // try the next place
     }
@@ -354,20 +552,61 @@ function loadZod() {
       "`z` from @trailblaze/scripting needs zod: run `doit toolchain`, or install zod next to the tool",
     );
   };
-  return new Proxy(function z() {}, { get: missing, apply: missing, construct: missing });
+  zod = new Proxy(function z() {}, { get: missing, apply: missing, construct: missing });
+  return zod;
 }
 
-exports.trailblaze = trailblaze;
-exports.tool = tool;
-exports.run = run;
-exports.fromMeta = fromMeta;
-exports.selectors = selectors;
-exports.ConditionalActionFailedError = ConditionalActionFailedError;
-exports.captureViewHierarchy = unavailable("captureViewHierarchy");
-exports.runConditionalActions = unavailable("runConditionalActions");
-exports.z = loadZod();
+// ---- the profiles ----------------------------------------------------------------------------------
+
+/** `@trailblaze/scripting/in-process`: typed tools only, as the SDK's slim profile. */
+function inProcessTool(arg0, arg1) {
+  if (typeof arg0 === "function") return defineTypedTool(arg0, undefined);
+  if (typeof arg0 === "object" && arg0 !== null && !Array.isArray(arg0) && typeof arg1 === "function") {
+    return defineTypedTool(arg1, arg0);
+  }
+  throw new Error(
+    "imperative trailblaze.tool(name, spec, handler) is unavailable in the in-process runtime; " +
+      "author tools as `export const x = trailblaze.tool<I>(...)`, or declare `runtime: subprocess` " +
+      "for tools that need the full MCP runtime.",
+  );
+}
+
+async function inProcessRun() {
+  throw new Error(
+    "trailblaze.run() is unavailable in the in-process runtime; in-process tools are registered " +
+      "by the synthesized bundle wrapper. Declare `runtime: subprocess` if you need the MCP server.",
+  );
+}
+
+function profile(toolFn, runFn) {
+  return {
+    trailblaze: { tool: toolFn, run: runFn },
+    tool: toolFn,
+    run: runFn,
+    fromMeta,
+    selectors,
+    ConditionalActionFailedError,
+    captureViewHierarchy,
+    runConditionalActions,
+    z: loadZod(),
+  };
+}
+
+// Named one by one: Node finds a CommonJS module's named exports (for `import { x } from`) in
+// assignments like these.
+const full = profile(tool, run);
+exports.trailblaze = full.trailblaze;
+exports.tool = full.tool;
+exports.run = full.run;
+exports.fromMeta = full.fromMeta;
+exports.selectors = full.selectors;
+exports.ConditionalActionFailedError = full.ConditionalActionFailedError;
+exports.captureViewHierarchy = full.captureViewHierarchy;
+exports.runConditionalActions = full.runConditionalActions;
+exports.z = full.z;
+exports.__profiles = { full, inProcess: profile(inProcessTool, inProcessRun) };
 // Used by host.cjs (not part of the authoring API).
 exports.__internal = {
   state, TYPED, DRAIN_DELTA, CouldNotRunError, createClient, createMemory, createLogger,
-  parseDevice, parseTarget,
+  parseDevice, parseTarget, inputSchemaOf, checkInput,
 };

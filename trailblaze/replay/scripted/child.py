@@ -1,0 +1,202 @@
+"""One Node child process (``data/scripting/host.cjs``) and the JSON lines on its pipes.
+
+A child serves one replay thread: every scripted tool that thread runs, one invocation after
+another, and the invocations nested in them (a tool's ``ctx.tools`` call that is itself a
+scripted tool runs in the same child while its caller waits). Messages about an invocation
+carry its id; reading for one invocation keeps the others' messages for when they read.
+
+The child is given a new *session* when the trail it serves changes (``session_for``), so a
+trail's calls share their modules' state and the next trail starts from fresh modules. A child
+that exits, is killed, or stops answering is gone: ``ChildGone`` says why, and the next call
+gets a new child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import selectors
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+_STDERR_LINES = 200
+
+
+class ChildGone(Exception):
+    """The child cannot answer any more (it exited, was stopped, or stayed silent too long)."""
+
+
+class NodeChild:
+    """A running ``node host.cjs``. Used by one thread; ``close`` may come from another."""
+
+    def __init__(
+        self, argv: list[str], *, cwd: Path, env: Mapping[str, str], hello: dict[str, Any]
+    ) -> None:
+        self._process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            bufsize=0,
+        )
+        self._buffer = b""
+        self._stash: dict[int, deque[dict[str, Any]]] = {}
+        self._ids = 0
+        self._lock = threading.Lock()
+        self._stderr: deque[str] = deque(maxlen=_STDERR_LINES)
+        self._stopped: str | None = None
+        self._session_owner: object | None = None
+        self.sessions = 0
+        """How many sessions (trails) it has served."""
+        self._reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._reader.start()
+        self.send(hello)
+
+    @property
+    def alive(self) -> bool:
+        return self._stopped is None and self._process.poll() is None
+
+    def next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    def session_for(self, owner: object) -> int:
+        """The session of the trail ``owner`` stands for (its memory): a new one when it changed.
+
+        The owner is held, so no other trail's object can take its identity while it is current.
+        """
+        if owner is not self._session_owner:
+            self._session_owner = owner
+            self.sessions += 1
+        return self.sessions
+
+    def send(self, message: dict[str, Any]) -> None:
+        stdin = self._process.stdin
+        assert stdin is not None
+        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+        try:
+            stdin.write(data)
+            stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass  # it exited; the next receive says why
+
+    def receive(
+        self, invocation: int, *, timeout: float, check: Callable[[], None]
+    ) -> dict[str, Any]:
+        """The next message for ``invocation`` (or one for none: a crash).
+
+        ``check`` runs between reads (the run's cancellation); ``ChildGone`` when the child
+        exits or says nothing for ``invocation`` within ``timeout`` seconds.
+        """
+        queued = self._stash.get(invocation)
+        if queued:
+            return queued.popleft()
+        stdout = self._process.stdout
+        assert stdout is not None
+        fd = stdout.fileno()
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while True:
+                while (newline := self._buffer.find(b"\n")) >= 0:
+                    line, self._buffer = self._buffer[:newline], self._buffer[newline + 1 :]
+                    message = _parse(line)
+                    if message is None:
+                        continue
+                    owner = message.get("id")
+                    if owner is None or owner == invocation:
+                        return message
+                    if isinstance(owner, int):
+                        self._stash.setdefault(owner, deque()).append(message)
+                check()
+                if self._stopped is not None:
+                    raise ChildGone(self._stopped)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.kill(f"it did not answer within {timeout:g} s, so it was stopped")
+                    raise ChildGone(f"it did not answer within {timeout:g} s, so it was stopped")
+                if not selector.select(min(left, 0.1)):
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    code = self._process.wait()
+                    check()
+                    self._stopped = f"node exited ({_exit(code)}) before it returned"
+                    raise ChildGone(self._stopped)
+                self._buffer += chunk
+
+    def forget(self, invocation: int) -> None:
+        """Drop what is left of a finished invocation's messages."""
+        self._stash.pop(invocation, None)
+
+    def stderr_tail(self, count: int = 5) -> list[str]:
+        """The last lines the child itself (not a tool) wrote to stderr."""
+        time.sleep(0.05)  # let the reader catch the last lines of a child that just died
+        with self._lock:
+            return [line for line in self._stderr if line.strip()][-count:]
+
+    def kill(self, why: str) -> None:
+        """Stop the child at once; a thread still reading from it gets ``ChildGone(why)``."""
+        if self._stopped is None:
+            self._stopped = why
+        with contextlib.suppress(OSError):
+            self._process.kill()
+        self._reap()
+
+    def close(self, *, grace: float = 2.0) -> None:
+        """End the child: its stdin closes, so it exits by itself; killed if it does not."""
+        if self._stopped is None:
+            self._stopped = "the replay run ended"
+        stdin = self._process.stdin
+        if stdin is not None:
+            with contextlib.suppress(OSError):
+                stdin.close()
+        try:
+            self._process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                self._process.kill()
+        self._reap()
+
+    def _reap(self) -> None:
+        self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self._reader.join(timeout=2)
+        if self._process.stderr is not None:
+            self._process.stderr.close()
+
+    def _drain_stderr(self) -> None:
+        stderr = self._process.stderr
+        assert stderr is not None
+        with contextlib.suppress(OSError, ValueError):
+            for raw in stderr:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                with self._lock:
+                    self._stderr.append(line)
+                logger.info("[node] %s", line)
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        parsed = json.loads(line)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _exit(code: int) -> str:
+    return f"killed by signal {-code}" if code < 0 else f"exit {code}"
