@@ -34,11 +34,14 @@ from trailblaze.catalog import load_catalog
 from trailblaze.check import load_manifests
 from trailblaze.codegen import GenLine, generate
 from trailblaze.proc import run
+from trailblaze.proof import parse_output
 from trailblaze.runif import runif_findings
+from trailblaze.scratch import Layout
 from trailblaze.sdk import sdk_type_names
 from trailblaze.surface import DTS_NAME, generate_surfaces
 from trailblaze.toolchain import BASELINE_TS_VERSION, find_compiler
-from trailblaze.typegate import COMPILER_OPTIONS, Layout, module_surface, parse_output
+from trailblaze.typegate.settings import COMPILER_OPTIONS
+from trailblaze.typegate.surfaces import module_surface
 from trailblaze.workspace import find_workspace, scan
 
 TIMEOUT = 1800.0

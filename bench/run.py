@@ -400,8 +400,15 @@ class Bench:
         the type gate adds to every run (the canary module and `--listFiles`), proven the same
         way, so that `bare-tsc-canary` / `bare-tsc` is what the proof costs."""
         from trailblaze.proc import ProcResult  # noqa: PLC0415
-        from trailblaze.proof import Canary, Unproven, abs_path, prove  # noqa: PLC0415
-        from trailblaze.typegate import COMPILER_OPTIONS, Layout, parse_output  # noqa: PLC0415
+        from trailblaze.proof import (  # noqa: PLC0415
+            Canary,
+            Unproven,
+            abs_path,
+            parse_output,
+            prove,
+        )
+        from trailblaze.scratch import Layout  # noqa: PLC0415
+        from trailblaze.typegate.settings import COMPILER_OPTIONS  # noqa: PLC0415
 
         name = "bare-tsc-canary" if canary else "bare-tsc"
         layout = Layout(self.ws / ".trailblaze")

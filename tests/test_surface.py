@@ -22,6 +22,7 @@ from trailblaze.catalog import load_catalog
 from trailblaze.check import load_manifests
 from trailblaze.finding import Finding
 from trailblaze.resolve import Resolution, Resolver
+from trailblaze.scratch import Layout
 from trailblaze.sdk import OURS_LABEL, hand_tools, render_sdk, sdk_type_names
 from trailblaze.surface import (
     DTS_NAME,
@@ -32,7 +33,7 @@ from trailblaze.surface import (
     generate_surfaces,
 )
 from trailblaze.trailschema import trail_schema
-from trailblaze.typegate import Layout, module_surface
+from trailblaze.typegate.surfaces import module_surface
 from trailblaze.workspace import Workspace, find_workspace, scan
 from trailblaze.yamlnode import load, read_text
 

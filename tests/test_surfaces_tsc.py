@@ -14,9 +14,9 @@ from tests.conftest import CORPUS, DATA, write_tree
 from trailblaze.catalog import load_catalog
 from trailblaze.check import load_manifests
 from trailblaze.proc import ProcResult, run
+from trailblaze.proof import parse_output
 from trailblaze.surface import DTS_NAME, generate_surfaces
 from trailblaze.toolchain import Compiler
-from trailblaze.typegate import parse_output
 from trailblaze.workspace import find_workspace, scan
 
 pytestmark = pytest.mark.tsc

@@ -18,10 +18,12 @@ from trailblaze.check import last_stats, run_check
 from trailblaze.codegen import GenLine, pack_lines
 from trailblaze.options import CheckOptions
 from trailblaze.report import Report
+from trailblaze.scratch import Layout
 from trailblaze.state import TrailState
 from trailblaze.store import Store
 from trailblaze.toolchain import Compiler
-from trailblaze.typegate import Job, Layout, compile_jobs
+from trailblaze.typegate.compilation import compile_jobs
+from trailblaze.typegate.jobs import Job
 from trailblaze.workspace import find_workspace
 
 pytestmark = pytest.mark.usefixtures("tsc")

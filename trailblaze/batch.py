@@ -25,8 +25,8 @@ from trailblaze.finding import Finding
 from trailblaze.fsutil import Stamp, write_generated
 from trailblaze.parse import ParseOutcome, file_error, parse_trail
 from trailblaze.runif import runif_findings
+from trailblaze.scratch import Layout
 from trailblaze.state import TrailRecord
-from trailblaze.typegate import Layout
 from trailblaze.yamlnode import YamlError, decode
 
 PARALLEL_MIN = 256

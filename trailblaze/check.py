@@ -45,7 +45,7 @@ from trailblaze.scratch import Layout
 from trailblaze.state import TrailRecord, TrailState, stamp_of
 from trailblaze.store import Kind, Store
 from trailblaze.surface import generate_surfaces
-from trailblaze.typecheck import TypeCheck
+from trailblaze.typegate.gate import TypeGate
 from trailblaze.workspace import Scan, Workspace, scan, shown_path
 from trailblaze.yamlnode import MAX_FILE_BYTES, YamlError
 
@@ -384,7 +384,7 @@ def _check_with(
     )
     pipe.context = Context(options.strict, schemas, catalog.defs, pipe.layout)
     records: dict[str, TrailRecord] = {}
-    gate = TypeCheck(
+    gate = TypeGate(
         ws.root,
         pipe.layout,
         options,

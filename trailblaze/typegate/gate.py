@@ -44,24 +44,19 @@ from trailblaze.toolchain import (
     install_library,
 )
 from trailblaze.tooldefs import RelPath
-from trailblaze.typegate import (
+from trailblaze.typegate.compilation import compile_jobs
+from trailblaze.typegate.declarations import Declarations, emit_declarations, tool_sources
+from trailblaze.typegate.jobs import GateResult, Job
+from trailblaze.typegate.orphans import remove_orphans
+from trailblaze.typegate.settings import (
     BATCH_SIZE,
     COMPILER_OPTIONS,
     UNRESOLVED_CODES,
-    Declarations,
-    GateResult,
-    Job,
-    SurfaceCheck,
-    check_surfaces,
-    compile_jobs,
-    emit_declarations,
     infra_finding,
-    module_probe,
-    module_surface,
-    remove_orphans,
     timeout_seconds,
-    tool_sources,
 )
+from trailblaze.typegate.surfacecheck import SurfaceCheck, check_surfaces
+from trailblaze.typegate.surfaces import module_probe, module_surface
 
 SURFACE_FORMAT = "2"
 """Changes whenever module surfaces are rendered differently: old memo entries then miss."""
@@ -92,7 +87,9 @@ class Outcome:
     )
 
 
-class TypeCheck:
+class TypeGate:
+    """One run of the type gate over a workspace's trails (see the module docstring)."""
+
     def __init__(
         self,
         root: Path,

@@ -1,0 +1,57 @@
+"""What every part of the type gate shares: compiler options, limits, the infra finding."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from trailblaze.finding import Finding
+
+TIMEOUT_ENV = "TRAILBLAZE_TYPECHECK_TIMEOUT_MS"
+DEFAULT_TIMEOUT = 300.0
+BATCH_SIZE = 2000
+"""Trails per compiler run: one program of 10,000 trails peaks near 1.5 GiB, 2,000 near 0.3; with
+smaller batches the compiler keeps up with the parse and less is left to compile at the end."""
+COMPILER_OPTIONS = {
+    "target": "ES2022",
+    "module": "ESNext",
+    "moduleResolution": "Bundler",
+    "lib": ["ES2022"],
+    "types": [],
+    "strict": True,
+    "noEmit": True,
+    # Declaration files are not re-checked with every batch of trails: `check_surfaces` checks
+    # ours (surfaces, tool declarations, the SDK) strictly whenever one changes. Unchecked, an
+    # unresolved import in one would silently become `any` and every call would pass.
+    "skipLibCheck": True,
+    "allowJs": False,
+    # Trails are always checked against our declarations (`surface.own_sdk_dir`).
+    "paths": {
+        "@trailblaze/scripting": ["../sdk-trailblaze-doit/dist/index"],
+        "@trailblaze/scripting/*": ["../sdk-trailblaze-doit/dist/*"],
+    },
+}
+UNRESOLVED_CODES = frozenset(
+    {"TS2304", "TS2305", "TS2307", "TS2503", "TS2552", "TS2614", "TS2694", "TS2724", "TS2792"}
+)
+"""Diagnostics of a name or module that does not resolve: what leaves error types behind."""
+
+
+def timeout_seconds(env: Mapping[str, str] | None = None) -> float:
+    raw = (env if env is not None else os.environ).get(TIMEOUT_ENV, "").strip()
+    try:
+        return max(float(raw) / 1000.0, 1.0) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+def infra_finding(
+    path: str, message: str, trailmap: str | None = None, code: str = "typegate"
+) -> Finding:
+    """A check that could not run: never fatal, whatever its trailmap."""
+    return Finding("infra", path, 1, 1, message, code=code, fatal=False, trailmap=trailmap)
+
+
+# Declaration files are not checked here either: zod's alone cost seconds. What could make a
+# call pass unchecked (an import that does not resolve, an `any` input) the probes find.
+SURFACE_OPTIONS = {**COMPILER_OPTIONS, "skipDefaultLibCheck": True}

@@ -1,0 +1,137 @@
+"""The strict compile of the module surfaces, their probes and the tool declarations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trailblaze.proc import ProcError
+from trailblaze.proof import abs_path as _abs
+from trailblaze.proof import compile_proven
+from trailblaze.scratch import Layout, write_scratch
+from trailblaze.toolchain import Compiler
+from trailblaze.typegate.mapping import show as _show
+from trailblaze.typegate.settings import SURFACE_OPTIONS, UNRESOLVED_CODES
+from trailblaze.typegate.surfaces import _UNRESOLVED
+
+
+@dataclass
+class SurfaceCheck:
+    """What the strict compile of the module surfaces found."""
+
+    broken: dict[str, str] = field(default_factory=dict)
+    """Trailmap -> why none of its trails can be checked."""
+    unresolved: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Trailmap -> scripted tool -> why its input type is unresolved (calls to it go unchecked)."""
+
+
+def _declaration_twins(layout: Layout, trailmaps: Iterable[str]) -> dict[Path, Path]:
+    """Each tool declaration file again as a `.ts` file (twin -> declaration).
+
+    Declaration files are not checked (zod's alone would cost seconds); their twins are, so a
+    name or module a declaration cannot resolve, an error type anywhere in an input type, is
+    reported. Twins of declarations that are gone are removed.
+    """
+    twins: dict[Path, Path] = {}
+    for trailmap in trailmaps:
+        source_dir = layout.tooldecl(trailmap)
+        twin_dir = layout.tooldecl_check(trailmap)
+        wanted: set[Path] = set()
+        if source_dir.is_dir():
+            for decl in sorted(source_dir.rglob("*.d.ts")):
+                twin = twin_dir / decl.relative_to(source_dir).with_name(
+                    decl.name.removesuffix(".d.ts") + ".ts"
+                )
+                write_scratch(twin, decl.read_bytes(), layout.scratch)
+                wanted.add(twin)
+                twins[twin] = decl
+        if twin_dir.is_dir():
+            for old in twin_dir.rglob("*.ts"):
+                if old not in wanted:
+                    old.unlink(missing_ok=True)
+    return twins
+
+
+def check_surfaces(
+    surfaces: Mapping[str, Path],
+    compiler: Compiler,
+    layout: Layout,
+    *,
+    timeout: float,
+    scripted: Mapping[str, Mapping[Path, tuple[str, ...]]] | None = None,
+) -> SurfaceCheck:
+    """Compile the probes of module surfaces and the twins of the tool declarations, at once.
+
+    A probe diagnostic names a scripted tool whose input type accepts anything; a name or module
+    a trailmap's tool declarations cannot resolve makes the tools they declare unresolved
+    (`scripted` maps each trailmap's declaration files to their tools; a declaration of none,
+    a helper, makes all of them unresolved). Any other diagnostic of a surface or its probes
+    breaks that trailmap, one anywhere else (the SDK) breaks them all.
+    """
+    outcome = SurfaceCheck()
+    if not surfaces:
+        return outcome
+    twins = _declaration_twins(layout, surfaces)
+    try:
+        diagnostics = compile_proven(
+            [layout.probe(trailmap) for trailmap in surfaces] + sorted(twins),
+            SURFACE_OPTIONS,
+            compiler,
+            layout.root,
+            timeout=timeout,
+            prefix="tsconfig.surfaces.",
+        )
+    except ProcError as exc:
+        outcome.broken = dict.fromkeys(surfaces, f"the surfaces could not be compiled: {exc}")
+        return outcome
+    broken = outcome.broken
+    owner = {_abs(path): trailmap for trailmap, path in surfaces.items()}
+    owner |= {_abs(layout.probe(trailmap)): trailmap for trailmap in surfaces}
+    twin_of = {_abs(twin): _abs(decl) for twin, decl in twins.items()}
+    tooldecl = _abs(layout.root / "tooldecl")
+    declared = {
+        trailmap: {_abs(decl): tools for decl, tools in files.items()}
+        for trailmap, files in (scripted or {}).items()
+    }
+    probe_lines: dict[Path, list[str]] = {}
+    for diagnostic in diagnostics:
+        where = _show(diagnostic, layout)
+        trailmap = owner.get(diagnostic.file)
+        probe = None
+        if diagnostic.code == "TS2578" and trailmap is not None:
+            # An unused directive of a probe: the marker is on the directive's own line.
+            if diagnostic.file not in probe_lines:
+                try:
+                    probe_lines[diagnostic.file] = diagnostic.file.read_text("utf-8").splitlines()
+                except OSError:
+                    probe_lines[diagnostic.file] = []
+            text = probe_lines[diagnostic.file]
+            if 0 < diagnostic.line <= len(text):
+                probe = _UNRESOLVED.search(text[diagnostic.line - 1])
+        if trailmap is not None and probe is not None:
+            why = "it accepts anything: `any`, `unknown` or a type that does not resolve"
+            outcome.unresolved.setdefault(trailmap, {}).setdefault(probe.group(1), why)
+            continue
+        decl = twin_of.get(diagnostic.file)
+        if decl is not None:
+            if diagnostic.code not in UNRESOLVED_CODES:
+                continue  # a twin is a copy: only what does not resolve is news
+            trailmap = decl.relative_to(tooldecl).parts[0]
+            files = declared.get(trailmap, {})
+            tools = files.get(decl) or tuple(t for ts in files.values() for t in ts)
+            for tool in tools:
+                outcome.unresolved.setdefault(trailmap, {}).setdefault(tool, where)
+            continue
+        if trailmap is None and diagnostic.file.is_relative_to(tooldecl):
+            trailmap = diagnostic.file.relative_to(tooldecl).parts[0]
+        if trailmap is not None and trailmap in surfaces:
+            broken.setdefault(
+                trailmap, f"the surface of trailmap '{trailmap}' does not compile: {where}"
+            )
+        else:
+            for each in surfaces:
+                broken.setdefault(
+                    each, f"a declaration shared by every surface does not compile: {where}"
+                )
+    return outcome
