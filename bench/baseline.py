@@ -32,7 +32,8 @@ from trailblaze.batch import parse_bytes
 from trailblaze.bundled import discover
 from trailblaze.catalog import load_catalog
 from trailblaze.check import load_manifests
-from trailblaze.codegen import GenLine, generate
+from trailblaze.codegen import generate
+from trailblaze.linetable import GenLine
 from trailblaze.proc import run
 from trailblaze.proof import parse_output
 from trailblaze.runif import runif_findings

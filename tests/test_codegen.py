@@ -6,14 +6,8 @@ import pytest
 
 from tests.conftest import dedent
 from trailblaze.catalog import load_catalog
-from trailblaze.codegen import (
-    HEADER_LINES,
-    callee,
-    generate,
-    json_literal,
-    pack_lines,
-    unpack_lines,
-)
+from trailblaze.codegen import HEADER_LINES, callee, generate, json_literal
+from trailblaze.linetable import pack_lines, unpack_lines
 from trailblaze.parse import parse_trail
 from trailblaze.trail import Trail
 

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import CORPUS, DATA, write_tree
 from trailblaze.catalog import load_catalog
 from trailblaze.check import last_stats, run_check
-from trailblaze.codegen import GenLine, pack_lines
+from trailblaze.linetable import GenLine, pack_lines
 from trailblaze.options import CheckOptions
 from trailblaze.report import Report
 from trailblaze.scratch import Layout

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from trailblaze.cache import digest
-from trailblaze.codegen import PackedLines, generate
+from trailblaze.codegen import generate
 from trailblaze.finding import Finding
 from trailblaze.fsutil import Stamp, write_generated
+from trailblaze.linetable import PackedLines
 from trailblaze.parse import ParseOutcome, file_error, parse_trail
 from trailblaze.runif import runif_findings
 from trailblaze.scratch import Layout

@@ -20,14 +20,7 @@ while the text is written, maps each line back to its call and to the YAML key a
 property (`nodeSelector.androidAccessibility.textRegex`). Values are JSON literals (so no
 string can break out of its literal); names that are not identifiers use bracket access.
 
-Value semantics, the same for the type gate and for replay (`json_args`):
-
-- a quoted scalar is a string; a plain scalar is a YAML 1.2 value, except where the tool
-  declares a string, where it is its source text (`index: 007` is "007");
-- enum values are matched case-insensitively, as the reference's runtime decodes them
-  (`direction: down` is `"DOWN"`);
-- a quoted canonical number given to a number or integer argument (`'3'`) is converted, as the
-  reference's runtime converts it, with a non-fatal `quoted-number` lint.
+Value semantics (`argvalues`) are the same for the type gate and for replay.
 """
 
 from __future__ import annotations
@@ -39,84 +32,19 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
 
+from trailblaze.argvalues import ArgValues, ValuePlan
 from trailblaze.finding import Finding, join_key
+from trailblaze.linetable import GenLine, PackedLines, unpack_lines
 from trailblaze.runif import RUNIF, RunIf, parse_runif
 from trailblaze.trail import Recording, Step, ToolCall, Trail
 from trailblaze.tsrender import import_path, ts_comment
-from trailblaze.yamlnode import YMap, YNode, YScalar, YSeq
+from trailblaze.yamlnode import YMap, YNode, YScalar
 
 GENERATOR_VERSION = "2"
 HEADER_LINES = 4
 QUOTED_NUMBER = "quoted-number"
-KEY_CODES = frozenset({"TS2353", "TS2561"})
-"""Diagnostics about a property's name ("may only specify known properties"): the key is at
-fault. Every other diagnostic on a property line is about its value."""
 _CALLEE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
-
-
-@dataclass(frozen=True, slots=True)
-class GenLine:
-    """What a generated line is: the recorded call it came from and, on a property line, the
-    property (its path in the call's arguments, where its key and scalar value are)."""
-
-    step: int
-    classifier: str | None
-    tool: str
-    line: int
-    column: int
-    key_path: str
-    position: str | None = None
-    property: str | None = None
-    value_line: int = 0
-    """Where the property's value is, when it is a scalar (0: it is not)."""
-    value_column: int = 0
-
-    def at(self, code: str) -> tuple[int, int]:
-        """The YAML line and column a diagnostic with this code points at."""
-        if self.value_line and code not in KEY_CODES:
-            return self.value_line, self.value_column
-        return self.line, self.column
-
-
-PackedLines = tuple[tuple[Any, ...], ...]
-"""A line table as plain tuples, what worker processes send back (ten times cheaper to pickle
-than GenLine objects, and most tables are never looked at: only trails with diagnostics are).
-
-One row per call: `(line, step, classifier, tool, yaml line, yaml column, key path, position,
-props)`, where `props` holds `property, key line, key column, value line, value column` (flat,
-five items each: a third cheaper to send than a tuple each) for each following line of the
-call's statement."""
-
-
-def pack_lines(table: Mapping[int, GenLine]) -> PackedLines:
-    """A table of call lines (no property lines), packed: how tests and tools build one."""
-    return tuple(
-        (n, g.step, g.classifier, g.tool, g.line, g.column, g.key_path, g.position, ())
-        for n, g in table.items()
-    )
-
-
-def unpack_lines(rows: PackedLines) -> dict[int, GenLine]:
-    table: dict[int, GenLine] = {}
-    for n, step, classifier, tool, line, column, key_path, position, props in rows:
-        table[n] = GenLine(step, classifier, tool, line, column, key_path, position)
-        base = join_key(key_path, tool)
-        for i in range(0, len(props), 5):
-            prop, kline, kcolumn, vline, vcolumn = props[i : i + 5]
-            table[n + 1 + i // 5] = GenLine(
-                step,
-                classifier,
-                tool,
-                kline,
-                kcolumn,
-                join_key(base, prop),
-                position,
-                prop,
-                vline,
-                vcolumn,
-            )
-    return table
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,189 +120,6 @@ def callee(name: str, own: bool = False) -> str:
 _CALLEES: dict[str, str] = {}
 
 
-def _kinds(schema: Mapping[str, Any]) -> set[str]:
-    kind = schema.get("type")
-    return {str(k) for k in (kind if isinstance(kind, list) else [kind]) if k is not None}
-
-
-def _string_typed(kinds: set[str]) -> bool:
-    return "string" in kinds and not ({"integer", "number", "boolean"} & kinds)
-
-
-def _numeric(kinds: set[str]) -> str | None:
-    """`integer` or `number` when the schema takes numbers and nothing else but null."""
-    rest = kinds - {"null"}
-    if rest == {"integer"}:
-        return "integer"
-    if rest and rest <= {"integer", "number"}:
-        return "number"
-    return None
-
-
-def _folding(schema: Mapping[str, Any]) -> Mapping[str, str] | None:
-    """An enum's values by their lower case (values that differ only in case are left out)."""
-    values = schema.get("enum")
-    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
-        return None
-    folded: dict[str, str] = {}
-    clashes: set[str] = set()
-    for value in values:
-        lower = value.lower()
-        if lower in folded and folded[lower] != value:
-            clashes.add(lower)
-        folded[lower] = value
-    for lower in clashes:
-        del folded[lower]
-    return folded
-
-
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
-
-
-def canonical_number(text: str, kind: str) -> int | float | None:
-    """The number a quoted value is converted to at replay, or None.
-
-    The reference's runtime converts only canonical text, that prints back the same: `5`, `-4`
-    and (for a number) `3.5` or `1.0`, not `007`, `+5`, `1e3` or `1.50`.
-    """
-    if _INT.fullmatch(text):
-        return int(text)
-    if kind == "number" and _DECIMAL.fullmatch(text):
-        value = float(text)
-        # Java's Double.toString switches to exponent notation outside [1e-3, 1e7).
-        if repr(value) == text and (value == 0 or 1e-3 <= abs(value) < 1e7):
-            return value
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """What converting values under one schema needs, worked out once per schema object."""
-
-    string_typed: bool
-    items: Any
-    properties: Mapping[str, Any]
-    additional: Mapping[str, Any] | None
-    numeric: str | None = None
-    enum: Mapping[str, str] | None = None
-
-
-_NO_PLAN = _Plan(False, None, {}, None)
-_NUMBER = _Plan(False, None, {}, None, "number")
-_PLANS: dict[int, tuple[Any, Any, _Plan]] = {}
-"""Plans by schema identity. Each entry holds its schema (and defs), so no other object can
-take that id while the entry lives; bounded, since callers may pass short-lived schemas."""
-_PLANS_MAX = 4096
-
-
-class _Values:
-    """Turns located YAML values into JSON values, quote- and schema-aware."""
-
-    def __init__(self, defs: Mapping[str, Any]) -> None:
-        self.defs = defs
-
-    def resolve(self, schema: Any) -> Any:
-        if isinstance(schema, Mapping) and "$ref" in schema:
-            name = str(schema["$ref"]).rsplit("/", 1)[-1]
-            return self.defs.get(name, {})
-        if isinstance(schema, Mapping):
-            for combinator in ("anyOf", "oneOf"):
-                options = schema.get(combinator)
-                if isinstance(options, list):
-                    rest = [
-                        o
-                        for o in options
-                        if not (isinstance(o, Mapping) and o.get("type") == "null")
-                    ]
-                    if len(rest) == 1:
-                        return self.resolve(rest[0])
-        return schema
-
-    def plan(self, schema: Any) -> _Plan:
-        if schema is None:
-            return _NO_PLAN
-        hit = _PLANS.get(id(schema))
-        if hit is not None and hit[0] is schema and hit[1] is self.defs:
-            return hit[2]
-        resolved = self.resolve(schema)
-        if isinstance(resolved, Mapping):
-            properties = resolved.get("properties")
-            additional = resolved.get("additionalProperties")
-            kinds = _kinds(resolved)
-            plan = _Plan(
-                _string_typed(kinds),
-                resolved.get("items"),
-                properties if isinstance(properties, Mapping) else {},
-                additional if isinstance(additional, Mapping) else None,
-                _numeric(kinds),
-                _folding(resolved),
-            )
-        else:
-            plan = _NO_PLAN
-        if len(_PLANS) >= _PLANS_MAX:
-            _PLANS.clear()
-        _PLANS[id(schema)] = (schema, self.defs, plan)
-        return plan
-
-    @staticmethod
-    def scalar(node: YScalar, plan: _Plan) -> Any:
-        value = node.value
-        if plan.string_typed and not node.quoted and value is not None:
-            value = node.text
-        if plan.enum is not None and isinstance(value, str):
-            return plan.enum.get(value.lower(), value)
-        if plan.numeric is not None and node.quoted:
-            number = canonical_number(node.text, plan.numeric)
-            if number is not None:
-                return number
-        return value
-
-    def value(self, node: YNode | None, schema: Any, depth: int = 0) -> Any:
-        if node is None:
-            return {}
-        return self._value(node, self.plan(schema) if depth < 40 else _NO_PLAN, depth)
-
-    def _value(self, node: YNode, plan: _Plan, depth: int) -> Any:
-        if isinstance(node, YScalar):
-            return self.scalar(node, plan)
-        if isinstance(node, YSeq):
-            items = self.plan(plan.items) if depth < 40 else _NO_PLAN
-            return [self._value(item, items, depth + 1) for item in node.items]
-        properties = plan.properties
-        additional = plan.additional
-        convert = self._value
-        if depth >= 40:
-            return {key.text: convert(item, _NO_PLAN, depth + 1) for key, item in node.items}
-        plan_of = self.plan
-        return {
-            key.text: convert(item, plan_of(properties.get(key.text, additional)), depth + 1)
-            for key, item in node.items
-        }
-
-    def runtime(self, value: Any, schema: Any, depth: int = 0) -> Any:
-        """A JSON value as the reference's runtime decodes it: enum values in their declared
-        case, canonical numbers in strings as numbers where only a number fits."""
-        plan = self.plan(schema) if depth < 40 else _NO_PLAN
-        if isinstance(value, str):
-            if plan.enum is not None:
-                return plan.enum.get(value.lower(), value)
-            if plan.numeric is not None:
-                number = canonical_number(value, plan.numeric)
-                return value if number is None else number
-            return value
-        if isinstance(value, list):
-            return [self.runtime(item, plan.items, depth + 1) for item in value]
-        if isinstance(value, dict):
-            properties = plan.properties
-            additional = plan.additional
-            return {
-                key: self.runtime(item, properties.get(key, additional), depth + 1)
-                for key, item in value.items()
-            }
-        return value
-
-
 def generate(
     trail: Trail,
     surface_import: str,
@@ -382,7 +127,7 @@ def generate(
     defs: Mapping[str, Any],
 ) -> Generated:
     """The generated module of one trail. `schemas` maps tool name to its input JSON Schema."""
-    out = _Writer(trail.path, _Values(defs), schemas)
+    out = _Writer(trail.path, ArgValues(defs), schemas)
     for step, recording, call in trail.calls():
         if call.name != RUNIF:
             out.call(step, recording, call, None, schemas.get(call.name))
@@ -435,7 +180,7 @@ class _Writer:
     """
 
     def __init__(
-        self, path: str, values: _Values, schemas: Mapping[str, Mapping[str, Any] | None]
+        self, path: str, values: ArgValues, schemas: Mapping[str, Mapping[str, Any] | None]
     ) -> None:
         self.path = path
         self.values = values
@@ -536,7 +281,7 @@ class _Writer:
             self.props += (path, line, column, 0, 0)
 
     def _members(
-        self, node: YMap, plan: _Plan, path: str, depth: int, *, opened: bool = False
+        self, node: YMap, plan: ValuePlan, path: str, depth: int, *, opened: bool = False
     ) -> None:
         # The hot loop of code generation: every recorded property passes here once.
         lines = self.lines
@@ -577,7 +322,7 @@ class _Writer:
             self._value(item, item_plan, prop, depth + 1)
         lines[-1] += "}"
 
-    def _value(self, node: YNode, plan: _Plan, path: str, depth: int) -> None:
+    def _value(self, node: YNode, plan: ValuePlan, path: str, depth: int) -> None:
         if isinstance(node, YScalar):
             value = self.values.scalar(node, plan)
             if plan.numeric is not None and node.quoted and type(value) is not str:
@@ -653,20 +398,3 @@ class _Writer:
 
 def _comment(text: str | None) -> str:
     return ts_comment(text) if text else ""
-
-
-def json_args(args: YNode | None, schema: Mapping[str, Any] | None, defs: Mapping[str, Any]) -> Any:
-    """A call's arguments as JSON values, by the same quote- and schema-aware rules as codegen.
-
-    Replay parses what it dispatches with exactly the values the type gate checked.
-    """
-    return _Values(defs).value(args, schema) if args is not None else {}
-
-
-def runtime_values(value: Any, schema: Mapping[str, Any] | None, defs: Mapping[str, Any]) -> Any:
-    """`value` (JSON, tokens already substituted) as the reference's runtime decodes it.
-
-    Replay applies it after token substitution: a token's text is a string, and `{{args.dir}}`
-    may well be `down` for an enum or `3` for a number.
-    """
-    return _Values(defs).runtime(value, schema)

@@ -2,12 +2,12 @@
 
 At dispatch, arguments go through three steps, in this order:
 
-1. the same quote- and schema-aware conversion the type gate used (``codegen.json_args``), so
+1. the same quote- and schema-aware conversion the type gate used (``argvalues.json_args``), so
    replay sees exactly the values ``tsc`` checked;
 2. token substitution: ``{{args.x}}`` / ``${args.x}`` (``--arg`` values over ``config.args``
    defaults; ``{{args.x.field}}`` reads a field of an object argument's JSON value) and
    ``{{memory.x}}`` (``config.memory``); an unresolved token fails the tool; then the reference
-   runtime's leniency for what the tokens made (``codegen.runtime_values``): enum values in any
+   runtime's leniency for what the tokens made (``argvalues.runtime_values``): enum values in any
    case, a canonical number in a string where only a number fits;
 3. validation against the tool's JSON Schema (``schemavalidation``, so the messages are the
    check's), then the schema's top-level defaults.
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trailblaze.argtokens import TOKEN, is_args_body, malformed_message, parse_token, token_body
-from trailblaze.codegen import json_args, runtime_values
+from trailblaze.argvalues import json_args, runtime_values
 from trailblaze.replay.failure import ToolError
 from trailblaze.schemavalidation import check
 from trailblaze.yamlnode import PLAIN, YMap, YNode, YScalar, YSeq

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from trailblaze.codegen import json_args
+from trailblaze.argvalues import json_args
 from trailblaze.replay.arguments import Tokens, expand_body, parse_arguments, substitute
 from trailblaze.replay.context import ExecutionContext, ReplayOptions
 from trailblaze.replay.device import Device

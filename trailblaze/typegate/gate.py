@@ -25,8 +25,9 @@ from trailblaze import __version__
 from trailblaze.batch import Parsed
 from trailblaze.cache import ResultCache, ResultKey, digest, open_results, options_digest
 from trailblaze.catalog import Catalog
-from trailblaze.codegen import GENERATOR_VERSION, unpack_lines
+from trailblaze.codegen import GENERATOR_VERSION
 from trailblaze.finding import Finding
+from trailblaze.linetable import unpack_lines
 from trailblaze.options import CheckOptions
 from trailblaze.remote import RemoteConfig, RemoteConfigError, RemoteResults
 from trailblaze.resolve import Resolution

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trailblaze.codegen import PackedLines
 from trailblaze.finding import Finding
+from trailblaze.linetable import PackedLines
 from trailblaze.typegate.settings import infra_finding
 
 
@@ -19,7 +19,7 @@ class Job:
     trailmap: str
     file: Path
     lines: PackedLines
-    """Its line table, packed (`codegen.unpack_lines`)."""
+    """Its line table, packed (`linetable.unpack_lines`)."""
     key: str
     lints: tuple[Finding, ...] = ()
     """Findings of the generator, reported with the compiler's."""

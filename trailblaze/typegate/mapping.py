@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from trailblaze.codegen import HEADER_LINES, GenLine, unpack_lines
+from trailblaze.codegen import HEADER_LINES
 from trailblaze.finding import Finding
+from trailblaze.linetable import GenLine, unpack_lines
 from trailblaze.proof import Diagnostic
 from trailblaze.proof import abs_path as _abs
 from trailblaze.scratch import Layout
