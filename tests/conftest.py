@@ -68,7 +68,7 @@ def run_python(
     )
 
 
-def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
     """Create files under `root`; text is dedented so tests can indent YAML naturally."""
     for rel, content in files.items():
         path = root / rel

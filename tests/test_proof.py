@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,7 +64,7 @@ def ws(compact_ws: Path) -> Path:
     return compact_ws
 
 
-def check(root: Path, **options: bool) -> Report:
+def check(root: Path, **options: Any) -> Report:
     return run_check(find_workspace(root, explicit=True), CheckOptions(**options))
 
 

@@ -335,7 +335,7 @@ def test_declared_scripted_tool_without_a_source_warns_and_stays_callable(tmp_pa
 def test_tool_files_are_read_only_for_the_trailmaps_a_resolution_needs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trailblaze import resolve  # noqa: PLC0415
+    from trailblaze import resolve, tooldefs  # noqa: PLC0415
 
     write_tree(
         tmp_path,
@@ -355,7 +355,7 @@ def test_tool_files_are_read_only_for_the_trailmaps_a_resolution_needs(
     ws = find_workspace(tmp_path, explicit=True)
     manifests = load_manifests(ws, scan(ws))
     read: list[str] = []
-    real = resolve.load_trailmap_tools
+    real = tooldefs.load_trailmap_tools
 
     def counting(directory: Path, *args: Any) -> Any:
         read.append(directory.name)

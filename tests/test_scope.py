@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,9 +39,7 @@ def two_maps(tmp_path: Path) -> Path:
     )
 
 
-def check(
-    capsys: pytest.CaptureFixture[str], *args: str
-) -> tuple[int, dict[str, object] | str, str]:
+def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any] | str, str]:
     code = main(["check", *args])
     out, err = capsys.readouterr()
     try:

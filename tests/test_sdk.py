@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
@@ -82,7 +83,7 @@ INDEX_TYPES = {
 }
 
 
-def check(root: Path, **options: bool) -> Report:
+def check(root: Path, **options: Any) -> Report:
     return run_check(find_workspace(root, explicit=True), CheckOptions(**options))
 
 

@@ -686,7 +686,7 @@ def test_the_model_digest_covers_every_field_of_an_entry() -> None:
     from trailblaze.surface import _model_digest  # noqa: PLC0415
 
     base = ToolEntry("app_x", "yaml", "d", {"type": "object"}, True, True, False, None, "here")
-    changed = {
+    changed: dict[str, Any] = {
         "name": "app_y",
         "kind": "descriptor",
         "description": "e",
