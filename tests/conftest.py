@@ -25,6 +25,11 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     The compiler comes from the per-checkout test cache (or the configured one), so checks run
     by tests find the same tsc the `tsc` fixture installed.
     """
+    isolate_env(monkeypatch)
+
+
+def isolate_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `_clean_env` does, for fixtures of a wider scope (`pytest.MonkeyPatch.context()`)."""
     for name in list(os.environ):
         if name.startswith("TRAILBLAZE_") and name not in (TSC_ENV, TOOLCHAIN_DIR_ENV):
             monkeypatch.delenv(name)

@@ -3,7 +3,11 @@
 A mismatch fails with a unified diff (golden first, actual second), so a reviewer sees exactly
 what the generator now writes differently. Regenerating is explicit and opt-in:
 
-    TRAILBLAZE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_surface.py
+    TRAILBLAZE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_surface.py tests/test_golden.py
+
+Cases: `surfaces/` (the generated per-trailmap artifacts, `tests/test_surface.py`); `reports/`
+(every report format) and `typescript/` (the generated per-trail modules) of the seeded
+workspace, `tests/test_golden.py`. Review `git diff tests/data/golden` after regenerating.
 
 The variable is read when this module is imported, because the autouse `_clean_env` fixture
 removes every `TRAILBLAZE_*` variable before each test runs.
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +25,18 @@ import pytest
 GOLDEN_DIR = Path(__file__).resolve().parent / "data" / "golden"
 UPDATE_ENV = "TRAILBLAZE_UPDATE_GOLDEN"
 UPDATE = os.environ.get(UPDATE_ENV, "").strip() == "1"
+WORKSPACE = "<workspace>"
+_TIME_ATTRIBUTE = re.compile(r'\btime="[0-9.]+"')
+
+
+def scrub(text: str, workspace: Path) -> str:
+    """`text` without what differs between runs: the workspace's path (and URI) and JUnit times.
+
+    Everything else a command wrote stays, so a golden still pins the user-visible output.
+    """
+    text = text.replace(workspace.as_uri(), f"file://{WORKSPACE}")
+    text = text.replace(str(workspace), WORKSPACE)
+    return _TIME_ATTRIBUTE.sub('time="…"', text)
 
 
 def unified_diff(expected: str, actual: str, name: str) -> str:
