@@ -648,37 +648,6 @@ def test_boolean_property_schemas_are_rendered_not_crashed_on(tmp_path: Path) ->
     assert "        anything: unknown;\n        nothing?: never;\n        text?: string;\n" in dts
 
 
-def test_sdk_type_names_are_the_types_the_sdk_index_exports() -> None:
-    from trailblaze.sdk import SDK_TYPE_NAMES  # noqa: PLC0415
-
-    # The type exports of the real SDK's index.ts (selector types come from the catalog).
-    assert {
-        "TrailblazeContext",
-        "TrailblazeDevice",
-        "TrailblazeLogger",
-        "TrailblazeLogLevel",
-        "TrailblazeMemory",
-        "TrailblazeTarget",
-        "TrailblazeCallToolResult",
-        "TrailblazeClient",
-        "TrailblazeToolEntry",
-        "TrailblazeToolMap",
-        "EmptyInput",
-        "ToolContext",
-        "TypedToolDefinition",
-        "ConditionalAction",
-        "ViewHierarchy",
-        "InstalledApp",
-        "ListInstalledAppsDetailedResult",
-        "ListInstalledAppsResult",
-        "RunOptions",
-        "TrailblazeToolHandler",
-        "TrailblazeToolSpec",
-        "TrailblazeTypedToolSpec",
-        "TrailheadSpec",
-    } == SDK_TYPE_NAMES
-
-
 def test_the_model_digest_covers_every_field_of_an_entry() -> None:
     import dataclasses  # noqa: PLC0415
 
