@@ -679,7 +679,8 @@ def test_two_threads_run_scripts_at_once_in_their_own_children(
     def replay(name: str, fake: FakeDevice) -> None:
         recording = "\n".join(["- app_open: {tab: Forms}", "- app_count: {}"] * 3)
         outcome = runner(ModelDevice(fake, timeout=5), tools=tools).run_recording(calls(recording))
-        outcomes[name] = outcome.passed and outcome.tools[-1].detail.startswith("calls=3 ")
+        detail = outcome.tools[-1].detail
+        outcomes[name] = outcome.passed and detail is not None and detail.startswith("calls=3 ")
 
     threads = [
         threading.Thread(target=replay, args=(name, fake))
