@@ -7,8 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from trailblaze.replay.device import ShellDevice
-from trailblaze.replay.fakeadb import FakeAdbServer
-from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
+from trailblaze.replay.fake import FakeAdbServer, FakeDevice, ModelDevice
 
 # support imports adbutils (the [test] extra) and fails with a clear message if it is missing:
 # a broken install must fail the adb half of these tests, not skip it.

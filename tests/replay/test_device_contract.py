@@ -24,8 +24,13 @@ from trailblaze.replay.device import (
     ShellDevice,
     UnsupportedInputError,
 )
-from trailblaze.replay.fakeadb import FakeAdbServer
-from trailblaze.replay.fakescreen import CommandOverride, FakeDevice, ModelDevice, load_devices
+from trailblaze.replay.fake import (
+    CommandOverride,
+    FakeAdbServer,
+    FakeDevice,
+    ModelDevice,
+    load_devices,
+)
 from trailblaze.replay.hierarchy import Hierarchy, parse_hierarchy
 from trailblaze.replay.selector import center, find, find_by_text, pick_for_tap
 

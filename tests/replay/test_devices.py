@@ -15,8 +15,7 @@ import pytest
 from trailblaze.cli import main
 from trailblaze.replay.adb import connect_many
 from trailblaze.replay.device import Device
-from trailblaze.replay.fakeadb import FakeAdbServer
-from trailblaze.replay.fakescreen import load_devices
+from trailblaze.replay.fake import FakeAdbServer, load_devices
 from trailblaze.replay.results import RunResult
 from trailblaze.replay.run import ReplayRequest, replay
 

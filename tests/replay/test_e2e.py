@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 
 from trailblaze.cli import main
-from trailblaze.replay.fakeadb import FakeAdbServer
-from trailblaze.replay.fakescreen import FakeDevice, load_devices
+from trailblaze.replay.fake import FakeAdbServer, FakeDevice, load_devices
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.scope import KILL_SWITCH
 from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, Compiler

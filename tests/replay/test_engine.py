@@ -17,7 +17,7 @@ from trailblaze.catalog import load_catalog
 from trailblaze.check import load_manifests
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.engine import Hooks, ToolEvent
-from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
+from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.scope import KILL_SWITCH, active_scope
 from trailblaze.replay.toolsource import ToolSource
 from trailblaze.resolve import Resolver

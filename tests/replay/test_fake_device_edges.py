@@ -13,18 +13,19 @@ from typing import Any
 
 import pytest
 
-from trailblaze.replay import fakeadb
 from trailblaze.replay.device import KeyCode
-from trailblaze.replay.fakeadb import FakeAdbServer, Shell
-from trailblaze.replay.fakecommands import KEY_NAMES
-from trailblaze.replay.fakescreen import (
+from trailblaze.replay.fake import (
+    KEY_NAMES,
+    FakeAdbServer,
     FakeDevice,
     ModelDevice,
     ModelError,
+    Shell,
     View,
     load_devices,
     load_specs,
 )
+from trailblaze.replay.fake import server as fake_server
 
 
 @pytest.fixture
@@ -127,18 +128,18 @@ def test_delays_still_take_numbers_and_numeric_text() -> None:
     assert spec.faults.delays == {"input tap": 2.0}
 
 
-def test_fakeadb_main_reports_a_bad_delay(
+def test_fake_server_main_reports_a_bad_delay(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("faults: {delay: abc}\n", encoding="utf-8")
-    assert fakeadb.main([str(path)]) == 2
+    assert fake_server.main([str(path)]) == 2
     assert capsys.readouterr().err == (
         f"error: {path}: faults.delay: expected a number of seconds, got 'abc'\n"
     )
 
 
-# --- fakeinput: render only when a key needs the focused field ----------------------------
+# --- gestures: render only when a key needs the focused field ----------------------------
 
 PACKAGE = "com.example.form"
 FORM = {

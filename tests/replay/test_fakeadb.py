@@ -13,8 +13,14 @@ from typing import Any
 import adbutils
 import pytest
 
-from trailblaze.replay.fakeadb import FakeAdbServer, Shell
-from trailblaze.replay.fakescreen import FakeDevice, ModelError, load_devices, load_specs
+from trailblaze.replay.fake import (
+    FakeAdbServer,
+    FakeDevice,
+    ModelError,
+    Shell,
+    load_devices,
+    load_specs,
+)
 
 from .support import PACKAGE, ROOT, SAMPLE_APP
 
@@ -296,7 +302,7 @@ def test_a_bad_spec_file_names_the_file(tmp_path: Path) -> None:
 def test_demo_entry_point_serves_a_model(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "trailblaze.replay.fakeadb", str(SAMPLE_APP), "--port", "0"],
+        [sys.executable, "-m", "trailblaze.replay.fake", str(SAMPLE_APP), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -319,7 +325,7 @@ def test_demo_entry_point_reports_a_bad_model(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("serail: x\n", encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "trailblaze.replay.fakeadb", str(path)],
+        [sys.executable, "-m", "trailblaze.replay.fake", str(path)],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -334,8 +340,8 @@ def test_the_product_side_never_imports_adbutils() -> None:
     code = (
         "import sys\n"
         "import trailblaze.replay, trailblaze.replay.device, trailblaze.replay.hierarchy\n"
-        "import trailblaze.replay.selector, trailblaze.replay.fakescreen\n"
-        "import trailblaze.replay.fakeadb\n"
+        "import trailblaze.replay.selector, trailblaze.replay.fake\n"
+        "import trailblaze.replay.fake.server\n"
         "assert 'adbutils' not in sys.modules, sorted(m for m in sys.modules if 'adb' in m)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=30)

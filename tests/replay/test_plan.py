@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from trailblaze.cli import main
-from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
+from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.plan import PlanError, classifier_chain, plan_trail
 from trailblaze.replay.run import ReplayRequest, ReplayUsageError, replay
 

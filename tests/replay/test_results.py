@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from trailblaze.console import make_console
-from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
+from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.render import render_summary, render_trail
 from trailblaze.replay.results import RunResult, junit_xml
 from trailblaze.replay.run import ReplayRequest, replay

@@ -14,8 +14,7 @@ import pytest
 from trailblaze.check import run_check
 from trailblaze.cli import main
 from trailblaze.options import CheckOptions
-from trailblaze.replay.fakeadb import FakeAdbServer
-from trailblaze.replay.fakescreen import FakeDevice
+from trailblaze.replay.fake import FakeAdbServer, FakeDevice
 from trailblaze.replay.results import TrailResult
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.workspace import find_workspace

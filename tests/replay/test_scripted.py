@@ -21,7 +21,7 @@ from tests.conftest import write_tree
 from trailblaze.catalog import load_catalog
 from trailblaze.check import load_manifests
 from trailblaze.replay.arguments import Tokens
-from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
+from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.scope import KILL_SWITCH
 from trailblaze.replay.scripted import ScriptHost
 from trailblaze.replay.toolsource import ToolSource

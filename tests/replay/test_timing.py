@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from trailblaze.console import make_console
-from trailblaze.replay.fakescreen import FakeDevice
+from trailblaze.replay.fake import FakeDevice
 from trailblaze.replay.render import render_summary
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.timing import PHASES, Timeline

@@ -7,7 +7,7 @@ import pytest
 from trailblaze.argtokens import parse_token
 from trailblaze.replay.arguments import Tokens, substitute
 from trailblaze.replay.failure import ToolError
-from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
+from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.plan import plan_trail
 
 from .support import OPEN_FORMS, PACKAGE, SAMPLE_APP, calls, runner, trail_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trailblaze.replay.engine import RecordingOutcome
-from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
+from trailblaze.replay.fake import FakeDevice, ModelDevice
 
 from .support import OPEN_FORMS, PACKAGE, SAMPLE_APP, calls, runner
 

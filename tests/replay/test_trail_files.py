@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, write_tree
 from trailblaze.replay import run as run_module
-from trailblaze.replay.fakescreen import FakeDevice, ModelDevice
+from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.workspace import scan
 

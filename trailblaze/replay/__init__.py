@@ -13,10 +13,9 @@ ways a tool fails.
 
 The device layer: ``device`` (the ``Device`` protocol and its errors), ``hierarchy``
 (uiautomator dump -> node tree), ``selector`` (selector and text matching), ``adb`` (the
-adbutils implementation, the only module that imports adbutils). The fakes: ``fakespec`` /
-``fakeload`` (the declarative screen model), ``fakescreen`` (the device state machine, with
-``fakeview``, ``fakeinput``, ``fakecommands``), ``modeldevice`` (the socket-free ``Device``),
-``fakeshell``, ``fakesync`` and ``fakeadb`` (a fake adb server over a real socket).
+adbutils implementation, the only module that imports adbutils). The fake device that tests
+replay against (a declarative device model, the socket-free ``ModelDevice`` and a fake adb
+server over a real socket) is the subpackage ``fake``; nothing outside tests imports it.
 
 This package deliberately imports nothing at import time, so ``doit check`` and every
 non-replay code path work without adbutils installed; ``run`` imports ``adb`` only when a

@@ -4,7 +4,7 @@ A ``Device`` is what a replayed tool may do to an Android device: read the scree
 (``uiautomator dump``), tap, type, press keys, start and stop apps. ``ShellDevice`` implements
 the whole protocol on top of one primitive (run an argv list on the device shell, read a file),
 so the adb command lines of replay.md §2 are built and parsed in exactly one place: the
-adbutils implementation (``adb.AdbDevice``) and the in-memory fake (``fakescreen.ModelDevice``)
+adbutils implementation (``adb.AdbDevice``) and the in-memory fake (``fake.ModelDevice``)
 only move those lines.
 
 Errors: ``DeviceError`` is an ordinary tool failure (a command failed); ``DeviceLostError`` means

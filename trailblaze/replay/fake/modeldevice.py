@@ -14,10 +14,10 @@ from trailblaze.replay.device import (
     ShellDevice,
     ShellResult,
 )
-from trailblaze.replay.fakeshell import STDERR, STDOUT, Shell
+from trailblaze.replay.fake.shell import STDERR, STDOUT, Shell
 
 if TYPE_CHECKING:
-    from trailblaze.replay.fakescreen import FakeDevice
+    from trailblaze.replay.fake.device import FakeDevice
 
 
 class ModelDevice(ShellDevice):

@@ -1,7 +1,7 @@
-"""Reading fake-device spec files: raw YAML or mappings -> validated ``fakespec`` records.
+"""Reading fake-device spec files: raw YAML or mappings -> validated ``spec`` records.
 
 Every error is a ``ModelError`` naming the file and the key path, with a "did you mean" for
-unknown keys. The format is described in ``fakespec``.
+unknown keys. The format is described in ``spec``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from trailblaze.replay.fakespec import (
+from trailblaze.replay.fake.spec import (
     DEFAULT_FEATURES,
     Action,
     AppSpec,

@@ -11,10 +11,10 @@ import struct
 import time
 from typing import TYPE_CHECKING
 
-from trailblaze.replay.fakeshell import DIRECTORIES, list_dir
+from trailblaze.replay.fake.shell import DIRECTORIES, list_dir
 
 if TYPE_CHECKING:
-    from trailblaze.replay.fakescreen import FakeDevice
+    from trailblaze.replay.fake.device import FakeDevice
 
 
 def recv_exact(conn: socket.socket, n: int) -> bytes | None:

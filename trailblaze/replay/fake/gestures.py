@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from trailblaze.replay.device import KeyCode
-from trailblaze.replay.fakecommands import KEY_NAMES
-from trailblaze.replay.fakespec import KEYBOARD_PACKAGE, LAUNCHER_PACKAGE
-from trailblaze.replay.fakeview import View, deepest_interactive, flag, label
+from trailblaze.replay.fake.commands import KEY_NAMES
+from trailblaze.replay.fake.spec import KEYBOARD_PACKAGE, LAUNCHER_PACKAGE
+from trailblaze.replay.fake.view import View, deepest_interactive, flag, label
 
 if TYPE_CHECKING:
-    from trailblaze.replay.fakescreen import FakeDevice
+    from trailblaze.replay.fake.device import FakeDevice
 
 #: Keys that type a character: the digits, the letters (lower case, as without shift) and space.
 _KEY_CHARS = {code: name.lower() for name, code in KEY_NAMES.items() if len(name) == 1}

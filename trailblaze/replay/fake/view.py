@@ -12,7 +12,7 @@ from string import Template
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
-from trailblaze.replay.fakespec import (
+from trailblaze.replay.fake.spec import (
     BROWSER_PACKAGE,
     KEYBOARD_PACKAGE,
     LAUNCHER_PACKAGE,
@@ -23,7 +23,7 @@ from trailblaze.replay.fakespec import (
 from trailblaze.replay.hierarchy import Bounds
 
 if TYPE_CHECKING:
-    from trailblaze.replay.fakescreen import FakeDevice
+    from trailblaze.replay.fake.device import FakeDevice
 
 
 @dataclass(frozen=True)

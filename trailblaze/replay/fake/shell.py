@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from trailblaze.replay.fakescreen import FakeDevice
+    from trailblaze.replay.fake.device import FakeDevice
 
 STDOUT, STDERR = 1, 2
 DIRECTORIES = frozenset(

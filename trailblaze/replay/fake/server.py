@@ -4,10 +4,10 @@ It speaks what adbutils 2.12.0 sends (replay.md §3.2, §3.5): ``host:version`` 
 every transport), ``host:devices[-l]``, ``host:tport:serial:`` (8-byte transport id),
 ``host:transport:``, ``host:transport-id:``, ``host-serial:<serial>:<cmd>`` (features,
 get-state, ...), ``shell:`` (v1: output in execution order, ends when we close), ``shell,v2:``
-(packets with a real exit code) and ``sync:`` (``fakesync``). Each command line runs in the
-fake's shell (``fakeshell``).
+(packets with a real exit code) and ``sync:`` (``sync``). Each command line runs in the
+fake's shell (``shell``).
 
-``python -m trailblaze.replay.fakeadb MODEL.yaml [--port N]`` serves a model until Ctrl-C.
+``python -m trailblaze.replay.fake MODEL.yaml [--port N]`` serves a model until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from trailblaze.replay.fakescreen import FakeDevice, ModelError, load_devices
-from trailblaze.replay.fakeshell import Shell, ShellSyntaxError, tokenize
-from trailblaze.replay.fakesync import SyncSession, recv_exact
+from trailblaze.replay.fake.device import FakeDevice, ModelError, load_devices
+from trailblaze.replay.fake.shell import Shell, ShellSyntaxError, tokenize
+from trailblaze.replay.fake.sync import SyncSession, recv_exact
 
 __all__ = ["DEFAULT_VERSION", "FakeAdbServer", "Shell", "ShellSyntaxError", "main", "tokenize"]
 
@@ -362,7 +362,7 @@ class FakeAdbServer:
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve a fake device model until interrupted."""
     parser = argparse.ArgumentParser(
-        prog="python -m trailblaze.replay.fakeadb",
+        prog="python -m trailblaze.replay.fake",
         description="Serve fake Android devices over the adb server protocol (demos, tests).",
     )
     parser.add_argument("model", type=Path, help="device spec YAML (one device or devices: [...])")
@@ -394,7 +394,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         server.stop()
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,14 +1,14 @@
 """The fake Android device: ``FakeDevice``, the state machine, and ``ModelDevice``, its ``Device``.
 
-A spec (``fakespec``; read by ``fakeload``) describes apps, their screens and elements;
+A spec (``spec``; read by ``loader``) describes apps, their screens and elements;
 ``FakeDevice`` is the running state machine: foreground app, per-app back stack, focused field
 and its value, soft keyboard, clipboard (set by the Clipper broadcast), installed packages, a
-path -> bytes file system, an event log, and fault knobs. Its programs (``fakecommands``)
+path -> bytes file system, an event log, and fault knobs. Its programs (``commands``)
 answer the adb shell commands replay sends the way a device does, including the quirks that
 catch bad recordings: ``input text`` with no focused field is dropped, BACK closes the keyboard
-before it navigates. ``fakeview`` renders the screen and the uiautomator dump.
+before it navigates. ``view`` renders the screen and the uiautomator dump.
 
-``fakeadb.FakeAdbServer`` puts a ``FakeDevice`` behind a real adb socket; ``ModelDevice`` drives
+``server.FakeAdbServer`` puts a ``FakeDevice`` behind a real adb socket; ``ModelDevice`` drives
 one directly (no sockets) for fast engine tests. ``tests/data/replay/sample_app.yaml`` and
 ``trailmaps/devices/`` are worked examples of the spec format.
 """
@@ -23,11 +23,11 @@ from pathlib import Path
 from string import Template
 from typing import Any, NamedTuple
 
-from trailblaze.replay.fakecommands import AndroidCommands
-from trailblaze.replay.fakeinput import Gestures
-from trailblaze.replay.fakeload import load_specs, parse_device_spec
-from trailblaze.replay.fakeshell import STDERR, STDOUT, CommandResult
-from trailblaze.replay.fakespec import (
+from trailblaze.replay.fake.commands import AndroidCommands
+from trailblaze.replay.fake.gestures import Gestures
+from trailblaze.replay.fake.loader import load_specs, parse_device_spec
+from trailblaze.replay.fake.shell import STDERR, STDOUT, CommandResult
+from trailblaze.replay.fake.spec import (
     BROWSER_PACKAGE,
     KEYBOARD_PACKAGE,
     LAUNCHER_PACKAGE,
@@ -41,8 +41,7 @@ from trailblaze.replay.fakespec import (
     ModelError,
     ScreenSpec,
 )
-from trailblaze.replay.fakeview import Renderer, View
-from trailblaze.replay.modeldevice import ModelDevice
+from trailblaze.replay.fake.view import Renderer, View
 
 __all__ = [
     "BROWSER_PACKAGE",
@@ -62,7 +61,6 @@ __all__ = [
     "FakeDevice",
     "Faults",
     "ListSpec",
-    "ModelDevice",
     "ModelError",
     "ScreenSpec",
     "View",
@@ -353,7 +351,7 @@ class FakeDevice:
         # Back on a task's root moves it to the background; the process keeps running.
         self._go_home("back")
 
-    # -- rendering (``fakeview``) --
+    # -- rendering (``view``) --
 
     def is_shown(self, package: str, element: ElementSpec) -> bool:
         """Whether the element's ``when`` / ``unless`` flags let it show now."""
@@ -372,7 +370,7 @@ class FakeDevice:
         with self.lock:
             return self._renderer.dump_xml()
 
-    # -- input (``fakeinput``) --
+    # -- input (``gestures``) --
 
     def tap(self, x: int, y: int) -> None:
         self._gestures.tap(x, y)

@@ -1,6 +1,6 @@
-"""The fake device's spec: the declarative records a model file parses into (``fakeload``).
+"""The fake device's spec: the declarative records a model file parses into (``loader``).
 
-``fakescreen.FakeDevice`` runs a spec as a state machine; ``fakeadb.FakeAdbServer`` serves it
+``device.FakeDevice`` runs a spec as a state machine; ``server.FakeAdbServer`` serves it
 over a real adb socket and ``modeldevice.ModelDevice`` drives it without sockets.
 
 Spec format (every key optional unless noted; unknown keys are errors with a "did you mean")::

@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from trailblaze.replay.device import KeyCode
-from trailblaze.replay.fakeshell import CommandResult
-from trailblaze.replay.fakespec import BROWSER_PACKAGE, LAUNCHER_PACKAGE
-from trailblaze.replay.fakeview import flag
+from trailblaze.replay.fake.shell import CommandResult
+from trailblaze.replay.fake.spec import BROWSER_PACKAGE, LAUNCHER_PACKAGE
+from trailblaze.replay.fake.view import flag
 
 if TYPE_CHECKING:
-    from trailblaze.replay.fakescreen import FakeDevice
+    from trailblaze.replay.fake.device import FakeDevice
 
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 IDLE_ERROR_TEXT = "ERROR: could not get idle state.\n"
