@@ -31,8 +31,8 @@ from typing import Any
 from trailblaze.batch import parse_bytes
 from trailblaze.bundled import discover
 from trailblaze.catalog import load_catalog
-from trailblaze.check import load_manifests
 from trailblaze.codegen import generate
+from trailblaze.discovery import load_manifests
 from trailblaze.linetable import GenLine
 from trailblaze.proc import run
 from trailblaze.proof import parse_output

@@ -68,6 +68,7 @@ def yq(text: str) -> str:
     trailhead=HOSTILE,
 )
 def test_hostile_metadata_and_arguments_keep_the_verdict(
+    *,
     tmp_path_factory: pytest.TempPathFactory,
     description: str,
     prop: str,

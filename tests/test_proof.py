@@ -78,6 +78,7 @@ def compiled(root: Path) -> list[str]:
     + [pytest.param(f, f"tsconfig.{os.getpid()}", id=f"{f} (trails)") for f in FAKES],
 )
 def test_a_broken_compiler_never_passes_a_trail_and_nothing_is_cached(
+    *,
     ws: Path,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import write_tree
 from trailblaze.catalog import load_catalog
-from trailblaze.check import load_manifests
+from trailblaze.discovery import load_manifests
 from trailblaze.resolve import Resolution, Resolver
 from trailblaze.workspace import find_workspace, scan
 

@@ -19,7 +19,7 @@ from tests.conftest import DATA, ROOT, write_tree
 from tests.golden import assert_golden, mismatch
 from trailblaze import surface as surface_module
 from trailblaze.catalog import load_catalog
-from trailblaze.check import load_manifests
+from trailblaze.discovery import load_manifests
 from trailblaze.finding import Finding
 from trailblaze.resolve import Resolution, Resolver
 from trailblaze.scratch import Layout

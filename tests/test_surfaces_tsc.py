@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import CORPUS, DATA, write_tree
 from trailblaze.catalog import load_catalog
-from trailblaze.check import load_manifests
+from trailblaze.discovery import load_manifests
 from trailblaze.proc import ProcResult, run
 from trailblaze.proof import parse_output
 from trailblaze.surface import DTS_NAME, generate_surfaces

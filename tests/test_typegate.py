@@ -143,6 +143,7 @@ def mutate(ws: Path, line: int, old: str, new: str) -> None:
     ],
 )
 def test_seeded_mutation_gives_exactly_one_finding_at_the_argument(
+    *,
     sample_ws: Path,
     line: int,
     old: str,

@@ -80,7 +80,13 @@ def process(item: Item, ctx: Context) -> Parsed:
     trail = outcome.trail
     runif, branches = runif_findings(trail) if trail is not None else ([], ())
     record = TrailRecord.from_outcome(
-        item.path, item.stamp, item.content, outcome, runif, ctx.strict, branches
+        path=item.path,
+        stamp=item.stamp,
+        content=item.content,
+        outcome=outcome,
+        runif=runif,
+        strict=ctx.strict,
+        branches=branches,
     )
     target = trail.config.target if trail is not None else None
     if trail is None or target is None or target not in ctx.schemas or record.calls == 0:

@@ -490,7 +490,7 @@ def _schema(args: argparse.Namespace) -> int:
     """The trail JSON Schema of one trailmap on stdout, as `doit surfaces` writes it."""
     from trailblaze.bundled import discover  # noqa: PLC0415 - only this command needs them
     from trailblaze.catalog import load_catalog  # noqa: PLC0415
-    from trailblaze.check import load_manifests  # noqa: PLC0415
+    from trailblaze.discovery import load_manifests  # noqa: PLC0415
     from trailblaze.resolve import Resolver  # noqa: PLC0415
     from trailblaze.trailschema import trail_schema  # noqa: PLC0415
     from trailblaze.tsrender import json_text  # noqa: PLC0415

@@ -682,7 +682,7 @@ def _surface_plan(ws: Workspace, found: Scan) -> dict[str, Any]:
 def _compute_plan(ws: Workspace, found: Scan) -> dict[str, Any]:
     from trailblaze.bundled import discover  # noqa: PLC0415 - see the note on imports above
     from trailblaze.catalog import load_catalog  # noqa: PLC0415
-    from trailblaze.check import load_manifests  # noqa: PLC0415
+    from trailblaze.discovery import load_manifests  # noqa: PLC0415
     from trailblaze.resolve import Resolver  # noqa: PLC0415
 
     manifests = load_manifests(ws, found)
@@ -729,7 +729,7 @@ def _manifests_action(root: str) -> TaskFailed | TaskError | None:
         ws = find_workspace(Path(root), explicit=True)
     except WorkspaceError as exc:
         return TaskError(f"trailblaze surfaces: {exc}")
-    from trailblaze.check import load_manifests  # noqa: PLC0415 - see the note on imports above
+    from trailblaze.discovery import load_manifests  # noqa: PLC0415 - see the note on imports above
 
     manifests = load_manifests(ws, _trailmaps_scan(ws))
     return _show(manifests.findings, "trailmap.yaml")
@@ -742,7 +742,7 @@ def _surfaces_action(root: str, dir_name: str) -> TaskFailed | TaskError | None:
         return TaskError(f"trailblaze surfaces: {exc}")
     from trailblaze.bundled import discover  # noqa: PLC0415 - see the note on imports above
     from trailblaze.catalog import load_catalog  # noqa: PLC0415
-    from trailblaze.check import load_manifests  # noqa: PLC0415
+    from trailblaze.discovery import load_manifests  # noqa: PLC0415
     from trailblaze.surface import generate_surfaces  # noqa: PLC0415
 
     manifests = load_manifests(ws, _trailmaps_scan(ws))

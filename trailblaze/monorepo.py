@@ -34,7 +34,7 @@ from trailblaze.workspace import (
 )
 
 if TYPE_CHECKING:
-    from trailblaze.check import Progress
+    from trailblaze.checkcontext import Progress
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ The scratch directory (`<ws>/.trailblaze/`, or `<ws>/trails/.trailblaze/`, or th
     typegate/tools-tsconfig/<tm>.json  the tsconfig of a trailmap's tools when theirs is overridden
     typegate/tooldecl/<tm>/...       declarations emitted from each trailmap's scripted tools
     typegate/tooldecl-check/<tm>/... their `.ts` twins, which the surface check does check
+    typegate/tooldecl-missing/...    never written: what a surface imports for a missing emit
     typegate/trails/<trail>.ts       one generated module per trail
     typegate/tsconfig.*.json         the tsconfig of one compiler run (deleted after it)
     typegate/canary.*.ts             the canary of one compiler run (`proof.py`, deleted after it)
@@ -145,12 +146,16 @@ class Layout:
         """The type gate's directory (every compiler run's working directory)."""
         return self.scratch / "typegate"
 
+    @property
+    def surfaces_dir(self) -> Path:
+        return self.root / "surfaces"
+
     def surface(self, trailmap: str) -> Path:
-        return self.root / "surfaces" / f"{trailmap}.d.ts"
+        return self.surfaces_dir / f"{trailmap}.d.ts"
 
     def probe(self, trailmap: str) -> Path:
         """The probes of a surface: a `.ts` file, checked while declaration files are not."""
-        return self.root / "surfaces" / f"{trailmap}.probe.ts"
+        return self.surfaces_dir / f"{trailmap}.probe.ts"
 
     def tools_tsconfig(self, trailmap: str) -> Path:
         """The tsconfig a trailmap's scripted tools compile with when theirs is overridden."""
@@ -163,8 +168,17 @@ class Layout:
     def trails_dir(self) -> Path:
         return self.root / "trails"
 
+    @property
+    def tooldecl_dir(self) -> Path:
+        return self.root / "tooldecl"
+
     def tooldecl(self, trailmap: str) -> Path:
-        return self.root / "tooldecl" / trailmap
+        return self.tooldecl_dir / trailmap
+
+    def missing_decl(self, module_name: str) -> Path:
+        """What a surface imports for a tool module whose declarations were not emitted: a path
+        nothing writes (no trailmap's), so the import fails and its trails go unchecked."""
+        return self.root / "tooldecl-missing" / module_name
 
     def tooldecl_check(self, trailmap: str) -> Path:
         """`.ts` twins of a trailmap's emitted declarations: checked where `.d.ts` are not."""

@@ -85,7 +85,7 @@ def load_report(path: Path) -> dict[str, Any]:
 def merge(reports: Sequence[tuple[Path, dict[str, Any]]]) -> Report:
     """One report from the JSON reports of every shard of one run."""
     # Imported here: the check pipeline is only needed to work out the cross-trail findings.
-    from trailblaze.check import no_surface_finding, repeated_branches  # noqa: PLC0415
+    from trailblaze.reporting import no_surface_finding, repeated_branches  # noqa: PLC0415
 
     if not reports:
         raise ShardError("no reports to merge")

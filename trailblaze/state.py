@@ -52,6 +52,7 @@ class TrailRecord:
     @classmethod
     def from_outcome(
         cls,
+        *,
         path: str,
         stamp: Stamp | None,
         content: str,

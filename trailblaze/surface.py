@@ -29,13 +29,15 @@ from trailblaze import __version__
 from trailblaze.bundled import BundledTrailmap
 from trailblaze.cache import digest
 from trailblaze.catalog import Catalog
+from trailblaze.checkcontext import CheckContext
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
-from trailblaze.resolve import Resolution, Resolver, ToolEntry
+from trailblaze.resolve import Resolution, ToolEntry
 from trailblaze.scratch import Layout, write_scratch
 from trailblaze.scratch import module_specifier as module_specifier  # noqa: PLC0414 - re-exported
 from trailblaze.sdk import choose_sdk, hand_tools, sdk_type_names, write_declarations
 from trailblaze.store import Kind, Store
+from trailblaze.targets import Resolved, Targets, resolve_workspace
 from trailblaze.tooldefs import RelPath
 from trailblaze.trailschema import trail_schema
 from trailblaze.tsrender import NAMED_TYPE, import_path, json_text, render_entry
@@ -381,6 +383,50 @@ def write_surfaces(
 
 
 @dataclass(frozen=True, slots=True)
+class Written:
+    """What writing the artifacts of resolved trailmaps did."""
+
+    written: tuple[Path, ...]
+    findings: dict[str, tuple[Finding, ...]]
+    """Per trailmap: what writing its artifacts found (a kept tsconfig, an unreadable .gitignore)."""
+
+
+def write_workspace(
+    resolved: Resolved, *, root: Path, scratch: Path, catalog: Catalog, memo: Store | None
+) -> Written:
+    """Write the SDK bundle and every resolved trailmap's artifacts (see `write_surfaces`)."""
+    written = write_sdk(scratch, catalog)
+    findings: dict[str, tuple[Finding, ...]] = {}
+    rel = RelPath(root)
+    for trailmap_id, resolution in resolved.resolutions.items():
+        outcome = write_surfaces(
+            resolution,
+            resolved.dirs[trailmap_id],
+            scratch,
+            catalog,
+            rel,
+            gitignore=trailmap_id in resolved.workspace,
+            memo=memo,
+        )
+        written.extend(outcome.written)
+        findings[trailmap_id] = outcome.findings
+    return Written(written=tuple(written), findings=findings)
+
+
+def write_artifacts(ctx: CheckContext, targets: Targets) -> tuple[Finding, ...]:
+    """The surfaces stage: every target's artifacts written; what writing them found."""
+    with ctx.timer.phase("surfaces"):
+        done = write_workspace(
+            targets.resolved,
+            root=ctx.ws.root,
+            scratch=ctx.ws.scratch,
+            catalog=ctx.catalog,
+            memo=ctx.store,
+        )
+    return tuple(f for found in done.findings.values() for f in found)
+
+
+@dataclass(frozen=True, slots=True)
 class WorkspaceSurfaces:
     """Every trailmap's resolution, what was written, and the findings of resolving."""
 
@@ -400,48 +446,34 @@ def generate_surfaces(
     memo: bool = True,
     store: Store | None = None,
 ) -> WorkspaceSurfaces:
-    """Resolve trailmaps (all, or `only` these) and write their artifacts and the SDK bundle.
+    """Resolve trailmaps (all, or `only` these) and write their artifacts and the SDK bundle:
+    the resolve and surfaces stages of a check, for `doit surfaces`.
 
     Bundled targets that no workspace trailmap shadows get validation-only surfaces in the
     scratch directory. With `memo=False` every artifact is rendered (and compared) again.
     What was written is remembered in `store` (committed by its owner), or in the scratch
     directory's store, committed here, when none is given.
     """
-    resolver = Resolver(dict(trailmaps), root, catalog, bundled)
+    resolved = resolve_workspace(root, scratch, trailmaps, catalog, only=only, bundled=bundled)
     own_store = Store.open(scratch) if memo and store is None else None
-    written_memo = (store or own_store) if memo else None
-    written: list[Path] = []
-    findings: list[Finding] = []
-    written.extend(write_sdk(scratch, catalog))
-    wanted = set(only) if only is not None else None
-    # (id, the directory its tools/ is in, whether it has a .gitignore of ours): workspace
-    # trailmaps, then the bundled targets no workspace trailmap shadows, each sorted.
-    jobs = [(dir_name, trailmaps[dir_name][1], True) for dir_name in sorted(trailmaps)]
-    jobs += [
-        (target_id, Layout(scratch).validation_dir(target_id), False)
-        for target_id, item in sorted((bundled or {}).items())
-        if target_id not in trailmaps and item.manifest.is_target
-    ]
-    rel = RelPath(root)
-    resolutions: dict[str, Resolution] = {}
-    for trailmap_id, trailmap_dir, gitignore in jobs:
-        if wanted is not None and trailmap_id not in wanted:
-            continue
-        resolution = resolver.resolve(trailmap_id)
-        resolutions[trailmap_id] = resolution
-        findings.extend(resolution.findings)
-        outcome = write_surfaces(
-            resolution,
-            trailmap_dir,
-            scratch,
-            catalog,
-            rel,
-            gitignore=gitignore,
-            memo=written_memo,
+    try:
+        done = write_workspace(
+            resolved,
+            root=root,
+            scratch=scratch,
+            catalog=catalog,
+            memo=(store or own_store) if memo else None,
         )
-        written.extend(outcome.written)
-        findings.extend(outcome.findings)
-    if own_store is not None:
-        own_store.commit()
-        own_store.close()
-    return WorkspaceSurfaces(resolutions, tuple(written), tuple(findings))
+        if own_store is not None:
+            own_store.commit()
+    finally:
+        if own_store is not None:
+            own_store.close()
+    findings = [
+        f
+        for trailmap_id, resolution in resolved.resolutions.items()
+        for f in (*resolution.findings, *done.findings[trailmap_id])
+    ]
+    return WorkspaceSurfaces(
+        resolutions=resolved.resolutions, written=done.written, findings=tuple(findings)
+    )

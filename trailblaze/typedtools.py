@@ -17,7 +17,7 @@ from trailblaze.workspace import Workspace, scan_trailmaps
 def typed_tools_listing(ws: Workspace, trailmaps: Iterable[str]) -> str:
     from trailblaze.bundled import discover  # noqa: PLC0415 - only this listing needs them
     from trailblaze.catalog import load_catalog  # noqa: PLC0415
-    from trailblaze.check import load_manifests  # noqa: PLC0415
+    from trailblaze.discovery import load_manifests  # noqa: PLC0415
     from trailblaze.resolve import Resolver  # noqa: PLC0415
     from trailblaze.workspace import Scan  # noqa: PLC0415
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from trailblaze.catalog import load_catalog
-from trailblaze.check import load_manifests
+from trailblaze.discovery import load_manifests
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.engine import Hooks, ToolEvent
 from trailblaze.replay.fake import FakeDevice, ModelDevice

@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import write_tree
 from trailblaze.catalog import load_catalog
-from trailblaze.check import load_manifests
+from trailblaze.discovery import load_manifests
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.scope import KILL_SWITCH

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from trailblaze.catalog import Catalog, load_catalog
-from trailblaze.check import load_manifests
+from trailblaze.discovery import load_manifests
 from trailblaze.finding import Finding, did_you_mean
 from trailblaze.fsutil import write_atomic
 from trailblaze.manifest import Trailmap

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from trailblaze.proc import ProcError, ProcTimeout
 from trailblaze.proof import Diagnostic, compile_proven
 from trailblaze.proof import abs_path as _abs
@@ -11,6 +13,26 @@ from trailblaze.typegate.jobs import GateResult, Job
 from trailblaze.typegate.mapping import map_diagnostics
 from trailblaze.typegate.mapping import show as _show
 from trailblaze.typegate.settings import BATCH_SIZE, COMPILER_OPTIONS
+
+
+@dataclass(frozen=True, slots=True)
+class Compiling:
+    """How every compiler run of one `compile_jobs` is made."""
+
+    compiler: Compiler
+    layout: Layout
+    timeout: float
+    extra: tuple[str, ...] = ()
+    """Compiler arguments beyond the program (`--singleThreaded`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompilerRun:
+    """What one proven compiler run said: its diagnostics, or why it could not run."""
+
+    diagnostics: tuple[Diagnostic, ...] = ()
+    error: str | None = None
+    """Why nothing it said counts (a timeout, a crash, an unproven run); None when it ran."""
 
 
 def compile_jobs(
@@ -29,8 +51,9 @@ def compile_jobs(
     """
     result = GateResult()
     extra = ("--singleThreaded",) if single_threaded and _native(compiler) else ()
+    how = Compiling(compiler=compiler, layout=layout, timeout=timeout, extra=extra)
     for start in range(0, len(jobs), BATCH_SIZE):
-        _compile_batch(jobs[start : start + BATCH_SIZE], compiler, layout, timeout, result, extra)
+        _compile_batch(jobs[start : start + BATCH_SIZE], how, result)
     return result
 
 
@@ -39,22 +62,17 @@ def _native(compiler: Compiler) -> bool:
     return major.isdigit() and int(major) >= 7
 
 
-def _compile_batch(
-    batch: list[Job],
-    compiler: Compiler,
-    layout: Layout,
-    timeout: float,
-    result: GateResult,
-    extra: tuple[str, ...] = (),
-) -> None:
+def _compile_batch(batch: list[Job], how: Compiling, result: GateResult) -> None:
+    layout = how.layout
     pending = list(batch)
     for _attempt in range(3):
         if not pending:
             return
-        diagnostics, error = _run_tsc(pending, compiler, layout, timeout, result, extra)
-        if error is not None:
-            result.fail(pending, error)
+        run = _run_tsc(pending, how, result)
+        if run.error is not None:
+            result.fail(pending, run.error)
             return
+        diagnostics = run.diagnostics
         by_file = {_abs(job.file): job for job in pending}
         syntax = [d for d in diagnostics if d.code.startswith("TS1")]
         if syntax:
@@ -79,28 +97,21 @@ def _compile_batch(
     result.fail(pending, "the compiler kept reporting syntax errors")
 
 
-def _run_tsc(
-    jobs: list[Job],
-    compiler: Compiler,
-    layout: Layout,
-    timeout: float,
-    result: GateResult,
-    extra: tuple[str, ...] = (),
-) -> tuple[list[Diagnostic], str | None]:
+def _run_tsc(jobs: list[Job], how: Compiling, result: GateResult) -> CompilerRun:
     result.compiler_runs += 1
     result.files_compiled.extend(job.path for job in jobs)
     try:
         diagnostics = compile_proven(
             [job.file for job in jobs],
             COMPILER_OPTIONS,
-            compiler,
-            layout.root,
-            timeout=timeout,
+            how.compiler,
+            how.layout.root,
+            timeout=how.timeout,
             prefix="tsconfig.",
-            extra=extra,
+            extra=how.extra,
         )
     except ProcTimeout as exc:
-        return [], f"tsc timed out after {exc.timeout:.0f} s"
+        return CompilerRun(error=f"tsc timed out after {exc.timeout:.0f} s")
     except ProcError as exc:  # Unproven included
-        return [], f"tsc could not run: {exc}"
-    return diagnostics, None
+        return CompilerRun(error=f"tsc could not run: {exc}")
+    return CompilerRun(diagnostics=tuple(diagnostics))

@@ -15,8 +15,9 @@ from trailblaze.finding import Finding
 from trailblaze.proc import ProcError, run
 from trailblaze.proof import parse_output
 from trailblaze.scratch import Layout, make_dir, write_scratch
-from trailblaze.sdk import SdkChoice, override_tsconfig
+from trailblaze.sdk import OURS_LABEL, SdkChoice, choose_sdk, override_tsconfig
 from trailblaze.store import Kind, Store
+from trailblaze.surface import is_generated_tsconfig
 from trailblaze.toolchain import Compiler
 from trailblaze.typegate.settings import COMPILER_OPTIONS, infra_finding
 
@@ -73,7 +74,25 @@ class Emitted:
         files = data["files"]
         if not isinstance(data["output"], str) or not all(isinstance(f, str) for f in files):
             raise TypeError("malformed declaration emit")
-        return cls(True, tuple(decode_findings(data["findings"])), data["output"], tuple(files))
+        return cls(
+            complete=True,
+            findings=tuple(decode_findings(data["findings"])),
+            output=data["output"],
+            files=tuple(files),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EmitPlan:
+    """One trailmap's declaration emit, as planned: where its tools are and its output goes,
+    its memo key, the memo's last complete emit under that key (None: emit again), its SDK."""
+
+    trailmap: str
+    tools_dir: Path
+    out_dir: Path
+    key: str
+    remembered: Emitted | None
+    choice: SdkChoice
 
 
 DECLARATIONS: Kind[Emitted] = Kind("declarations", Emitted.from_json, Emitted.to_json)
@@ -101,7 +120,7 @@ def emit_declarations(
     """
     decls: dict[Path, Path] = {}
     findings: list[Finding] = []
-    plans = []
+    plans: list[EmitPlan] = []
     for trailmap, tools_dir in sorted(tools_dirs.items()):
         choice = (choices or {}).get(trailmap, OURS)
         out_dir = layout.tooldecl(trailmap)
@@ -118,46 +137,56 @@ def emit_declarations(
             str(choice.override),
             *(f"{p}\0{p.read_bytes().hex()}" for p in sources),
         )
-        state = store.get(DECLARATIONS, trailmap, key) if store is not None else None
+        remembered = store.get(DECLARATIONS, trailmap, key) if store is not None else None
         for source in sources:
             if source.name != "tsconfig.json":
                 decls[source] = out_dir / _declaration_name(source.relative_to(tools_dir))
-        plans.append((trailmap, tools_dir, out_dir, key, state, choice))
+        plans.append(
+            EmitPlan(
+                trailmap=trailmap,
+                tools_dir=tools_dir,
+                out_dir=out_dir,
+                key=key,
+                remembered=remembered,
+                choice=choice,
+            )
+        )
 
-    def emit(plan: tuple[str, Path, Path, str, Emitted | None, SdkChoice]) -> Emitted:
-        trailmap, tools_dir, out_dir, _key, state, choice = plan
-        if state is not None:
-            return state
-        make_dir(out_dir, layout.scratch)
-        tsconfig = tools_dir / "tsconfig.json"
-        if choice.override:
-            tsconfig = layout.tools_tsconfig(trailmap)
+    def emit(plan: EmitPlan) -> Emitted:
+        if plan.remembered is not None:
+            return plan.remembered
+        make_dir(plan.out_dir, layout.scratch)
+        tsconfig = plan.tools_dir / "tsconfig.json"
+        if plan.choice.override:
+            tsconfig = layout.tools_tsconfig(plan.trailmap)
             write_scratch(
                 tsconfig,
                 override_tsconfig(
-                    tools_dir / "tsconfig.json",
+                    plan.tools_dir / "tsconfig.json",
                     layout.own_sdk_dir,
-                    _fallback_tsconfig(tools_dir),
+                    _fallback_tsconfig(plan.tools_dir),
                 ),
                 layout.scratch,
             )
-        return _emit(tools_dir, tsconfig, out_dir, compiler, timeout, rel, trailmap)
+        return _emit(plan, tsconfig=tsconfig, compiler=compiler, timeout=timeout, rel=rel)
 
     # Each emit is a short compiler process that mostly waits on its own start-up: a few at
     # once keep both cores busy.
-    runs = sum(1 for plan in plans if plan[4] is None)
+    runs = sum(1 for plan in plans if plan.remembered is None)
     with ThreadPoolExecutor(4) as pool:
         states = list(pool.map(emit, plans))
     identity_parts: list[str] = []
     for plan, state in zip(plans, states, strict=True):
-        if store is not None and plan[4] is None:
+        if store is not None and plan.remembered is None:
             if state.complete:
-                store.put(DECLARATIONS, plan[0], state, key=plan[3], files=state.files)
+                store.put(DECLARATIONS, plan.trailmap, state, key=plan.key, files=state.files)
             else:
-                store.drop(DECLARATIONS, plan[0])
+                store.drop(DECLARATIONS, plan.trailmap)
         findings.extend(state.findings)
         identity_parts.append(state.output)
-    return Declarations(decls, tuple(findings), runs, digest(*identity_parts))
+    return Declarations(
+        decls=decls, findings=tuple(findings), runs=runs, identity=digest(*identity_parts)
+    )
 
 
 def _fallback_tsconfig(tools_dir: Path) -> dict[str, Any]:
@@ -172,14 +201,14 @@ def _fallback_tsconfig(tools_dir: Path) -> dict[str, Any]:
 
 
 def _emit(
-    tools_dir: Path,
+    plan: EmitPlan,
+    *,
     tsconfig: Path,
-    out_dir: Path,
     compiler: Compiler,
     timeout: float,
     rel: Callable[[Path], str],
-    trailmap: str,
 ) -> Emitted:
+    tools_dir, out_dir, trailmap = plan.tools_dir, plan.out_dir, plan.trailmap
     shown = tools_dir / "tsconfig.json"
     with tempfile.TemporaryDirectory(
         prefix="tooldecl-", dir=out_dir.parent if out_dir.parent.exists() else None
@@ -265,3 +294,31 @@ def _declaration_name(source: Path) -> Path:
         source.suffix, ".d.ts"
     )
     return source.with_name(source.name[: -len(source.suffix)] + suffix)
+
+
+def tools_root(module: Path) -> Path:
+    """The `tools/` directory a scripted tool module lives in (the trailmap is its parent)."""
+    for parent in module.parents:
+        if parent.name == "tools":
+            return parent
+    return module.parent
+
+
+def sdk_choices(
+    tools_dirs: Mapping[str, Path], *, layout: Layout, root: Path, ours: str
+) -> dict[str, SdkChoice]:
+    """The SDK each trailmap's tools compile against (`sdk.choose_sdk`); `ours` is the
+    identity of our own declarations."""
+    choices: dict[str, SdkChoice] = {}
+    for trailmap, tools in tools_dirs.items():
+        try:
+            generated = is_generated_tsconfig((tools / "tsconfig.json").read_text("utf-8"))
+        except (OSError, UnicodeDecodeError):
+            # No tsconfig (its manifest did not load, so none was generated): the tools
+            # compile with the one we would have generated, from the scratch directory.
+            choices[trailmap] = SdkChoice(OURS_LABEL, own=True, override=True, identity=ours)
+            continue
+        choices[trailmap] = choose_sdk(
+            tools, layout.sdk_dir, root, ours, generated_tsconfig=generated
+        )
+    return choices

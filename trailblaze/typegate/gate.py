@@ -1,4 +1,4 @@
-"""One run of the type gate over a workspace's trails, fed while they are still being parsed.
+"""The type gate stage: one run over a workspace's trails, fed while they are still being parsed.
 
 The check offers every eligible trail as soon as its parse outcome is known. A trail whose last
 result still holds (same generated text, surface, compiler and generator) costs nothing; one
@@ -9,12 +9,16 @@ while the workers go on parsing; one batch at a time bounds memory.
 Everything the compiler needs before the first batch (the compiler itself, the scripted
 tools' declarations, the module surfaces and their strict check) is prepared when the first
 trail is offered: a workspace without recordings never installs or starts a compiler.
+
+The check's orchestrator opens the gate after the resolve stage, hands it each chunk of parsed
+trails (`offer_parsed`), then the unchanged ones (`offer_unchanged`) and the modules it asked to
+have generated again (`stale`), and takes its verdicts with `finish`: a `GateOutcome` holding
+the record of every trail whose result changed.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,18 +28,15 @@ from typing import Any
 from trailblaze import __version__
 from trailblaze.batch import Parsed
 from trailblaze.cache import ResultCache, ResultKey, digest, open_results, options_digest
-from trailblaze.catalog import Catalog
+from trailblaze.checkcontext import CheckContext
 from trailblaze.codegen import GENERATOR_VERSION
 from trailblaze.finding import Finding
 from trailblaze.linetable import unpack_lines
 from trailblaze.options import CheckOptions
 from trailblaze.remote import RemoteConfig, RemoteConfigError, RemoteResults
-from trailblaze.resolve import Resolution
-from trailblaze.scratch import Layout, write_scratch
-from trailblaze.sdk import OURS_LABEL, SdkChoice, choose_sdk, render_sdk, sdk_type_names
+from trailblaze.sdk import OURS_LABEL, render_sdk
 from trailblaze.state import TrailRecord
-from trailblaze.store import Kind, Store
-from trailblaze.surface import is_generated_tsconfig, model_digest, sdk_dir
+from trailblaze.targets import Targets
 from trailblaze.toolchain import (
     LIBRARIES,
     Compiler,
@@ -46,38 +47,47 @@ from trailblaze.toolchain import (
 )
 from trailblaze.tooldefs import RelPath
 from trailblaze.typegate.compilation import compile_jobs
-from trailblaze.typegate.declarations import Declarations, emit_declarations, tool_sources
+from trailblaze.typegate.declarations import (
+    emit_declarations,
+    sdk_choices,
+    tool_sources,
+    tools_root,
+)
 from trailblaze.typegate.jobs import GateResult, Job
 from trailblaze.typegate.orphans import remove_orphans
 from trailblaze.typegate.settings import (
     BATCH_SIZE,
     COMPILER_OPTIONS,
-    UNRESOLVED_CODES,
     infra_finding,
     timeout_seconds,
 )
-from trailblaze.typegate.surfacecheck import SurfaceCheck, check_surfaces
-from trailblaze.typegate.surfaces import module_probe, module_surface
+from trailblaze.typegate.surfacecheck import surface_verdicts
+from trailblaze.typegate.surfaces import write_module_surfaces
 
-SURFACE_FORMAT = "2"
-"""Changes whenever module surfaces are rendered differently: old memo entries then miss."""
 
-MODULE_SURFACES: Kind[str] = Kind("module-surface", str)
-"""Per trailmap: the digest of its module surface's text and probes, keyed by what they are
-rendered from, vouching for both files."""
-SURFACES_CHECKED: Kind[bool] = Kind("surface-checked", bool)
-"""Per trailmap: its module surface compiled clean, keyed by the surface and the compiler."""
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """What the type gate stage gives back."""
 
-Phase = Callable[[str], Any]
-"""`phase(name)` returns a context manager timing that part of the run."""
+    records: dict[str, TrailRecord]
+    """The new record of every offered trail whose result changed (the others are as given)."""
+    failed: frozenset[str]
+    """Trails whose check could not complete (not type-checked, never cached)."""
+    infra: tuple[Finding, ...]
+    findings: tuple[Finding, ...]
+    """Findings that are not about one trail (errors in scripted tool modules)."""
+    stats: dict[str, Any]
+    sdks: dict[str, str]
+    """Trailmap -> the SDK its scripted tools were compiled against (for the report)."""
 
 
 @dataclass
-class Outcome:
+class _Collected:
+    """What the run collects on its way to a `GateOutcome`."""
+
     failed: set[str] = field(default_factory=set)
     infra: list[Finding] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    """Findings that are not about one trail (errors in scripted tool modules)."""
     stats: dict[str, Any] = field(
         default_factory=lambda: {
             "compiler_runs": 0,
@@ -92,32 +102,21 @@ class TypeGate:
     """One run of the type gate over a workspace's trails (see the module docstring)."""
 
     def __init__(
-        self,
-        root: Path,
-        layout: Layout,
-        options: CheckOptions,
-        catalog: Catalog,
-        targets: Mapping[str, Resolution],
-        exempt: Mapping[str, str],
-        records: dict[str, TrailRecord],
-        phase: Phase,
-        trailmap_dirs: Mapping[str, Path] | None = None,
-        *,
-        store: Store,
+        self, ctx: CheckContext, targets: Targets, *, trailmap_dirs: Mapping[str, Path]
     ) -> None:
-        self.root = root
-        self.layout = layout
-        self.options = options
-        self.catalog = catalog
-        self.targets = targets
-        self.exempt = exempt
-        self.records = records
-        self.phase = phase
-        self.trailmap_dirs = dict(trailmap_dirs or {})
-        self.store = store
+        self.ctx = ctx
+        self.root = ctx.ws.root
+        self.layout = ctx.layout
+        self.options = ctx.options
+        self.catalog = ctx.catalog
+        self.targets = targets.resolutions
+        self.trailmap_dirs = dict(trailmap_dirs)
+        self.store = ctx.store
+        self.phase = ctx.timer.phase
         self.sdks: dict[str, str] = {}
-        """Trailmap -> the SDK its scripted tools were compiled against (for the report)."""
-        self.outcome = Outcome()
+        self.results: dict[str, TrailRecord] = {}
+        """The records this run changed, by trail path."""
+        self.collected = _Collected()
         self.offered: set[str] = set()
         self.stale: list[str] = []
         """Trails whose outcome came from the state but whose module must be generated again."""
@@ -128,7 +127,6 @@ class TypeGate:
         """The trails not type-checked because there is no compiler: one finding says so."""
         self._toolchain_tools: list[str] = []
         """The trailmaps whose scripted tools were not compiled for the same reason."""
-        self._tool_findings: tuple[Finding, ...] = ()
         self._broken: dict[str, str] = {}
         self._unresolved: dict[str, dict[str, str]] = {}
         self._surface_keys: dict[str, str] = {}
@@ -161,7 +159,7 @@ class TypeGate:
         for resolution in self.targets.values():
             for entry in resolution.entries:
                 if entry.module is not None and entry.kind == "module":
-                    tools = _tools_root(entry.module)
+                    tools = tools_root(entry.module)
                     tools_dirs.setdefault(tools.parent.name, tools)
         return tools_dirs
 
@@ -184,18 +182,7 @@ class TypeGate:
             return
         compiler = self._compiler
         ours = digest(render_sdk(self.catalog), str(zod), LIBRARIES["zod"])
-        choices: dict[str, SdkChoice] = {}
-        for trailmap, tools in tools_dirs.items():
-            try:
-                generated = is_generated_tsconfig((tools / "tsconfig.json").read_text("utf-8"))
-            except (OSError, UnicodeDecodeError):
-                # No tsconfig (its manifest did not load, so none was generated): the tools
-                # compile with the one we would have generated, from the scratch directory.
-                choices[trailmap] = SdkChoice(OURS_LABEL, own=True, override=True, identity=ours)
-                continue
-            choices[trailmap] = choose_sdk(
-                tools, sdk_dir(self.layout.scratch), self.root, ours, generated_tsconfig=generated
-            )
+        choices = sdk_choices(tools_dirs, layout=self.layout, root=self.root, ours=ours)
         self.sdks = dict.fromkeys(self.targets, OURS_LABEL) | {
             t: choice.label for t, choice in choices.items()
         }
@@ -209,16 +196,17 @@ class TypeGate:
                 choices=choices,
                 store=self.store,
             )
-        self.outcome.stats["decl_runs"] = decls.runs
+        self.collected.stats["decl_runs"] = decls.runs
         for finding in decls.findings:
             if finding.kind == "infra":
-                self.outcome.infra.append(finding)
+                self.collected.infra.append(finding)
             else:
                 # Fatal whatever the trailmap's exemption, as in the reference's typecheck phase:
                 # an exemption is about recordings, not about the tools' own code.
-                self.outcome.findings.append(finding.with_(fatal=True))
-        self._tool_findings = decls.findings
-        self._module_surfaces(decls)
+                self.collected.findings.append(finding.with_(fatal=True))
+        self._surface_keys = write_module_surfaces(
+            self.targets, layout=self.layout, decls=decls, catalog=self.catalog, store=self.store
+        )
         # Our SDK's declarations and the zod version they are checked with, by content.
         sdk = digest(render_sdk(self.catalog), LIBRARIES["zod"])
         self._options = options_digest(GENERATOR_VERSION, __version__, COMPILER_OPTIONS, sdk)
@@ -227,146 +215,69 @@ class TypeGate:
         self._compiler_key = f"{compiler.version}:{compiler.path.stat().st_size}"
         self._base_key = digest(compiler.identity, self._options, ours)
         with self.phase("surface check"):
-            checked = self._check_surfaces(compiler, decls)
+            checked = surface_verdicts(
+                self.targets,
+                surface_keys=self._surface_keys,
+                base_key=self._base_key,
+                decls=decls,
+                compiler=compiler,
+                layout=self.layout,
+                timeout=self._timeout,
+                store=self.store,
+                rel=RelPath(self.root),
+            )
         self._broken = checked.broken
         self._unresolved = checked.unresolved
-        self._unresolved_by_findings(tools_dirs)
         self._cache = open_results(self.layout)
         self._remote = _remote(self.options)
 
-    def _module_surfaces(self, decls: Declarations) -> None:
-        """Write each target's module surface and key it; unchanged ones are not rendered.
-
-        A memo maps what a surface is rendered from (the model, the declaration files its
-        modules resolved to) to a digest of its text, trusted while the file is as written.
-        """
-        names = sdk_type_names(self.catalog)
-        for trailmap in sorted(self.targets):
-            resolution = self.targets[trailmap]
-            refs = sorted(
-                str(decls.decls.get(e.module, f"missing:{e.module}"))
-                for e in resolution.entries
-                if e.module is not None
-            )
-            key = digest(
-                SURFACE_FORMAT,
-                model_digest(resolution),
-                json.dumps(refs),
-                str(self.layout.root),
-                *sorted(names),
-            )
-            path = self.layout.surface(trailmap)
-            probe = self.layout.probe(trailmap)
-            text_digest = self.store.get(MODULE_SURFACES, trailmap, key)
-            if text_digest is None:
-                text = module_surface(resolution, self.layout, decls.decls, names)
-                probe_text = module_probe(resolution)
-                write_scratch(path, text, self.layout.scratch)
-                write_scratch(probe, probe_text, self.layout.scratch)
-                text_digest = digest(text, probe_text)
-                self.store.put(MODULE_SURFACES, trailmap, text_digest, key=key, files=[path, probe])
-            self._surface_keys[trailmap] = digest(text_digest, decls.identity, self.catalog.version)
-
-    def _unresolved_by_findings(self, tools_dirs: Mapping[str, Path]) -> None:
-        """Scripted tools whose sources fail to resolve a name or module: their declared input
-        types may hold error types anywhere, which no probe can see, so calls go unchecked."""
-        rel = RelPath(self.root)
-        failing: dict[str, Finding] = {}
-        for finding in self._tool_findings:
-            if finding.kind == "tool" and finding.code in UNRESOLVED_CODES:
-                failing.setdefault(finding.path, finding)
-        if not failing:
-            return
-        for trailmap, resolution in self.targets.items():
-            scripted = [
-                e for e in resolution.entries if e.module is not None and e.input_schema is None
-            ]
-            for entry in scripted:
-                assert entry.module is not None
-                found = failing.get(rel(entry.module))
-                if found is None:
-                    # A failing helper module beside it (not itself a tool) may be what it imports.
-                    tools = rel(_tools_root(entry.module)) + "/"
-                    modules = {rel(e.module) for e in scripted if e.module is not None}
-                    found = next(
-                        (
-                            f
-                            for path, f in sorted(failing.items())
-                            if path.startswith(tools) and path not in modules
-                        ),
-                        None,
-                    )
-                if found is not None:
-                    text = f"{found.text} [{found.code}]" if found.code else found.text
-                    self._unresolved.setdefault(trailmap, {}).setdefault(entry.name, text)
-
-    def _check_surfaces(self, compiler: Compiler, decls: Declarations) -> SurfaceCheck:
-        """Check the module surfaces that changed since their last clean check.
-
-        Only a surface with nothing broken and nothing unresolved is remembered as clean: one
-        with unresolved tools is checked again on every run, so its reasons stay known.
-        """
-        wanted = {t: digest(self._base_key, key) for t, key in self._surface_keys.items()}
-        todo = {
-            t: self.layout.surface(t)
-            for t, key in wanted.items()
-            if not self.store.fresh(SURFACES_CHECKED, t, key)
-        }
-        scripted: dict[str, dict[Path, tuple[str, ...]]] = {}
-        for trailmap in todo:
-            files: dict[Path, list[str]] = {}
-            for entry in self.targets[trailmap].entries:
-                if entry.module is not None and entry.input_schema is None:
-                    decl = decls.decls.get(entry.module)
-                    if decl is not None:
-                        files.setdefault(decl, []).append(entry.name)
-            scripted[trailmap] = {decl: tuple(tools) for decl, tools in files.items()}
-        outcome = check_surfaces(
-            todo, compiler, self.layout, timeout=self._timeout, scripted=scripted
-        )
-        for trailmap in todo:
-            if trailmap in outcome.broken or trailmap in outcome.unresolved:
-                self.store.drop(SURFACES_CHECKED, trailmap)
-            else:
-                self.store.put(SURFACES_CHECKED, trailmap, True, key=wanted[trailmap])
-        # Say why in the words of the tool's own source when it has a finding there.
-        first_finding: dict[str, Finding] = {}
-        for finding in self._tool_findings:
-            first_finding.setdefault(finding.path, finding)
-        for trailmap, tools in outcome.unresolved.items():
-            for tool, reason in tools.items():
-                owner = self.targets[trailmap].entry(tool)
-                source = owner.module if owner is not None else None
-                found = first_finding.get(RelPath(self.root)(source)) if source else None
-                if found is not None:
-                    tools[tool] = f"{found.text} [{found.code}]" if found.code else found.text
-                elif reason.startswith("typegate/"):
-                    tools[tool] = f"its declarations do not resolve: {reason}"
-        return outcome
-
     # -- offering trails ------------------------------------------------------------------------
 
-    def offer(self, rel: str, parsed: Parsed | None = None) -> None:
+    def eligible(self, record: TrailRecord) -> bool:
+        """Whether the gate checks this trail: it parsed, has calls, and targets a surface."""
+        return (
+            self.options.typecheck
+            and record.status != "rejected"
+            and record.target in self.targets
+            and record.calls > 0
+        )
+
+    def offer_parsed(self, chunk: Iterable[Parsed]) -> None:
+        """Freshly parsed trails: the eligible ones, with their generated modules."""
+        for parsed in chunk:
+            if parsed.module is not None and self.eligible(parsed.record):
+                self.offer(parsed.record, parsed)
+
+    def offer_unchanged(self, records: Mapping[str, TrailRecord]) -> list[str]:
+        """Every eligible trail not offered yet (its file did not change): its last result
+        holds, or it is `stale`; the trails whose modules must be generated again."""
+        offered = self.offered
+        for rel, record in records.items():
+            if rel not in offered and self.eligible(record):
+                self.offer(record)
+        return self.stale
+
+    def offer(self, record: TrailRecord, parsed: Parsed | None = None) -> None:
         """An eligible trail, with its freshly generated module when it was parsed this run."""
         self._prepare()
-        record = self.records[rel]
+        rel = record.path
         target = record.target
         assert target is not None
         self.offered.add(rel)
         if self._toolchain_error is not None:
-            self.outcome.failed.add(rel)
-            self.records[rel] = record.with_result(None, ())
+            self.collected.failed.add(rel)
+            self.results[rel] = record.with_result(None, ())
             self._toolchain_failed.append(rel)
             return
         if target in self._broken:
-            self._fail(rel, f"type check could not run: {self._broken[target]}", "typegate")
+            self._fail(record, f"type check could not run: {self._broken[target]}", "typegate")
             return
         surface_key = self._surface_keys[target]
         unresolved = self._unresolved.get(target)
         if parsed is None and unresolved:
             self.stale.append(rel)  # its calls must be looked at: regenerate its module
             return
-        if parsed is not None and unresolved and self._unchecked_calls(rel, parsed, unresolved):
+        if parsed is not None and unresolved and self._unchecked_calls(record, parsed, unresolved):
             return
         if parsed is None:
             if (
@@ -374,7 +285,7 @@ class TypeGate:
                 and record.surface_key == surface_key
                 and record.base_key == self._base_key
             ):
-                self.outcome.stats["cache_hits"] += 1
+                self.collected.stats["cache_hits"] += 1
                 return
             self.stale.append(rel)
             return
@@ -384,11 +295,18 @@ class TypeGate:
         key = self.result_key(parsed.module, surface_key)
         cached = self._cache.get(key)
         if cached is not None:
-            self.outcome.stats["cache_hits"] += 1
-            self.records[rel] = record.with_result(key.digest, cached, surface_key, self._base_key)
+            self.collected.stats["cache_hits"] += 1
+            self.results[rel] = record.with_result(key.digest, cached, surface_key, self._base_key)
             return
-        self.records[rel] = record.with_result(None, (), surface_key, self._base_key)
-        job = Job(rel, target, self.layout.trail_file(rel), parsed.lines, key.digest, parsed.lints)
+        self.results[rel] = record.with_result(None, (), surface_key, self._base_key)
+        job = Job(
+            path=rel,
+            trailmap=target,
+            file=self.layout.trail_file(rel),
+            lines=parsed.lines,
+            key=key.digest,
+            lints=parsed.lints,
+        )
         self._keys[rel] = key
         if self._remote is not None:
             self._remote_keys[rel] = key.digest  # the same key addresses the remote cache
@@ -396,12 +314,15 @@ class TypeGate:
         if len(self._pending) >= BATCH_SIZE:
             self._submit()
 
-    def _unchecked_calls(self, rel: str, parsed: Parsed, unresolved: Mapping[str, str]) -> bool:
+    def _unchecked_calls(
+        self, record: TrailRecord, parsed: Parsed, unresolved: Mapping[str, str]
+    ) -> bool:
         """Report each call of the trail to a tool whose input type is unresolved; whether any.
 
         Such a trail is not compiled and never cached: checked against `any`, it would pass.
         """
         assert parsed.lines is not None
+        rel = record.path
         seen: set[tuple[int, int, str]] = set()
         found: list[Finding] = []
         for gen in sorted(unpack_lines(parsed.lines).values(), key=lambda g: (g.line, g.column)):
@@ -422,15 +343,15 @@ class TypeGate:
                     step=gen.step,
                     classifier=gen.classifier,
                     tool=gen.tool,
-                    trailmap=self.records[rel].target,
+                    trailmap=record.target,
                     position=gen.position,
                 )
             )
         if not found:
             return False
-        self.outcome.failed.add(rel)
-        self.records[rel] = self.records[rel].with_result(None, ())
-        self.outcome.infra.extend(found)
+        self.collected.failed.add(rel)
+        self.results[rel] = record.with_result(None, ())
+        self.collected.infra.extend(found)
         return True
 
     def result_key(self, module: str, surface_key: str) -> ResultKey:
@@ -441,10 +362,10 @@ class TypeGate:
             trail=module, surface=surface_key, compiler=self._compiler_key, options=self._options
         )
 
-    def _fail(self, rel: str, reason: str, code: str) -> None:
-        self.outcome.failed.add(rel)
-        self.records[rel] = self.records[rel].with_result(None, ())
-        self.outcome.infra.append(infra_finding(rel, reason, self.records[rel].target, code))
+    def _fail(self, record: TrailRecord, reason: str, code: str) -> None:
+        self.collected.failed.add(record.path)
+        self.results[record.path] = record.with_result(None, ())
+        self.collected.infra.append(infra_finding(record.path, reason, record.target, code))
 
     def _submit(self, *, parsing: bool = True) -> None:
         """Compile the pending jobs in the background; `parsing`: the workers still need the cores."""
@@ -490,8 +411,12 @@ class TypeGate:
 
     # -- finishing ------------------------------------------------------------------------------
 
-    def finish(self, keep_generated: AbstractSet[str], trails_changed: bool) -> Outcome:
-        """Compile what is left, wait for every batch, and record the results."""
+    def finish(self, *, keep_generated: AbstractSet[str], trails_changed: bool) -> GateOutcome:
+        """Compile what is left, wait for every batch, and record the results.
+
+        `keep_generated`: the trails whose generated modules stay on disk; `trails_changed`:
+        whether that set may differ from the last run's (else no orphan is looked for).
+        """
         if self.options.typecheck and not self._prepared and self._tools_dirs():
             # No trail was offered, but authored tools are compiled all the same.
             self._prepare()
@@ -502,7 +427,7 @@ class TypeGate:
                 results = [future.result() for future in self._batches]
             finally:
                 self._compiling.shutdown(wait=True)
-        outcome = self.outcome
+        outcome = self.collected
         if self._toolchain_error is not None and (self._toolchain_failed or self._toolchain_tools):
             what = [f"{len(self._toolchain_failed)} trail(s)"] if self._toolchain_failed else []
             if self._toolchain_tools:
@@ -525,14 +450,16 @@ class TypeGate:
             for path, findings in result.findings.items():
                 job = by_path[path]
                 stored.append((self._keys[path], findings))
-                self.records[path] = self.records[path].with_result(
+                self.results[path] = self.results[path].with_result(
                     job.key, findings, self._surface_keys[job.trailmap], self._base_key
                 )
         # A job with neither a result nor a failure was not checked: never a silent pass.
         for job in self._jobs:
             if job.path not in outcome.failed and not any(job.path in r.findings for r in results):
                 self._fail(
-                    job.path, "type check could not run: the compiler gave no result", "typegate"
+                    self.results[job.path],
+                    "type check could not run: the compiler gave no result",
+                    "typegate",
                 )
         if self._cache is not None:
             self._cache.put_many(stored)
@@ -543,7 +470,14 @@ class TypeGate:
         outcome.stats["removed"] = (
             remove_orphans(self.layout, keep_generated) if trails_changed else 0
         )
-        return outcome
+        return GateOutcome(
+            records=self.results,
+            failed=frozenset(outcome.failed),
+            infra=tuple(outcome.infra),
+            findings=tuple(outcome.findings),
+            stats=outcome.stats,
+            sdks=dict(sorted(self.sdks.items())),
+        )
 
     def _finish_remote(self) -> None:
         self._storing.shutdown(wait=True)
@@ -551,7 +485,7 @@ class TypeGate:
             future.result()
         if self._remote is not None:
             self._remote.close()
-            self.outcome.stats.update(self._remote.stats())
+            self.collected.stats.update(self._remote.stats())
 
 
 def _remote(options: CheckOptions) -> RemoteResults | None:
@@ -564,11 +498,3 @@ def _remote(options: CheckOptions) -> RemoteResults | None:
     except RemoteConfigError:
         return None
     return None if config is None else RemoteResults(config)
-
-
-def _tools_root(module: Path) -> Path:
-    """The `tools/` directory a scripted tool module lives in (the trailmap is its parent)."""
-    for parent in module.parents:
-        if parent.name == "tools":
-            return parent
-    return module.parent

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from trailblaze.codegen import HEADER_LINES
 from trailblaze.finding import Finding
@@ -15,7 +16,7 @@ from trailblaze.typegate.jobs import GateResult, Job
 
 def map_diagnostics(
     jobs: list[Job],
-    diagnostics: list[Diagnostic],
+    diagnostics: Sequence[Diagnostic],
     layout: Layout,
     result: GateResult,
 ) -> None:
@@ -25,7 +26,7 @@ def map_diagnostics(
         by_trailmap[job.trailmap].append(job)
     findings: dict[str, list[Finding]] = {job.path: list(job.lints) for job in jobs}
     failed: dict[str, str] = {}
-    surfaces_root = _abs(layout.root / "surfaces")
+    surfaces_root = _abs(layout.surfaces_dir)
     tables: dict[str, dict[int, GenLine]] = {}
     for diagnostic in diagnostics:
         owner = by_file.get(diagnostic.file)

@@ -15,7 +15,7 @@ def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
     String paths throughout: this walks every generated module, ten thousand in a large
     workspace, and pathlib would cost more than the walk.
     """
-    trails = os.path.normpath(os.path.abspath(layout.root / "trails"))
+    trails = os.path.normpath(os.path.abspath(layout.trails_dir))
     if not os.path.isdir(trails):
         return 0
     wanted = {os.path.normpath(os.path.join(trails, generated_name(rel))) for rel in keep_trails}

@@ -6,14 +6,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trailblaze.cache import digest
+from trailblaze.finding import Finding
 from trailblaze.proc import ProcError
 from trailblaze.proof import abs_path as _abs
 from trailblaze.proof import compile_proven
+from trailblaze.resolve import Resolution
 from trailblaze.scratch import Layout, write_scratch
+from trailblaze.store import Kind, Store
 from trailblaze.toolchain import Compiler
+from trailblaze.tooldefs import RelPath
+from trailblaze.typegate.declarations import Declarations, tools_root
 from trailblaze.typegate.mapping import show as _show
 from trailblaze.typegate.settings import SURFACE_OPTIONS, UNRESOLVED_CODES
 from trailblaze.typegate.surfaces import _UNRESOLVED
+
+SURFACES_CHECKED: Kind[bool] = Kind("surface-checked", bool)
+"""Per trailmap: its module surface compiled clean, keyed by the surface and the compiler."""
 
 
 @dataclass
@@ -89,7 +98,7 @@ def check_surfaces(
     owner = {_abs(path): trailmap for trailmap, path in surfaces.items()}
     owner |= {_abs(layout.probe(trailmap)): trailmap for trailmap in surfaces}
     twin_of = {_abs(twin): _abs(decl) for twin, decl in twins.items()}
-    tooldecl = _abs(layout.root / "tooldecl")
+    tooldecl = _abs(layout.tooldecl_dir)
     declared = {
         trailmap: {_abs(decl): tools for decl, tools in files.items()}
         for trailmap, files in (scripted or {}).items()
@@ -135,3 +144,100 @@ def check_surfaces(
                     each, f"a declaration shared by every surface does not compile: {where}"
                 )
     return outcome
+
+
+def surface_verdicts(
+    targets: Mapping[str, Resolution],
+    *,
+    surface_keys: Mapping[str, str],
+    base_key: str,
+    decls: Declarations,
+    compiler: Compiler,
+    layout: Layout,
+    timeout: float,
+    store: Store,
+    rel: RelPath,
+) -> SurfaceCheck:
+    """Which targets cannot be checked at all, and which of their scripted tools not: the
+    module surfaces that changed since their last clean check compiled (`check_surfaces`),
+    and the tools whose own sources fail to resolve a name or module.
+
+    Only a surface with nothing broken and nothing unresolved is remembered as clean
+    (`SURFACES_CHECKED`): one with unresolved tools is checked again on every run, so its
+    reasons stay known.
+    """
+    wanted = {t: digest(base_key, key) for t, key in surface_keys.items()}
+    todo = {
+        t: layout.surface(t)
+        for t, key in wanted.items()
+        if not store.fresh(SURFACES_CHECKED, t, key)
+    }
+    scripted: dict[str, dict[Path, tuple[str, ...]]] = {}
+    for trailmap in todo:
+        files: dict[Path, list[str]] = {}
+        for entry in targets[trailmap].entries:
+            if entry.module is not None and entry.input_schema is None:
+                decl = decls.decls.get(entry.module)
+                if decl is not None:
+                    files.setdefault(decl, []).append(entry.name)
+        scripted[trailmap] = {decl: tuple(tools) for decl, tools in files.items()}
+    outcome = check_surfaces(todo, compiler, layout, timeout=timeout, scripted=scripted)
+    for trailmap in todo:
+        if trailmap in outcome.broken or trailmap in outcome.unresolved:
+            store.drop(SURFACES_CHECKED, trailmap)
+        else:
+            store.put(SURFACES_CHECKED, trailmap, True, key=wanted[trailmap])
+    # Say why in the words of the tool's own source when it has a finding there.
+    first_finding: dict[str, Finding] = {}
+    for finding in decls.findings:
+        first_finding.setdefault(finding.path, finding)
+    for trailmap, tools in outcome.unresolved.items():
+        for tool, reason in tools.items():
+            owner = targets[trailmap].entry(tool)
+            source = owner.module if owner is not None else None
+            found = first_finding.get(rel(source)) if source else None
+            if found is not None:
+                tools[tool] = f"{found.text} [{found.code}]" if found.code else found.text
+            elif reason.startswith("typegate/"):
+                tools[tool] = f"its declarations do not resolve: {reason}"
+    for trailmap, tools in _unresolved_by_findings(targets, decls.findings, rel).items():
+        for tool, text in tools.items():
+            outcome.unresolved.setdefault(trailmap, {}).setdefault(tool, text)
+    return outcome
+
+
+def _unresolved_by_findings(
+    targets: Mapping[str, Resolution], tool_findings: Iterable[Finding], rel: RelPath
+) -> dict[str, dict[str, str]]:
+    """Scripted tools whose sources fail to resolve a name or module: their declared input
+    types may hold error types anywhere, which no probe can see, so calls go unchecked."""
+    failing: dict[str, Finding] = {}
+    for finding in tool_findings:
+        if finding.kind == "tool" and finding.code in UNRESOLVED_CODES:
+            failing.setdefault(finding.path, finding)
+    found_reasons: dict[str, dict[str, str]] = {}
+    if not failing:
+        return found_reasons
+    for trailmap, resolution in targets.items():
+        scripted = [
+            e for e in resolution.entries if e.module is not None and e.input_schema is None
+        ]
+        for entry in scripted:
+            assert entry.module is not None
+            found = failing.get(rel(entry.module))
+            if found is None:
+                # A failing helper module beside it (not itself a tool) may be what it imports.
+                tools = rel(tools_root(entry.module)) + "/"
+                modules = {rel(e.module) for e in scripted if e.module is not None}
+                found = next(
+                    (
+                        f
+                        for path, f in sorted(failing.items())
+                        if path.startswith(tools) and path not in modules
+                    ),
+                    None,
+                )
+            if found is not None:
+                text = f"{found.text} [{found.code}]" if found.code else found.text
+                found_reasons.setdefault(trailmap, {}).setdefault(entry.name, text)
+    return found_reasons
