@@ -32,8 +32,6 @@ from trailblaze.checkcontext import CheckContext
 from trailblaze.codegen import GENERATOR_VERSION
 from trailblaze.finding import Finding
 from trailblaze.linetable import unpack_lines
-from trailblaze.options import CheckOptions
-from trailblaze.remote import RemoteConfig, RemoteConfigError, RemoteResults
 from trailblaze.sdk import OURS_LABEL, render_sdk
 from trailblaze.state import TrailRecord
 from trailblaze.targets import Targets
@@ -55,6 +53,7 @@ from trailblaze.typegate.declarations import (
 )
 from trailblaze.typegate.jobs import GateResult, Job
 from trailblaze.typegate.orphans import remove_orphans
+from trailblaze.typegate.remoteverdicts import RemoteVerdicts
 from trailblaze.typegate.settings import (
     BATCH_SIZE,
     COMPILER_OPTIONS,
@@ -140,11 +139,7 @@ class TypeGate:
         self._batches: list[Future[GateResult]] = []
         self._compiling = ThreadPoolExecutor(1, thread_name_prefix="tsc")
         self._timeout = timeout_seconds()
-        self._remote: RemoteResults | None = None
-        self._remote_keys: dict[str, str] = {}
-        """Trail path -> the remote cache's key of its verdict (only with a remote cache)."""
-        self._storing = ThreadPoolExecutor(1, thread_name_prefix="remote-store")
-        self._stores: list[Future[None]] = []
+        self._remote: RemoteVerdicts | None = None
 
     # -- preparing ------------------------------------------------------------------------------
 
@@ -229,7 +224,7 @@ class TypeGate:
         self._broken = checked.broken
         self._unresolved = checked.unresolved
         self._cache = open_results(self.layout)
-        self._remote = _remote(self.options)
+        self._remote = RemoteVerdicts.open(self.options)
 
     # -- offering trails ------------------------------------------------------------------------
 
@@ -308,8 +303,6 @@ class TypeGate:
             lints=parsed.lints,
         )
         self._keys[rel] = key
-        if self._remote is not None:
-            self._remote_keys[rel] = key.digest  # the same key addresses the remote cache
         self._pending.append(job)
         if len(self._pending) >= BATCH_SIZE:
             self._submit()
@@ -381,15 +374,8 @@ class TypeGate:
         background thread, so the remote is asked while the workers parse)."""
         assert self._compiler is not None
         remote = self._remote
-        hits: dict[str, list[Finding]] = {}
-        if remote is not None:
-            wanted = [(self._remote_keys[job.path], job.path) for job in batch]
-            found = remote.fetch(wanted)
-            for job in batch:
-                entry = found.get(self._remote_keys[job.path])
-                if entry is not None:
-                    hits[job.path] = [Finding.from_json(f) for f in entry]
-            batch = [job for job in batch if job.path not in hits]
+        hits = remote.fetch(batch) if remote is not None else {}
+        batch = [job for job in batch if job.path not in hits]
         result = (
             compile_jobs(
                 batch, self._compiler, self.layout, timeout=self._timeout, single_threaded=parsing
@@ -398,14 +384,7 @@ class TypeGate:
             else GateResult()
         )
         if remote is not None and batch:
-            # Only verdicts the compiler really produced; a trail whose check could not
-            # complete has none in `result.findings`.
-            proven = [
-                (self._remote_keys[job.path], [f.to_json() for f in result.findings[job.path]])
-                for job in batch
-                if job.path in result.findings and job.path not in result.failed
-            ]
-            self._stores.append(self._storing.submit(remote.store, proven))
+            remote.store(batch, result)
         result.findings.update(hits)
         return result
 
@@ -464,7 +443,8 @@ class TypeGate:
         if self._cache is not None:
             self._cache.put_many(stored)
             self._cache.close()
-        self._finish_remote()
+        if self._remote is not None:
+            outcome.stats.update(self._remote.close())
         # The modules on disk are those of the last run's trails: only a change in that set
         # (or a state that was lost, which reads as "every trail is new") leaves orphans.
         outcome.stats["removed"] = (
@@ -478,23 +458,3 @@ class TypeGate:
             stats=outcome.stats,
             sdks=dict(sorted(self.sdks.items())),
         )
-
-    def _finish_remote(self) -> None:
-        self._storing.shutdown(wait=True)
-        for future in self._stores:
-            future.result()
-        if self._remote is not None:
-            self._remote.close()
-            self.collected.stats.update(self._remote.stats())
-
-
-def _remote(options: CheckOptions) -> RemoteResults | None:
-    """The remote cache the options name, or None (none named, or a setting that cannot work:
-    the CLI and the doit task refuse those before the check starts)."""
-    if not options.remote_cache:
-        return None
-    try:
-        config = RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
-    except RemoteConfigError:
-        return None
-    return None if config is None else RemoteResults(config)
