@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from trailblaze.artifacts import DTS_NAME
 from trailblaze.batch import parse_bytes
 from trailblaze.bundled import discover
 from trailblaze.catalog import load_catalog
@@ -39,7 +40,7 @@ from trailblaze.proof import parse_output
 from trailblaze.runif import runif_findings
 from trailblaze.scratch import Layout
 from trailblaze.sdk import sdk_type_names
-from trailblaze.surface import DTS_NAME, generate_surfaces
+from trailblaze.surface import generate_surfaces
 from trailblaze.toolchain import BASELINE_TS_VERSION, find_compiler
 from trailblaze.typegate.settings import COMPILER_OPTIONS
 from trailblaze.typegate.surfaces import module_surface

@@ -17,21 +17,15 @@ from jsonschema import Draft202012Validator
 
 from tests.conftest import DATA, ROOT, write_tree
 from tests.golden import assert_golden, mismatch
-from trailblaze import surface as surface_module
+from trailblaze import artifacts as artifacts_module
+from trailblaze.artifacts import DTS_NAME, SCHEMA_NAME, SIDECAR_NAME, TSCONFIG_NAME
 from trailblaze.catalog import load_catalog
 from trailblaze.discovery import load_manifests
 from trailblaze.finding import Finding
 from trailblaze.resolve import Resolution, Resolver
 from trailblaze.scratch import Layout
 from trailblaze.sdk import OURS_LABEL, hand_tools, render_sdk, sdk_type_names
-from trailblaze.surface import (
-    DTS_NAME,
-    SCHEMA_NAME,
-    SIDECAR_NAME,
-    TSCONFIG_NAME,
-    WorkspaceSurfaces,
-    generate_surfaces,
-)
+from trailblaze.surface import WorkspaceSurfaces, generate_surfaces
 from trailblaze.trailschema import trail_schema
 from trailblaze.typegate.surfaces import module_surface
 from trailblaze.workspace import Workspace, find_workspace, scan
@@ -476,13 +470,13 @@ def test_unchanged_surfaces_are_not_rendered_again(
 ) -> None:
     generate(ws_copy)
     rendered: list[str] = []
-    real = surface_module.render_sidecar
+    real = artifacts_module.render_sidecar
 
     def counting(resolution: Resolution) -> str:
         rendered.append(resolution.trailmap)
         return real(resolution)
 
-    monkeypatch.setattr(surface_module, "render_sidecar", counting)
+    monkeypatch.setattr(artifacts_module, "render_sidecar", counting)
     assert generate(ws_copy).result.written == ()
     assert rendered == []
     # A generated file edited by hand is rendered and restored on the next run.
@@ -623,8 +617,8 @@ def test_an_unreadable_gitignore_is_a_warning(ws_copy: Path) -> None:
 
 
 def test_boolean_property_schemas_are_rendered_not_crashed_on(tmp_path: Path) -> None:
+    from trailblaze.artifacts import render_client_dts, render_sidecar  # noqa: PLC0415
     from trailblaze.resolve import ToolEntry  # noqa: PLC0415
-    from trailblaze.surface import render_client_dts, render_sidecar  # noqa: PLC0415
 
     schema = {
         "type": "object",

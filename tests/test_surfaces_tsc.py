@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import CORPUS, DATA, write_tree
+from trailblaze.artifacts import DTS_NAME
 from trailblaze.catalog import load_catalog
 from trailblaze.discovery import load_manifests
 from trailblaze.proc import ProcResult, run
 from trailblaze.proof import parse_output
-from trailblaze.surface import DTS_NAME, generate_surfaces
+from trailblaze.surface import generate_surfaces
 from trailblaze.toolchain import Compiler
 from trailblaze.workspace import find_workspace, scan
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trailblaze.artifacts import is_generated_tsconfig
 from trailblaze.cache import decode_findings, digest
 from trailblaze.finding import Finding
 from trailblaze.proc import ProcError, run
@@ -17,7 +18,6 @@ from trailblaze.proof import parse_output
 from trailblaze.scratch import Layout, make_dir, write_scratch
 from trailblaze.sdk import OURS_LABEL, SdkChoice, choose_sdk, override_tsconfig
 from trailblaze.store import Kind, Store
-from trailblaze.surface import is_generated_tsconfig
 from trailblaze.toolchain import Compiler
 from trailblaze.typegate.settings import COMPILER_OPTIONS, infra_finding
 

@@ -7,13 +7,14 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from trailblaze.artifacts import imports_for, render_entries
 from trailblaze.cache import digest
 from trailblaze.catalog import Catalog
 from trailblaze.resolve import Resolution, ToolEntry
 from trailblaze.scratch import Layout, module_specifier, write_scratch
 from trailblaze.sdk import sdk_type_names
 from trailblaze.store import Kind, Store
-from trailblaze.surface import imports_for, model_digest, render_entries
+from trailblaze.surface import model_digest
 from trailblaze.tsrender import import_path, ts_comment, ts_string
 from trailblaze.typegate.declarations import Declarations
 
