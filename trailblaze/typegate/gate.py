@@ -25,43 +25,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trailblaze import __version__
 from trailblaze.batch import Parsed
-from trailblaze.cache import ResultCache, ResultKey, digest, open_results, options_digest
+from trailblaze.cache import ResultCache, ResultKey, open_results
 from trailblaze.checkcontext import CheckContext
-from trailblaze.codegen import GENERATOR_VERSION
 from trailblaze.finding import Finding
 from trailblaze.linetable import unpack_lines
-from trailblaze.sdk import OURS_LABEL, render_sdk
 from trailblaze.state import TrailRecord
 from trailblaze.targets import Targets
 from trailblaze.toolchain import (
-    LIBRARIES,
     Compiler,
-    ToolchainError,
     compiler_location,
-    find_compiler,
-    install_library,
 )
-from trailblaze.tooldefs import RelPath
 from trailblaze.typegate.compilation import compile_jobs
-from trailblaze.typegate.declarations import (
-    emit_declarations,
-    sdk_choices,
-    tool_sources,
-    tools_root,
-)
 from trailblaze.typegate.jobs import GateResult, Job
 from trailblaze.typegate.orphans import remove_orphans
+from trailblaze.typegate.preparation import NoCompiler, prepare, tools_dirs
 from trailblaze.typegate.remoteverdicts import RemoteVerdicts
 from trailblaze.typegate.settings import (
     BATCH_SIZE,
-    COMPILER_OPTIONS,
     infra_finding,
     timeout_seconds,
 )
-from trailblaze.typegate.surfacecheck import surface_verdicts
-from trailblaze.typegate.surfaces import write_module_surfaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,54 +127,25 @@ class TypeGate:
 
     # -- preparing ------------------------------------------------------------------------------
 
-    def _tools_dirs(self) -> dict[str, Path]:
-        """Every `tools/` to compile: each workspace trailmap's with authored sources (targeted
-        by a trail or not, as the reference compiles them), and those that define a module tool
-        of some surface."""
-        tools_dirs: dict[str, Path] = {}
-        for trailmap, directory in sorted(self.trailmap_dirs.items()):
-            if tool_sources(directory / "tools"):
-                tools_dirs[trailmap] = directory / "tools"
-        for resolution in self.targets.values():
-            for entry in resolution.entries:
-                if entry.module is not None and entry.kind == "module":
-                    tools = tools_root(entry.module)
-                    tools_dirs.setdefault(tools.parent.name, tools)
-        return tools_dirs
-
     def _prepare(self) -> None:
         if self._prepared:
             return
         self._prepared = True
-        tools_dirs = self._tools_dirs()
-        try:
-            self._compiler = find_compiler(install=self.options.install)
-            zod = install_library("zod", install=self.options.install)
-        except ToolchainError as exc:
+        ready = prepare(
+            self.ctx,
+            self.targets,
+            tools=tools_dirs(self.trailmap_dirs, self.targets),
+            timeout=self._timeout,
+        )
+        if isinstance(ready, NoCompiler):
             # One finding for the run (in `finish`), not the same install error per trail and
             # per tools directory.
-            # One line: npm's own lines joined, so that every format shows all of it.
-            self._toolchain_error = "; ".join(
-                line.strip() for line in str(exc).splitlines() if line.strip()
-            ).replace(":;", ":")
-            self._toolchain_tools = sorted(tools_dirs)
+            self._toolchain_error = ready.error
+            self._toolchain_tools = list(ready.tools)
             return
-        compiler = self._compiler
-        ours = digest(render_sdk(self.catalog), str(zod), LIBRARIES["zod"])
-        choices = sdk_choices(tools_dirs, layout=self.layout, root=self.root, ours=ours)
-        self.sdks = dict.fromkeys(self.targets, OURS_LABEL) | {
-            t: choice.label for t, choice in choices.items()
-        }
-        with self.phase("declarations"):
-            decls = emit_declarations(
-                tools_dirs,
-                compiler,
-                self.layout,
-                RelPath(self.root),
-                timeout=self._timeout,
-                choices=choices,
-                store=self.store,
-            )
+        self._compiler = ready.compiler
+        self.sdks = ready.sdks
+        decls = ready.declarations
         self.collected.stats["decl_runs"] = decls.runs
         for finding in decls.findings:
             if finding.kind == "infra":
@@ -199,30 +154,12 @@ class TypeGate:
                 # Fatal whatever the trailmap's exemption, as in the reference's typecheck phase:
                 # an exemption is about recordings, not about the tools' own code.
                 self.collected.findings.append(finding.with_(fatal=True))
-        self._surface_keys = write_module_surfaces(
-            self.targets, layout=self.layout, decls=decls, catalog=self.catalog, store=self.store
-        )
-        # Our SDK's declarations and the zod version they are checked with, by content.
-        sdk = digest(render_sdk(self.catalog), LIBRARIES["zod"])
-        self._options = options_digest(GENERATOR_VERSION, __version__, COMPILER_OPTIONS, sdk)
-        # Version and size, not the local identity (which has the install's mtime): the same
-        # compiler build on another machine gives the same keys.
-        self._compiler_key = f"{compiler.version}:{compiler.path.stat().st_size}"
-        self._base_key = digest(compiler.identity, self._options, ours)
-        with self.phase("surface check"):
-            checked = surface_verdicts(
-                self.targets,
-                surface_keys=self._surface_keys,
-                base_key=self._base_key,
-                decls=decls,
-                compiler=compiler,
-                layout=self.layout,
-                timeout=self._timeout,
-                store=self.store,
-                rel=RelPath(self.root),
-            )
-        self._broken = checked.broken
-        self._unresolved = checked.unresolved
+        self._surface_keys = ready.surface_keys
+        self._options = ready.options
+        self._compiler_key = ready.compiler_key
+        self._base_key = ready.base_key
+        self._broken = ready.broken
+        self._unresolved = ready.unresolved
         self._cache = open_results(self.layout)
         self._remote = RemoteVerdicts.open(self.options)
 
@@ -396,7 +333,11 @@ class TypeGate:
         `keep_generated`: the trails whose generated modules stay on disk; `trails_changed`:
         whether that set may differ from the last run's (else no orphan is looked for).
         """
-        if self.options.typecheck and not self._prepared and self._tools_dirs():
+        if (
+            self.options.typecheck
+            and not self._prepared
+            and tools_dirs(self.trailmap_dirs, self.targets)
+        ):
             # No trail was offered, but authored tools are compiled all the same.
             self._prepare()
         self._submit(parsing=False)
