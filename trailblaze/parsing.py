@@ -35,9 +35,6 @@ class Trails:
     records: dict[str, TrailRecord]
     real_paths: dict[str, str]
     """The file of each trail whose report path is not its file name (`shown_path`)."""
-    parsed: int
-    """Trails parsed (or generated again) this run."""
-    files_read: int
 
 
 class Parser:
@@ -140,12 +137,7 @@ class Parser:
             on_parsed(chunk)
 
         self._process(to_parse, "parsing", arrived)
-        return Trails(
-            records=out,
-            real_paths=dict(self.real_paths),
-            parsed=self.parsed,
-            files_read=self.files_read,
-        )
+        return Trails(records=out, real_paths=dict(self.real_paths))
 
     def regenerate(self, paths: list[str], records: Mapping[str, TrailRecord]) -> list[Parsed]:
         """Generate again the modules of trails whose outcome came from the state (their
@@ -179,4 +171,5 @@ class Parser:
         return results
 
     def stats(self) -> dict[str, Any]:
+        """Trails parsed (or generated again) and files read this run, regenerating included."""
         return {"trails_parsed": self.parsed, "files_read": self.files_read}
