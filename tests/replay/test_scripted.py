@@ -24,6 +24,7 @@ from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.scope import KILL_SWITCH
 from trailblaze.replay.scripted import ScriptHost
+from trailblaze.replay.structured import structured_value
 from trailblaze.replay.toolsource import ToolSource
 from trailblaze.resolve import Resolver
 from trailblaze.toolchain import Compiler
@@ -38,7 +39,7 @@ target:
   platforms:
     android:
       app_ids: [com.example.not.installed, {PACKAGE}]
-  tools: [app_undefined, app_hello, app_refuse, app_zod]
+  tools: [app_undefined, app_hello, app_refuse, app_zod, app_client]
 """
 HEADER = 'import { trailblaze } from "@trailblaze/scripting";\n'
 TOOLS = {
@@ -217,13 +218,131 @@ trailblaze.tool(
   },
   async (args) => ({ content: [{ type: "text", text: args.loud ? `HI ${args.who}` : `hi ${args.who}` }] }),
 );
+
+trailblaze.tool("app_client", {}, async (_args, ctx, client) => {
+  const envelope = await client.callTool("assertVisibleWithText", { text: "Forms" });
+  ctx.logger.warn("checked", { visible: envelope.success });
+  return {
+    content: [{ type: "text", text: "ok" }],
+    structuredContent: {
+      envelope: Object.keys(envelope).sort(),
+      success: envelope.success,
+      session: ctx.sessionId.startsWith("replay-"),
+      invocation: ctx.invocationId.startsWith(ctx.sessionId),
+      device: [ctx.device.platform, ctx.device.driverType],
+      target: [ctx.target.id, ctx.target.resolveAppId(), ctx.target.resolveBaseUrl({ defaultBaseUrl: " u " })],
+      memory: ctx.memory.keys(),
+    },
+  };
+});
 """,
+    "app_client.yaml": "name: app_client\nscript: app_zod.js\n",
     "app_zod.yaml": """\
 name: app_zod
 script: app_zod.js
 inputSchema:
   who: {type: string}
   loud: {type: boolean, required: false}
+""",
+    "app_sdk.ts": """\
+import * as sdk from "@trailblaze/scripting";
+import {
+  ConditionalActionFailedError, fromMeta, run, selectors, tool, trailblaze, z,
+} from "@trailblaze/scripting";
+import * as slim from "@trailblaze/scripting/in-process";
+import * as full from "@trailblaze/scripting/sub-process";
+
+/** Every runtime export of the SDK, as a tool sees it at replay. */
+export const app_sdk = trailblaze.tool(async (_input, ctx) => {
+  const meta = fromMeta({
+    trailblaze: {
+      sessionId: "s", invocationId: "i", memory: { k: "v" },
+      device: { platform: "android", widthPixels: 1, heightPixels: 2, driverType: "d" },
+    },
+  });
+  const failed = new ConditionalActionFailedError("entry", "went wrong", "cause");
+  const slimRun = await slim.run().catch((e: Error) => e.message.split(";")[0]);
+  let slimImperative = "";
+  try {
+    (slim.tool as any)("x", {}, async () => "");
+  } catch (e) {
+    slimImperative = (e as Error).message.split(";")[0];
+  }
+  let blank = "";
+  try {
+    (ctx.tools as any)[" "];
+  } catch (e) {
+    blank = (e as Error).message;
+  }
+  const envelope = await (ctx.tools as any).assertVisibleWithText({ text: "Forms" });
+  return {
+    exports: Object.keys(sdk).filter((k) => k !== "default" && !k.startsWith("__")).sort(),
+    run: (await run()) ?? null,
+    typed: typeof tool(async () => "x"),
+    selector: selectors.androidAccessibility({ textRegex: "Forms" }),
+    zod: z.object({ a: z.number() }).safeParse({ a: "1" }).success,
+    meta: [meta?.device.heightPixels, meta?.memory.get("k"), fromMeta({}) ?? null],
+    error: [failed.name, failed.conditionalActionId, failed.message, failed.cause, failed instanceof Error],
+    profiles: [full.trailblaze === trailblaze, typeof slim.trailblaze.tool, slimRun, slimImperative],
+    awaitingTools: (await (ctx.tools as any)) === ctx.tools,
+    blank,
+    called: typeof envelope,
+  };
+});
+""",
+    "app_conditional.ts": HEADER.replace(
+        "{ trailblaze }", "{ captureViewHierarchy, runConditionalActions, selectors, trailblaze }"
+    )
+    + """
+const forms = selectors.androidAccessibility({ textRegex: "Forms" });
+const nameField = selectors.androidAccessibility({ hintTextRegex: "Name" });
+const promo = selectors.androidAccessibility({ textRegex: "Not on this screen" });
+
+/** Opens the Forms tab when it shows, through the SDK's conditional actions. */
+export const app_conditional = trailblaze.tool<{ broken?: boolean }, unknown>(async (input, ctx) => {
+  const snap = await captureViewHierarchy(ctx, [forms, nameField, promo]);
+  const first = snap.find(forms);
+  const outcome = await runConditionalActions(
+    ctx,
+    [
+      {
+        id: "dismiss-promo",
+        description: "Close the promo",
+        condition: (s) => s.visible(promo),
+        action: async () => {
+          throw new Error("there is no promo");
+        },
+      },
+      {
+        id: "open-forms",
+        description: "Open the Forms tab",
+        condition: (s) => s.visible(forms),
+        action: async () => {
+          await ctx.tools.tapOnElementWithText({ text: "Forms" });
+        },
+        postcondition: (s) => !input.broken && s.visible(nameField),
+      },
+    ],
+    snap,
+  );
+  return { ...outcome, text: first?.matchedText, found: snap.findAll(promo).length };
+});
+""",
+    "app_wait.ts": HEADER
+    + """
+const promo = { androidAccessibility: { textRegex: "Not on this screen" } };
+const forms = { androidAccessibility: { textRegex: "Forms" } };
+
+export const app_wait = trailblaze.tool(async (_input, ctx) => ({
+  gone: await ctx.tools.waitUntilNotVisible({ nodeSelector: promo, timeoutMs: 0 }),
+  still: await ctx.tools.waitUntilNotVisible({ nodeSelector: forms, timeoutMs: 50 }),
+  waited: await ctx.tools.findMatches({ selector: promo, timeoutMs: 50 }),
+}));
+""",
+    "app_testing.ts": HEADER
+    + """import "@trailblaze/scripting/testing";
+
+export const app_testing = trailblaze.tool(async () => "never");
 """,
     "app_hello.yaml": """\
 name: app_hello
@@ -783,3 +902,141 @@ def test_a_runif_condition_whose_script_gets_bad_arguments_fails_the_step(
         "runIf.condition: 'app_zod' could not run, so the condition is neither true nor false: "
     )
     assert model.current_screen == f"{PACKAGE}/taps"
+
+
+# -- the SDK's whole runtime API ------------------------------------------------------------------
+
+
+def test_every_runtime_export_of_the_sdk_works_at_replay(
+    device: ModelDevice, tools: ToolSource
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(
+        calls(f"- launchApp: {{appId: {PACKAGE}, launchMode: RESUME}}\n- app_sdk: {{}}")
+    )
+
+    assert outcome.passed, outcome.failure
+    assert json.loads(outcome.tools[1].detail or "") == {
+        "exports": [
+            "ConditionalActionFailedError",
+            "captureViewHierarchy",
+            "fromMeta",
+            "run",
+            "runConditionalActions",
+            "selectors",
+            "tool",
+            "trailblaze",
+            "z",
+        ],
+        "run": None,
+        "typed": "function",
+        "selector": {"androidAccessibility": {"textRegex": "Forms"}},
+        "zod": False,
+        "meta": [2, "v", None],
+        "error": ["ConditionalActionFailedError", "entry", "went wrong", "cause", True],
+        "profiles": [
+            True,
+            "function",
+            "trailblaze.run() is unavailable in the in-process runtime",
+            "imperative trailblaze.tool(name, spec, handler) is unavailable in the in-process "
+            "runtime",
+        ],
+        "awaitingTools": True,
+        "blank": 'client.tools[" "]: tool name must not be empty or whitespace-only.',
+        "called": "string",
+    }
+    # Awaiting ctx.tools and reading a blank name dispatched nothing.
+    assert [c.tool for c in outcome.tools[1].children] == ["assertVisibleWithText"]
+
+
+def test_conditional_actions_run_on_a_snapshot_of_find_matches(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
+) -> None:
+    launch = f"- launchApp: {{appId: {PACKAGE}, launchMode: RESUME}}\n"
+    outcome = runner(device, tools=tools).run_recording(calls(launch + "- app_conditional: {}"))
+
+    assert outcome.passed, outcome.failure
+    tool = outcome.tools[1]
+    assert json.loads(tool.detail or "") == {"handled": ["open-forms"], "text": "Forms", "found": 0}
+    assert model.current_screen == f"{PACKAGE}/forms"
+    # One findMatches per selector, the action's tap, then the same selectors to verify.
+    assert [c.tool for c in tool.children] == [
+        *["findMatches"] * 3,
+        "tapOnElementWithText",
+        *["findMatches"] * 3,
+    ]
+
+    broken = runner(device, tools=tools).run_recording(
+        calls(launch + "- app_conditional: {broken: true}")
+    )
+    assert broken.failure is not None
+    assert broken.failure.kind == "expected"
+    assert broken.failure.error.startswith(
+        "app_conditional threw ConditionalActionFailedError: postcondition not satisfied after "
+        'action for conditional "open-forms" (Open the Forms tab) (at '
+    )
+
+
+def test_a_tool_that_needs_the_testing_helpers_cannot_run_and_says_why(
+    device: ModelDevice, tools: ToolSource
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(calls("- app_testing: {}"))
+
+    assert outcome.failure is not None
+    assert outcome.failure.kind == "error"
+    assert outcome.failure.error.startswith(
+        "scripted tool 'app_testing' could not run: cannot load trailmaps/app/tools/app_testing.ts:"
+        " Error: @trailblaze/scripting/testing is not supported at replay: it is for unit tests "
+        "of tools, import it from test files only"
+    )
+
+
+def test_the_sdk_query_tools_answer_without_failing(device: ModelDevice, tools: ToolSource) -> None:
+    outcome = runner(device, tools=tools).run_recording(
+        calls(f"- launchApp: {{appId: {PACKAGE}, launchMode: RESUME}}\n- app_wait: {{}}")
+    )
+
+    assert outcome.passed, outcome.failure
+    assert json.loads(outcome.tools[1].detail or "") == {"gone": True, "still": False, "waited": []}
+    assert [(c.tool, c.status) for c in outcome.tools[1].children] == [
+        ("waitUntilNotVisible", "passed"),
+        ("waitUntilNotVisible", "passed"),
+        ("findMatches", "passed"),
+    ]
+
+
+def test_a_child_is_replaced_after_it_has_served_its_share_of_trails(
+    workspace: Path,
+    device: ModelDevice,
+    tsc: Compiler,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("trailblaze.replay.scripted.host.MAX_SESSIONS", 2)
+    for host in open_host(workspace, tmp_path / "scratch", 30.0):
+        source = tool_source(workspace, host)
+        for _ in range(3):
+            assert runner(device, tools=source).run_recording(calls("- app_count: {}")).passed
+
+        assert host.children_started == 2  # the third trail found the first child full
+
+
+def test_an_imperative_tool_gets_the_whole_context_and_a_client_with_call_tool(
+    device: ModelDevice, tools: ToolSource
+) -> None:
+    recording = f"- launchApp: {{appId: {PACKAGE}, launchMode: RESUME}}\n- app_client: {{}}"
+    outcome = runner(device, tools=tools, tokens=Tokens(memory={"k": "v"})).run_recording(
+        calls(recording)
+    )
+
+    assert outcome.passed, outcome.failure
+    client = outcome.tools[1]
+    assert structured_value(client.detail) == {
+        "envelope": ["errorMessage", "structuredContent", "success", "textContent"],
+        "success": True,
+        "session": True,
+        "invocation": True,
+        "device": ["android", "android-ondevice-accessibility"],
+        "target": ["app", PACKAGE, "u"],
+        "memory": ["k"],
+    }
+    assert client.logs == ('[warn] checked {"visible": true}',)

@@ -52,6 +52,7 @@ class NodeChild:
         )
         self._buffer = b""
         self._stash: dict[int, deque[dict[str, Any]]] = {}
+        self._active: set[int] = set()
         self._ids = 0
         self._lock = threading.Lock()
         self._stderr: deque[str] = deque(maxlen=_STDERR_LINES)
@@ -68,7 +69,9 @@ class NodeChild:
         return self._stopped is None and self._process.poll() is None
 
     def next_id(self) -> int:
+        """The id of a new invocation; its messages are kept for it until ``forget``."""
         self._ids += 1
+        self._active.add(self._ids)
         return self._ids
 
     def session_for(self, owner: object) -> int:
@@ -117,8 +120,10 @@ class NodeChild:
                     owner = message.get("id")
                     if owner is None or owner == invocation:
                         return message
-                    if isinstance(owner, int):
+                    if owner in self._active:
                         self._stash.setdefault(owner, deque()).append(message)
+                    # else: a finished invocation's late words (a log line of a promise it
+                    # left running): nobody reads them any more.
                 check()
                 if self._stopped is not None:
                     raise ChildGone(self._stopped)
@@ -137,7 +142,8 @@ class NodeChild:
                 self._buffer += chunk
 
     def forget(self, invocation: int) -> None:
-        """Drop what is left of a finished invocation's messages."""
+        """A finished invocation: what is left of its messages, and what comes later, is dropped."""
+        self._active.discard(invocation)
         self._stash.pop(invocation, None)
 
     def stderr_tail(self, count: int = 5) -> list[str]:

@@ -16,7 +16,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from trailblaze.replay.tools import apps, gestures, keys, maestro, memory, screen, system, trails
+from trailblaze.replay.tools import (
+    apps,
+    gestures,
+    keys,
+    maestro,
+    memory,
+    queries,
+    screen,
+    system,
+    trails,
+)
 from trailblaze.replay.tools.base import ToolFn, ToolImpl
 from trailblaze.replay.tools.refused import REFUSED
 
@@ -25,7 +35,7 @@ __all__ = ["ANDROID_TOOLS", "REFUSED", "ToolFn", "ToolImpl"]
 
 def _registry() -> Mapping[str, ToolImpl]:
     tools: dict[str, ToolImpl] = {}
-    for module in (apps, gestures, keys, maestro, memory, screen, system, trails):
+    for module in (apps, gestures, keys, maestro, memory, queries, screen, system, trails):
         for impl in module.TOOLS:
             if impl.name in tools:
                 raise RuntimeError(f"tool {impl.name!r} is implemented twice")
