@@ -1040,3 +1040,10 @@ def test_an_imperative_tool_gets_the_whole_context_and_a_client_with_call_tool(
         "memory": ["k"],
     }
     assert client.logs == ('[warn] checked {"visible": true}',)
+
+
+def test_every_file_of_the_runtime_is_copied_next_to_the_compiled_tools() -> None:
+    from trailblaze.replay.scripted import compiler  # noqa: PLC0415 - its private file list
+
+    shipped = {p.name for p in compiler.data_file("index.cjs").parent.glob("*.cjs")}
+    assert shipped == {*compiler._RUNTIME_FILES, "host.cjs"}  # host.cjs runs from the package

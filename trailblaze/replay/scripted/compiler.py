@@ -30,8 +30,16 @@ logger = logging.getLogger(__name__)
 _COMPILE_TIMEOUT = 120.0
 _JS_SUFFIX = {".ts": ".js", ".mts": ".mjs", ".cts": ".cjs"}
 _TSC_ERROR = re.compile(r"^(?P<file>.+?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<msg>.*)$")
-#: The runtime's files, and the package subpaths (``@trailblaze/scripting/<subpath>``) they serve.
-_RUNTIME_FILES = ("index.cjs", "in-process.cjs", "sub-process.cjs", "testing.cjs")
+#: The runtime's files; the package's subpaths (``@trailblaze/scripting/<subpath>``) are some.
+_RUNTIME_FILES = (
+    "index.cjs",
+    "memory.cjs",
+    "context.cjs",
+    "conditional.cjs",
+    "in-process.cjs",
+    "sub-process.cjs",
+    "testing.cjs",
+)
 _PACKAGE = {
     "name": "@trailblaze/scripting",
     "main": "./index.cjs",
