@@ -142,11 +142,11 @@ def test_what_the_goldens_pin_said_in_words(checked: Checked) -> None:
         "unknown target": 1,
     }
     assert {t["status"] for t in report["trails"]} == {"type-checked", "parsed", "rejected"}
-    # The runIf branch is type-checked as a call of its own.
-    assert (
-        "client.tools.tapOnElementBySelector({ // step 1 [android] runIf.then[0]"
-        in (checked.typescript[TRAILS[1]])
-    )
+    # Each runIf branch and a condition tool are type-checked as calls of their own.
+    checkout, browse = checked.typescript[TRAILS[1]], checked.typescript[TRAILS[0]]
+    assert "client.tools.tapOnElementBySelector({ // step 1 [android] runIf.then[0]" in checkout
+    assert "client.tools.assertVisibleWithText({ // step 3 [android] runIf.condition" in browse
+    assert "client.tools.pressBack({}); // step 3 [android] runIf.else[0]" in browse
     assert 'time="' in checked.outputs["junit"]
     assert "<workspace>" not in checked.outputs["github"]
 

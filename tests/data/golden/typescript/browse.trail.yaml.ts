@@ -16,4 +16,14 @@ export async function __trail__(): Promise<void> {
     "nodeSelector": {
       "androidAccessibility": {
         "textRegex": "Catalog"}}});
+  client.tools.runIf({ // step 3 [android]: Sign in when the catalog asks
+    "condition": {
+      "tool": {"assertVisibleWithText":{}}},
+    "then": [{"inputText":{}}],
+    "else": [{"pressBack":{}}]});
+  client.tools.assertVisibleWithText({ // step 3 [android] runIf.condition: Sign in when the catalog asks
+    "text": "Sign in"});
+  client.tools.inputText({ // step 3 [android] runIf.then[0]: Sign in when the catalog asks
+    "text": "shopper@example.com"});
+  client.tools.pressBack({}); // step 3 [android] runIf.else[0]: Sign in when the catalog asks
 }
