@@ -1,7 +1,8 @@
-"""Findings: every problem the product reports, as data.
+"""Findings: every problem the product reports, as data, and the one `Location` type.
 
 A finding points at the input (`path:line:col`), names the key path inside the document, and
-says what is wrong. Rendering lives in `console.py`; serialization in `report.py`. The one-line
+says what is wrong. `Location` is that place on its own: replay's results carry it, and
+`Finding.location` gives a finding's. Rendering lives in `console.py`; serialization in `report.py`. The one-line
 text form (`Finding.text`) is the shape users grep for and tests pin.
 """
 
@@ -14,6 +15,30 @@ from typing import Any, Literal
 
 Kind = Literal["parse", "manifest", "type", "tool", "runif", "infra", "warning"]
 """`tool`: a diagnostic in a scripted tool's own source, apart from the findings of trails."""
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A place in the input: `path` relative to the workspace root (POSIX), 1-based line and
+    column, and the key path inside the document (`trail[2].recording`)."""
+
+    path: str
+    line: int
+    column: int
+    key_path: str = ""
+
+    @property
+    def text(self) -> str:
+        """`path:line:col`."""
+        return f"{self.path}:{self.line}:{self.column}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "key_path": self.key_path,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +63,11 @@ class Finding:
     """The argument at fault, as a path in the call's arguments (`nodeSelector.androidAccessibility.textRegex`)."""
 
     @builtins.property  # `property` is a field's name here
+    def location(self) -> Location:
+        """Where the finding points, as the `Location` replay's results carry."""
+        return Location(self.path, self.line, self.column, self.key_path)
+
+    @builtins.property
     def text(self) -> str:
         """`path:line:col: key.path: message`, the form every message shape is pinned in."""
         where = f"{self.path}:{self.line}:{self.column}"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze.argvalues import json_args
+from trailblaze.finding import Location
 from trailblaze.replay.arguments import Tokens, expand_body, parse_arguments, substitute
 from trailblaze.replay.context import ExecutionContext, ReplayOptions
 from trailblaze.replay.device import Device
@@ -36,7 +37,7 @@ from trailblaze.replay.failure import (
     ToolFailure,
     classify,
 )
-from trailblaze.replay.results import Failure, Location, Status, ToolResult
+from trailblaze.replay.results import Failure, Status, ToolResult
 from trailblaze.replay.scope import batch_scope
 from trailblaze.replay.scripted import OPEN_SCHEMA, SCRIPTED_KINDS
 from trailblaze.replay.selector import compile_selector, find

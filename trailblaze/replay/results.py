@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from trailblaze.finding import Location
 from trailblaze.replay.failure import FailureKind
 from trailblaze.replay.timing import PHASES, Phase, add, empty
 
@@ -22,26 +23,6 @@ TrailStatus = Literal["passed", "failed", "refused", "skipped", "cancelled"]
 JSON_VERSION = 1
 
 NEEDS_AI = "needs the AI runner"
-
-
-@dataclass(frozen=True, slots=True)
-class Location:
-    path: str
-    line: int
-    column: int
-    key_path: str = ""
-
-    @property
-    def text(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "column": self.column,
-            "key_path": self.key_path,
-        }
 
 
 @dataclass(frozen=True, slots=True)

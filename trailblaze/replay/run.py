@@ -28,7 +28,7 @@ from typing import Literal
 
 from trailblaze.catalog import Catalog, load_catalog
 from trailblaze.discovery import load_manifests
-from trailblaze.finding import Finding, did_you_mean
+from trailblaze.finding import Finding, Location, did_you_mean
 from trailblaze.fsutil import write_atomic
 from trailblaze.manifest import Trailmap
 from trailblaze.parse import file_error
@@ -44,7 +44,6 @@ from trailblaze.replay.plan import (
     prefer_most_specific,
 )
 from trailblaze.replay.results import (
-    Location,
     RunResult,
     Status,
     StepResult,
