@@ -32,7 +32,7 @@ from trailblaze.replay.fake import (
     load_devices,
 )
 from trailblaze.replay.hierarchy import Hierarchy, parse_hierarchy
-from trailblaze.replay.selector import center, find, find_by_text, pick_for_tap
+from trailblaze.replay.matches import center, find, find_by_text, pick_for_tap
 
 PACKAGE = "xyz.block.trailblaze.examples.sampleapp"
 DeviceFactory = Callable[..., ShellDevice]

@@ -10,19 +10,16 @@ import pytest
 from ruamel.yaml import YAML
 
 from trailblaze.replay.hierarchy import Hierarchy, UiNode, parse_hierarchy
-from trailblaze.replay.selector import (
+from trailblaze.replay.javaregex import JavaRegexError, compile_pattern, translate_java_regex
+from trailblaze.replay.matches import (
     AmbiguousSelectorError,
-    JavaRegexError,
     NoMatchError,
-    SelectorError,
     center,
-    compile_pattern,
     find,
     find_by_text,
     pick_for_tap,
-    translate_java_regex,
-    validate_selector,
 )
+from trailblaze.replay.selector import SelectorError, validate_selector
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "replay"
 CORPUS = YAML(typ="safe", pure=True).load((DATA / "corpus_selectors.yaml").read_text("utf-8"))

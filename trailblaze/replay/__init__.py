@@ -12,10 +12,12 @@ are ``results`` records (JSON, JUnit XML); ``render`` shows them. ``failure`` de
 ways a tool fails.
 
 The device layer: ``device`` (the ``Device`` protocol and its errors), ``hierarchy``
-(uiautomator dump -> node tree), ``selector`` (selector and text matching), ``adb`` (the
-adbutils implementation, the only module that imports adbutils). The fake device that tests
-replay against (a declarative device model, the socket-free ``ModelDevice`` and a fake adb
-server over a real socket) is the subpackage ``fake``; nothing outside tests imports it.
+(uiautomator dump -> node tree), ``javaregex`` (recorded Java regexes, regex-or-literal text
+matching), ``selector`` (recorded selectors, validated and compiled), ``matches`` (which nodes
+match: selectors, text search, tap picking), ``adb`` (the adbutils implementation, the only
+module that imports adbutils). The fake device that tests replay against (a declarative device
+model, the socket-free ``ModelDevice`` and a fake adb server over a real socket) is the
+subpackage ``fake``; nothing outside tests imports it.
 
 This package deliberately imports nothing at import time, so ``doit check`` and every
 non-replay code path work without adbutils installed; ``run`` imports ``adb`` only when a

@@ -37,10 +37,11 @@ from trailblaze.replay.failure import (
     ToolFailure,
     classify,
 )
+from trailblaze.replay.matches import find
 from trailblaze.replay.results import Failure, Status, ToolResult
 from trailblaze.replay.scope import batch_scope
 from trailblaze.replay.scripted import OPEN_SCHEMA, SCRIPTED_KINDS
-from trailblaze.replay.selector import compile_selector, find
+from trailblaze.replay.selector import compile_selector
 from trailblaze.replay.tools import ANDROID_TOOLS, REFUSED
 from trailblaze.replay.toolsource import ResolvedTool, ToolSource
 from trailblaze.runif import RUNIF, Branch, RunIf, parse_runif

@@ -19,7 +19,9 @@ from typing import Literal
 
 from trailblaze.replay.device import DeviceError, DeviceLostError
 from trailblaze.replay.hierarchy import Hierarchy, visible_nodes
-from trailblaze.replay.selector import NoMatchError, SelectorError
+from trailblaze.replay.javaregex import JavaRegexError
+from trailblaze.replay.matches import NoMatchError
+from trailblaze.replay.selector import SelectorError
 
 FailureKind = Literal["expected", "error", "fatal"]
 
@@ -60,7 +62,7 @@ def classify(exc: Exception) -> ToolFailure | None:
     if isinstance(exc, DeviceLostError):
         text = str(exc)
         return FatalToolError(text if "device lost" in text else f"device lost: {text}")
-    if isinstance(exc, DeviceError | SelectorError):
+    if isinstance(exc, DeviceError | SelectorError | JavaRegexError):
         return ToolError(str(exc))
     if isinstance(exc, NoMatchError):
         return ExpectedFailure(str(exc))

@@ -14,7 +14,8 @@ from typing import Any
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ExpectedFailure, ToolError
 from trailblaze.replay.hierarchy import Hierarchy, UiNode, visible_nodes
-from trailblaze.replay.selector import center, compile_pattern, find_by_text, sort_key
+from trailblaze.replay.javaregex import compile_pattern
+from trailblaze.replay.matches import center, find_by_text, sort_key
 from trailblaze.replay.tools.base import ToolImpl, index_arg, opt_str
 
 Point = tuple[float, float]

@@ -18,7 +18,8 @@ from typing import Any
 
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.hierarchy import UiNode
-from trailblaze.replay.selector import compile_selector, find
+from trailblaze.replay.matches import find
+from trailblaze.replay.selector import compile_selector
 from trailblaze.replay.structured import Structured
 from trailblaze.replay.tools.base import ToolImpl
 

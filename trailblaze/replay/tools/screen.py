@@ -3,7 +3,7 @@
 Finding polls the uiautomator dump until the element shows or the find timeout passes (an
 ``ExpectedFailure`` that names what was looked for and what the screen showed). Text tools are
 Maestro-derived: a tap's text is a case-insensitive *contains* match, an assertion's text is a
-whole-value regex or literal. Selector tools use ``selector.find``; a selector that matches
+whole-value regex or literal. Selector tools use ``matches.find``; a selector that matches
 several elements with no single clickable one is ambiguous, and a tool error rather than a
 guess.
 """
@@ -18,16 +18,9 @@ from typing import Any
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ToolError
 from trailblaze.replay.hierarchy import Hierarchy, UiNode, visible_nodes
-from trailblaze.replay.selector import (
-    CompiledSelector,
-    center,
-    compile_pattern,
-    compile_selector,
-    filter_nodes,
-    find,
-    find_by_text,
-    pick_for_tap,
-)
+from trailblaze.replay.javaregex import compile_pattern
+from trailblaze.replay.matches import center, filter_nodes, find, find_by_text, pick_for_tap
+from trailblaze.replay.selector import CompiledSelector, compile_selector
 from trailblaze.replay.tools.base import ToolImpl, index_arg, opt_bool, opt_str
 
 _RELATIVE_POINT = re.compile(r"\s*(\d+(?:\.\d+)?)%\s*,\s*(\d+(?:\.\d+)?)%\s*")
