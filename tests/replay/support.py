@@ -20,7 +20,8 @@ from trailblaze.parse import parse_trail
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device
-from trailblaze.replay.engine import Hooks, Runner
+from trailblaze.replay.engine import Runner
+from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.toolsource import ToolSource
 from trailblaze.trail import ToolCall, Trail
 

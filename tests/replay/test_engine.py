@@ -16,8 +16,8 @@ import pytest
 from trailblaze.catalog import load_catalog
 from trailblaze.discovery import load_manifests
 from trailblaze.replay.arguments import Tokens
-from trailblaze.replay.engine import Hooks, ToolEvent
 from trailblaze.replay.fake import FakeDevice, ModelDevice
+from trailblaze.replay.invocation import Hooks, ToolEvent
 from trailblaze.replay.scope import KILL_SWITCH, active_scope
 from trailblaze.replay.toolsource import ToolSource
 from trailblaze.resolve import Resolver

@@ -18,8 +18,8 @@ import pytest
 from trailblaze.catalog import load_catalog
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.device import Device
-from trailblaze.replay.engine import RecordingOutcome
 from trailblaze.replay.fake import FakeDevice, ModelDevice
+from trailblaze.replay.invocation import RecordingOutcome
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.tools import ANDROID_TOOLS, REFUSED
 from trailblaze.runif import RUNIF

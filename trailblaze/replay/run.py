@@ -34,8 +34,9 @@ from trailblaze.manifest import Trailmap
 from trailblaze.parse import file_error
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
-from trailblaze.replay.engine import Hooks, Runner
+from trailblaze.replay.engine import Runner
 from trailblaze.replay.failure import ToolFailure
+from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import (
     PlanError,
     TrailPlan,
