@@ -142,6 +142,7 @@ def test_a_tool_condition_takes_then_on_success_and_else_on_an_expected_failure(
     server: FakeAdbServer,
     model: FakeDevice,
     tmp_path: Path,
+    *,
     flags: tuple[str, ...],
     branch: str,
     detail: str,

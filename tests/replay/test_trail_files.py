@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, write_tree
-from trailblaze.replay import run as run_module
+from trailblaze.replay import trailfiles, trailmaps
 from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.workspace import scan
@@ -73,7 +73,8 @@ def test_the_workspace_is_scanned_once(
         scans.append(ws.root)
         return scan(ws)
 
-    monkeypatch.setattr(run_module, "scan", counting_scan)
+    monkeypatch.setattr(trailfiles, "scan", counting_scan)
+    monkeypatch.setattr(trailmaps, "scan", counting_scan)
     if named:
         assert _replay(tmp_path / "trailmaps") == ["trailmaps/app/a.trail.yaml"]
     else:

@@ -1,15 +1,18 @@
 """Replay of recorded trails on Android devices (`doit replay`, `trailblaze replay`).
 
-The entry point is ``run.replay`` (``command.run_command`` adds the console, Ctrl-C and exit
-codes). Before anything is sent to a device, ``plan`` runs the strict parse gate and the shared
-``runIf`` validator and picks each step's recording. ``engine.Runner`` replays a step recording
-tool by tool inside its batch scope (``scope``; ``context`` holds what the tools of a batch
-share), parsing arguments with ``arguments`` (tokens, then the tool's JSON Schema) against the
-tools ``toolsource`` resolves, and running the Android implementations in ``tools`` (the tools
-Android replay cannot perform are ``tools.REFUSED``, refused before a trail starts). ``timing``
-splits each tool's time into startup, launch, act, settle and capture. Outcomes
-are ``results`` records (JSON, JUnit XML); ``render`` shows them. ``failure`` defines the three
-ways a tool fails.
+The entry point is ``run.replay`` with a ``request.ReplayRequest`` (``command.run_command``
+adds the console, Ctrl-C and exit codes). Before anything is sent to a device, ``trailfiles``
+finds the trails, ``plan`` runs the strict parse gate and the shared ``runIf`` validator and
+picks each step's recording, and ``preflight`` refuses a trail that would call a tool Android
+cannot perform (``tools.REFUSED``). ``devicepool`` spreads the trails over the devices;
+``trailrun`` replays one trail step by step with the tools ``trailmaps`` resolves for its
+trailmap (``toolsource``). ``engine.Runner`` replays a step recording tool by tool inside its
+batch scope (``scope``; ``context`` holds what the tools of a batch share; ``invocation`` the
+records of one dispatch; ``conditional`` runs ``runIf``), parsing arguments with
+``arguments`` (tokens, then the tool's JSON Schema) and running the Android implementations in
+``tools``. ``timing`` splits each tool's time into startup, launch, act, settle and capture.
+Outcomes are ``results`` records (JSON, JUnit XML); ``render`` shows them. ``failure`` defines
+the three ways a tool fails.
 
 The device layer: ``device`` (the ``Device`` protocol and its errors), ``hierarchy``
 (uiautomator dump -> node tree), ``javaregex`` (recorded Java regexes, regex-or-literal text

@@ -111,16 +111,17 @@ def unreplayable(call: ToolCall, source: ToolSource, depth: int = 0) -> str | No
     return _why_not(
         call.name,
         call.args.to_python() if call.args is not None else None,
-        source,
-        REFUSED,
-        frozenset(COMMANDS),
-        depth,
+        source=source,
+        refused=REFUSED,
+        maestro=frozenset(COMMANDS),
+        depth=depth,
     )
 
 
 def _why_not(
     name: str,
     raw: Any,
+    *,
     source: ToolSource,
     refused: Mapping[str, str],
     maestro: frozenset[str],
@@ -134,7 +135,9 @@ def _why_not(
         return f"tool '{name}' cannot run on Android replay: {refused[implementation]}"
     if resolved.kind == "yaml":
         for inner, inner_raw in resolved.body:
-            why = _why_not(inner, inner_raw, source, refused, maestro, depth + 1)
+            why = _why_not(
+                inner, inner_raw, source=source, refused=refused, maestro=maestro, depth=depth + 1
+            )
             if why is not None:
                 return f"composed tool '{name}' calls {inner}, which {why.split(': ', 1)[-1]}"
     if implementation == "mobile_maestro" and isinstance(raw, dict):
