@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 import threading
 from collections.abc import Mapping
@@ -23,6 +24,7 @@ from trailblaze.replay.device import Device
 from trailblaze.replay.engine import Runner
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.toolsource import ToolSource
+from trailblaze.toolchain import TOOLCHAIN_DIR_ENV
 from trailblaze.trail import ToolCall, Trail
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -121,3 +123,16 @@ CLIPBOARD_CHECKED = (
     text: Jane Doe
 """
 )
+
+
+def child_env(port: int, **extra: str) -> dict[str, str]:
+    """The environment of a replay child: the test session's compiler cache, no other settings."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANDROID_", "TRAILBLAZE_")) or k == TOOLCHAIN_DIR_ENV
+    }
+    env.update(
+        ANDROID_ADB_SERVER_PORT=str(port), ADBUTILS_ADB_PATH="/bin/false", NO_COLOR="1", **extra
+    )
+    return env

@@ -1,17 +1,22 @@
 """Many devices: ``--device`` repeated and ``--all-devices``; trails spread over the devices in
 parallel, one trail per device at a time, one report; a device lost mid-run costs only its own
-trail. Real adbutils against one fake adb server holding two phones."""
+trail. Real adbutils against one fake adb server holding two phones, through ``replay``, the
+``trailblaze replay`` command line and a real ``doit replay`` process."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.conftest import MINIMAL_MANIFEST, write_tree
 from trailblaze.cli import main
 from trailblaze.replay.adb import connect_many
 from trailblaze.replay.device import Device
@@ -19,7 +24,7 @@ from trailblaze.replay.fake import FakeAdbServer, load_devices
 from trailblaze.replay.results import RunResult
 from trailblaze.replay.run import ReplayRequest, replay
 
-from .support import FAST, trail_text
+from .support import FAST, child_env, trail_text
 
 PHONES = ("emulator-5554", "emulator-5556")
 #: Every command takes this long on the fake phones, as a device's round trip does.
@@ -175,3 +180,79 @@ def test_repeated_device_flags_choose_those_devices(
 
     assert phones.commands[PHONES[0]] == []
     assert len(_trail_order(phones.commands[PHONES[1]])) == 6
+
+
+DODO = """\
+from trailblaze.doit_tasks import make_tasks
+
+globals().update(make_tasks("."))
+"""
+
+
+def _doit_workspace(tmp_path: Path, count: int) -> Path:
+    """A workspace whose dodo.py takes our tasks, with ``count`` trails like ``_trails``'."""
+    write_tree(
+        tmp_path,
+        {"dodo.py": DODO, "trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app")},
+    )
+    trails = tmp_path / "trailmaps" / "app" / "trails"
+    trails.mkdir()
+    _trails(trails, count)
+    return tmp_path
+
+
+def _doit_replay(ws: Path, server: FakeAdbServer, *args: str) -> tuple[int, str, dict[str, Any]]:
+    """``doit replay ARGS`` in its own process: exit code, output, the JSON report."""
+    report = ws / "replay.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "doit", "--db-file", str(ws / "doit.sqlite3"), "replay",
+         *args, "--json", str(report)],
+        check=False, cwd=ws, env=child_env(server.port), capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr, json.loads(report.read_text("utf-8"))
+
+
+def test_doit_replay_with_repeated_devices_uses_both_into_one_report(
+    phones: FakeAdbServer, tmp_path: Path
+) -> None:
+    ws = _doit_workspace(tmp_path, 6)
+
+    code, out, report = _doit_replay(ws, phones, "--device", PHONES[0], "--device", PHONES[1])
+
+    assert code == 0, out
+    assert (
+        "trailblaze replay on 2 devices (emulator-5554, emulator-5556): 6 trails: 6 passed" in out
+    )
+    assert report["devices"] == list(PHONES)
+    assert [t["status"] for t in report["trails"]] == ["passed"] * 6
+    assert {t["device"] for t in report["trails"]} == set(PHONES)
+    for serial in PHONES:
+        ran = sorted(
+            int(Path(t["path"]).stem[1:3]) for t in report["trails"] if t["device"] == serial
+        )
+        assert sorted(set(_trail_order(phones.commands[serial]))) == ran
+
+
+def test_doit_replay_on_all_devices_loses_only_the_trail_of_the_lost_device(
+    phones: FakeAdbServer, tmp_path: Path
+) -> None:
+    ws = _doit_workspace(tmp_path, 6)
+    phones.device(PHONES[1]).faults.disconnect_after = 4  # its second trail, at the second tap
+
+    code, out, report = _doit_replay(ws, phones, "--all-devices")
+
+    assert code != 0, out
+    assert "trailblaze replay: a trail failed, was refused or was cancelled" in out
+    assert report["devices"] == list(PHONES)
+    failed = [t for t in report["trails"] if t["status"] != "passed"]
+    assert [(t["status"], t["device"]) for t in failed] == [("failed", PHONES[1])], out
+    failure = failed[0]["steps"][0]["failure"]
+    assert (failure["kind"], failure["failed_tool"], failure["successful"]) == (
+        "fatal",
+        "tapOnPoint",
+        ["tapOnPoint"],
+    )
+    passed = [t for t in report["trails"] if t["status"] == "passed"]
+    assert len(passed) == 5
+    assert {t["device"] for t in passed} == set(PHONES)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import shutil
 import signal
 import socket
@@ -25,7 +24,7 @@ from trailblaze.cli import main
 from trailblaze.replay.fake import FakeAdbServer, FakeDevice, load_devices
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.scope import KILL_SWITCH
-from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, Compiler
+from trailblaze.toolchain import Compiler
 
 from .support import (
     BUNDLED_MODEL,
@@ -35,23 +34,11 @@ from .support import (
     PACKAGE,
     ROOT,
     SAMPLE_APP,
+    child_env,
     trail_text,
 )
 
 LIST_APPS = "- mobile_listInstalledApps: {}"
-
-
-def child_env(port: int, **extra: str) -> dict[str, str]:
-    """The environment of a replay child: the test session's compiler cache, no other settings."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("ANDROID_", "TRAILBLAZE_")) or k == TOOLCHAIN_DIR_ENV
-    }
-    env.update(
-        ANDROID_ADB_SERVER_PORT=str(port), ADBUTILS_ADB_PATH="/bin/false", NO_COLOR="1", **extra
-    )
-    return env
 
 
 def write_trail(tmp_path: Path, *recordings: str, name: str = "t.trail.yaml") -> Path:

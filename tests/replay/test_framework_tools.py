@@ -475,3 +475,41 @@ def test_a_maestro_command_that_cannot_translate_fails_with_nothing_sent(
     assert outcome.failure is not None
     assert outcome.failure.error.startswith(message), outcome.failure.error
     assert model.commands == []
+
+
+@pytest.mark.parametrize(
+    ("call", "reason"),
+    [
+        (
+            "assertVisible: {ref: y778, expectedText: Forms}",
+            "its 'ref' (such as 'y778') is a content hash that Trailblaze's compact element "
+            "listing computes over its own accessibility node tree, by rules the reference this "
+            "replay follows does not give (its TrailblazeNode only says 'see the Kotlin doc for "
+            "the hashing rules'), so no node of a uiautomator dump can be matched to it; checking "
+            "'expectedText' on whichever element carries it would pass a trail without checking "
+            "the element it recorded",
+        ),
+        (
+            "assertWaypoint: {waypoint: sampleapp/forms}",
+            "it waits until the screen matches a waypoint definition (the trailmap's "
+            "waypoints/**/*.waypoint.yaml), which the Trailblaze host evaluates (requiresHost); "
+            "the reference gives neither that file's format nor its matching rules (the corpus "
+            "names 100 such files and includes none), so replay has nothing to evaluate a "
+            "waypoint with",
+        ),
+    ],
+)
+def test_the_two_model_free_refusals_say_what_the_reference_lacks(
+    call: str, reason: str, model: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = _trail(tmp_path, f"{LAUNCH}- {call}")
+
+    run = replay(ReplayRequest(trails=(path,)), device=ModelDevice(model, timeout=5), options=FAST)
+
+    tool = call.split(":", 1)[0]
+    assert run.trails[0].findings == (
+        f"t.trail.yaml:6:11: trail[0].recording.android[1]: tool '{tool}' cannot run on "
+        f"Android replay: {reason}",
+    )
+    assert model.commands == []

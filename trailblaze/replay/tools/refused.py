@@ -1,5 +1,11 @@
 """Android-recordable framework tools that Android replay cannot perform, and why.
 
+Each needs what a recording does not carry and adb cannot give: a language model (the AI
+tools), the model itself (its answer formats), Revyl's cloud service, or a Trailblaze-host
+algorithm or file format the reference does not define (``assertVisible``'s element refs,
+``assertWaypoint``'s waypoint definitions). Guessing either would fail good recordings or pass
+unchecked ones.
+
 A trail whose chosen recording calls one of these is refused before anything is sent to the
 device (``run`` checks every planned call, ``runIf`` branches included), with the reason below;
 the engine refuses them the same way if one is reached another way (a composed tool's body).
@@ -33,14 +39,19 @@ REFUSED: Mapping[str, str] = MappingProxyType(
         "stringEvaluation": _ANSWER,
         "elementRetriever": _ANSWER,
         "assertVisible": (
-            "its 'ref' names an element of the AI agent's compact screen listing from the "
-            "recording session; replay has no such listing and cannot rebuild its numbering "
-            "from a uiautomator dump"
+            "its 'ref' (such as 'y778') is a content hash that Trailblaze's compact element "
+            "listing computes over its own accessibility node tree, by rules the reference "
+            "this replay follows does not give (its TrailblazeNode only says 'see the Kotlin "
+            "doc for the hashing rules'), so no node of a uiautomator dump can be matched to "
+            "it; checking 'expectedText' on whichever element carries it would pass a trail "
+            "without checking the element it recorded"
         ),
         "assertWaypoint": (
-            "it evaluates a waypoint definition (waypoints/**/*.waypoint.yaml) on the "
-            "Trailblaze host (requiresHost), whose format the reference this replay follows "
-            "does not define"
+            "it waits until the screen matches a waypoint definition (the trailmap's "
+            "waypoints/**/*.waypoint.yaml), which the Trailblaze host evaluates "
+            "(requiresHost); the reference gives neither that file's format nor its matching "
+            "rules (the corpus names 100 such files and includes none), so replay has nothing "
+            "to evaluate a waypoint with"
         ),
         **dict.fromkeys(
             (
