@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import shutil
 import signal
 import socket
@@ -353,8 +354,10 @@ def test_ctrl_c_stops_at_the_next_tool_boundary(tmp_path: Path) -> None:
     assert [c for c in model.commands if c.startswith("input")] == ["input tap 10 10"]
     assert f"CANCELLED {path} " in out
     body, table = out.split("  where the time went: ")
-    assert table.startswith("1.")  # the one tap ran into its 1 s delay: act time
-    assert "    act " in table
+    # The one tap ran into its 1 s delay: that is act time (startup varies with the machine).
+    act = re.search(r"^    act +(\d+\.\d+)s ", table, re.MULTILINE)
+    assert act is not None, table
+    assert 1.0 <= float(act.group(1)) < 5, table
     assert table.endswith("cancelled: stopped at a tool boundary (exit 1)\n")
     assert (body + "  where the time went: ").endswith(
         "  cancelled step 1 step 1 [android] - cancelled\n"
