@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -81,8 +83,6 @@ def write_generated(path: Path, data: str, within: Path | None = None) -> bool:
     try:
         return _write_generated(path, data)
     except (IsADirectoryError, NotADirectoryError, FileExistsError):
-        from trailblaze.scratch import clear_way  # noqa: PLC0415 - only when something is wrong
-
         if within is None or not clear_way(path, within):
             raise
     return _write_generated(path, data)
@@ -100,3 +100,37 @@ def _write_generated(path: Path, data: str) -> bool:
     with open(fd, "wb") as handle:  # closes fd; writes every byte
         handle.write(payload)
     return True
+
+
+def clear_way(path: Path, within: Path) -> bool:
+    """Make room for a file of ours at `path`, somewhere below `within`: remove a directory (or
+    other non-file) at `path`, and a file where one of its parent directories belongs. True when
+    anything was removed.
+
+    Only for our own paths (the scratch directory, the result cache): it deletes what is in the
+    way. Nothing at or above `within` is touched, and symbolic links are followed, not removed.
+    """
+    removed = False
+    try:
+        parents = path.parent.relative_to(within).parts
+    except ValueError:
+        return False
+    current = within
+    for part in parents:
+        current = current / part
+        with contextlib.suppress(OSError):
+            if not stat.S_ISDIR(os.stat(current).st_mode):
+                os.unlink(current)
+                removed = True
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return removed
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path, ignore_errors=True)
+        return True
+    if not stat.S_ISREG(st.st_mode) and not stat.S_ISLNK(st.st_mode):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return True
+    return removed

@@ -29,16 +29,15 @@ a file belongs, say) is cleared by `clear_way`: scratch is ours to repair.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
-import shutil
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+# clear_way lives in fsutil (fsutil needs it, and must not import scratch); scratch re-exports it.
+from trailblaze.fsutil import clear_way as clear_way  # noqa: PLC0414 - an explicit re-export
 from trailblaze.fsutil import write_atomic, write_if_changed
 
 CACHE_ENV = "TRAILBLAZE_CACHE_DIR"
@@ -186,40 +185,6 @@ class Layout:
 
     def surface_import(self, trail_path: str, trailmap: str) -> str:
         return module_specifier(self.surface(trailmap), self.trail_file(trail_path).parent)
-
-
-def clear_way(path: Path, within: Path) -> bool:
-    """Make room for a file of ours at `path`, somewhere below `within`: remove a directory (or
-    other non-file) at `path`, and a file where one of its parent directories belongs. True when
-    anything was removed.
-
-    Only for our own paths (the scratch directory, the result cache): it deletes what is in the
-    way. Nothing at or above `within` is touched, and symbolic links are followed, not removed.
-    """
-    removed = False
-    try:
-        parents = path.parent.relative_to(within).parts
-    except ValueError:
-        return False
-    current = within
-    for part in parents:
-        current = current / part
-        with contextlib.suppress(OSError):
-            if not stat.S_ISDIR(os.stat(current).st_mode):
-                os.unlink(current)
-                removed = True
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return removed
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(path, ignore_errors=True)
-        return True
-    if not stat.S_ISREG(st.st_mode) and not stat.S_ISLNK(st.st_mode):
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        return True
-    return removed
 
 
 def write_scratch(path: Path, data: bytes | str, within: Path, *, always: bool = False) -> bool:
