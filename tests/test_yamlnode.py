@@ -320,3 +320,24 @@ def test_oversized_bytes_are_refused_with_the_file_message() -> None:
     with pytest.raises(YamlError) as info:
         decode(b"x" * (3 * 1024 * 1024), max_bytes=2 * 1024 * 1024)
     assert info.value.message == "file is 3.0 MiB; files over 2 MiB are not read"
+
+
+def test_merge_keys_only_when_asked_own_keys_first_then_the_first_source() -> None:
+    text = "a: &a {x: 1, y: 2}\nb: &b {y: 3, z: 4}\nc: {<<: [*a, *b], x: 0}\n"
+    with pytest.raises(YamlError, match="merge keys"):
+        load(text)
+    root = load(text, merge_keys=True)
+    assert isinstance(root, YMap)
+    merged = root.get("c")
+    assert isinstance(merged, YMap)
+    assert merged.to_python() == {"x": 0, "y": 2, "z": 4}
+    y = merged.get("y")
+    assert isinstance(y, YScalar)
+    assert (y.line, y.column) == (1, 17)  # where the anchored mapping wrote it
+
+
+@pytest.mark.parametrize("text", ["a: &a [1]\nb: {<<: *a}\n", "b: {<<: [x]}\n"])
+def test_a_merge_key_takes_mappings(text: str) -> None:
+    with pytest.raises(YamlError) as info:
+        load(text, merge_keys=True)
+    assert info.value.message == "a merge key ('<<') takes a mapping or a list of mappings"

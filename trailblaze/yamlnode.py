@@ -283,8 +283,14 @@ def has_c_extension() -> bool:
     return _c_loader() is not None
 
 
-def load(text: str, *, pure: bool = False) -> YNode | None:
-    """Compose one YAML document into located nodes; ``None`` for an empty document."""
+def load(text: str, *, pure: bool = False, merge_keys: bool = False) -> YNode | None:
+    """Compose one YAML document into located nodes; ``None`` for an empty document.
+
+    Merge keys (``<<: *anchor``) are an error unless ``merge_keys``: then the anchored
+    mapping's entries (or each of a list of mappings', the first winning) are merged in below
+    the mapping's own keys, keeping the anchor's lines. Trails never take them; the fake
+    device's spec files do.
+    """
     _check_depth(text)
     try:
         node = _compose(text, pure)
@@ -292,7 +298,7 @@ def load(text: str, *, pure: bool = False) -> YNode | None:
         raise _yaml_error(exc) from None
     if node is None:
         return None
-    return _Converter().convert(node)
+    return _Converter(merge_keys=merge_keys).convert(node)
 
 
 def _yaml_error(exc: YAMLError) -> YamlError:
@@ -399,10 +405,11 @@ class _Converter:
     costs about as much as composing, per trail.
     """
 
-    __slots__ = ("count",)
+    __slots__ = ("count", "merge_keys")
 
-    def __init__(self) -> None:
+    def __init__(self, *, merge_keys: bool = False) -> None:
         self.count = 0
+        self.merge_keys = merge_keys
 
     def convert(self, node: Node) -> YNode:
         self.count += 1
@@ -446,9 +453,13 @@ class _Converter:
         items: list[tuple[YScalar, YNode]] = []
         index: dict[str, int] = {}
         convert = self.convert
+        merged: list[YMap] = []
         for key_node, value_node in node.value:
             ctag = key_node.ctag
             mark = key_node.start_mark
+            if self.merge_keys and self._is_merge(key_node):
+                merged.extend(self._merge_sources(value_node))
+                continue
             if ctag is _PLAIN_TAG and key_node.value != "<<":
                 text = key_node.value
                 key = YScalar(resolve_plain(text), text, PLAIN, mark.line + 1, mark.column + 1)
@@ -467,7 +478,32 @@ class _Converter:
                 )
             index[name] = len(items)
             items.append((key, convert(value_node)))
+        for source in merged:
+            for key, value in source.items:
+                if key.text not in index:
+                    index[key.text] = len(items)
+                    items.append((key, value))
         return YMap(tuple(items), line, column, index)
+
+    @staticmethod
+    def _is_merge(key_node: Node) -> bool:
+        if not isinstance(key_node, ScalarNode):
+            return False
+        return _tag_of(key_node) == _TAG + "merge" or (
+            key_node.value == "<<" and not key_node.style
+        )
+
+    def _merge_sources(self, value_node: Node) -> list[YMap]:
+        """The mappings a merge key names: one mapping, or a list of them."""
+        value = self.convert(value_node)
+        sources = value.items if isinstance(value, YSeq) else (value,)
+        if not all(isinstance(source, YMap) for source in sources):
+            raise YamlError(
+                "a merge key ('<<') takes a mapping or a list of mappings",
+                value.line,
+                value.column,
+            )
+        return [source for source in sources if isinstance(source, YMap)]
 
     def _key(self, key_node: Node) -> YScalar:
         line = key_node.start_mark.line + 1
