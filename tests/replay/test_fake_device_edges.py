@@ -20,7 +20,6 @@ from trailblaze.replay.fake import (
     FakeDevice,
     ModelDevice,
     ModelError,
-    Shell,
     View,
     load_devices,
     load_specs,
@@ -135,7 +134,7 @@ def test_fake_server_main_reports_a_bad_delay(
     path.write_text("faults: {delay: abc}\n", encoding="utf-8")
     assert fake_server.main([str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path}: faults.delay: expected a number of seconds, got 'abc'\n"
+        f"error: {path}:1:17: faults.delay: expected a number of seconds, got 'abc'\n"
     )
 
 
@@ -163,15 +162,15 @@ FORM = {
 @pytest.fixture
 def form() -> tuple[FakeDevice, list[int]]:
     model = FakeDevice.load(FORM)
-    assert Shell(model).run(f"monkey -p {PACKAGE} 1").returncode == 0
+    assert model.run(f"monkey -p {PACKAGE} 1").returncode == 0
     renders: list[int] = []
-    real = model.render
+    real = model.view.render
 
     def counting() -> tuple[View, ...]:
         renders.append(1)
         return real()
 
-    model.render = counting  # type: ignore[method-assign]
+    model.view.render = counting  # type: ignore[method-assign]
     return model, renders
 
 
@@ -217,10 +216,10 @@ def test_tab_moves_focus_and_del_edits(form: tuple[FakeDevice, list[int]]) -> No
 def test_element_defaults_come_from_the_first_screen_with_the_key() -> None:
     model = FakeDevice.load(FORM)
     with model.lock:
-        element = model._element_default(PACKAGE, "name")
+        element = model.element(PACKAGE, "name")
         assert element is not None
         assert element.value == ""
-        assert model._element_default(PACKAGE, "missing") is None
+        assert model.element(PACKAGE, "missing") is None
 
 
 def test_key_tables_match_keycode() -> None:

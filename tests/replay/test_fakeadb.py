@@ -17,10 +17,10 @@ from trailblaze.replay.fake import (
     FakeAdbServer,
     FakeDevice,
     ModelError,
-    Shell,
     load_devices,
     load_specs,
 )
+from trailblaze.replay.hierarchy import Bounds
 
 from .support import PACKAGE, ROOT, SAMPLE_APP
 
@@ -148,7 +148,7 @@ def test_a_device_without_shell_v2_falls_back(caplog: pytest.LogCaptureFixture) 
     ],
 )
 def test_shell_lines(model: FakeDevice, line: str, rc: int, output: str) -> None:
-    result = Shell(model).run(line)
+    result = model.run(line)
     assert (result.returncode, result.text()) == (rc, output)
 
 
@@ -293,10 +293,72 @@ def test_bad_specs_say_where(spec: dict[str, Any], message: str) -> None:
 def test_a_bad_spec_file_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "device.yaml"
     path.write_text("apps: [\n", encoding="utf-8")
-    with pytest.raises(ModelError, match=f"^{path}: not valid YAML"):
+    with pytest.raises(ModelError) as caught:
         load_specs(path)
+    assert str(caught.value).startswith(f"{path}:2:1: invalid YAML: ")
     with pytest.raises(ModelError, match="cannot read"):
         load_specs(tmp_path / "missing.yaml")
+
+
+def test_a_spec_file_error_names_its_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "device.yaml"
+    path.write_text(
+        "serial: emulator-5554\n"
+        "apps:\n"
+        "  - package: com.example\n"
+        "    screens:\n"
+        "      home:\n"
+        "        elements:\n"
+        "          - {text: Hi, bounds: [0, 0, 10]}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ModelError) as caught:
+        load_specs(path)
+    assert str(caught.value) == (
+        f"{path}:7:32: apps[0].screens.home.elements[0].bounds: "
+        "expected [left, top, right, bottom], got [0, 0, 10]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("serial: a\nserial: b\n", "2:1: duplicate key 'serial' (first defined at line 1)"),
+        ("sdk: yes\n", "1:6: sdk: expected a whole number >= 0, got 'yes'"),
+        ("apps:\n  - {package: p, screens: {s: {}}, lable: P}\n", "2:36: apps[0]: unknown key "
+         "'lable' (did you mean 'label'?)"),
+    ],
+)  # fmt: skip
+def test_spec_files_read_as_the_yaml_layer_reads_them(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "device.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ModelError) as caught:
+        load_specs(path)
+    assert str(caught.value) == f"{path}:{message}"
+
+
+def test_spec_files_share_elements_with_merge_keys(tmp_path: Path) -> None:
+    path = tmp_path / "device.yaml"
+    path.write_text(
+        "apps:\n"
+        "  - package: com.example\n"
+        "    screens:\n"
+        "      home:\n"
+        "        elements:\n"
+        "          - &row {text: 'Row {n}', bounds: [0, 0, 100, 50], clickable: true}\n"
+        "          - {<<: *row, text: Second, bounds: [0, 50, 100, 100]}\n",
+        encoding="utf-8",
+    )
+    (spec,) = load_specs(path)
+    first, second = spec.apps["com.example"].screens["home"].elements
+    assert (second.text, second.clickable, second.bounds) == (
+        "Second",
+        True,
+        Bounds(0, 50, 100, 100),
+    )
+    assert first.text == "Row {n}"
 
 
 def test_demo_entry_point_serves_a_model(tmp_path: Path) -> None:
@@ -333,7 +395,7 @@ def test_demo_entry_point_reports_a_bad_model(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 2
-    assert result.stderr == f"error: {path}: unknown key 'serail' (did you mean 'serial'?)\n"
+    assert result.stderr == f"error: {path}:1:1: unknown key 'serail' (did you mean 'serial'?)\n"
 
 
 def test_the_product_side_never_imports_adbutils() -> None:

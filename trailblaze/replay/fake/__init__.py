@@ -4,16 +4,25 @@ Everything a test needs is imported from here::
 
     from trailblaze.replay.fake import FakeAdbServer, FakeDevice, ModelDevice, load_devices
 
-- ``spec`` / ``loader``: the declarative device model (apps, screens, elements, faults) and
-  reading it from YAML or a mapping;
-- ``device``: ``FakeDevice``, the device state machine, with ``view`` (what the screen shows,
-  the uiautomator dump), ``gestures`` (taps, swipes, keys, typing) and ``commands`` (the
-  Android programs: ``input``, ``am``, ``pm``, ...);
-- ``shell``: the small ``sh`` the device's command lines run in;
+- ``spec`` / ``loader`` / ``reader``: the declarative device model (apps, screens, elements,
+  faults) and reading it from YAML (through ``trailblaze.yamlnode``, merge keys allowed) or a
+  mapping, every error located;
+- ``device``: ``FakeDevice``, which wires the parts below around one ``state.DeviceState``;
+  the parts share that state object and never see ``FakeDevice``:
+  ``view`` (what the screen shows, the uiautomator dump), ``gestures`` (taps, swipes, keys,
+  typing), ``commands`` (the Android programs: ``input``, ``am``, ``pm``, ...), ``files`` (the
+  file system), ``shell`` (the small ``sh`` command lines run in, given ``files`` and the
+  programs), ``faults`` (dropped connections, delays, per-command answers), ``result``;
 - ``modeldevice``: ``ModelDevice``, the product's ``Device`` protocol straight on a
   ``FakeDevice`` (no sockets, for fast engine tests);
 - ``server`` / ``sync``: ``FakeAdbServer``, a fake adb server on 127.0.0.1 that the real
-  adbutils client talks to over a real socket.
+  adbutils client talks to over a real socket (``sync`` is given ``files`` only).
+
+Imports point one way, so there are no cycles (``tests/test_imports.py``):
+``spec`` <- ``reader`` <- ``loader``; ``files`` <- ``state`` <- ``view`` <- ``gestures`` <- ``commands``;
+``result`` <- ``shell``, ``faults``, ``commands``; all of them <- ``device`` <- ``modeldevice``,
+``server``. Outside the package the fake imports only ``replay.device`` (``KeyCode``, the
+``ShellDevice`` base), ``replay.hierarchy`` (``Bounds``) and ``yamlnode``.
 
 ``python -m trailblaze.replay.fake MODEL.yaml [--port N]`` serves a model until Ctrl-C. The
 product (``trailblaze.replay`` and everything else) never imports this package.
@@ -21,12 +30,12 @@ product (``trailblaze.replay`` and everything else) never imports this package.
 
 from __future__ import annotations
 
-from trailblaze.replay.fake.commands import KEY_NAMES
 from trailblaze.replay.fake.device import FakeDevice, load_devices
+from trailblaze.replay.fake.gestures import KEY_NAMES
 from trailblaze.replay.fake.loader import load_specs, parse_device_spec
 from trailblaze.replay.fake.modeldevice import ModelDevice
+from trailblaze.replay.fake.result import CommandResult
 from trailblaze.replay.fake.server import FakeAdbServer
-from trailblaze.replay.fake.shell import CommandResult, Shell
 from trailblaze.replay.fake.spec import CommandOverride, DeviceSpec, Faults, ModelError
 from trailblaze.replay.fake.view import View
 
@@ -40,7 +49,6 @@ __all__ = [
     "Faults",
     "ModelDevice",
     "ModelError",
-    "Shell",
     "View",
     "load_devices",
     "load_specs",

@@ -2,22 +2,20 @@
 ``dumpsys``, ``wm``, ``getprop``, ``pidof``, ``settings``.
 
 Each answers the command lines replay and adbutils send the way a device does (output text,
-exit codes, the platform's own misspellings) and drives the ``FakeDevice`` state machine.
+exit codes, the platform's own misspellings) and changes the device's ``DeviceState``: directly,
+or through ``Gestures`` for ``input``; ``uiautomator dump`` asks the ``Renderer``.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
-from trailblaze.replay.device import KeyCode
-from trailblaze.replay.fake.shell import CommandResult
+from trailblaze.replay.fake.gestures import KEY_NAMES, Gestures
+from trailblaze.replay.fake.result import CommandResult
 from trailblaze.replay.fake.spec import BROWSER_PACKAGE, LAUNCHER_PACKAGE
-from trailblaze.replay.fake.view import flag
-
-if TYPE_CHECKING:
-    from trailblaze.replay.fake.device import FakeDevice
+from trailblaze.replay.fake.state import DeviceState
+from trailblaze.replay.fake.view import Renderer, flag
 
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 IDLE_ERROR_TEXT = "ERROR: could not get idle state.\n"
@@ -27,25 +25,14 @@ PNG_1X1 = bytes.fromhex(
     "0000000b49444154789c6360000200000500017a5eab3f0000000049454e44ae426082"
 )
 
-#: Key names ``input keyevent`` takes (KEYCODE_ prefix stripped): replay's ``KeyCode`` plus the
-#: other keys a recording may send, the digits and the letters.
-KEY_NAMES: dict[str, int] = {
-    **{key.name: int(key) for key in KeyCode},
-    "DPAD_UP": 19,
-    "DPAD_DOWN": 20,
-    "DPAD_LEFT": 21,
-    "DPAD_RIGHT": 22,
-    "APP_SWITCH": 187,
-    **{str(d): 7 + d for d in range(10)},
-    **{chr(ord("A") + i): 29 + i for i in range(26)},
-}
-
 
 class AndroidCommands:
-    """The programs of one ``FakeDevice``; ``table`` maps program names to handlers."""
+    """The programs of one device; ``run`` answers a command line's words."""
 
-    def __init__(self, device: FakeDevice) -> None:
-        self.device = device
+    def __init__(self, state: DeviceState, gestures: Gestures, view: Renderer) -> None:
+        self.state = state
+        self.gestures = gestures
+        self.view = view
         self.table: dict[str, Callable[[list[str]], CommandResult]] = {
             "input": self.input,
             "uiautomator": self.uiautomator,
@@ -62,6 +49,14 @@ class AndroidCommands:
             "screencap": self.screencap,
         }
 
+    def run(self, argv: list[str]) -> CommandResult | None:
+        """Run one Android program; None when this model does not know it."""
+        handler = self.table.get(argv[0]) if argv else None
+        if handler is None:
+            return None
+        with self.state.lock:
+            return handler(argv[1:])
+
     def input(self, args: list[str]) -> CommandResult:
         usage = CommandResult.of(
             stderr="Error: Unknown command\nUsage: input [<source>] <command> [<arg>...]\n",
@@ -72,23 +67,23 @@ class AndroidCommands:
         command, rest = args[0], args[1:]
         try:
             if command == "tap" and len(rest) == 2:
-                self.device.tap(*(int(float(v)) for v in rest))
+                self.gestures.tap(*(int(float(v)) for v in rest))
             elif command == "swipe" and len(rest) in (4, 5):
                 x1, y1, x2, y2 = (int(float(v)) for v in rest[:4])
                 duration = int(rest[4]) if len(rest) == 5 else 300
                 if abs(x2 - x1) <= 10 and abs(y2 - y1) <= 10:
                     if duration >= 400:
-                        self.device.long_press(x1, y1)
+                        self.gestures.long_press(x1, y1)
                     else:
-                        self.device.tap(x1, y1)
+                        self.gestures.tap(x1, y1)
                 else:
-                    self.device.swipe(x1, y1, x2, y2)
+                    self.gestures.swipe(x1, y1, x2, y2)
             elif command == "text" and len(rest) == 1:
-                self.device.type_text(rest[0].replace("%s", " "))
+                self.gestures.type_text(rest[0].replace("%s", " "))
             elif command == "keyevent" and rest:
                 codes = [_key_code(v) for v in rest if v != "--longpress"]
                 for code in codes:
-                    self.device.press_key(code)
+                    self.gestures.press_key(code)
             else:
                 return usage
         except ValueError as exc:
@@ -102,25 +97,25 @@ class AndroidCommands:
             )
         paths = [a for a in args[1:] if not a.startswith("--")]
         path = paths[0] if paths else DEFAULT_DUMP_PATH
-        if self.device.faults.idle_errors > 0:
-            self.device.faults.idle_errors -= 1
-            self.device._log("dump-not-idle", path)
+        if self.state.faults.idle_errors > 0:
+            self.state.faults.idle_errors -= 1
+            self.state.log("dump-not-idle", path)
             return CommandResult.of(IDLE_ERROR_TEXT)
         xml = (
-            self.device.faults.malformed_dumps.pop(0)
-            if self.device.faults.malformed_dumps
-            else self.device.dump_xml()
+            self.state.faults.malformed_dumps.pop(0)
+            if self.state.faults.malformed_dumps
+            else self.view.dump_xml()
         )
-        self.device._log("dump", path)
+        self.state.log("dump", path)
         done = f"UI hierchary dumped to: {path}\n"  # sic: the platform's own spelling
         if path == "/dev/tty":
             return CommandResult.of(xml + done)
-        self.device.files[path] = xml.encode()
+        self.state.files.write(path, xml.encode())
         return CommandResult.of(done)
 
     def am(self, args: list[str]) -> CommandResult:
         if args[:1] == ["force-stop"] and len(args) == 2:
-            self.device._stop(args[1])
+            self.state.stop(args[1])
             return CommandResult(0)
         if args[:1] == ["broadcast"]:
             return self.broadcast(args[1:])
@@ -128,18 +123,18 @@ class AndroidCommands:
             opts = _options(args[1:])
             if "-n" in opts:
                 package = opts["-n"].split("/", 1)[0]
-                if package not in self.device.apps:
+                if package not in self.state.apps:
                     return CommandResult.of(
                         f"Starting: Intent {{ cmp={opts['-n']} }}\n",
                         f"Error: Activity class {{{opts['-n']}}} does not exist.\n",
                         1,
                     )
-                self.device._launch(package)
+                self.state.launch(package)
                 return CommandResult.of(f"Starting: Intent {{ cmp={opts['-n']} }}\n")
             if opts.get("-a") == "android.intent.action.VIEW" and "-d" in opts:
-                self.device.browser_url = opts["-d"]
-                self.device._launch(BROWSER_PACKAGE)
-                self.device._log("open-url", opts["-d"])
+                self.state.browser_url = opts["-d"]
+                self.state.launch(BROWSER_PACKAGE)
+                self.state.log("open-url", opts["-d"])
                 return CommandResult.of(
                     f"Starting: Intent {{ act=android.intent.action.VIEW dat={opts['-d']} }}\n"
                 )
@@ -152,8 +147,8 @@ class AndroidCommands:
         action = opts.get("-a", "")
         head = f"Broadcasting: Intent {{ act={action} flg=0x400000 (has extras) }}\n"
         if action == "clipper.set":
-            self.device.clipboard = opts.get("--es text", "")
-            self.device._log("clipboard", self.device.clipboard)
+            self.state.clipboard = opts.get("--es text", "")
+            self.state.log("clipboard", self.state.clipboard)
             return CommandResult.of(
                 head + 'Broadcast completed: result=-1, data="Text is copied into clipboard."\n'
             )
@@ -161,43 +156,41 @@ class AndroidCommands:
             command = opts.get("-e command", "")
             if (
                 command == "enter"
-                and self.device.settings.get(("global", "sysui_demo_allowed")) != "1"
+                and self.state.settings.get(("global", "sysui_demo_allowed")) != "1"
             ):
                 return CommandResult.of(head + "Broadcast completed: result=0\n")
             if command in ("enter", "exit"):
-                self.device.demo_mode = command == "enter"
-                self.device._log("demo-mode", command)
+                self.state.demo_mode = command == "enter"
+                self.state.log("demo-mode", command)
             return CommandResult.of(head + "Broadcast completed: result=0\n")
         if action == "clipper.get":
             return CommandResult.of(
-                head + f'Broadcast completed: result=-1, data="{self.device.clipboard}"\n'
+                head + f'Broadcast completed: result=-1, data="{self.state.clipboard}"\n'
             )
         return CommandResult.of(head + "Broadcast completed: result=0\n")
 
     def pm(self, args: list[str]) -> CommandResult:
         if args[:2] == ["list", "packages"]:
-            names = sorted(self.device.installed)
+            names = sorted(self.state.installed)
             if "-3" in args:
-                names = [
-                    n for n in names if n in self.device.apps or n in self.device.spec.packages
-                ]
+                names = [n for n in names if n in self.state.apps or n in self.state.spec.packages]
             if "-f" in args:
                 return CommandResult.of("".join(f"package:{_apk(n)}={n}\n" for n in names))
             return CommandResult.of("".join(f"package:{n}\n" for n in names))
         if args[:1] == ["clear"] and len(args) == 2:
             package = args[1]
-            if package not in self.device.installed:
+            if package not in self.state.installed:
                 return CommandResult.of("Failed\n", returncode=1)
-            self.device._clear_data(package)
-            self.device._log("clear", package)
+            self.state.clear_data(package)
+            self.state.log("clear", package)
             return CommandResult.of("Success\n")
         if args[:1] == ["path"] and len(args) == 2:
-            if args[1] not in self.device.installed:
+            if args[1] not in self.state.installed:
                 return CommandResult(1)
             return CommandResult.of(f"package:/data/app/{args[1]}/base.apk\n")
         if args[:1] in (["grant"], ["revoke"]) and len(args) == 3:
             package, permission = args[1], args[2]
-            if package not in self.device.installed:
+            if package not in self.state.installed:
                 return CommandResult.of(
                     stderr=f"Exception occurred while executing '{args[0]}':\n"
                     f"java.lang.IllegalArgumentException: Unknown package: {package}\n",
@@ -210,10 +203,10 @@ class AndroidCommands:
                     returncode=255,
                 )
             if args[0] == "grant":
-                self.device.granted.add((package, permission))
+                self.state.granted.add((package, permission))
             else:
-                self.device.granted.discard((package, permission))
-            self.device._log(args[0], f"{package} {permission}")
+                self.state.granted.discard((package, permission))
+            self.state.log(args[0], f"{package} {permission}")
             return CommandResult(0)
         return CommandResult.of(
             stderr=f"Error: unsupported pm command: {shlex.join(args)}\n", returncode=1
@@ -221,30 +214,30 @@ class AndroidCommands:
 
     def settings(self, args: list[str]) -> CommandResult:
         if args[:1] == ["put"] and len(args) == 4:
-            self.device.settings[(args[1], args[2])] = args[3]
+            self.state.settings[(args[1], args[2])] = args[3]
             return CommandResult(0)
         if args[:1] == ["get"] and len(args) == 3:
-            return CommandResult.of(self.device.settings.get((args[1], args[2]), "null") + "\n")
+            return CommandResult.of(self.state.settings.get((args[1], args[2]), "null") + "\n")
         return CommandResult.of("null\n")
 
     def appops(self, args: list[str]) -> CommandResult:
         if args[:1] == ["set"] and len(args) == 4:
             package, op, mode = args[1:]
-            if package not in self.device.installed:
+            if package not in self.state.installed:
                 return CommandResult.of(
                     stderr=f"Error: Unknown package: {package}\n", returncode=255
                 )
             if mode not in ("allow", "ignore", "deny", "default", "foreground"):
                 return CommandResult.of(stderr=f"Error: Mode {mode} is not valid\n", returncode=255)
-            self.device.app_ops[(package, op)] = mode
-            self.device._log("appops", f"{package} {op} {mode}")
+            self.state.app_ops[(package, op)] = mode
+            self.state.log("appops", f"{package} {op} {mode}")
             return CommandResult(0)
         return CommandResult.of(stderr="Error: unsupported appops command\n", returncode=255)
 
     def svc(self, args: list[str]) -> CommandResult:
         if len(args) == 2 and args[0] in ("wifi", "data") and args[1] in ("enable", "disable"):
-            self.device.network[args[0]] = args[1] == "enable"
-            self.device._log("network", f"{args[0]} {args[1]}")
+            self.state.network[args[0]] = args[1] == "enable"
+            self.state.log("network", f"{args[0]} {args[1]}")
             return CommandResult(0)
         return CommandResult.of(stderr="Error: unsupported svc command\n", returncode=1)
 
@@ -252,24 +245,24 @@ class AndroidCommands:
         paths = [a for a in args if not a.startswith("-")]
         if not paths:
             return CommandResult.of(stderr="screencap to stdout is not supported\n", returncode=1)
-        self.device.files[paths[0]] = PNG_1X1
-        self.device._log("screencap", paths[0])
+        self.state.files.write(paths[0], PNG_1X1)
+        self.state.log("screencap", paths[0])
         return CommandResult(0)
 
     def monkey(self, args: list[str]) -> CommandResult:
         opts = _options(args)
         package = opts.get("-p", "")
-        if package not in self.device.apps:
+        if package not in self.state.apps:
             return CommandResult.of(
                 "  bash arg: -p\n", "** No activities found to run, monkey aborted.\n", 252
             )
-        self.device._launch(package)
+        self.state.launch(package)
         return CommandResult.of(f"  bash arg: -p\n  bash arg: {package}\nEvents injected: 1\n")
 
     def dumpsys(self, args: list[str]) -> CommandResult:
         what = args[0] if args else ""
         if what == "input_method":
-            shown = flag(self.device.keyboard_shown)
+            shown = flag(self.state.keyboard_shown)
             return CommandResult.of(f"  mInputShown={shown}\n  mShowRequested={shown}\n")
         if what == "window":
             package, activity = self.focus()
@@ -280,7 +273,7 @@ class AndroidCommands:
             )
         if what == "activity":
             package, activity = self.focus()
-            pid = self.device.apps[package].pid if package in self.device.apps else 1200
+            pid = self.state.apps[package].pid if package in self.state.apps else 1200
             return CommandResult.of(
                 f"  mResumedActivity: ActivityRecord{{1a2b u0 {package}/{activity} t7}}\n"
                 f"  ACTIVITY {package}/{activity} 5c3d pid={pid}\n"
@@ -288,7 +281,7 @@ class AndroidCommands:
         if what == "display":
             return CommandResult.of("  mCurrentOrientation=0\n  orientation=0\n")
         if what == "package" and len(args) == 2:
-            app = self.device.apps.get(args[1])
+            app = self.state.apps.get(args[1])
             stopped = app is None or not app.running
             return CommandResult.of(
                 f"Packages:\n  Package [{args[1]}]:\n    stopped={flag(stopped)}\n"
@@ -296,17 +289,17 @@ class AndroidCommands:
         return CommandResult(0)
 
     def focus(self) -> tuple[str, str]:
-        if self.device.foreground is None:
+        if self.state.foreground is None:
             return LAUNCHER_PACKAGE, "com.android.launcher3.uioverrides.QuickstepLauncher"
-        screen = self.device._screen()
+        screen = self.state.screen()
         if screen is None:
-            return self.device.foreground, ".BrowserActivity"
-        return self.device.foreground, screen.activity
+            return self.state.foreground, ".BrowserActivity"
+        return self.state.foreground, screen.activity
 
     def wm(self, args: list[str]) -> CommandResult:
         if args[:1] == ["size"]:
             return CommandResult.of(
-                f"Physical size: {self.device.spec.width}x{self.device.spec.height}\n"
+                f"Physical size: {self.state.spec.width}x{self.state.spec.height}\n"
             )
         if args[:1] == ["density"]:
             return CommandResult.of("Physical density: 420\n")
@@ -314,13 +307,13 @@ class AndroidCommands:
 
     def properties(self) -> dict[str, str]:
         return {
-            "ro.build.version.sdk": str(self.device.spec.sdk),
-            "ro.build.version.release": str(max(1, self.device.spec.sdk - 20)),
-            "ro.product.model": self.device.spec.model,
-            "ro.product.name": self.device.spec.model,
-            "ro.product.device": self.device.spec.model,
-            "ro.serialno": self.device.serial,
-            **self.device.spec.properties,
+            "ro.build.version.sdk": str(self.state.spec.sdk),
+            "ro.build.version.release": str(max(1, self.state.spec.sdk - 20)),
+            "ro.product.model": self.state.spec.model,
+            "ro.product.name": self.state.spec.model,
+            "ro.product.device": self.state.spec.model,
+            "ro.serialno": self.state.spec.serial,
+            **self.state.spec.properties,
         }
 
     def getprop(self, args: list[str]) -> CommandResult:
@@ -330,7 +323,7 @@ class AndroidCommands:
         return CommandResult.of("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
 
     def pidof(self, args: list[str]) -> CommandResult:
-        app = self.device.apps.get(args[0]) if args else None
+        app = self.state.apps.get(args[0]) if args else None
         if app is None or not app.running:
             return CommandResult(1)
         return CommandResult.of(f"{app.pid}\n")

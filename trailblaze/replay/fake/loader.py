@@ -1,19 +1,20 @@
-"""Reading fake-device spec files: raw YAML or mappings -> validated ``spec`` records.
+"""Reading fake-device spec files: YAML or mappings -> validated ``spec`` records.
 
-Every error is a ``ModelError`` naming the file and the key path, with a "did you mean" for
-unknown keys. The format is described in ``spec``.
+Files are read through ``trailblaze.yamlnode`` (size and depth limits, no duplicate keys, YAML
+1.2 core scalars), so every error names the file, the line and column, and the key path, with
+a "did you mean" for unknown keys: ``pixel.yaml:12:9: apps[0].screens.home: ...``. A mapping
+(tests build specs in code) has no lines: its errors name ``<spec>`` and the key path. The
+format is described in ``spec``.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-
+from trailblaze.replay.fake.reader import Reader, is_null
 from trailblaze.replay.fake.spec import (
     DEFAULT_FEATURES,
     Action,
@@ -26,87 +27,7 @@ from trailblaze.replay.fake.spec import (
     ModelError,
     ScreenSpec,
 )
-from trailblaze.replay.hierarchy import Bounds
-
-
-class _Reader:
-    """Walks raw spec data with a key path, so every error says where it is."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def fail(self, where: str, message: str) -> ModelError:
-        return ModelError(
-            f"{self.source}: {where}: {message}" if where else f"{self.source}: {message}"
-        )
-
-    def mapping(self, value: Any, where: str, allowed: Sequence[str]) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(where, f"expected a mapping, got {type(value).__name__}")
-        for key in value:
-            if key not in allowed:
-                close = difflib.get_close_matches(str(key), allowed, n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise self.fail(where, f"unknown key '{key}'{hint}")
-        return value
-
-    def table(self, value: Any, where: str) -> Mapping[str, Any]:
-        """A mapping whose keys are the user's own names (screens, vars, properties)."""
-        if not isinstance(value, Mapping):
-            raise self.fail(where, f"expected a mapping, got {type(value).__name__}")
-        return value
-
-    def str_(self, value: Any, where: str) -> str:
-        # `text: 42` in a spec means the text "42"; booleans and mappings are mistakes.
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise self.fail(where, f"expected text, got {type(value).__name__}")
-        return str(value)
-
-    def int_(self, value: Any, where: str, minimum: int = 0) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.fail(where, f"expected a whole number >= {minimum}, got {value!r}")
-        return value
-
-    def float_(self, value: Any, where: str) -> float:
-        # `delay: "0.5"` has always meant half a second; booleans and lists are mistakes.
-        try:
-            if isinstance(value, bool) or not isinstance(value, str | int | float):
-                raise ValueError
-            number = float(value)
-        except ValueError:
-            raise self.fail(where, f"expected a number of seconds, got {value!r}") from None
-        if not math.isfinite(number):
-            raise self.fail(where, f"expected a number of seconds, got {value!r}")
-        return number
-
-    def bool_(self, value: Any, where: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(where, f"expected true or false, got {value!r}")
-        return value
-
-    def list_(self, value: Any, where: str) -> Sequence[Any]:
-        if not isinstance(value, Sequence) or isinstance(value, str):
-            raise self.fail(where, f"expected a list, got {type(value).__name__}")
-        return value
-
-    def names(self, value: Any, where: str) -> tuple[str, ...]:
-        if isinstance(value, str):
-            return (value,)
-        return tuple(self.str_(v, f"{where}[{i}]") for i, v in enumerate(self.list_(value, where)))
-
-    def bounds(self, value: Any, where: str) -> Bounds:
-        if isinstance(value, str):
-            parts = value.replace("][", ",").strip("[]").split(",")
-        else:
-            parts = list(self.list_(value, where))
-        try:
-            left, top, right, bottom = (int(p) for p in parts)
-        except (TypeError, ValueError):
-            raise self.fail(where, f"expected [left, top, right, bottom], got {value!r}") from None
-        if right < left or bottom < top:
-            raise self.fail(where, f"right/bottom must not be less than left/top in {value!r}")
-        return Bounds(left, top, right, bottom)
-
+from trailblaze.yamlnode import YamlError, YMap, YScalar, YSeq, load, read_text
 
 _ACTION_KEYS = (
     "go", "replace", "back", "home", "launch", "set", "unset", "toggle", "clear", "increment",
@@ -130,7 +51,7 @@ _DEVICE_KEYS = (
 )  # fmt: skip
 
 
-def _parse_action(r: _Reader, raw: Any, where: str) -> Action:
+def _parse_action(r: Reader, raw: Any, where: str) -> Action:
     if isinstance(raw, str):
         return Action(go=raw)
     data = r.mapping(raw, where, _ACTION_KEYS)
@@ -152,7 +73,7 @@ def _parse_action(r: _Reader, raw: Any, where: str) -> Action:
     )
 
 
-def _parse_element(r: _Reader, raw: Any, where: str, package: str) -> ElementSpec:
+def _parse_element(r: Reader, raw: Any, where: str, package: str) -> ElementSpec:
     data = r.mapping(raw, where, _ELEMENT_KEYS)
     resource_id = r.str_(data.get("id", ""), f"{where}.id")
     if resource_id and ":" not in resource_id:
@@ -161,7 +82,7 @@ def _parse_element(r: _Reader, raw: Any, where: str, package: str) -> ElementSpe
     editable = r.bool_(data.get("editable", False), f"{where}.editable")
     key = r.str_(data.get("key", resource_id.rsplit("/", 1)[-1] or text), f"{where}.key")
     if editable and not key:
-        raise r.fail(where, "an editable element needs an 'id' or a 'key'")
+        raise r.fail(where, "an editable element needs an 'id' or a 'key'", raw)
     actions = {
         name: _parse_action(r, data[name], f"{where}.{name}") if name in data else None
         for name in ("on_tap", "on_long_press", "on_enter")
@@ -203,6 +124,19 @@ def _parse_element(r: _Reader, raw: Any, where: str, package: str) -> ElementSpe
 
 
 def _expand(value: Any, n: int) -> Any:
+    """A ``generate`` template for row ``n``: ``{n}`` in every text replaced, places kept."""
+    if isinstance(value, YScalar):
+        if not isinstance(value.value, str):
+            return value
+        number = str(n)
+        text = value.text.replace("{n}", number)
+        return YScalar(
+            value.value.replace("{n}", number), text, value.style, value.line, value.column
+        )
+    if isinstance(value, YMap):
+        return {key.text: _expand(item, n) for key, item in value}
+    if isinstance(value, YSeq):
+        return [_expand(item, n) for item in value.items]
     if isinstance(value, str):
         return value.replace("{n}", str(n))
     if isinstance(value, Mapping):
@@ -212,7 +146,7 @@ def _expand(value: Any, n: int) -> Any:
     return value
 
 
-def _parse_list(r: _Reader, raw: Any, where: str, package: str) -> ListSpec:
+def _parse_list(r: Reader, raw: Any, where: str, package: str) -> ListSpec:
     data = r.mapping(raw, where, _LIST_KEYS)
     raw_items = list(r.list_(data.get("items", ()), f"{where}.items"))
     if "generate" in data:
@@ -242,17 +176,17 @@ def _walk_actions(elements: Sequence[ElementSpec]) -> Iterator[tuple[ElementSpec
         yield from _walk_actions(element.children)
 
 
-def _parse_app(r: _Reader, raw: Any, where: str) -> AppSpec:
+def _parse_app(r: Reader, raw: Any, where: str) -> AppSpec:
     data = r.mapping(raw, where, _APP_KEYS)
     if "package" not in data:
-        raise r.fail(where, "missing 'package'")
+        raise r.fail(where, "missing 'package'", raw)
     package = r.str_(data["package"], f"{where}.package")
     activity = r.str_(data.get("activity", ".MainActivity"), f"{where}.activity")
     raw_screens = r.table(data.get("screens", {}), f"{where}.screens")
     screens: dict[str, ScreenSpec] = {}
     for name, raw_screen in raw_screens.items():
         sw = f"{where}.screens.{name}"
-        raw = r.mapping(raw_screen or {}, sw, _SCREEN_KEYS)
+        raw = r.mapping({} if is_null(raw_screen) else raw_screen, sw, _SCREEN_KEYS)
         screens[str(name)] = ScreenSpec(
             name=str(name),
             activity=r.str_(raw.get("activity", activity), f"{sw}.activity"),
@@ -265,7 +199,7 @@ def _parse_app(r: _Reader, raw: Any, where: str) -> AppSpec:
             else None,
         )
     if not screens:
-        raise r.fail(where, "an app needs at least one screen")
+        raise r.fail(where, "an app needs at least one screen", raw)
     launcher = r.str_(data.get("launcher", next(iter(screens))), f"{where}.launcher")
     for name, screen in screens.items():
         for element, action in _walk_actions(screen.all_elements):
@@ -276,9 +210,10 @@ def _parse_app(r: _Reader, raw: Any, where: str) -> AppSpec:
                     raise r.fail(
                         f"{where}.screens.{name}",
                         f"element '{element.key}' goes to unknown screen '{target}'{hint}",
+                        raw_screens.get(name),
                     )
     if launcher not in screens:
-        raise r.fail(f"{where}.launcher", f"unknown screen '{launcher}'")
+        raise r.fail(f"{where}.launcher", f"unknown screen '{launcher}'", data.get("launcher"))
     return AppSpec(
         package=package,
         label=r.str_(data.get("label", package.rsplit(".", 1)[-1]), f"{where}.label"),
@@ -295,7 +230,7 @@ def _parse_app(r: _Reader, raw: Any, where: str) -> AppSpec:
     )
 
 
-def _parse_faults(r: _Reader, raw: Any, where: str) -> Faults:
+def _parse_faults(r: Reader, raw: Any, where: str) -> Faults:
     data = r.mapping(raw, where, _FAULT_KEYS)
     delays = data.get("delays", {})
     overrides = []
@@ -314,7 +249,7 @@ def _parse_faults(r: _Reader, raw: Any, where: str) -> Faults:
     disconnect = data.get("disconnect_after")
     return Faults(
         disconnect_after=None
-        if disconnect is None
+        if is_null(disconnect)
         else r.int_(disconnect, f"{where}.disconnect_after"),
         delay=r.float_(data.get("delay", 0.0), f"{where}.delay"),
         delays={
@@ -329,19 +264,23 @@ def _parse_faults(r: _Reader, raw: Any, where: str) -> Faults:
 
 def parse_device_spec(raw: Any, source: str = "<spec>", where: str = "") -> DeviceSpec:
     """Validate one device's spec mapping (see the module docstring)."""
-    r = _Reader(source)
+    r = Reader(source)
     data = r.mapping(raw, where, _DEVICE_KEYS)
     prefix = f"{where}." if where else ""
     size = r.list_(data.get("size", [1080, 2400]), f"{prefix}size")
     if len(size) != 2:
-        raise r.fail(f"{prefix}size", "expected [width, height]")
+        raise r.fail(f"{prefix}size", "expected [width, height]", data.get("size"))
     apps: dict[str, AppSpec] = {}
     for i, raw_app in enumerate(r.list_(data.get("apps", ()), f"{prefix}apps")):
         app = _parse_app(r, raw_app, f"{prefix}apps[{i}]")
         apps[app.package] = app
     state = r.str_(data.get("state", "device"), f"{prefix}state")
     if state not in ("device", "offline", "unauthorized"):
-        raise r.fail(f"{prefix}state", f"expected device, offline or unauthorized, not {state!r}")
+        raise r.fail(
+            f"{prefix}state",
+            f"expected device, offline or unauthorized, not {state!r}",
+            data.get("state"),
+        )
     properties = r.table(data.get("properties", {}), f"{prefix}properties")
     files = r.table(data.get("files", {}), f"{prefix}files")
     return DeviceSpec(
@@ -365,25 +304,29 @@ def parse_device_spec(raw: Any, source: str = "<spec>", where: str = "") -> Devi
 
 def load_specs(source: Path | str | Mapping[str, Any]) -> list[DeviceSpec]:
     """Device specs from a YAML file or a mapping; ``devices: [...]`` holds several."""
+    data: Any
     if isinstance(source, Mapping):
-        data: Any = source
-        name = "<spec>"
+        data, name = source, "<spec>"
     else:
         path = Path(source)
         name = str(path)
         try:
-            data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ModelError(f"{name}: cannot read: {exc.strerror or exc}") from exc
-        except Exception as exc:  # ruamel's YAMLError and its scanner/parser errors
-            raise ModelError(f"{name}: not valid YAML: {exc}") from exc
-    if isinstance(data, Mapping) and "devices" in data:
-        if set(data) != {"devices"}:
-            raise ModelError(f"{name}: a 'devices' file has no other top-level keys")
-        raw = _Reader(name).list_(data["devices"], "devices")
+            text = read_text(path)
+        except YamlError as exc:
+            raise ModelError(f"{name}: {exc.message}") from None
+        try:
+            data = load(text, merge_keys=True)
+        except YamlError as exc:
+            raise ModelError(f"{name}:{exc.line}:{exc.column}: {exc.message}") from None
+    r = Reader(name)
+    if isinstance(data, YMap | Mapping) and "devices" in data:
+        top = r.table(data, "")
+        if set(top) != {"devices"}:
+            raise r.fail("", "a 'devices' file has no other top-level keys", data)
+        raw = r.list_(top["devices"], "devices")
         specs = [parse_device_spec(d, name, f"devices[{i}]") for i, d in enumerate(raw)]
     else:
-        specs = [parse_device_spec(data if data is not None else {}, name)]
+        specs = [parse_device_spec({} if is_null(data) else data, name)]
     serials = [s.serial for s in specs]
     duplicates = sorted({s for s in serials if serials.count(s) > 1})
     if duplicates:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from trailblaze.replay.device import (
     IDLE_RETRY_DELAYS,
@@ -14,10 +13,8 @@ from trailblaze.replay.device import (
     ShellDevice,
     ShellResult,
 )
-from trailblaze.replay.fake.shell import STDERR, STDOUT, Shell
-
-if TYPE_CHECKING:
-    from trailblaze.replay.fake.device import FakeDevice
+from trailblaze.replay.fake.device import FakeDevice
+from trailblaze.replay.fake.result import STDERR, STDOUT
 
 
 class ModelDevice(ShellDevice):
@@ -54,17 +51,16 @@ class ModelDevice(ShellDevice):
                 raise DeviceLostError(
                     f"{self.serial}: no answer within {self._timeout:g}s to `{shlex.join(argv)}`"
                 )
-        result = Shell(self.model).command(list(argv))
+        result = self.model.command(argv)
         return ShellResult(
-            result.returncode,
-            result.text(),
-            result.text(STDOUT),
-            result.text(STDERR),
+            returncode=result.returncode,
+            output=result.text(),
+            stdout=result.text(STDOUT),
+            stderr=result.text(STDERR),
         )
 
     def _read_file(self, path: str) -> bytes:
-        with self.model.lock:
-            data = self.model.files.get(path)
+        data = self.model.read_file(path)
         if data is None:
             raise DeviceError(f"{self.serial}: no such file on the device: {path}")
         return data

@@ -25,11 +25,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from trailblaze.replay.fake.device import FakeDevice, ModelError, load_devices
-from trailblaze.replay.fake.shell import Shell, ShellSyntaxError, tokenize
+from trailblaze.replay.fake.device import FakeDevice, load_devices
+from trailblaze.replay.fake.spec import ModelError
 from trailblaze.replay.fake.sync import SyncSession, recv_exact
-
-__all__ = ["DEFAULT_VERSION", "FakeAdbServer", "Shell", "ShellSyntaxError", "main", "tokenize"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +86,7 @@ class _Handler(socketserver.BaseRequestHandler):
             self._shell(conn, owner, device, request[len("shell:") :], v2=False)
         elif request == "sync:":
             conn.sendall(b"OKAY")
-            SyncSession(conn, device).serve()
+            SyncSession(conn, device.runtime.files).serve()
         else:
             conn.sendall(b"FAIL" + _block(f"unsupported device service {request!r}"))
 
@@ -111,7 +109,7 @@ class _Handler(socketserver.BaseRequestHandler):
             return
         if admission.delay and owner._stopping.wait(admission.delay):
             return
-        result = Shell(device).run(line)
+        result = device.run(line)
         if not v2:
             conn.sendall(b"".join(data for _, data in result.chunks))
             return

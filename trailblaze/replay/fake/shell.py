@@ -2,44 +2,23 @@
 
 A small interpreter for what adbutils and replay send: ``;``, ``&&``, ``||``, ``|``, quotes,
 ``$?``, simple redirections, and the builtins adbutils' own helpers use (``echo``, ``rm``,
-``cat``, ``grep``, ``ls``, ``sleep``). Android programs (``input``, ``am``, ``pm``, ...) are the
-``FakeDevice``'s; output chunks keep their execution order, as adbd's do (replay.md §3.5.2).
+``cat``, ``grep``, ``ls``, ``sleep``). The shell is given the device's ``Files`` and two
+callables: the fault overrides and the device's programs (``input``, ``am``, ``pm``, ...:
+``commands``). Output chunks keep their execution order, as adbd's do (replay.md §3.5.2).
 """
 
 from __future__ import annotations
 
 import re
-import stat
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from trailblaze.replay.fake.device import FakeDevice
+from trailblaze.replay.fake.files import Files
+from trailblaze.replay.fake.result import STDERR, STDOUT, CommandResult
 
-STDOUT, STDERR = 1, 2
-DIRECTORIES = frozenset(
-    {"/", "/data", "/data/local", "/data/local/tmp", "/sdcard", "/sdcard/Download"}
-)
-
-
-class CommandResult(NamedTuple):
-    """A command's exit code and its output chunks ((STDOUT|STDERR, bytes)) in order."""
-
-    returncode: int
-    chunks: tuple[tuple[int, bytes], ...] = ()
-
-    @classmethod
-    def of(cls, stdout: str = "", stderr: str = "", returncode: int = 0) -> CommandResult:
-        chunks = []
-        if stdout:
-            chunks.append((STDOUT, stdout.encode()))
-        if stderr:
-            chunks.append((STDERR, stderr.encode()))
-        return cls(returncode, tuple(chunks))
-
-    def text(self, stream: int | None = None) -> str:
-        return b"".join(d for s, d in self.chunks if stream in (None, s)).decode(errors="replace")
-
+Program = Callable[[list[str]], CommandResult | None]
+"""Runs one command line's words; None when it does not know the program."""
 
 _STATUS = None  # a `$?` inside a word, expanded when the command runs
 WordPart = str | None
@@ -187,10 +166,12 @@ def _expand(word: Word, status: int) -> str:
 
 
 class Shell:
-    """Runs command lines against one ``FakeDevice``: builtins here, Android commands there."""
+    """Runs command lines on one device: fault overrides, then builtins, then its programs."""
 
-    def __init__(self, device: FakeDevice) -> None:
-        self.device = device
+    def __init__(self, files: Files, *, override: Program, programs: Program) -> None:
+        self.files = files
+        self._override = override
+        self._programs = programs
 
     def run(self, line: str) -> CommandResult:
         try:
@@ -214,8 +195,7 @@ class Shell:
             redirects = [(kind, _expand(target, status)) for kind, target in command.redirects]
             for kind, path in redirects:
                 if kind == "<":
-                    with self.device.lock:
-                        stdin = self.device.files.get(path, b"")
+                    stdin = self.files.read(path) or b""
             result = self.command(argv, stdin)
             chunks = list(result.chunks)
             for kind, path in redirects:
@@ -238,23 +218,21 @@ class Shell:
         stream = STDERR if kind == "2>" else STDOUT
         data = b"".join(d for s, d in chunks if s == stream)
         if path != "/dev/null":
-            with self.device.lock:
-                previous = self.device.files.get(path, b"") if kind == ">>" else b""
-                self.device.files[path] = previous + data
+            self.files.write(path, data, append=kind == ">>")
         return [(s, d) for s, d in chunks if s != stream]
 
     def command(self, argv: list[str], stdin: bytes = b"") -> CommandResult:
         """Run one command: a fault override, a shell builtin, a device program, or 127."""
         if not argv:
             return CommandResult(0)
-        overridden = self.device.override(argv)
+        overridden = self._override(argv)
         if overridden is not None:
             return overridden
         builtin = getattr(self, f"_builtin_{argv[0]}", None)
         if builtin is not None:
             result: CommandResult = builtin(argv[1:], stdin)
             return result
-        result_or_none = self.device.execute(argv)
+        result_or_none = self._programs(argv)
         if result_or_none is None:
             return CommandResult.of(
                 stderr=f"/system/bin/sh: {argv[0]}: inaccessible or not found\n", returncode=127
@@ -283,11 +261,11 @@ class Shell:
     def _builtin_rm(self, args: list[str], stdin: bytes) -> CommandResult:
         force = any(a.startswith("-") and "f" in a for a in args)
         paths = [a for a in args if not a.startswith("-")]
-        errors = []
-        with self.device.lock:
-            for path in paths:
-                if self.device.files.pop(path, None) is None and not force:
-                    errors.append(f"rm: {path}: No such file or directory\n")
+        errors = [
+            f"rm: {path}: No such file or directory\n"
+            for path in paths
+            if not self.files.remove(path) and not force
+        ]
         return CommandResult.of(stderr="".join(errors), returncode=1 if errors else 0)
 
     def _builtin_cat(self, args: list[str], stdin: bytes) -> CommandResult:
@@ -295,21 +273,20 @@ class Shell:
             return CommandResult(0, ((STDOUT, stdin),) if stdin else ())
         chunks: list[tuple[int, bytes]] = []
         rc = 0
-        with self.device.lock:
-            for path in args:
-                data = self.device.files.get(path)
-                if data is None:
-                    chunks.append((STDERR, f"cat: {path}: No such file or directory\n".encode()))
-                    rc = 1
-                elif data:
-                    chunks.append((STDOUT, data))
+        for path in args:
+            data = self.files.read(path)
+            if data is None:
+                chunks.append((STDERR, f"cat: {path}: No such file or directory\n".encode()))
+                rc = 1
+            elif data:
+                chunks.append((STDOUT, data))
         return CommandResult(rc, tuple(chunks))
 
     def _builtin_ls(self, args: list[str], stdin: bytes) -> CommandResult:
         paths = [a for a in args if not a.startswith("-")] or ["/"]
         lines: list[str] = []
         for path in paths:
-            names = list_dir(self.device, path)
+            names = self.files.list_dir(path)
             if names is None:
                 return CommandResult.of(
                     stderr=f"ls: {path}: No such file or directory\n", returncode=1
@@ -327,8 +304,7 @@ class Shell:
         pattern, files = rest[0], rest[1:]
         text = stdin
         if files:
-            with self.device.lock:
-                text = b"".join(self.device.files.get(f, b"") for f in files)
+            text = b"".join(self.files.read(f) or b"" for f in files)
         source = re.escape(pattern) if "F" in flags else pattern
         regex = re.compile(source, re.IGNORECASE if "i" in flags else 0)
         lines = text.decode(errors="replace").splitlines()
@@ -339,21 +315,3 @@ class Shell:
         if "c" in flags:
             return CommandResult.of(f"{len(hits)}\n", returncode=rc)
         return CommandResult.of("".join(f"{h}\n" for h in hits), returncode=rc)
-
-
-def list_dir(device: FakeDevice, path: str) -> dict[str, tuple[int, int]] | None:
-    """Immediate children of a directory as name -> (mode, size), or None if it is not one."""
-    prefix = path.rstrip("/") + "/"
-    entries: dict[str, tuple[int, int]] = {}
-    with device.lock:
-        files = dict(device.files)
-    for known in DIRECTORIES | set(files):
-        if known.startswith(prefix) and known != prefix:
-            name, _, below = known[len(prefix) :].partition("/")
-            if below or known in DIRECTORIES:
-                entries[name] = (stat.S_IFDIR | 0o755, 4096)
-            else:
-                entries[name] = (stat.S_IFREG | 0o644, len(files[known]))
-    if not entries and path.rstrip("/") not in DIRECTORIES and path != "/":
-        return None
-    return entries

@@ -9,12 +9,8 @@ import socket
 import stat
 import struct
 import time
-from typing import TYPE_CHECKING
 
-from trailblaze.replay.fake.shell import DIRECTORIES, list_dir
-
-if TYPE_CHECKING:
-    from trailblaze.replay.fake.device import FakeDevice
+from trailblaze.replay.fake.files import DIRECTORIES, Files
 
 
 def recv_exact(conn: socket.socket, n: int) -> bytes | None:
@@ -31,9 +27,9 @@ def recv_exact(conn: socket.socket, n: int) -> bytes | None:
 class SyncSession:
     """The ``sync:`` file protocol on one connection (adbutils sends one request per connection)."""
 
-    def __init__(self, conn: socket.socket, device: FakeDevice) -> None:
+    def __init__(self, conn: socket.socket, files: Files) -> None:
         self.conn = conn
-        self.device = device
+        self.files = files
 
     def serve(self) -> None:
         while True:
@@ -65,11 +61,10 @@ class SyncSession:
         self.conn.sendall(b"FAIL" + struct.pack("<I", len(data)) + data)
 
     def _stat(self, path: str) -> None:
-        with self.device.lock:
-            data = self.device.files.get(path)
+        data = self.files.read(path)
         if data is not None:
             mode, size, mtime = stat.S_IFREG | 0o644, len(data), int(time.time())
-        elif list_dir(self.device, path) is not None:
+        elif self.files.list_dir(path) is not None:
             mode, size, mtime = stat.S_IFDIR | 0o755, 4096, int(time.time())
         else:
             mode = size = mtime = 0
@@ -77,7 +72,7 @@ class SyncSession:
         self.conn.sendall(b"STAT" + struct.pack("<III", mode, size, mtime))
 
     def _list(self, path: str) -> None:
-        entries = list_dir(self.device, path) or {}
+        entries = self.files.list_dir(path) or {}
         now = int(time.time())
         out = []
         for name, (mode, size) in sorted(entries.items()):
@@ -87,8 +82,7 @@ class SyncSession:
         self.conn.sendall(b"".join(out))
 
     def _recv(self, path: str) -> None:
-        with self.device.lock:
-            data = self.device.files.get(path)
+        data = self.files.read(path)
         if data is None:
             self._fail(f"open failed: No such file or directory: {path}")
             return
@@ -120,7 +114,6 @@ class SyncSession:
         if path in DIRECTORIES:
             self._fail(f"{path} is a directory")
             return True
-        with self.device.lock:
-            self.device.files[path] = data
+        self.files.write(path, data)
         self.conn.sendall(b"OKAY" + bytes(4))
         return True

@@ -1,7 +1,8 @@
 """What the fake device shows: its windows as ``View`` trees and as uiautomator dump XML.
 
-``Renderer`` reads a ``FakeDevice``'s state (foreground app, back stack, flags, field values,
-scroll offsets, keyboard) and never changes it; ``hit`` finds the view a touch lands on.
+``Renderer`` reads a ``DeviceState`` (foreground app, back stack, flags, field values, scroll
+offsets, keyboard) and never changes it; ``deepest_interactive`` finds the view a touch lands
+on.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from string import Template
-from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from trailblaze.replay.fake.spec import (
@@ -20,10 +20,8 @@ from trailblaze.replay.fake.spec import (
     ElementSpec,
     ScreenSpec,
 )
+from trailblaze.replay.fake.state import DeviceState
 from trailblaze.replay.hierarchy import Bounds
-
-if TYPE_CHECKING:
-    from trailblaze.replay.fake.device import FakeDevice
 
 
 @dataclass(frozen=True)
@@ -98,33 +96,33 @@ def deepest_interactive(view: View, x: int, y: int) -> View | None:
 
 
 class Renderer:
-    """Renders one ``FakeDevice``'s current state (callers hold ``device.lock``)."""
+    """Renders one device's current state."""
 
-    def __init__(self, device: FakeDevice) -> None:
-        self.device = device
+    def __init__(self, state: DeviceState) -> None:
+        self.state = state
 
     def render(self) -> tuple[View, ...]:
         """The windows on screen, top-level first (the app or launcher, then the keyboard)."""
-        with self.device.lock:
-            width, height = self.device.spec.width, self.device.spec.height
+        with self.state.lock:
+            width, height = self.state.spec.width, self.state.spec.height
             screen_bounds = Bounds(0, 0, width, height)
             windows = [self._render_foreground(screen_bounds)]
-            if self.device.keyboard_shown:
+            if self.state.keyboard_shown:
                 windows.append(self._render_keyboard())
             return tuple(windows)
 
     def _render_foreground(self, full: Bounds) -> View:
-        package = self.device.foreground
+        package = self.state.foreground
         if package is None:
             icons = []
-            for i, app in enumerate(self.device.spec.apps.values()):
+            for i, app in enumerate(self.state.spec.apps.values()):
                 left = 40 + (i % 4) * 260
                 top = 300 + (i // 4) * 300
                 icons.append(
                     View(
-                        "android.widget.TextView",
-                        LAUNCHER_PACKAGE,
-                        Bounds(left, top, left + 220, top + 260),
+                        class_name="android.widget.TextView",
+                        package=LAUNCHER_PACKAGE,
+                        bounds=Bounds(left, top, left + 220, top + 260),
                         text=app.label,
                         content_desc=app.label,
                         clickable=True,
@@ -136,25 +134,40 @@ class Renderer:
                         ),
                     )
                 )
-            return View("android.widget.FrameLayout", LAUNCHER_PACKAGE, full, children=tuple(icons))
-        if package == BROWSER_PACKAGE and package not in self.device.apps:
+            return View(
+                class_name="android.widget.FrameLayout",
+                package=LAUNCHER_PACKAGE,
+                bounds=full,
+                children=tuple(icons),
+            )
+        if package == BROWSER_PACKAGE and package not in self.state.apps:
             bar = View(
-                "android.widget.EditText",
-                package,
-                Bounds(0, 80, full.right, 200),
-                text=self.device.browser_url,
+                class_name="android.widget.EditText",
+                package=package,
+                bounds=Bounds(0, 80, full.right, 200),
+                text=self.state.browser_url,
                 resource_id=f"{package}:id/url_bar",
                 clickable=True,
                 focusable=True,
             )
-            return View("android.widget.FrameLayout", package, full, children=(bar,))
-        screen = self.device._screen()
+            return View(
+                class_name="android.widget.FrameLayout",
+                package=package,
+                bounds=full,
+                children=(bar,),
+            )
+        screen = self.state.screen()
         children: list[View] = []
         if screen is not None:
             children = [v for e in screen.elements if (v := self._render_element(package, e, None))]
             if screen.scroll_list is not None:
                 children.append(self._render_list(package, screen))
-        return View("android.widget.FrameLayout", package, full, children=tuple(children))
+        return View(
+            class_name="android.widget.FrameLayout",
+            package=package,
+            bounds=full,
+            children=tuple(children),
+        )
 
     def _render_element(
         self,
@@ -164,7 +177,7 @@ class Renderer:
         origin: tuple[int, int] | None = None,
         clip: Bounds | None = None,
     ) -> View | None:
-        if not self.device.is_shown(package, element):
+        if not self.state.is_shown(package, element):
             return None
         bounds = element.bounds or parent or Bounds(0, 0, 0, 0)
         if origin is not None and element.bounds is not None:
@@ -174,18 +187,18 @@ class Renderer:
             )
         if clip is not None:
             bounds = _clip(bounds, clip)
-        app = self.device.apps[package]
+        app = self.state.apps[package]
         text = element.text
         if "$" in text:
-            defaults = self.device.spec.apps[package].variables
+            defaults = self.state.spec.apps[package].variables
             text = Template(text).safe_substitute({**defaults, **app.values, **app.variables})
         hint = element.hint
         focused = False
         if element.editable:
-            value = self.device._value(package, element.key)
+            value = self.state.value(package, element.key)
             text = "•" * len(value) if element.password else value
-            focused = self.device.focused == element.key
-            if not text and self.device.spec.hint_as_text:
+            focused = self.state.focused == element.key
+            if not text and self.state.spec.hint_as_text:
                 text = hint
         children = tuple(
             v
@@ -201,7 +214,7 @@ class Renderer:
             content_desc=element.content_desc,
             hint=hint,
             checkable=element.checkable,
-            checked=self.device._checked(package, element) if element.checkable else False,
+            checked=self.state.checked(package, element) if element.checkable else False,
             clickable=element.clickable,
             enabled=element.enabled,
             focusable=element.clickable or element.editable,
@@ -216,9 +229,9 @@ class Renderer:
     def _render_list(self, package: str, screen: ScreenSpec) -> View:
         spec = screen.scroll_list
         assert spec is not None  # callers check; keeps mypy honest about the Optional
-        offset = self.device.apps[package].scroll.get(screen.name, 0)
+        offset = self.state.apps[package].scroll.get(screen.name, 0)
         items: list[View] = []
-        visible_items = [item for item in spec.items if self.device.is_shown(package, item)]
+        visible_items = [item for item in spec.items if self.state.is_shown(package, item)]
         for i, item in enumerate(visible_items):
             top = spec.bounds.top + i * spec.item_height - offset
             full = Bounds(spec.bounds.left, top, spec.bounds.right, top + spec.item_height)
@@ -235,9 +248,9 @@ class Renderer:
             if view is not None:
                 items.append(view)
         return View(
-            "androidx.recyclerview.widget.RecyclerView",
-            package,
-            spec.bounds,
+            class_name="androidx.recyclerview.widget.RecyclerView",
+            package=package,
+            bounds=spec.bounds,
             resource_id=spec.resource_id,
             scrollable=True,
             focusable=True,
@@ -245,8 +258,8 @@ class Renderer:
         )
 
     def _keyboard_bounds(self) -> Bounds:
-        top = self.device.spec.height * 62 // 100
-        return Bounds(0, top, self.device.spec.width, self.device.spec.height)
+        top = self.state.spec.height * 62 // 100
+        return Bounds(0, top, self.state.spec.width, self.state.spec.height)
 
     def _render_keyboard(self) -> View:
         area = self._keyboard_bounds()
@@ -256,23 +269,30 @@ class Renderer:
             left = area.left + i * key_width
             keys.append(
                 View(
-                    "android.widget.FrameLayout",
-                    KEYBOARD_PACKAGE,
-                    Bounds(left, area.top + 20, left + key_width, area.top + 160),
+                    class_name="android.widget.FrameLayout",
+                    package=KEYBOARD_PACKAGE,
+                    bounds=Bounds(left, area.top + 20, left + key_width, area.top + 160),
                     content_desc=letter,
                     resource_id=f"{KEYBOARD_PACKAGE}:id/key_pos_0_{i}",
                     clickable=True,
                 )
             )
-        return View("android.widget.FrameLayout", KEYBOARD_PACKAGE, area, children=tuple(keys))
+        return View(
+            class_name="android.widget.FrameLayout",
+            package=KEYBOARD_PACKAGE,
+            bounds=area,
+            children=tuple(keys),
+        )
 
     def dump_xml(self) -> str:
         """The uiautomator dump of the current screen, in the platform's attribute order."""
+        with self.state.lock:
+            windows = self.render()
         parts = [
             "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>",
             '<hierarchy rotation="0">',
         ]
-        for i, window in enumerate(self.render()):
+        for i, window in enumerate(windows):
             self._xml(window, i, parts)
         parts.append("</hierarchy>")
         return "".join(parts)
@@ -298,7 +318,7 @@ class Renderer:
             ("selected", flag(view.selected)),
             ("bounds", f"[{b.left},{b.top}][{b.right},{b.bottom}]"),
         ]
-        if self.device.spec.hint_attribute:
+        if self.state.spec.hint_attribute:
             attrs.insert(6, ("hint", view.hint))
         out.append("<node " + " ".join(f'{k}="{_attr(v)}"' for k, v in attrs))
         if not view.children:
