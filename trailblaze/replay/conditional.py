@@ -15,6 +15,7 @@ from trailblaze.replay.arguments import substitute
 from trailblaze.replay.failure import Cancelled, ToolError
 from trailblaze.replay.invocation import Dispatcher, Frame, Invocation, fail, skipped
 from trailblaze.replay.matches import find
+from trailblaze.replay.nested import run_sequence
 from trailblaze.replay.selector import compile_selector
 from trailblaze.runif import Branch, RunIf, parse_runif
 
@@ -57,7 +58,7 @@ def run_runif(engine: Dispatcher, frame: Frame) -> str:
         condition = f"{result.tool} {'succeeded' if holds else 'failed as expected'}"
     taken, other = (tree.then, tree.otherwise) if holds else (tree.otherwise, tree.then)
     try:
-        engine.run_sequence([branch(b) for b in taken], frame)
+        run_sequence(engine, [branch(b) for b in taken], frame)
     finally:
         frame.children.extend(skipped([branch(b) for b in other], "skipped", "branch not taken"))
     if not taken:

@@ -9,8 +9,8 @@ record) and one log line.
 Dispatch resolves the name (``toolsource``), parses the arguments (``arguments``: tokens, then
 the tool's JSON Schema) and runs the Android implementation (``tools``) or the scripted tool
 (``scripted``). Calls made inside a call (a composed YAML tool's body, a framework tool's
-nested calls, a scripted tool's ``ctx.tools``, ``runIf`` branches: ``conditional``) go through
-the same dispatch: same context, same hooks, same cancellation, their results reported with a
+nested calls, a scripted tool's ``ctx.tools``: ``nested``; ``runIf`` branches:
+``conditional``) go through the same dispatch: same context, same hooks, same cancellation, their results reported with a
 position such as ``runIf.then[1]``. The records a dispatch passes around are ``invocation``'s.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze.finding import Location
-from trailblaze.replay.arguments import Tokens, expand_body, parse_arguments
+from trailblaze.replay.arguments import Tokens, parse_arguments
 from trailblaze.replay.conditional import run_runif
 from trailblaze.replay.context import ExecutionContext, ReplayOptions
 from trailblaze.replay.device import Device
@@ -38,14 +38,14 @@ from trailblaze.replay.invocation import (
     Invocation,
     RecordingOutcome,
     ToolEvent,
-    fail,
     skipped,
 )
+from trailblaze.replay.nested import run_composed, run_nested, run_scripted
 from trailblaze.replay.results import Failure, ToolResult
 from trailblaze.replay.scope import batch_scope
-from trailblaze.replay.scripted import OPEN_SCHEMA, SCRIPTED_KINDS
+from trailblaze.replay.scripted import SCRIPTED_KINDS
 from trailblaze.replay.tools import ANDROID_TOOLS, REFUSED
-from trailblaze.replay.toolsource import ResolvedTool, ToolSource
+from trailblaze.replay.toolsource import ToolSource
 from trailblaze.runif import RUNIF, RunIf
 from trailblaze.trail import ToolCall
 
@@ -221,11 +221,11 @@ class Runner:
                 f"tool '{name}' is not supported by this device: {self.tools.unknown(name)}"
             )
         if resolved.kind == "yaml":
-            params = self._arguments(invocation, resolved.schema)
+            params = self.arguments(invocation, resolved.schema)
             with context.phase("act"):
-                return self._run_composed(resolved.body, params, frame)
+                return run_composed(self, resolved.body, params, frame)
         if resolved.kind in SCRIPTED_KINDS:
-            return self._run_scripted(resolved, frame)
+            return run_scripted(self, resolved, frame)
         implementation = resolved.implementation or name
         if resolved.kind == "framework" and implementation in REFUSED:
             raise ToolError(
@@ -237,13 +237,13 @@ class Runner:
             if resolved.kind != "framework":
                 why = f"replay cannot run a tool of kind '{resolved.kind}'"
             raise ToolError(f"tool '{name}' is not supported by this device ({why})")
-        args = self._arguments(invocation, resolved.schema)
+        args = self.arguments(invocation, resolved.schema)
 
         def run_tools(calls: Sequence[Any], label: str) -> None:
             # A framework tool's nested calls mean framework tools: a trailmap's own tool of
             # the same name (the corpus' eraseText.tool.yaml calls mobile_maestro) must not
             # capture them.
-            self._run_nested(calls, label, frame)
+            run_nested(self, calls, label, frame)
 
         try:
             with context.phase("act"), context.nesting(run_tools):
@@ -252,44 +252,7 @@ class Runner:
             if impl.mutates:
                 context.invalidate()
 
-    def _run_scripted(self, resolved: ResolvedTool, frame: Frame) -> str:
-        """A scripted tool in a Node child; its ``ctx.tools`` calls come back to ``dispatch``."""
-        scripts = self.tools.scripts
-        if scripts is None:
-            raise ToolError(
-                f"scripted tool '{resolved.name}' could not run: replay has no workspace to run "
-                "it from"
-            )
-        invocation, context = frame.invocation, frame.context
-        args = self._arguments(invocation, resolved.schema or OPEN_SCHEMA)
-
-        def call(name: str, raw: dict[str, Any], index: int) -> ToolResult:
-            position = f"{frame.prefix}{invocation.name}.calls[{index}]"
-            result = self.dispatch(
-                Invocation(name, invocation.location, position, raw=raw), context, frame.depth + 1
-            )
-            frame.children.append(result)
-            return result
-
-        module = resolved.module
-        if module is None and resolved.kind == "descriptor" and resolved.source is not None:
-            module = scripts.host.descriptor_script(resolved.source)
-        outcome = scripts.run(
-            resolved.name,
-            module,
-            args,
-            context=context,
-            call=call,
-            logs=frame.logs,
-            validate=lambda schema: self._arguments(invocation, schema),
-        )
-        # Only a tool that succeeded writes to the trail's memory.
-        context.memory.update(outcome.sets)
-        for key in outcome.deletions:
-            context.memory.pop(key, None)
-        return outcome.detail
-
-    def _arguments(self, invocation: Invocation, schema: dict[str, Any] | None) -> dict[str, Any]:
+    def arguments(self, invocation: Invocation, schema: dict[str, Any] | None) -> dict[str, Any]:
         if schema is None:
             raise ToolError(
                 f"tool '{invocation.name}' has no argument schema to parse its call with"
@@ -305,47 +268,3 @@ class Runner:
             line=where.line,
             column=where.column,
         )
-
-    # -- calls made inside a call --------------------------------------------------------------
-
-    def _run_nested(self, calls: Sequence[Any], label: str, frame: Frame) -> None:
-        """Calls a tool makes (``context.run_tools``): ``ToolCall`` or ``(name, raw_args)``."""
-        subs: list[Invocation] = []
-        for i, call in enumerate(calls):
-            position = f"{frame.prefix}{label}[{i}]"
-            if isinstance(call, ToolCall):
-                subs.append(self.of_call(call, position))
-            else:
-                name, raw = call
-                where = frame.invocation.location
-                subs.append(Invocation(name, where, position, raw=raw, framework=True))
-        self.run_sequence(subs, frame)
-
-    def _run_composed(
-        self, body: tuple[tuple[str, Any], ...], params: dict[str, Any], frame: Frame
-    ) -> str:
-        """A composed YAML tool: its body's calls, with the call's parameters substituted."""
-        calls = expand_body(body, params)
-        invocation = frame.invocation
-        subs = [
-            Invocation(
-                name, invocation.location, f"{frame.prefix}{invocation.name}.tools[{i}]", raw=raw
-            )
-            for i, (name, raw) in enumerate(calls)
-        ]
-        self.run_sequence(subs, frame)
-        return f"ran {len(calls)} tool(s)"
-
-    def run_sequence(self, invocations: Sequence[Invocation], frame: Frame) -> None:
-        """Run nested calls in order; the first failure fails the caller, the rest are skipped."""
-        for i, invocation in enumerate(invocations):
-            result = self.dispatch(invocation, frame.context, frame.depth + 1)
-            frame.children.append(result)
-            if result.status == "passed":
-                continue
-            rest = invocations[i + 1 :]
-            if result.status == "cancelled":
-                frame.children.extend(skipped(rest, "cancelled", "cancelled"))
-                raise Cancelled
-            frame.children.extend(skipped(rest, "skipped", f"not run: {result.tool} failed"))
-            fail(result.error_kind or "error", f"{result.label} failed: {result.error}")

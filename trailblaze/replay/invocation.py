@@ -4,7 +4,7 @@ An ``Invocation`` is a call about to be dispatched: a recorded ``ToolCall`` (wit
 node), a nested call (a name and raw arguments), or a ``runIf`` branch. A ``Frame`` is one
 dispatch in progress: the invocation, the batch's context, the nesting depth, and the results
 and logs of the calls it makes. ``Dispatcher`` is what the modules that run calls inside calls
-(``conditional`` for ``runIf``) need from the engine, so they never import it.
+(``conditional`` for ``runIf``, ``nested`` for the others) need from the engine, so they never import it.
 
 ``ToolEvent`` / ``Hooks`` are the before/after hooks (replay.md §1.2); ``RecordingOutcome`` is
 what one step recording gives back.
@@ -125,8 +125,8 @@ class Dispatcher(Protocol):
         """The invocation of a recorded call, located in the trail."""
         ...
 
-    def run_sequence(self, invocations: Sequence[Invocation], frame: Frame) -> None:
-        """Run calls in order inside ``frame``; the first failure fails the caller."""
+    def arguments(self, invocation: Invocation, schema: dict[str, Any] | None) -> dict[str, Any]:
+        """The call's arguments: tokens substituted, parsed with ``schema`` (a tool error else)."""
         ...
 
 
