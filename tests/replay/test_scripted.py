@@ -179,7 +179,9 @@ export const app_count = trailblaze.tool(async () => {
   g.appCountLeak = (g.appCountLeak ?? 0) + 1;
   const env = process.env.APP_COUNT_ENV ?? "unset";
   process.env.APP_COUNT_ENV = String(calls);
-  return `calls=${calls} helper=${bump()} global=${g.appCountLeak} env=${env}`;
+  const cwd = process.cwd() === "/" ? "moved" : "kept";
+  process.chdir("/");
+  return `calls=${calls} helper=${bump()} global=${g.appCountLeak} env=${env} cwd=${cwd}`;
 });
 """,
     "counter.ts": """\
@@ -763,12 +765,12 @@ def test_one_child_serves_every_call_and_each_trail_gets_fresh_module_state(
     assert first.passed, first.failure
     assert second.passed, second.failure
     # The calls of one trail share the module (and the modules it imports), as one reference
-    # session does; the next trail starts from fresh modules, without the globals and the
-    # environment the last one changed.
+    # session does; the next trail starts from fresh modules, without the globals, the
+    # environment and the working directory the last one changed.
     assert [t.detail for t in (*first.tools, *second.tools)] == [
-        "calls=1 helper=1 global=1 env=unset",
-        "calls=2 helper=2 global=2 env=1",
-        "calls=1 helper=1 global=1 env=unset",
+        "calls=1 helper=1 global=1 env=unset cwd=kept",
+        "calls=2 helper=2 global=2 env=1 cwd=moved",
+        "calls=1 helper=1 global=1 env=unset cwd=kept",
     ]
     assert host.children_started - started <= 1  # none, or one if an earlier test killed it
 
@@ -785,7 +787,7 @@ def test_after_a_child_dies_the_next_call_gets_a_new_one(
     again = runner(device, tools=tools).run_recording(calls("- app_count: {}\n- app_memory: {}"))
 
     assert again.passed, again.failure
-    assert again.tools[0].detail == "calls=1 helper=1 global=1 env=unset"
+    assert again.tools[0].detail == "calls=1 helper=1 global=1 env=unset cwd=kept"
     assert host.children_started == started + 1
 
 

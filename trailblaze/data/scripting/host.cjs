@@ -22,7 +22,8 @@
 // Module state. A tool module (and the modules it imports from the compiled tree) is evaluated
 // once per session, the engine's name for one trail: the calls of one trail share its top-level
 // state, the next trail gets fresh modules, as a reference session gets its own runtime. Globals
-// a session added and environment variables it changed are undone before the next one starts.
+// a session added, environment variables it changed and a directory it changed to are undone
+// before the next one starts.
 
 const readline = require("node:readline");
 const { AsyncLocalStorage } = require("node:async_hooks");
@@ -164,7 +165,7 @@ function normalize(result) {
 // ---- sessions: fresh modules, globals and environment per trail ------------------------------
 
 function snapshotGlobals() {
-  return { keys: new Set(Reflect.ownKeys(globalThis)), env: { ...process.env } };
+  return { keys: new Set(Reflect.ownKeys(globalThis)), env: { ...process.env }, cwd: process.cwd() };
 }
 
 function startSession(id) {
@@ -180,6 +181,9 @@ function startSession(id) {
       if (!(key in baseline.env)) delete process.env[key];
     }
     Object.assign(process.env, baseline.env);
+    try {
+      process.chdir(baseline.cwd);
+    } catch {}
     process.exitCode = undefined;
   }
   runtime.state.imperative = new Map();

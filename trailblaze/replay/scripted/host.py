@@ -243,11 +243,18 @@ class TrailmapScripts:
                 raise ToolError(f"scripted tool '{name}' could not run: {exc}") from None
             request = host.invocation(name, module, js, args, self._envelope(context))
             request["session"] = child.session_for(context.memory)
+            parse: Validate | None = None
+            if validate is not None:
+                # What the module declares is checked on top of what a descriptor declared:
+                # the descriptor's defaults stay unless the module's schema sets the key.
+                def parse(schema: dict[str, Any]) -> dict[str, Any]:
+                    return {**args, **validate(schema)}
+
             caller = Caller(
                 context=context,
                 call=call,
                 logs=logs,
-                validate=validate,
+                validate=parse,
                 timeout=host.timeout,
                 root=host.root,
             )
