@@ -6,7 +6,8 @@
 
 Modes: `pass` (forward unchanged), `500`, `delay` (sleep `delay` seconds, then forward), `truncate`
 (a GET body cut in half under the full Content-Length, then the connection closed), `alter`
-(a GET body with one character changed). `refused_url()` is a loopback URL nothing listens on.
+(a GET body with one character changed); `only` limits the mode to some paths. `refused_url()`
+is a loopback URL nothing listens on.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class FaultProxy:
         self.upstream_port = parts.port or 80
         self.path = parts.path
         self.mode = "pass"
+        self.only: str | None = None
+        """When set, the mode applies only to requests whose path holds it (`/cas/`, say)."""
         self.delay = delay
         self.requests: list[tuple[str, str]] = []
         self._server: ThreadingHTTPServer | None = None
@@ -93,7 +96,7 @@ class FaultProxy:
             self._thread = None
 
     def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
-        mode = self.mode
+        mode = self.mode if self.only is None or self.only in handler.path else "pass"
         self.requests.append((method, handler.path))
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else None

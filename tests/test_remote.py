@@ -215,6 +215,7 @@ EXPECTED_FAULT = {
 @pytest.mark.parametrize("fault", sorted(EXPECTED_FAULT))
 def test_a_network_fault_falls_back_to_local_work_with_one_warning(
     fault: str,
+    *,
     server: NginxCache,
     tmp_path: Path,
     local: dict[str, Any],

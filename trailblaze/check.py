@@ -37,21 +37,11 @@ from trailblaze.reporting import Checked, report
 from trailblaze.schemavalidation import remembering
 from trailblaze.scratch import Layout
 from trailblaze.state import TrailRecord, TrailState
-from trailblaze.store import Kind, Store
+from trailblaze.store import STATS, Store
 from trailblaze.surface import write_artifacts
 from trailblaze.targets import resolve
 from trailblaze.typegate.gate import TypeGate
 from trailblaze.workspace import Scan, Workspace
-
-
-def _stats(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise TypeError("stats are a mapping")
-    return value
-
-
-STATS: Kind[dict[str, Any]] = Kind("stats", _stats)
-"""What the last check did (counts, compiler runs, phase timings): the benchmark reads them."""
 
 
 def last_stats(scratch: Path) -> dict[str, Any]:

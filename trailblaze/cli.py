@@ -13,7 +13,7 @@ import io
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -285,7 +285,12 @@ def _check(args: argparse.Namespace) -> int:
                 sys.stdout.buffer.write(output)
                 sys.stdout.flush()
             return code
-    from trailblaze.check import run_check  # noqa: PLC0415 - the no-op above never loads it
+    run_check: Callable[..., Report]
+    if found is not None and options.remote_cache:
+        # A fresh clone may find this whole run in the remote cache (`runcache.py`).
+        from trailblaze.runcache import cached_run as run_check  # noqa: PLC0415
+    else:
+        from trailblaze.check import run_check  # noqa: PLC0415 - the no-op above never loads it
 
     stdin_text = sys.stdin.read() if any(s.stdin for s in scopes) else None
     started = time.monotonic()

@@ -231,6 +231,17 @@ class Kind(Generic[T]):
     encode: Callable[[T], Any] = lambda value: value
 
 
+def _stats(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError("stats are a mapping")
+    return value
+
+
+STATS: Kind[dict[str, Any]] = Kind("stats", _stats)
+"""What the last check did (counts, compiler runs, phase timings, the remote cache's share):
+the benchmark reads them. Written by the check, or by a run answered by the remote cache."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Entry:
     key: str
