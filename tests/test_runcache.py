@@ -162,6 +162,9 @@ def test_a_fresh_clone_is_answered_by_one_run_entry(
     assert stats["remote_bytes_read"] == sum(len(v) for v in run_entries(server).values())
     # The surfaces an editor reads are there, as a local check writes them.
     assert generated(ws) == local["files"]
+    assert (ws / "trailmaps/notes/.gitignore").read_bytes() == local["files"][
+        "trailmaps/notes/.gitignore"
+    ]
     # Nothing was generated, parsed or compiled: no type-gate modules in the scratch directory.
     assert not (ws / ".trailblaze" / "typegate").exists()
     assert server.entries() == filled
@@ -226,6 +229,17 @@ def test_an_unsharded_clone_puts_the_run_together_from_the_shards_entries(
     )
     assert last_stats(again / ".trailblaze")["remote_run"] == "hit"
     assert shown(tmp_path / "again.json") == shown(tmp_path / "shard-2.json")
+
+
+@pytest.mark.tsc
+def test_a_hit_adds_the_check_s_lines_to_a_gitignore_of_its_own(
+    server: NginxCache, filled: dict[str, bytes], tmp_path: Path
+) -> None:
+    ws = clone(tmp_path / "ci")
+    write_tree(ws, {"trailmaps/notes/.gitignore": "*.log\n"})
+    assert cli(ws, tmp_path / "ci.json", "--remote-cache", server.url) == 1
+    assert last_stats(ws / ".trailblaze")["remote_run"] == "hit"
+    assert (ws / "trailmaps/notes/.gitignore").read_text() == surface.updated_gitignore("*.log\n")
 
 
 # -- read-only ---------------------------------------------------------------------------------
@@ -457,6 +471,9 @@ def test_the_key_covers_every_input_and_nothing_local(
     assert key(ws) == base
     write_tree(ws, {"trailmaps/notes/tools/trailblaze-client.d.ts": "// generated\n"})
     assert key(ws) == base
+    write_tree(ws, {"trailmaps/notes/.gitignore": "*.log\n"})  # what the run writes into
+    assert key(ws) == base
+    (ws / "trailmaps/notes/.gitignore").unlink()
     # A shard has the whole run's key; its entry is its own.
     sharded = run_inputs(
         find_workspace(ws, explicit=True),
@@ -473,12 +490,15 @@ def test_the_key_covers_every_input_and_nothing_local(
         EDITED: BROKEN_TRAIL + "\n",
         "trailmaps/notes/tools/notes_clearSearch.tool.yaml": None,
         "trailmaps/notes/trailmap.yaml": None,
-        "trailmaps/notes/.gitignore": "x\n",
+        "trailmaps/notes/.gitignore": b"\xff not UTF-8\n",  # the check warns about it
     }
     for rel, text in edits.items():
         path = ws / rel
         old = path.read_bytes() if path.exists() else None
-        path.write_text(text if text is not None else path.read_text("utf-8") + "\n# edit\n")
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text if text is not None else path.read_text("utf-8") + "\n# edit\n")
         changed.append(key(ws))
         if old is None:
             path.unlink()

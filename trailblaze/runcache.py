@@ -7,7 +7,8 @@ before a single key is known; the run entry needs nothing but the inputs' bytes.
 
 The key (`RunInputs.key`) is a digest of everything the report depends on, by content, never by
 path outside the workspace or by mtime: every trail file and every trailmap file (manifest,
-tool files, the trailmap's `.gitignore`) as workspace-relative path and content digest, the
+tool files) as workspace-relative path and content digest, whether each trailmap's `.gitignore`
+can be read (the check warns when not; its lines are the run's output, not an input), the
 baked targets of the workspace and of installed packages, the discovery findings, the
 workspace's layout, the check options and scope, the compiler's version and binary size, the
 content of our own package (code, catalog, SDK declarations) and the entry format. A workspace
@@ -18,8 +19,9 @@ the per-trail way.
 The value, in the CAS (`cas/<sha256>` of zlib-compressed JSON, named by `ac/<key>` with its
 digest and the key it was stored for), is the report as the check made it (paths relative to
 the workspace) and the files the run generated in the trailmaps' `tools/` (the typed surfaces
-an editor reads) and `.gitignore`. A hit writes those files when they differ and returns the
-report: no parse, no surface, no compiler. Every byte is checked: the entry against its key,
+an editor reads), with each `.gitignore` before and after the run. A hit writes those files
+when they differ (a `.gitignore` that was not as the writer's gets the lines a check adds) and
+returns the report: no parse, no surface, no compiler. Every byte is checked: the entry against its key,
 the body against its digest, the report field by field, each trail against the scan and each
 file name against the outputs the run may write.
 
@@ -89,6 +91,9 @@ class RunInputs:
     """Workspace-relative path -> file, of every file a run may generate for a trailmap."""
     owner: dict[str, str]
     """The same paths -> the trailmap directory name they belong to."""
+    ignores: dict[str, str | None]
+    """Each trailmap's `.gitignore` (workspace-relative) -> its text before the run (None:
+    missing). Not an input of the report, but of what the run writes into it."""
     trails: frozenset[str]
     """The workspace-relative paths of the scanned trails (all of them, sharded or not)."""
 
@@ -119,6 +124,7 @@ def run_inputs(ws: Workspace, found: Scan, options: CheckOptions) -> RunInputs |
     stamps: dict[str, Stamp | None] = {}
     outputs: dict[str, Path] = {}
     owner: dict[str, str] = {}
+    ignores: dict[str, str | None] = {}
     files: list[str] = []
 
     def rel(path: str) -> str:
@@ -143,7 +149,11 @@ def run_inputs(ws: Workspace, found: Scan, options: CheckOptions) -> RunInputs |
         if _hand_written(tools / TSCONFIG):
             return None  # it may map the SDK anywhere: not an input we can name
         ignore = trailmap.path / ".gitignore"
-        add(str(ignore), stamp=False)  # the run may add its lines: an input and an output
+        text, status = _gitignore(ignore)
+        if text is not None or status == "ok":
+            ignores[rel(str(ignore))] = text
+        # The run adds its lines to it; the report only says when it cannot (a warning).
+        files.append(f"{rel(str(ignore))}\0{status}")
         for out in [*(tools / name for name in sorted(GENERATED_TOOL_FILES)), ignore]:
             outputs[rel(str(out))] = out
             owner[rel(str(out))] = trailmap.dir_name
@@ -159,13 +169,15 @@ def run_inputs(ws: Workspace, found: Scan, options: CheckOptions) -> RunInputs |
         "strict": options.strict,
         "typecheck": options.typecheck,
         "layout": ws.layout,
-        "dirs": [rel(str(d)) for d in (ws.trailmaps_dir, ws.trails_dir, ws.scratch)],
+        "dirs": [
+            os.path.relpath(d, ws.root) for d in (ws.trailmaps_dir, ws.trails_dir, ws.scratch)
+        ],
         "exclude": sorted(ws.exclude),
         "bundles": bundles,
         "scan": [f.to_json() for f in found.findings],
     }
     key = digest("trailblaze-run", json.dumps(settings, sort_keys=True), "\n".join(files))
-    return RunInputs(key, options.shard, stamps, outputs, owner, frozenset(trails))
+    return RunInputs(key, options.shard, stamps, outputs, owner, ignores, frozenset(trails))
 
 
 def _content(path: str) -> tuple[str, Stamp | None]:
@@ -180,6 +192,19 @@ def _content(path: str) -> tuple[str, Stamp | None]:
         # A directory named like a trail, an unreadable file: the check reports it.
         return f"unreadable:{exc.errno}", None
     return hashlib.sha256(data).hexdigest(), stamp_of(st)
+
+
+def _gitignore(path: Path) -> tuple[str | None, str]:
+    """A `.gitignore`'s text (None: missing or unreadable) and what the check will say of it."""
+    try:
+        # Bytes, not read_text: universal newlines would turn a CRLF file into LF.
+        return path.read_bytes().decode("utf-8"), "ok"
+    except FileNotFoundError:
+        return None, "ok"
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    except OSError as exc:
+        return None, f"unreadable: {exc.strerror or exc}"
 
 
 def _hand_written(tsconfig: Path) -> bool:
@@ -282,15 +307,26 @@ def encode_body(inputs: RunInputs, report: Report) -> bytes:
     data.pop("path_base", None)
     data["sdks"] = dict(report.sdks)
     files: dict[str, str] = {}
+    ignores: dict[str, list[str | None]] = {}
     loaded = set(report.trailmaps)
     for rel, path in sorted(inputs.outputs.items()):
         if inputs.owner.get(rel) not in loaded:
             continue  # its manifest did not load: nothing of it was generated this run
         try:
-            files[rel] = path.read_text("utf-8")
-        except FileNotFoundError:
+            text = path.read_bytes().decode("utf-8")
+        except (FileNotFoundError, UnicodeDecodeError):
             continue
-    body = {"format": RUN_FORMAT, "key": inputs.entry_key, "report": data, "files": files}
+        if rel in inputs.ignores:
+            ignores[rel] = [inputs.ignores[rel], text]  # as it was, as the run left it
+        elif not rel.endswith("/.gitignore"):
+            files[rel] = text
+    body = {
+        "format": RUN_FORMAT,
+        "key": inputs.entry_key,
+        "report": data,
+        "files": files,
+        "gitignores": ignores,
+    }
     text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return zlib.compress(text.encode("utf-8"), 6)
 
@@ -299,8 +335,13 @@ class BadBody(ValueError):
     """A run entry's body that is not what `encode_body` writes."""
 
 
-def decode_body(data: bytes, key: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """(report JSON, generated files) from a CAS body, or `BadBody`."""
+Outputs = tuple[dict[str, str], dict[str, tuple[str | None, str]]]
+"""The files a run wrote: generated files (path -> text), and each `.gitignore` (path -> its
+text before the run and after it)."""
+
+
+def decode_body(data: bytes, key: str) -> tuple[dict[str, Any], Outputs]:
+    """(report JSON, the files the run wrote) from a CAS body, or `BadBody`."""
     try:
         body = json.loads(zlib.decompress(data))
     except (zlib.error, ValueError):
@@ -312,7 +353,20 @@ def decode_body(data: bytes, key: str) -> tuple[dict[str, Any], dict[str, str]]:
         raise BadBody("the body has no report")
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
         raise BadBody("the body's files are not text")
-    return report, files
+    raw = body.get("gitignores")
+    if not isinstance(raw, dict):
+        raise BadBody("the body has no .gitignore record")
+    ignores: dict[str, tuple[str | None, str]] = {}
+    for path, pair in raw.items():
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not (pair[0] is None or isinstance(pair[0], str))
+            or not isinstance(pair[1], str)
+        ):
+            raise BadBody("the body's .gitignore record is malformed")
+        ignores[path] = (pair[0], pair[1])
+    return report, (files, ignores)
 
 
 def report_of(
@@ -420,7 +474,10 @@ class RunCache:
         if found is None:
             return None
         report, files = found
-        self._write(files)
+        try:
+            self._write(files)
+        except OSError:
+            return None  # the check writes them itself, and says what is wrong
         self.stats.update(
             remote_run="hit",
             compiler_runs=0,
@@ -434,7 +491,7 @@ class RunCache:
         _remember_stats(self.ws, report.stats)
         return report
 
-    def _fetch(self, key: str, *, whole: bool) -> tuple[Report, dict[str, str]] | None:
+    def _fetch(self, key: str, *, whole: bool) -> tuple[Report, Outputs] | None:
         """The checked report and files of the entry under `ac/<key>`, or None (RemoteFault);
         `whole`: the report must cover every trail of the workspace."""
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
@@ -472,7 +529,7 @@ class RunCache:
             raise RemoteFault("a run entry without a digest")
         return value
 
-    def _check_against_scan(self, report: Report, files: Mapping[str, str], *, whole: bool) -> None:
+    def _check_against_scan(self, report: Report, files: Outputs, *, whole: bool) -> None:
         """Trails that are this workspace's, each once; files that a run of it may write."""
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
@@ -482,10 +539,13 @@ class RunCache:
             raise RemoteFault("a run entry names trails this workspace does not have")
         if whole and len(paths) != len(mine):
             raise RemoteFault("a run entry does not cover every trail of this workspace")
-        if not self.inputs.outputs.keys() >= files.keys():
+        generated, ignores = files
+        if not self.inputs.outputs.keys() >= generated.keys() | ignores.keys() or any(
+            not path.endswith("/.gitignore") for path in ignores
+        ):
             raise RemoteFault("a run entry would write files that no check writes")
 
-    def _from_shards(self) -> tuple[Report, dict[str, str]] | None:
+    def _from_shards(self) -> tuple[Report, Outputs] | None:
         """The whole report put together from a sharded build's entries, or None."""
         raw = self.http.get_ac(index_key(self.inputs.key))
         if raw is None:
@@ -500,13 +560,15 @@ class RunCache:
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1024:
             raise RemoteFault("a shard index entry is not usable")
         parts = []
-        files: dict[str, str] = {}
+        generated: dict[str, str] = {}
+        ignores: dict[str, tuple[str | None, str]] = {}
         for index_ in range(1, count + 1):
             found = self._fetch(shard_key(self.inputs.key, index_, count), whole=False)
             if found is None:
                 return None  # a shard not stored (yet): the per-trail way
             parts.append((Path(f"shard-{index_}"), found[0].to_json()))
-            files.update(found[1])
+            generated.update(found[1][0])
+            ignores.update(found[1][1])
         from trailblaze.shard import ShardError, merge  # noqa: PLC0415
 
         try:
@@ -516,12 +578,24 @@ class RunCache:
         report = dataclasses.replace(
             merged, workspace=str(self.ws.root), require_typecheck=self.options.require_typecheck
         )
-        self._check_against_scan(report, files, whole=True)
-        return report, files
+        self._check_against_scan(report, (generated, ignores), whole=True)
+        return report, (generated, ignores)
 
-    def _write(self, files: Mapping[str, str]) -> None:
-        for rel, text in sorted(files.items()):
+    def _write(self, files: Outputs) -> None:
+        """What the run wrote, written here: the generated files, and each `.gitignore` as the
+        run left it when it was the same before (else with the lines a check adds)."""
+        generated, ignores = files
+        for rel, text in sorted(generated.items()):
             write_if_changed(self.inputs.outputs[rel], text)
+        for rel, (before, after) in sorted(ignores.items()):
+            now = self.inputs.ignores.get(rel)
+            wanted: str | None = after
+            if now not in (before, after):
+                from trailblaze.surface import updated_gitignore  # noqa: PLC0415 - rare
+
+                wanted = updated_gitignore(now)
+            if wanted is not None and wanted != now:
+                write_if_changed(self.inputs.outputs[rel], wanted)
 
     def store(self, report: Report) -> None:
         """Share a proven run's report (nothing in read-only mode, after a fault, or when an
