@@ -590,6 +590,8 @@ class Bench:
                 "compiler_runs": sum(s.checks.get("compiler_runs") or 0 for s in samples),
                 "files_compiled": sum(s.checks.get("files_compiled") or 0 for s in samples),
                 "remote_hits": sum(s.checks.get("remote_hits") or 0 for s in samples),
+                "remote_runs_hit": sum(s.checks.get("remote_run") == "hit" for s in samples),
+                "remote_requests": sum(s.checks.get("remote_requests") or 0 for s in samples),
                 "remote_bytes_read": sum(s.checks.get("remote_bytes_read") or 0 for s in samples),
                 "remote_bytes_written": sum(
                     s.checks.get("remote_bytes_written") or 0 for s in samples
@@ -621,7 +623,14 @@ class Bench:
 
     def remote_stats(self, root: Path) -> dict[str, Any]:
         stats = read_stats(root / ".trailblaze")
-        keys = ("compiler_runs", "remote_hits", "remote_bytes_read", "remote_bytes_written")
+        keys = (
+            "compiler_runs",
+            "remote_run",
+            "remote_hits",
+            "remote_requests",
+            "remote_bytes_read",
+            "remote_bytes_written",
+        )
         checks = {key: stats.get(key) for key in keys}
         checks["files_compiled"] = compiled_count(stats)
         checks["seconds"] = stats.get("seconds", {})
@@ -1220,9 +1229,18 @@ def _saw(name: str, checks: dict[str, Any]) -> str:
     if name == "no-op-clean":
         return "none (doit: up to date)" if checks.get("skipped") else "?"
     if "remote_bytes_read" in checks:
+        runs = checks.get("remote_runs_hit")
+        whole = (
+            f"{runs} of {SHARDS} runs"
+            if runs is not None
+            else "the run"
+            if checks.get("remote_run") == "hit"
+            else "no run"
+        )
         return (
             f"{checks.get('compiler_runs')} run(s), {checks.get('files_compiled')} trails; "
-            f"remote: {checks.get('remote_hits') or 0} hits, "
+            f"remote: {whole} and {checks.get('remote_hits') or 0} trails answered, "
+            f"{checks.get('remote_requests') or 0} requests, "
             f"{(checks.get('remote_bytes_read') or 0) / 1024:.0f} KiB read, "
             f"{(checks.get('remote_bytes_written') or 0) / 1024:.0f} KiB written"
         )

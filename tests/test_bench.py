@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.generate import ERROR_KINDS, Manifest, Spec, generate, manifest_path
-from bench.run import MEASURES, Options, run_benchmark
+from bench.run import MEASURES, SHARDS, Options, run_benchmark
 from tests.conftest import DATA, ROOT, toolchain_cache
 from trailblaze.toolchain import BASELINE_TS_VERSION, Compiler, find_compiler
 
@@ -96,10 +96,15 @@ def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc
     # unsharded report (a difference is a problem, and `verified` would be false).
     assert checks["shards-cold"]["files_compiled"] == checkable
     assert sum(checks["shards-cold"]["shard_trails"]) == ws["trails"]
+    # The warm clone is answered by the shards' run entries (the index, then each shard's
+    # entry and body), the warm shards each by their own.
     assert checks["warm-clone"]["compiler_runs"] == 0
-    assert checks["warm-clone"]["remote_hits"] == checkable
+    assert checks["warm-clone"]["remote_run"] == "hit"
+    assert checks["warm-clone"]["remote_requests"] == 2 + 2 * SHARDS
     assert checks["warm-clone"]["remote_bytes_read"] > 0
     assert checks["shards-warm"]["compiler_runs"] == 0
+    assert checks["shards-warm"]["remote_runs_hit"] == SHARDS
+    assert checks["shards-warm"]["remote_requests"] == 2 * SHARDS
     assert "## Projection: 100,000 trails over 8 shards" in (out / "results.md").read_text("utf-8")
 
     assert set(size["ratios"]) >= {

@@ -74,3 +74,23 @@ def test_a_control_character_in_a_finding_used_to_break_the_junit_document() -> 
     [failure] = case.iter("failure")
     assert failure.text is not None
     assert "bell\\x07" in failure.text
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, st.sampled_from([1, 2, 4]))
+def test_indented_json_is_the_standard_library_s_to_the_byte(value: object, indent: int) -> None:
+    # json_text writes containers of scalars through the C encoder: the text must not change.
+    expected = json.dumps(value, indent=indent, ensure_ascii=False)
+    assert json_text(value, indent=indent) == re.sub(
+        "[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", expected
+    )

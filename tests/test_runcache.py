@@ -30,10 +30,10 @@ from trailblaze.runcache import (
     ENTRY_POINT_GROUP,
     OUR_BANNER,
     RunCache,
+    RunInputs,
     index_key,
     proven,
     run_inputs,
-    shard_key,
 )
 from trailblaze.sdk import OURS_LABEL
 from trailblaze.toolchain import TSC_ENV, Compiler
@@ -474,16 +474,28 @@ def test_the_key_covers_every_input_and_nothing_local(
     write_tree(ws, {"trailmaps/notes/.gitignore": "*.log\n"})  # what the run writes into
     assert key(ws) == base
     (ws / "trailmaps/notes/.gitignore").unlink()
-    # A shard has the whole run's key; its entry is its own.
-    sharded = run_inputs(
-        find_workspace(ws, explicit=True),
-        scan(find_workspace(ws, explicit=True)),
-        CheckOptions(shard=(1, 2)),
-    )
-    assert sharded is not None
-    assert sharded.key == base
-    assert sharded.entry_key == shard_key(base, 1, 2) != base
-    assert index_key(base) not in (base, sharded.entry_key)
+
+    # A shard's entry is its own: the layout and its own trails, which are all it reads.
+    def inputs(options: CheckOptions) -> RunInputs:
+        found = run_inputs(
+            find_workspace(ws, explicit=True), scan(find_workspace(ws, explicit=True)), options
+        )
+        assert found is not None
+        return found
+
+    whole, first, second = (inputs(CheckOptions(shard=s)) for s in (None, (1, 2), (2, 2)))
+    assert first.layout == second.layout == whole.layout
+    assert first.entry_key == whole.shard_key(1, 2) != base
+    assert second.entry_key == whole.shard_key(2, 2) != first.entry_key
+    assert index_key(whole.layout) not in (base, first.entry_key, second.entry_key)
+    assert set(first.contents) | set(second.contents) == set(whole.trails)
+    assert not set(first.contents) & set(second.contents)
+    other = next(iter(second.contents))
+    original = (ws / other).read_text("utf-8")
+    (ws / other).write_text(original.replace(":", ";", 1))  # another shard's trail, same size
+    assert inputs(CheckOptions(shard=(1, 2))).entry_key == first.entry_key
+    assert inputs(CheckOptions(shard=(2, 2))).entry_key != second.entry_key
+    (ws / other).write_text(original)
     # Every input: a trail's content, a tool file, a manifest, the options, the compiler.
     changed = []
     edits = {

@@ -45,7 +45,7 @@ import json
 import os
 import sys
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,13 +80,20 @@ _CODE_SUFFIXES = (".py", ".json", ".ts", ".cjs", ".js")
 
 @dataclass(frozen=True, slots=True)
 class RunInputs:
-    """What a run's key was made from, for checking it again after the run."""
+    """What a run's keys are made from, for checking them again after the run."""
 
-    key: str
-    """The whole workspace's key (`ac/<key>`); a shard's entry is under `shard_key`."""
+    layout: str
+    """Digest of everything but the trails' content: settings, trailmap files, and every
+    trail's path and size (what decides the shards). Names the shard index."""
     shard: tuple[int, int] | None
+    trails: tuple[str, ...]
+    """The workspace-relative paths of the scanned trails, in scan order (sharded or not)."""
+    sizes: dict[str, int]
+    """Trail -> its size, what the shards are balanced by (`shard.split`)."""
+    contents: dict[str, str]
+    """Trail -> the digest of its bytes: every trail of an unsharded run, a shard's own."""
     stamps: dict[str, Stamp | None]
-    """Every input file (absolute path) -> its stamp when it was read for the key."""
+    """Every input file read (absolute path) -> its stamp when it was read for the key."""
     outputs: dict[str, Path]
     """Workspace-relative path -> file, of every file a run may generate for a trailmap."""
     owner: dict[str, str]
@@ -94,26 +101,43 @@ class RunInputs:
     ignores: dict[str, str | None]
     """Each trailmap's `.gitignore` (workspace-relative) -> its text before the run (None:
     missing). Not an input of the report, but of what the run writes into it."""
-    trails: frozenset[str]
-    """The workspace-relative paths of the scanned trails (all of them, sharded or not)."""
+
+    @property
+    def key(self) -> str:
+        """The whole workspace's key (`ac/<key>`): every trail's content, the layout."""
+        return digest("trailblaze-run", self.layout, *self._own(self.trails))
 
     @property
     def entry_key(self) -> str:
-        return self.key if self.shard is None else shard_key(self.key, *self.shard)
+        return self.key if self.shard is None else self.shard_key(*self.shard)
+
+    def shard_key(self, index: int, count: int) -> str:
+        """The key of shard `index`/`count`: its own trails' content, the layout."""
+        from trailblaze.shard import split  # noqa: PLC0415
+
+        mine = split(self.sizes, count)[index - 1]
+        return digest("trailblaze-run-shard", self.layout, f"{index}/{count}", *self._own(mine))
+
+    def _own(self, trails: Iterable[str]) -> list[str]:
+        return [f"{p}\0{self.contents[p]}" for p in trails]
 
 
-def shard_key(whole: str, index: int, count: int) -> str:
-    """The key of shard `index`/`count` of the run whose whole key is `whole`."""
-    return digest("trailblaze-run-shard", whole, str(index), str(count))
+def index_key(layout: str) -> str:
+    """The key of the entry naming the shard count a sharded build of `layout` stored."""
+    return digest("trailblaze-run-shards", layout)
 
 
-def index_key(whole: str) -> str:
-    """The key of the entry naming the shard count a sharded build stored `whole` under."""
-    return digest("trailblaze-run-shards", whole)
+def run_inputs(
+    ws: Workspace,
+    found: Scan,
+    options: CheckOptions,
+    stats: Mapping[str, os.stat_result | None] | None = None,
+) -> RunInputs | None:
+    """The keys of this check of `ws` (the trails of `found`), or None when it has none.
 
-
-def run_inputs(ws: Workspace, found: Scan, options: CheckOptions) -> RunInputs | None:
-    """The key of this check of `ws` (every trail of `found`), or None when it has none."""
+    `stats` holds the `os.stat` of files the caller has just looked at (the trails' sizes
+    decide the shards); a shard reads only its own trails.
+    """
     compiler = _compiler_key()
     if compiler is None or not _sdk_is_ours(ws):
         return None
@@ -126,22 +150,27 @@ def run_inputs(ws: Workspace, found: Scan, options: CheckOptions) -> RunInputs |
     owner: dict[str, str] = {}
     ignores: dict[str, str | None] = {}
     files: list[str] = []
+    known = stats or {}
 
     def rel(path: str) -> str:
         if path.startswith(prefix):
             return shown_path(path[len(prefix) :].replace(os.sep, "/"))
         return ws.rel(Path(path))
 
-    def add(path: str, *, stamp: bool = True) -> None:
+    def add(path: str) -> None:
         content, st = _content(path)
-        if stamp:
-            stamps[path] = st
+        stamps[path] = st
         files.append(f"{rel(path)}\0{content}")
 
-    trails = []
+    trails: list[str] = []
+    sizes: dict[str, int] = {}
+    absolute: dict[str, str] = {}
     for path in found.trail_paths:
-        add(path)
-        trails.append(rel(path))
+        name = rel(path)
+        st = known[path] if path in known else _stat(path)
+        trails.append(name)
+        sizes[name] = st.st_size if st is not None else 0  # as the check's shard split
+        absolute[name] = path
     for trailmap in found.trailmaps:
         for file in trailmap_files(trailmap):
             add(str(file))
@@ -176,8 +205,41 @@ def run_inputs(ws: Workspace, found: Scan, options: CheckOptions) -> RunInputs |
         "bundles": bundles,
         "scan": [f.to_json() for f in found.findings],
     }
-    key = digest("trailblaze-run", json.dumps(settings, sort_keys=True), "\n".join(files))
-    return RunInputs(key, options.shard, stamps, outputs, owner, ignores, frozenset(trails))
+    layout = digest(
+        "trailblaze-run-layout",
+        json.dumps(settings, sort_keys=True),
+        "\n".join(files),
+        *(f"{name}\0{sizes[name]}" for name in trails),
+    )
+    if options.shard is None:
+        mine: list[str] = trails
+    else:
+        from trailblaze.shard import split  # noqa: PLC0415 - only sharded runs need it
+
+        index, count = options.shard
+        mine = split(sizes, count)[index - 1]
+    contents: dict[str, str] = {}
+    for name in mine:
+        path = absolute[name]
+        contents[name], stamps[path] = _content(path)
+    return RunInputs(
+        layout=layout,
+        shard=options.shard,
+        trails=tuple(trails),
+        sizes=sizes,
+        contents=contents,
+        stamps=stamps,
+        outputs=outputs,
+        owner=owner,
+        ignores=ignores,
+    )
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _content(path: str) -> tuple[str, Stamp | None]:
@@ -534,7 +596,7 @@ class RunCache:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         paths = [t.path for t in report.trails]
-        mine = self.inputs.trails
+        mine = frozenset(self.inputs.trails)
         if len(set(paths)) != len(paths) or not mine.issuperset(paths):
             raise RemoteFault("a run entry names trails this workspace does not have")
         if whole and len(paths) != len(mine):
@@ -547,14 +609,14 @@ class RunCache:
 
     def _from_shards(self) -> tuple[Report, Outputs] | None:
         """The whole report put together from a sharded build's entries, or None."""
-        raw = self.http.get_ac(index_key(self.inputs.key))
+        raw = self.http.get_ac(index_key(self.inputs.layout))
         if raw is None:
             return None
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         try:
             index = json.loads(raw)
-            count = index["count"] if index.get("key") == self.inputs.key else None
+            count = index["count"] if index.get("layout") == self.inputs.layout else None
         except (ValueError, AttributeError, KeyError):
             count = None
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1024:
@@ -563,7 +625,7 @@ class RunCache:
         generated: dict[str, str] = {}
         ignores: dict[str, tuple[str | None, str]] = {}
         for index_ in range(1, count + 1):
-            found = self._fetch(shard_key(self.inputs.key, index_, count), whole=False)
+            found = self._fetch(self.inputs.shard_key(index_, count), whole=False)
             if found is None:
                 return None  # a shard not stored (yet): the per-trail way
             parts.append((Path(f"shard-{index_}"), found[0].to_json()))
@@ -615,11 +677,11 @@ class RunCache:
             if self.inputs.shard is not None:
                 index = {
                     "format": RUN_FORMAT,
-                    "key": self.inputs.key,
+                    "layout": self.inputs.layout,
                     "count": self.inputs.shard[1],
                 }
                 self.http.put_ac(
-                    index_key(self.inputs.key), json.dumps(index, separators=(",", ":")).encode()
+                    index_key(self.inputs.layout), json.dumps(index, separators=(",", ":")).encode()
                 )
         except RemoteFault as exc:
             self._fault(str(exc))
@@ -675,7 +737,7 @@ def cached_run(
 
     if found is None or not options.remote_cache:
         return pipeline(options)
-    inputs = run_inputs(ws, found, options)
+    inputs = run_inputs(ws, found, options, stats)
     if inputs is None:
         return pipeline(options)
     cache = RunCache(options, ws, inputs, warn)
