@@ -19,7 +19,7 @@ from bench.nginx import NginxCache
 from tests.conftest import ROOT, write_tree
 from tests.faultproxy import FaultProxy, refused_url
 from tests.test_remote import BROKEN_TRAIL
-from trailblaze import bundled, sdk, surface
+from trailblaze import artifacts, bundled, sdk
 from trailblaze.check import last_stats
 from trailblaze.cli import main
 from trailblaze.finding import Finding
@@ -239,7 +239,7 @@ def test_a_hit_adds_the_check_s_lines_to_a_gitignore_of_its_own(
     write_tree(ws, {"trailmaps/notes/.gitignore": "*.log\n"})
     assert cli(ws, tmp_path / "ci.json", "--remote-cache", server.url) == 1
     assert last_stats(ws / ".trailblaze")["remote_run"] == "hit"
-    assert (ws / "trailmaps/notes/.gitignore").read_text() == surface.updated_gitignore("*.log\n")
+    assert (ws / "trailmaps/notes/.gitignore").read_text() == artifacts.updated_gitignore("*.log\n")
 
 
 # -- read-only ---------------------------------------------------------------------------------
@@ -529,6 +529,6 @@ def test_the_key_covers_every_input_and_nothing_local(
 
 def test_the_shortcuts_agree_with_the_modules_they_stand_in_for() -> None:
     assert ENTRY_POINT_GROUP == bundled.ENTRY_POINT_GROUP
-    assert surface.TSCONFIG_BANNER.startswith(OUR_BANNER + ".")
-    assert surface.is_generated_tsconfig(surface.TSCONFIG_BANNER)
+    assert artifacts.TSCONFIG_BANNER.startswith(OUR_BANNER + ".")
+    assert artifacts.is_generated_tsconfig(artifacts.TSCONFIG_BANNER)
     assert sdk.SDK_BANNER.startswith(OUR_BANNER)

@@ -277,8 +277,8 @@ def _hand_written(tsconfig: Path) -> bool:
     except (OSError, UnicodeDecodeError):
         return True
     if text.startswith(OUR_BANNER + "."):
-        return False  # ours (`surface.TSCONFIG_BANNER`): the common case, without loading surface
-    from trailblaze.surface import is_generated_tsconfig  # noqa: PLC0415 - rare
+        return False  # ours (`artifacts.TSCONFIG_BANNER`): the common case, without loading surface
+    from trailblaze.artifacts import is_generated_tsconfig  # noqa: PLC0415 - rare
 
     return not is_generated_tsconfig(text)
 
@@ -653,7 +653,7 @@ class RunCache:
             now = self.inputs.ignores.get(rel)
             wanted: str | None = after
             if now not in (before, after):
-                from trailblaze.surface import updated_gitignore  # noqa: PLC0415 - rare
+                from trailblaze.artifacts import updated_gitignore  # noqa: PLC0415 - rare
 
                 wanted = updated_gitignore(now)
             if wanted is not None and wanted != now:
