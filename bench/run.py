@@ -1126,8 +1126,8 @@ def projection(results: dict[str, Any]) -> list[str]:
     Assumptions: a shard's time is a fixed part (interpreter, imports, surfaces, the declarations
     and surface check: every shard pays them) plus a part proportional to its trails (parse,
     generate, compile or fetch, report); both are fitted from two measured points at the
-    largest size, the whole run (all trails in one process) and a shard (a quarter of them).
-    Each shard has a machine like this one to itself; the remote cache answers as nginx on
+    largest size, the whole run (all trails in one process) and a shard (a quarter of them),
+    plus the workspace-wide scan every shard pays, grown to the projected workspace. Each shard has a machine like this one to itself; the remote cache answers as nginx on
     loopback does (a LAN adds latency per request, hidden in part by the parallel fetch).
     """
     sizes = results.get("sizes", {})
@@ -1148,6 +1148,25 @@ def projection(results: dict[str, Any]) -> list[str]:
         "the square root of the trails, so surfaces stay a fixed cost per shard), and the remote "
         "cache answers as fast as nginx on loopback. Not measured: network latency, a "
         "compiler whose memory grows past the machine's with larger batches.",
+    ]
+    # Every shard scans and stats the whole workspace (the split needs every trail's size, and
+    # a fresh clone's run entry is keyed by all of them): that part grows with the workspace,
+    # not the shard. Its cost per trail is the CLI no-op's growth between two sizes.
+    noop = [
+        (int(n), sizes[n]["measures"]["cli-no-op"]["wall"]["median"])
+        for n in sorted(sizes, key=int)
+        if "cli-no-op" in sizes[n]["measures"]
+    ]
+    scan = 0.0
+    if len(noop) > 1:
+        per_trail = max((noop[-1][1] - noop[0][1]) / (noop[-1][0] - noop[0][0]), 0.0)
+        scan = per_trail * (PROJECTED_TRAILS - trails)
+        out[-1] += (
+            f" Every shard also scans and stats all {PROJECTED_TRAILS:,} trails (the split "
+            f"needs their sizes): from the CLI no-op's growth ({noop[0][0]:,} → {noop[-1][0]:,} "
+            f"trails), {per_trail * 1e6:.1f} µs a trail, {scan:.2f} s more than at {trails:,}."
+        )
+    out += [
         "",
         "| run | fixed s | per 1,000 trails s | projected shard s |",
         "|---|---|---|---|",
@@ -1163,7 +1182,8 @@ def projection(results: dict[str, Any]) -> list[str]:
         slope = max((w - s) / (trails - trails / SHARDS), 0.0)
         fixed = max(s - slope * trails / SHARDS, 0.0)
         out.append(
-            f"| {label} | {fixed:.2f} | {slope * 1000:.3f} | {fixed + slope * per_shard:.2f} |"
+            f"| {label} | {fixed:.2f} | {slope * 1000:.3f} | "
+            f"{fixed + scan + slope * per_shard:.2f} |"
         )
     out.append("")
     return out
