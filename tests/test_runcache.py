@@ -40,6 +40,8 @@ from trailblaze.toolchain import TSC_ENV, Compiler
 from trailblaze.workspace import GENERATED_TOOL_FILES, find_workspace, scan
 
 EDITED = "trailmaps/notes/trails/broken.trail.yaml"
+REJECTED = "trailmaps/notes/trails/rejected.trail.yaml"
+"""A trail the parse gate rejects (an unknown key): its status travels without a reason."""
 
 
 def clone(where: Path) -> Path:
@@ -50,7 +52,7 @@ def clone(where: Path) -> Path:
         where / "trailmaps",
         ignore=shutil.ignore_patterns(".trailblaze", *GENERATED_TOOL_FILES),
     )
-    write_tree(where, {EDITED: BROKEN_TRAIL})
+    write_tree(where, {EDITED: BROKEN_TRAIL, REJECTED: "config:\n  target: notes\n  colour: red\n"})
     return where
 
 
@@ -126,6 +128,7 @@ def local(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         assert cli(ws, base / "report.json") == 1
     report = shown(base / "report.json")
     assert report["summary"]["type_checked"] == 11
+    assert report["summary"]["rejected"] == 1
     return {"report": report, "files": generated(ws)}
 
 
@@ -182,11 +185,11 @@ def test_an_edited_trail_misses_the_run_and_reuses_every_other_verdict(
     fixed = BROKEN_TRAIL.replace("[5, 6]", '"Shopping"')
     reference = clone(tmp_path / "reference")
     write_tree(reference, {EDITED: fixed})
-    assert cli(reference, tmp_path / "reference.json") == 0
+    assert cli(reference, tmp_path / "reference.json") == 1  # the rejected trail
     ws = clone(tmp_path / "ci")
     write_tree(ws, {EDITED: fixed})
     out = tmp_path / "ci.json"
-    assert cli(ws, out, "--remote-cache", server.url) == 0
+    assert cli(ws, out, "--remote-cache", server.url) == 1  # the rejected trail
     assert shown(out) == shown(tmp_path / "reference.json")
     stats = last_stats(ws / ".trailblaze")
     assert stats["remote_run"] == "stored"
@@ -195,7 +198,9 @@ def test_an_edited_trail_misses_the_run_and_reuses_every_other_verdict(
     # A second clone with the same edit is answered by the entry that run stored.
     again = clone(tmp_path / "ci-2")
     write_tree(again, {EDITED: fixed})
-    assert cli(again, tmp_path / "ci-2.json", "--remote-cache", server.url) == 0
+    assert (
+        cli(again, tmp_path / "ci-2.json", "--remote-cache", server.url) == 1
+    )  # the rejected trail
     assert last_stats(again / ".trailblaze")["remote_run"] == "hit"
     assert shown(tmp_path / "ci-2.json") == shown(tmp_path / "reference.json")
 

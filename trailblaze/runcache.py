@@ -474,7 +474,7 @@ def _status(raw: Any) -> TrailStatus:
         or not all(v is None or isinstance(v, str) for v in (trailmap, reason, target))
         or not isinstance(calls, int)
         or isinstance(calls, bool)
-        or (status == "type-checked") != (reason is None)
+        or (status == "parsed") != (reason is not None)  # only "parsed" says why not checked
     ):
         raise TypeError(f"trail {path!r}")
     return TrailStatus(path, trailmap, status, reason, target, calls)
