@@ -96,15 +96,15 @@ def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc
     # unsharded report (a difference is a problem, and `verified` would be false).
     assert checks["shards-cold"]["files_compiled"] == checkable
     assert sum(checks["shards-cold"]["shard_trails"]) == ws["trails"]
-    # The warm clone is answered by the shards' run entries (the index, then each shard's
-    # entry and body), the warm shards each by their own.
+    # The warm clone is answered by the shards' run entries (its own miss, the index, each
+    # shard's entry and body, the files' body they share), the warm shards each by their own.
     assert checks["warm-clone"]["compiler_runs"] == 0
     assert checks["warm-clone"]["remote_run"] == "hit"
-    assert checks["warm-clone"]["remote_requests"] == 2 + 2 * SHARDS
+    assert checks["warm-clone"]["remote_requests"] == 3 + 2 * SHARDS
     assert checks["warm-clone"]["remote_bytes_read"] > 0
     assert checks["shards-warm"]["compiler_runs"] == 0
     assert checks["shards-warm"]["remote_runs_hit"] == SHARDS
-    assert checks["shards-warm"]["remote_requests"] == 2 * SHARDS
+    assert checks["shards-warm"]["remote_requests"] == 3 * SHARDS
     assert "## Projection: 100,000 trails over 8 shards" in (out / "results.md").read_text("utf-8")
 
     assert set(size["ratios"]) >= {

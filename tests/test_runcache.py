@@ -161,7 +161,7 @@ def test_a_fresh_clone_is_answered_by_one_run_entry(
     assert stats["remote_run"] == "hit"
     assert stats["compiler_runs"] == 0
     assert stats["trails_parsed"] == 0
-    assert stats["remote_requests"] == 2  # one action-cache entry, one CAS body
+    assert stats["remote_requests"] == 3  # one action-cache entry, two CAS bodies
     assert stats["remote_bytes_read"] == sum(len(v) for v in run_entries(server).values())
     # The surfaces an editor reads are there, as a local check writes them.
     assert generated(ws) == local["files"]
@@ -223,8 +223,9 @@ def test_an_unsharded_clone_puts_the_run_together_from_the_shards_entries(
     stats = last_stats(ws / ".trailblaze")
     assert stats["remote_run"] == "hit"
     assert stats["compiler_runs"] == 0
-    # Its own entry (a miss), the shard index, and each shard's entry and body.
-    assert stats["remote_requests"] == 6
+    # Its own entry (a miss), the shard index, each shard's entry and body, and the files'
+    # body they share.
+    assert stats["remote_requests"] == 7
     assert generated(ws) == local["files"]
     # A shard of a fresh clone is answered by its own entry.
     again = clone(tmp_path / "shard-again")
@@ -357,6 +358,7 @@ def _checked(body: dict[str, Any]) -> dict[str, Any]:
     ("case", "expected"),
     [
         ("foreign-file", "would write files that no check writes"),
+        ("wrong-lengths", "inflates to other than"),
         ("foreign-trail", "names trails this workspace does not have"),
         ("missing-trail", "does not cover every trail"),
         ("inconsistent-status", "is not usable"),
@@ -376,7 +378,9 @@ def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
     ws = clone(tmp_path / "ci")
     key = _entry_key(ws)
     if case == "foreign-file":
-        _replace_body(server, key, lambda body: body["files"].update({"../evil.txt": "x"}))
+        _replace_body(server, key, lambda body: body["files"][0].__setitem__(0, "../evil.txt"))
+    elif case == "wrong-lengths":
+        _replace_body(server, key, lambda body: body["files"][0].__setitem__(1, 1 << 40))
     elif case == "foreign-trail":
         _replace_body(
             server, key, lambda body: _trails(body)[0].update(path="elsewhere.trail.yaml")

@@ -16,10 +16,12 @@ whose check reaches outside those (a hand-written `tools/tsconfig.json`, which m
 anywhere, or an SDK bundle in the scratch directory that is not ours) has no key: its runs go
 the per-trail way.
 
-The value, in the CAS (`cas/<sha256>` of zlib-compressed JSON, named by `ac/<key>` with its
-digest and the key it was stored for), is the report as the check made it (paths relative to
-the workspace) and the files the run generated in the trailmaps' `tools/` (the typed surfaces
-an editor reads), with each `.gitignore` before and after the run. A hit writes those files
+The value is two CAS bodies named by `ac/<key>` (which holds the body's digest and the key it
+was stored for): zlib-compressed JSON with the report as the check made it (paths relative to
+the workspace), each `.gitignore` before and after the run, and the list of the files the run
+generated in the trailmaps' `tools/` (the typed surfaces an editor reads) with the digest of a
+second body holding those files' bytes, one after the other (every shard of a build generates
+the same files: one body, fetched once). A hit writes those files
 when they differ (a `.gitignore` that was not as the writer's gets the lines a check adds) and
 returns the report: no parse, no surface, no compiler. Every byte is checked: the entry against its key,
 the body against its digest, the report field by field, each trail against the scan and each
@@ -362,59 +364,121 @@ def _bundles() -> list[str] | None:
 # -- the entry's body --------------------------------------------------------------------------
 
 
-def encode_body(inputs: RunInputs, report: Report) -> bytes:
-    """The CAS body of a proven run: its report and the files it generated."""
+def encode_body(inputs: RunInputs, report: Report) -> tuple[bytes, bytes]:
+    """The CAS bodies of a proven run: its report (naming the files it generated, their lengths
+    and the digest of their body) and those files, one after the other, compressed (the shards
+    of a build generate the same ones: one body serves them all)."""
     data = report.to_json()
     data["workspace"] = ""
     data.pop("path_base", None)
     data["sdks"] = dict(report.sdks)
-    files: dict[str, str] = {}
+    index: list[list[Any]] = []
+    blob: list[bytes] = []
     ignores: dict[str, list[str | None]] = {}
     loaded = set(report.trailmaps)
     for rel, path in sorted(inputs.outputs.items()):
         if inputs.owner.get(rel) not in loaded:
             continue  # its manifest did not load: nothing of it was generated this run
         try:
-            text = path.read_bytes().decode("utf-8")
-        except (FileNotFoundError, UnicodeDecodeError):
+            raw = path.read_bytes()
+        except FileNotFoundError:
             continue
         if rel in inputs.ignores:
-            ignores[rel] = [inputs.ignores[rel], text]  # as it was, as the run left it
+            try:
+                ignores[rel] = [inputs.ignores[rel], raw.decode("utf-8")]  # before, after
+            except UnicodeDecodeError:
+                continue
         elif not rel.endswith("/.gitignore"):
-            files[rel] = text
+            index.append([rel, len(raw)])
+            blob.append(raw)
     body = {
         "format": RUN_FORMAT,
         "key": inputs.entry_key,
         "report": data,
-        "files": files,
+        "files": index,
         "gitignores": ignores,
     }
+    files = zlib.compress(b"".join(blob), 6)
+    body["files_sha256"] = hashlib.sha256(files).hexdigest()
     text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return zlib.compress(text.encode("utf-8"), 6)
+    return zlib.compress(text.encode("utf-8"), 6), files
 
 
 class BadBody(ValueError):
     """A run entry's body that is not what `encode_body` writes."""
 
 
-Outputs = tuple[dict[str, str], dict[str, tuple[str | None, str]]]
-"""The files a run wrote: generated files (path -> text), and each `.gitignore` (path -> its
+Outputs = tuple[dict[str, bytes], dict[str, tuple[str | None, str]]]
+"""The files a run wrote: generated files (path -> bytes), and each `.gitignore` (path -> its
 text before the run and after it)."""
 
 
-def decode_body(data: bytes, key: str) -> tuple[dict[str, Any], Outputs]:
-    """(report JSON, the files the run wrote) from a CAS body, or `BadBody`."""
+@dataclass(frozen=True, slots=True)
+class Body:
+    """A run entry's body, checked for shape."""
+
+    report: dict[str, Any]
+    files: list[tuple[str, int]]
+    """Each generated file and its length, in the order of the files' body."""
+    files_sha256: str
+    """The digest of the files' body (zlib of the files, one after the other)."""
+    ignores: dict[str, tuple[str | None, str]]
+
+    def outputs(self, blob: bytes) -> Outputs:
+        """The files, cut out of the files' body (decompressed)."""
+        if sum(length for _, length in self.files) != len(blob):
+            raise BadBody("the files' body does not hold the files the entry names")
+        out: dict[str, bytes] = {}
+        at = 0
+        for rel, length in self.files:
+            out[rel] = blob[at : at + length]
+            at += length
+        return out, dict(self.ignores)
+
+
+BODY_LIMIT = 1 << 30
+"""The most a run entry's body may inflate to (a report of a million trails is far less)."""
+
+
+def inflate(data: bytes, size: int) -> bytes:
+    """zlib `data`, which must inflate to exactly `size` bytes (never more: a bomb is refused)."""
+    inflater = zlib.decompressobj()
     try:
-        body = json.loads(zlib.decompress(data))
+        out = inflater.decompress(data, size + 1)
+    except zlib.error:
+        raise BadBody("not zlib data") from None
+    if len(out) != size or not inflater.eof:
+        raise BadBody(f"inflates to other than the {size} bytes named")
+    return out
+
+
+def decode_body(data: bytes, key: str) -> Body:
+    """A run entry's body from its CAS bytes, or `BadBody`."""
+    inflater = zlib.decompressobj()
+    try:
+        text = inflater.decompress(data, BODY_LIMIT)
+        if not inflater.eof:
+            raise BadBody("the body is cut short or larger than a run entry may be")
+        body = json.loads(text)
     except (zlib.error, ValueError):
         raise BadBody("the body is not a compressed run entry") from None
     if not isinstance(body, dict) or body.get("format") != RUN_FORMAT or body.get("key") != key:
         raise BadBody("the body belongs to another key or format")
-    report, files = body.get("report"), body.get("files")
-    if not isinstance(report, dict) or not isinstance(files, dict):
+    report, files, digest_ = body.get("report"), body.get("files"), body.get("files_sha256")
+    if not isinstance(report, dict) or not isinstance(files, list):
         raise BadBody("the body has no report")
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
-        raise BadBody("the body's files are not text")
+    if not isinstance(digest_, str) or len(digest_) != 64:
+        raise BadBody("the body does not name its files")
+    if not all(
+        isinstance(f, list)
+        and len(f) == 2
+        and isinstance(f[0], str)
+        and isinstance(f[1], int)
+        and not isinstance(f[1], bool)
+        and f[1] >= 0
+        for f in files
+    ):
+        raise BadBody("the body's file list is malformed")
     raw = body.get("gitignores")
     if not isinstance(raw, dict):
         raise BadBody("the body has no .gitignore record")
@@ -428,7 +492,7 @@ def decode_body(data: bytes, key: str) -> tuple[dict[str, Any], Outputs]:
         ):
             raise BadBody("the body's .gitignore record is malformed")
         ignores[path] = (pair[0], pair[1])
-    return report, (files, ignores)
+    return Body(report, [(f[0], f[1]) for f in files], digest_, ignores)
 
 
 def report_of(
@@ -520,6 +584,8 @@ class RunCache:
         self._warn = warn or _stderr
         self.fault: str | None = None
         self.stats: dict[str, Any] = {"remote_run": "miss"}
+        self._blobs: dict[str, bytes] = {}
+        """The files' bodies fetched in this run, by digest (every shard names the same one)."""
 
     def lookup(self) -> Report | None:
         """The report of this run from the remote, its generated files written; None on a
@@ -561,13 +627,27 @@ class RunCache:
         digest_ = self._entry(key)
         if digest_ is None:
             return None
-        body = self.http.get_cas(digest_)  # checked against its digest
-        if body is None:
+        data = self.http.get_cas(digest_)  # checked against its digest
+        if data is None:
             return None  # evicted: a miss
         try:
-            data, files = decode_body(body, key)
-            report = report_of(data, self.ws, self.options, {})  # every field is checked
+            body = decode_body(data, key)
+            report = report_of(body.report, self.ws, self.options, {})  # every field is checked
         except ValueError as exc:
+            raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
+        blob = self._blobs.get(body.files_sha256)
+        if blob is None:
+            packed = self.http.get_cas(body.files_sha256)  # checked against its digest
+            if packed is None:
+                return None  # evicted: a miss
+            size = sum(length for _, length in body.files)
+            try:
+                blob = self._blobs[body.files_sha256] = inflate(packed, size)
+            except BadBody as exc:
+                raise RemoteFault(f"cas/{body.files_sha256[:12]}… is not usable: {exc}") from None
+        try:
+            files = body.outputs(blob)
+        except BadBody as exc:
             raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
         self._check_against_scan(report, files, whole=whole)
         return report, files
@@ -622,7 +702,7 @@ class RunCache:
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1024:
             raise RemoteFault("a shard index entry is not usable")
         parts = []
-        generated: dict[str, str] = {}
+        generated: dict[str, bytes] = {}
         ignores: dict[str, tuple[str | None, str]] = {}
         for index_ in range(1, count + 1):
             found = self._fetch(self.inputs.shard_key(index_, count), whole=False)
@@ -669,9 +749,11 @@ class RunCache:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         key = self.inputs.entry_key
-        body = encode_body(self.inputs, report)
+        body, files = encode_body(self.inputs, report)
         try:
-            value = self.http.put_cas(body)  # the body first: an entry never points at nothing
+            # The bodies first: an entry never points at nothing.
+            self.http.put_cas(files)
+            value = self.http.put_cas(body)
             entry = {"format": RUN_FORMAT, "key": key, "sha256": value}
             self.http.put_ac(key, json.dumps(entry, separators=(",", ":")).encode())
             if self.inputs.shard is not None:
