@@ -18,6 +18,21 @@ from typing import Any
 
 from trailblaze.argtokens import ARG_NAME, check_tokens, offset_position
 from trailblaze.finding import Finding, did_you_mean, join_key
+from trailblaze.grammar import (
+    ARG_DECL,
+    ARG_TYPES,
+    CONFIG,
+    LEGACY_CONFIG,
+    LEGACY_ITEM,
+    LEGACY_RECORDING,
+    LEGACY_STEP,
+    LEGACY_TRAILHEAD,
+    SOURCE,
+    STEP,
+    TRAILHEAD,
+    UNIFIED,
+    Block,
+)
 from trailblaze.trail import (
     BLANK_TOOL_NAME,
     ArgDecl,
@@ -30,47 +45,6 @@ from trailblaze.trail import (
     scalars,
 )
 from trailblaze.yamlnode import YamlError, YMap, YNode, YScalar, YSeq, kind_of, load
-
-UNIFIED_ROOT_KEYS = ("config", "trailhead", "trail")
-UNIFIED_STEP_KEYS = ("step", "verify", "recording", "recordable", "maxRetries")
-UNIFIED_TRAILHEAD_KEYS = ("step", "recording", "maxRetries")
-UNIFIED_CONFIG_KEYS = (
-    "id",
-    "target",
-    "title",
-    "description",
-    "priority",
-    "context",
-    "devices",
-    "skip",
-    "tags",
-    "memory",
-    "metadata",
-    "args",
-)
-LEGACY_ITEM_KEYS = ("config", "prompts", "tools", "trailhead")
-LEGACY_CONFIG_KEYS = (
-    "id",
-    "target",
-    "title",
-    "description",
-    "priority",
-    "context",
-    "platform",
-    "driver",
-    "source",
-    "metadata",
-    "tags",
-    "skip",
-    "memory",
-    "args",
-)
-LEGACY_STEP_KEYS = ("step", "verify", "recordable", "recording", "maxRetries")
-LEGACY_RECORDING_KEYS = ("tools",)
-LEGACY_TRAILHEAD_KEYS = ("step", "tools", "maxRetries")
-ARG_TYPES = ("string", "integer", "boolean", "array", "object")
-ARG_DECL_KEYS = ("type", "description", "default")
-SOURCE_KEYS = ("type", "reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,18 +139,16 @@ class _Parser:
         self,
         mapping: YMap,
         key_path: str,
-        allowed: tuple[str, ...],
-        *,
-        always: bool,
-        what: str = "key",
+        block: Block,
     ) -> None:
-        """Report keys outside `allowed`: an error when strict (or `always`), else a warning."""
+        """Report keys `block` does not declare: an error, or a warning when lenient may drop it."""
+        allowed = block.names
         for key, _ in mapping:
             name = key.text
             if name in allowed:
                 continue
-            message = f"unknown {what} '{name}'{did_you_mean(name, allowed)}"
-            if always or self.strict:
+            message = f"unknown key '{name}'{did_you_mean(name, allowed)}"
+            if self.strict or not block.lenient:
                 self.error(key, key_path, message, "unknown-key")
             else:
                 self.warn(key, key_path, message + "; ignored (lenient mode)", "unknown-key")
@@ -248,10 +220,10 @@ class _Parser:
     # -- unified format -----------------------------------------------------------------------
 
     def unified(self, root: YMap) -> Trail | None:
-        self.unknown_keys(root, "", UNIFIED_ROOT_KEYS, always=True)
+        self.unknown_keys(root, "", UNIFIED)
         config = TrailConfig()
         if (node := root.get("config")) is not None:
-            config = self.config(node, "config", UNIFIED_CONFIG_KEYS)
+            config = self.config(node, "config", CONFIG)
         trailhead = None
         if (node := root.get("trailhead")) is not None:
             trailhead = self.unified_trailhead(node)
@@ -307,7 +279,7 @@ class _Parser:
             step = self.expect_map(node, key_path)
         except _Reject:
             return None
-        self.unknown_keys(step, key_path, UNIFIED_STEP_KEYS, always=True)
+        self.unknown_keys(step, key_path, STEP)
         kind, text = self.step_text(step, key_path, strict_both=True)
         recordable, max_retries = self.step_options(step, key_path)
         recordings: list[Recording] = []
@@ -346,7 +318,7 @@ class _Parser:
             head = self.expect_map(node, key_path)
         except _Reject:
             return None
-        self.unknown_keys(head, key_path, UNIFIED_TRAILHEAD_KEYS, always=True)
+        self.unknown_keys(head, key_path, TRAILHEAD)
         text = None
         if (step_node := head.get("step")) is not None:
             text = self.text(step_node, join_key(key_path, "step"))
@@ -476,12 +448,13 @@ class _Parser:
 
     # -- config -------------------------------------------------------------------------------
 
-    def config(self, node: YNode, key_path: str, allowed: tuple[str, ...]) -> TrailConfig:
+    def config(self, node: YNode, key_path: str, block: Block) -> TrailConfig:
         try:
             cfg = self.expect_map(node, key_path)
         except _Reject:
             return TrailConfig()
-        self.unknown_keys(cfg, key_path, allowed, always=False)
+        self.unknown_keys(cfg, key_path, block)
+        allowed = block.names
         fields: dict[str, Any] = {"line": cfg.line, "column": cfg.column}
         for name in (
             "id",
@@ -513,9 +486,7 @@ class _Parser:
         if (source := cfg.get("source")) is not None and "source" in allowed:
             try:
                 source_map = self.expect_map(source, join_key(key_path, "source"))
-                self.unknown_keys(
-                    source_map, join_key(key_path, "source"), SOURCE_KEYS, always=False
-                )
+                self.unknown_keys(source_map, join_key(key_path, "source"), SOURCE)
             except _Reject:
                 pass
         if (args := cfg.get("args")) is not None:
@@ -559,7 +530,7 @@ class _Parser:
             if isinstance(value, YScalar):
                 arg_type = self.text(value, path) or "string"
             elif isinstance(value, YMap):
-                self.unknown_keys(value, path, ARG_DECL_KEYS, always=False)
+                self.unknown_keys(value, path, ARG_DECL)
                 if (t := value.get("type")) is not None:
                     arg_type = self.text(t, join_key(path, "type")) or "string"
                 if (d := value.get("description")) is not None:
@@ -610,11 +581,11 @@ class _Parser:
                 continue
             key, value = item.items[0]
             name = key.text
-            if name not in LEGACY_ITEM_KEYS:
+            if name not in LEGACY_ITEM.names:
                 self.error(
                     key,
                     item_path,
-                    f"unknown item '{name}'{did_you_mean(name, LEGACY_ITEM_KEYS)}",
+                    f"unknown item '{name}'{did_you_mean(name, LEGACY_ITEM.names)}",
                     "unknown-key",
                 )
                 continue
@@ -628,7 +599,7 @@ class _Parser:
                         "invalid-value",
                     )
                 seen_config = True
-                config = self.config(value, path, LEGACY_CONFIG_KEYS)
+                config = self.config(value, path, LEGACY_CONFIG)
             elif name == "trailhead":
                 if trailhead is not None or seen_body:
                     self.error(
@@ -677,7 +648,7 @@ class _Parser:
             step = self.expect_map(node, key_path)
         except _Reject:
             return None
-        self.unknown_keys(step, key_path, LEGACY_STEP_KEYS, always=False)
+        self.unknown_keys(step, key_path, LEGACY_STEP)
         kind, text = self.step_text(step, key_path, strict_both=False)
         recordable, max_retries = self.step_options(step, key_path)
         recordings: tuple[Recording, ...] = ()
@@ -685,7 +656,7 @@ class _Parser:
             rec_path = join_key(key_path, "recording")
             try:
                 rec = self.expect_map(rec_node, rec_path)
-                self.unknown_keys(rec, rec_path, LEGACY_RECORDING_KEYS, always=False)
+                self.unknown_keys(rec, rec_path, LEGACY_RECORDING)
                 if (tools_node := rec.get("tools")) is None:
                     self.error(
                         rec,
@@ -735,7 +706,7 @@ class _Parser:
             head = self.expect_map(node, key_path)
         except _Reject:
             return None
-        self.unknown_keys(head, key_path, LEGACY_TRAILHEAD_KEYS, always=False)
+        self.unknown_keys(head, key_path, LEGACY_TRAILHEAD)
         text = None
         if (step_node := head.get("step")) is not None:
             text = self.text(step_node, join_key(key_path, "step"))
