@@ -242,7 +242,9 @@ class _Validator:
             self.error(key, key_path, BLANK_TOOL_NAME, "runif-branch")
             return None
         if isinstance(args, YScalar) and args.value is None and not args.quoted:
-            return ToolCall(key.text, None, key.line, key.column, key_path)
+            return ToolCall(
+                name=key.text, args=None, line=key.line, column=key.column, key_path=key_path
+            )
         if not isinstance(args, YMap):
             self.error(
                 args,
@@ -251,7 +253,9 @@ class _Validator:
                 "runif-branch",
             )
             return None
-        return ToolCall(key.text, args, key.line, key.column, key_path)
+        return ToolCall(
+            name=key.text, args=args, line=key.line, column=key.column, key_path=key_path
+        )
 
 
 def runif_findings(trail: Trail) -> tuple[list[Finding], tuple[tuple[str, int, int], ...]]:

@@ -27,7 +27,7 @@ def is_blank_name(key: YScalar) -> bool:
     return not key.text or key.value is None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
     """One recorded call: `name: {args}`. `args` is None when the call has no arguments."""
 
@@ -38,7 +38,7 @@ class ToolCall:
     key_path: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Recording:
     """The calls recorded for one device classifier (None in the legacy format)."""
 
@@ -48,7 +48,7 @@ class Recording:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
     """A step, a verification, the trailhead, or a legacy `- tools:` block.
 
@@ -76,7 +76,7 @@ class Step:
         return self.text or ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ArgDecl:
     """A declared trail argument (`config.args.<name>`)."""
 
@@ -89,7 +89,7 @@ class ArgDecl:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TrailConfig:
     id: str | None = None
     target: str | None = None
@@ -117,7 +117,7 @@ class TrailConfig:
         return frozenset(d.name for d in self.args)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Trail:
     """A trail file that passed the parse gate."""
 
