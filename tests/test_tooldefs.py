@@ -320,7 +320,7 @@ def test_a_module_export_is_located_at_its_declaration(tmp_path: Path) -> None:
 def test_tool_file_schemas_are_built_and_digested_once(tmp_path: Path) -> None:
     from trailblaze import schemavalidation, tooldefs  # noqa: PLC0415
 
-    assert tooldefs._schema("toolYaml") is tooldefs._schema("toolYaml")
+    assert tooldefs.loader.file_schema("toolYaml") is tooldefs.loader.file_schema("toolYaml")
     files = {
         "tools/app_signIn.tool.yaml": "id: app_signIn\nclass: nope\n",
         "tools/app_x.yaml": "name: app_x\ninputSchema:\n  text: {type: string}\n",

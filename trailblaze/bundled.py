@@ -142,7 +142,9 @@ def _baked_targets(
         try:
             root = load(read_text(path))
         except YamlError as exc:
-            findings.append(manifest_finding(rel, exc.line, exc.column, "", exc.message, "yaml"))
+            findings.append(
+                manifest_finding(rel, exc.line, exc.column, message=exc.message, code="yaml")
+            )
             continue
         issues = check(root, _BAKED_SCHEMA)
         findings.extend(schema_findings(rel, issues))
@@ -152,7 +154,12 @@ def _baked_targets(
         if not is_safe_id(target_id):
             findings.append(
                 manifest_finding(
-                    rel, 1, 1, "id", f"'{target_id}' is not a valid target id", "invalid-value"
+                    rel,
+                    1,
+                    1,
+                    key_path="id",
+                    message=f"'{target_id}' is not a valid target id",
+                    code="invalid-value",
                 )
             )
             continue
@@ -166,7 +173,7 @@ def _baked(root: YMap, rel: str, target_id: str, origin: str) -> BundledTrailmap
     if isinstance(platform_node, YMap):
         for key, value in platform_node:
             sets = value.get("tool_sets") if isinstance(value, YMap) else None
-            platforms.append(PlatformConfig(key.text, tool_sets=names_of(sets)))
+            platforms.append(PlatformConfig(name=key.text, tool_sets=names_of(sets)))
     tools: dict[str, ToolDef] = {}
     names: list[Named] = []
     tool_nodes = root.get("tools")
@@ -181,19 +188,19 @@ def _baked(root: YMap, rel: str, target_id: str, origin: str) -> BundledTrailmap
             "additionalProperties": False,
         }
         tools[name_node.text] = ToolDef(
-            name_node.text,
-            "descriptor",
-            raw.get("description"),
-            schema,
-            raw.get("isRecordable", True),
-            raw.get("surfaceToLlm", True),
-            raw.get("requiresHost", False),
-            False,
-            rel,
-            name_node.line,
-            name_node.column,
+            name=name_node.text,
+            kind="descriptor",
+            description=raw.get("description"),
+            input_schema=schema,
+            recordable=raw.get("isRecordable", True),
+            surface_to_llm=raw.get("surfaceToLlm", True),
+            requires_host=raw.get("requiresHost", False),
+            is_verification=False,
+            path=rel,
+            line=name_node.line,
+            column=name_node.column,
         )
-        names.append(Named(name_node.text, name_node.line, name_node.column))
+        names.append(Named(value=name_node.text, line=name_node.line, column=name_node.column))
     display = root.get("display_name")
     manifest = Trailmap(
         id=target_id,

@@ -42,7 +42,7 @@ class Named(NamedTuple):
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlatformConfig:
     name: str
     app_ids: tuple[str, ...] = ()
@@ -52,7 +52,7 @@ class PlatformConfig:
     drivers: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Trailmap:
     """A trailmap's manifest. `dir_name` is what trails target; `id` is what the manifest says."""
 
@@ -92,7 +92,7 @@ class Trailmap:
         return tuple(seen.values())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ManifestOutcome:
     trailmap: Trailmap | None
     findings: tuple[Finding, ...]
@@ -115,17 +115,15 @@ def load_manifest(manifest: Path, rel_path: str, dir_name: str) -> ManifestOutco
     try:
         root = load(read_text(manifest))
     except YamlError as exc:
-        return ManifestOutcome(
-            None, (manifest_finding(rel_path, exc.line, exc.column, "", exc.message, "yaml"),)
-        )
+        finding = manifest_finding(rel_path, exc.line, exc.column, message=exc.message, code="yaml")
+        return ManifestOutcome(trailmap=None, findings=(finding,))
     return parse_manifest(root, rel_path, dir_name)
 
 
 def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> ManifestOutcome:
     if root is None:
-        return ManifestOutcome(
-            None, (manifest_finding(rel_path, 1, 1, "", "empty trailmap.yaml", "empty"),)
-        )
+        finding = manifest_finding(rel_path, 1, 1, message="empty trailmap.yaml", code="empty")
+        return ManifestOutcome(trailmap=None, findings=(finding,))
     findings: list[Finding] = []
     removed_at = _removed(root, rel_path, findings)
     findings.extend(
@@ -140,24 +138,24 @@ def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> Manifest
         )
     )
     if not isinstance(root, YMap) or any(f.fatal for f in findings):
-        return ManifestOutcome(None, tuple(findings))
+        return ManifestOutcome(trailmap=None, findings=tuple(findings))
     trailmap = _record(root, rel_path, dir_name)
     if trailmap.id != dir_name:
         node = root.get("id") or root
         findings.append(
             Finding(
-                "warning",
-                rel_path,
-                node.line,
-                node.column,
-                f"trailmap id '{trailmap.id}' differs from its directory name '{dir_name}'; "
+                kind="warning",
+                path=rel_path,
+                line=node.line,
+                column=node.column,
+                message=f"trailmap id '{trailmap.id}' differs from its directory name '{dir_name}'; "
                 f"trails target the directory name",
                 key_path="id",
                 code="id-mismatch",
                 fatal=False,
             )
         )
-    return ManifestOutcome(trailmap, tuple(findings))
+    return ManifestOutcome(trailmap=trailmap, findings=tuple(findings))
 
 
 def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[tuple[int, int]]:
@@ -176,22 +174,40 @@ def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[tuple[i
                 positions.add((key.line, key.column))
                 findings.append(
                     manifest_finding(
-                        rel_path, key.line, key.column, key_path, _REMOVED_KEYS[name], "removed-key"
+                        rel_path,
+                        key.line,
+                        key.column,
+                        key_path=key_path,
+                        message=_REMOVED_KEYS[name],
+                        code="removed-key",
                     )
                 )
     return positions
 
 
 def manifest_finding(
-    path: str, line: int, column: int, key_path: str, message: str, code: str
+    path: str, line: int, column: int, *, key_path: str = "", message: str, code: str
 ) -> Finding:
     """A (fatal) finding about a manifest or tool file."""
-    return Finding("manifest", path, line, column, message, key_path=key_path, code=code)
+    return Finding(
+        kind="manifest",
+        path=path,
+        line=line,
+        column=column,
+        message=message,
+        key_path=key_path,
+        code=code,
+    )
 
 
 def schema_findings(path: str, issues: Iterable[SchemaIssue]) -> list[Finding]:
     """The manifest findings of schema issues found in the file at `path`."""
-    return [manifest_finding(path, i.line, i.column, i.key_path, i.message, i.code) for i in issues]
+    return [
+        manifest_finding(
+            path, i.line, i.column, key_path=i.key_path, message=i.message, code=i.code
+        )
+        for i in issues
+    ]
 
 
 def names_of(node: YNode | None) -> tuple[Named, ...]:
@@ -199,7 +215,9 @@ def names_of(node: YNode | None) -> tuple[Named, ...]:
     if not isinstance(node, YSeq):
         return ()
     return tuple(
-        Named(item.text, item.line, item.column) for item in node.items if isinstance(item, YScalar)
+        Named(value=item.text, line=item.line, column=item.column)
+        for item in node.items
+        if isinstance(item, YScalar)
     )
 
 
