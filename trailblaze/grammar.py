@@ -93,6 +93,9 @@ _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _SCALAR_MAP = {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}}
 _TEXT = _ref("text")
 _CALLS = _ref("calls")
+_STEP_TEXT = Key(name="step", schema=_TEXT)
+_VERIFY_TEXT = Key(name="verify", schema=_TEXT)
+_RECORDABLE = Key(name="recordable", schema={"type": "boolean"})
 _MAX_RETRIES = Key(name="maxRetries", schema={"type": "integer"})
 
 TARGET = Key(name="target", schema={"description": "The trailmap this trail belongs to."})
@@ -141,8 +144,8 @@ CONFIG = Block(
 
 STEP = Block(
     keys=(
-        Key(name="step", schema=_TEXT),
-        Key(name="verify", schema=_TEXT),
+        _STEP_TEXT,
+        _VERIFY_TEXT,
         Key(
             name="recording",
             schema={
@@ -151,7 +154,7 @@ STEP = Block(
                 "additionalProperties": _CALLS,
             },
         ),
-        Key(name="recordable", schema={"type": "boolean"}),
+        _RECORDABLE,
         _MAX_RETRIES,
     ),
     one_of=("step", "verify"),
@@ -159,7 +162,7 @@ STEP = Block(
 
 TRAILHEAD = Block(
     keys=(
-        Key(name="step", schema=_TEXT),
+        _STEP_TEXT,
         Key(
             name="recording",
             schema={
@@ -214,9 +217,9 @@ LEGACY_RECORDING = Block(
 
 LEGACY_STEP = Block(
     keys=(
-        Key(name="step", schema=_TEXT),
-        Key(name="verify", schema=_TEXT),
-        Key(name="recordable", schema={"type": "boolean"}),
+        _STEP_TEXT,
+        _VERIFY_TEXT,
+        _RECORDABLE,
         _MAX_RETRIES,
         Key(name="recording", schema=LEGACY_RECORDING.schema()),
     ),

@@ -16,7 +16,7 @@ from trailblaze.grammar import (
 from trailblaze.parse.calls import read_calls
 from trailblaze.parse.config import read_config
 from trailblaze.parse.reader import Reader, Reject
-from trailblaze.parse.step import read_options, read_text
+from trailblaze.parse.step import read_head
 from trailblaze.trail import Recording, Step, ToolCall, Trail, TrailConfig
 from trailblaze.yamlnode import YMap, YNode, YScalar, YSeq, kind_of
 
@@ -112,13 +112,10 @@ def read_legacy(reader: Reader, root: YSeq) -> Trail:
 
 
 def _prompt(reader: Reader, node: YNode, number: int, key_path: str) -> Step | None:
-    try:
-        step = reader.expect_map(node, key_path)
-    except Reject:
+    head = read_head(reader, node, key_path, LEGACY_STEP, strict_both=False)
+    if head is None:
         return None
-    reader.unknown_keys(step, key_path, LEGACY_STEP)
-    kind, text = read_text(reader, step, key_path, strict_both=False)
-    recordable, max_retries = read_options(reader, step, key_path)
+    step = head.mapping
     recordings: tuple[Recording, ...] = ()
     if (rec_node := step.get("recording")) is not None:
         rec_path = join_key(key_path, "recording")
@@ -145,18 +142,7 @@ def _prompt(reader: Reader, node: YNode, number: int, key_path: str) -> Step | N
                 )
         except Reject:
             pass
-    return Step(
-        number=number,
-        kind=kind,
-        text=text,
-        recordable=recordable,
-        recordings=recordings,
-        has_recording=rec_node is not None,
-        max_retries=max_retries,
-        line=step.line,
-        column=step.column,
-        key_path=key_path,
-    )
+    return head.step(number=number, recordings=recordings, key_path=key_path)
 
 
 def _trailhead(reader: Reader, node: YNode, key_path: str) -> Step | None:

@@ -1,12 +1,56 @@
 """What the steps of both formats share: their text (`step:` or `verify:`), `recordable` and
-`maxRetries`."""
+`maxRetries`, read before the format's own recording."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from trailblaze.finding import join_key
-from trailblaze.parse.reader import Reader
-from trailblaze.trail import StepKind
-from trailblaze.yamlnode import YMap, YScalar
+from trailblaze.grammar import Block
+from trailblaze.parse.reader import Reader, Reject
+from trailblaze.trail import Recording, Step, StepKind
+from trailblaze.yamlnode import YMap, YNode, YScalar
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepHead:
+    """A step mapping and what it says besides its recording."""
+
+    mapping: YMap
+    kind: StepKind
+    text: str | None
+    recordable: bool
+    max_retries: int | None
+
+    def step(self, *, number: int, recordings: tuple[Recording, ...], key_path: str) -> Step:
+        return Step(
+            number=number,
+            kind=self.kind,
+            text=self.text,
+            recordable=self.recordable,
+            recordings=recordings,
+            has_recording="recording" in self.mapping,
+            max_retries=self.max_retries,
+            line=self.mapping.line,
+            column=self.mapping.column,
+            key_path=key_path,
+        )
+
+
+def read_head(
+    reader: Reader, node: YNode, key_path: str, block: Block, *, strict_both: bool
+) -> StepHead | None:
+    """A step's mapping checked against `block`, its text and options; None if not a mapping."""
+    try:
+        step = reader.expect_map(node, key_path)
+    except Reject:
+        return None
+    reader.unknown_keys(step, key_path, block)
+    kind, text = read_text(reader, step, key_path, strict_both=strict_both)
+    recordable, max_retries = read_options(reader, step, key_path)
+    return StepHead(
+        mapping=step, kind=kind, text=text, recordable=recordable, max_retries=max_retries
+    )
 
 
 def read_text(

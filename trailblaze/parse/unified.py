@@ -10,7 +10,7 @@ from trailblaze.grammar import CONFIG, STEP, TRAILHEAD, UNIFIED
 from trailblaze.parse.calls import read_call, read_calls
 from trailblaze.parse.config import read_config
 from trailblaze.parse.reader import Reader, Reject
-from trailblaze.parse.step import read_options, read_text
+from trailblaze.parse.step import read_head
 from trailblaze.trail import Recording, Step, ToolCall, Trail, TrailConfig, is_blank_name
 from trailblaze.yamlnode import YMap, YNode, YScalar, YSeq
 
@@ -74,15 +74,11 @@ def _recording_slots(
 
 
 def _step(reader: Reader, node: YNode, number: int, key_path: str) -> Step | None:
-    try:
-        step = reader.expect_map(node, key_path)
-    except Reject:
+    head = read_head(reader, node, key_path, STEP, strict_both=True)
+    if head is None:
         return None
-    reader.unknown_keys(step, key_path, STEP)
-    kind, text = read_text(reader, step, key_path, strict_both=True)
-    recordable, max_retries = read_options(reader, step, key_path)
     recordings: list[Recording] = []
-    for cls_key, classifier, slot_path, value in _recording_slots(reader, step, key_path):
+    for cls_key, classifier, slot_path, value in _recording_slots(reader, head.mapping, key_path):
         try:
             calls = reader.expect_list(value, slot_path)
         except Reject:
@@ -95,25 +91,14 @@ def _step(reader: Reader, node: YNode, number: int, key_path: str) -> Step | Non
                 column=cls_key.column,
             )
         )
-    if not recordable and any(r.calls for r in recordings):
+    if not head.recordable and any(r.calls for r in recordings):
         reader.error(
-            step.key_node("recordable") or step,
+            head.mapping.key_node("recordable") or head.mapping,
             key_path,
             "'recordable: false' with a non-empty recording; remove one of them",
             "invalid-value",
         )
-    return Step(
-        number=number,
-        kind=kind,
-        text=text,
-        recordable=recordable,
-        recordings=tuple(recordings),
-        has_recording="recording" in step,
-        max_retries=max_retries,
-        line=step.line,
-        column=step.column,
-        key_path=key_path,
-    )
+    return head.step(number=number, recordings=tuple(recordings), key_path=key_path)
 
 
 def _trailhead(reader: Reader, node: YNode) -> Step | None:

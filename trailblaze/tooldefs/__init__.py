@@ -80,11 +80,10 @@ def _read(loader: Loader, sub: str, path: Path) -> bool:
 
 
 def _read_toolset(loader: Loader, path: Path) -> None:
-    root = loader.load(path, "toolset")
-    if root is None:
+    file = loader.load(path, "toolset", "id")
+    if file is None:
         return
-    id_node = root.get("id")
-    assert isinstance(id_node, YScalar)
+    root, id_node = file.root, file.name
     tools = root.get("tools")
     drivers = root.get("drivers")
     loader.toolsets[id_node.text] = ToolSetDef(
@@ -99,5 +98,5 @@ def _read_toolset(loader: Loader, path: Path) -> None:
             for item in (tools.items if isinstance(tools, YSeq) else ())
             if isinstance(item, YScalar)
         ),
-        path=loader.rel(path),
+        path=file.rel,
     )

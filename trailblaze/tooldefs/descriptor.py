@@ -20,12 +20,10 @@ _DEF_REF = re.compile(r"#/(?:\$defs|definitions)/([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def read_descriptor(loader: Loader, path: Path) -> None:
-    root = loader.load(path, "descriptor")
-    if root is None:
+    file = loader.load(path, "descriptor", "name")
+    if file is None:
         return
-    rel = loader.rel(path)
-    name_node = root.get("name")
-    assert isinstance(name_node, YScalar)
+    root, rel, name_node = file.root, file.rel, file.name
     schema = _input_schema(loader, root.get("inputSchema"), rel)
     if schema is None:
         return

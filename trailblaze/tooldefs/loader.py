@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,16 @@ def _schemas() -> dict[str, Any]:
 def file_schema(name: str) -> Mapping[str, Any]:
     """One schema object per name (never mutated): validators and memo digests key on it."""
     return {"$defs": _schemas()["$defs"], "$ref": f"#/$defs/{name}"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolFile:
+    """A tool file that is valid against its schema."""
+
+    root: YMap
+    rel: str
+    name: YScalar
+    """What names the tool or tool set the file defines (its `id:` or `name:`)."""
 
 
 class RelPath:
@@ -65,8 +76,8 @@ class Loader:
             )
         )
 
-    def load(self, path: Path, schema: str) -> YMap | None:
-        """The file's root mapping when it is YAML valid against `schema`; else None, reported."""
+    def load(self, path: Path, schema: str, name_key: str) -> ToolFile | None:
+        """The file when it is YAML valid against `schema`; else None, reported."""
         rel = self.rel(path)
         try:
             root = load(read_text(path))
@@ -82,7 +93,9 @@ class Loader:
         self.findings.extend(schema_findings(rel, issues))
         if issues or not isinstance(root, YMap):
             return None
-        return root
+        name = root.get(name_key)
+        assert isinstance(name, YScalar)  # the schema requires it
+        return ToolFile(root=root, rel=rel, name=name)
 
     def add(self, tool: ToolDef, node: YNode) -> None:
         """Add a tool, unless one of its name came first (a finding)."""

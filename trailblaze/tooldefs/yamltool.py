@@ -50,12 +50,10 @@ def object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, 
 
 
 def read_yaml_tool(loader: Loader, path: Path) -> None:
-    root = loader.load(path, "toolYaml")
-    if root is None:
+    file = loader.load(path, "toolYaml", "id")
+    if file is None:
         return
-    rel = loader.rel(path)
-    id_node = root.get("id")
-    assert isinstance(id_node, YScalar)
+    root, rel, id_node = file.root, file.rel, file.name
     name = id_node.text
     class_node = root.get("class")
     if class_node is not None:
