@@ -45,7 +45,7 @@ def malformed_message(token: str) -> str:
     return f"malformed argument token '{token}': expected '{{{{args.<name>}}}}'"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TokenProblem:
     offset: int
     token: str
@@ -65,7 +65,10 @@ def check_tokens(
         parsed = parse_token(body)
         if parsed is None:
             yield TokenProblem(
-                match.start(), token, malformed_message(token), "malformed-arg-token"
+                offset=match.start(),
+                token=token,
+                message=malformed_message(token),
+                code="malformed-arg-token",
             )
             continue
         name = parsed[0]
@@ -73,10 +76,10 @@ def check_tokens(
             continue
         where = "config.args" if has_args_block else "config.args (the trail has none)"
         yield TokenProblem(
-            match.start(),
-            token,
-            f"argument '{name}' used in '{token}' is not declared in {where}",
-            "undeclared-arg",
+            offset=match.start(),
+            token=token,
+            message=f"argument '{name}' used in '{token}' is not declared in {where}",
+            code="undeclared-arg",
         )
 
 

@@ -42,7 +42,7 @@ _TYPE_WORDS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SchemaIssue:
     line: int
     column: int
@@ -240,11 +240,11 @@ def _describe(
                 continue
             issues.append(
                 SchemaIssue(
-                    key.line,
-                    key.column,
-                    key_path,
-                    f"unknown key '{name}'{did_you_mean(name, known)}",
-                    "unknown-key",
+                    line=key.line,
+                    column=key.column,
+                    key_path=key_path,
+                    message=f"unknown key '{name}'{did_you_mean(name, known)}",
+                    code="unknown-key",
                 )
             )
         if issues:
@@ -255,11 +255,11 @@ def _describe(
         ]
         return [
             SchemaIssue(
-                line,
-                column,
-                key_path,
-                f"missing required key '{name}' in {_where(key_path)}",
-                "missing-key",
+                line=line,
+                column=column,
+                key_path=key_path,
+                message=f"missing required key '{name}' in {_where(key_path)}",
+                code="missing-key",
             )
             for name in missing
         ]
@@ -269,7 +269,13 @@ def _describe(
         words = " or ".join(_TYPE_WORDS.get(str(n), str(n)) for n in names if n != "null")
         found = _found(node)
         return [
-            SchemaIssue(line, column, key_path, f"expected {words}, found {found}", "wrong-type")
+            SchemaIssue(
+                line=line,
+                column=column,
+                key_path=key_path,
+                message=f"expected {words}, found {found}",
+                code="wrong-type",
+            )
         ]
     if (
         validator_name == "enum"
@@ -281,12 +287,12 @@ def _describe(
         allowed = tuple(str(v) for v in error.validator_value)
         return [
             SchemaIssue(
-                name_key.line,
-                name_key.column,
-                key_path,
-                f"unknown key '{error.instance}'{did_you_mean(error.instance, allowed)}; "
+                line=name_key.line,
+                column=name_key.column,
+                key_path=key_path,
+                message=f"unknown key '{error.instance}'{did_you_mean(error.instance, allowed)}; "
                 f"expected one of {', '.join(allowed)}",
-                "unknown-key",
+                code="unknown-key",
             )
         ]
     if validator_name in ("enum", "const"):
@@ -302,7 +308,11 @@ def _describe(
         )
         return [
             SchemaIssue(
-                line, column, key_path, f"'{value}' is not one of {shown}{hint}", "invalid-value"
+                line=line,
+                column=column,
+                key_path=key_path,
+                message=f"'{value}' is not one of {shown}{hint}",
+                code="invalid-value",
             )
         ]
     if validator_name == "pattern":
@@ -310,10 +320,24 @@ def _describe(
         if value == "":
             return []  # minLength says it better: "must not be empty"
         return [
-            SchemaIssue(line, column, key_path, f"'{value}' is not a valid name", "invalid-value")
+            SchemaIssue(
+                line=line,
+                column=column,
+                key_path=key_path,
+                message=f"'{value}' is not a valid name",
+                code="invalid-value",
+            )
         ]
     if validator_name in ("minLength", "minItems", "minProperties") and error.validator_value == 1:
-        return [SchemaIssue(line, column, key_path, "must not be empty", "empty")]
+        return [
+            SchemaIssue(
+                line=line,
+                column=column,
+                key_path=key_path,
+                message="must not be empty",
+                code="empty",
+            )
+        ]
     if validator_name == "not" and error.validator_value == {"required": ["platforms"]}:
         platforms = node.key_node("platforms") if isinstance(node, YMap) else None
         where_line, where_col = (
@@ -321,15 +345,23 @@ def _describe(
         )
         return [
             SchemaIssue(
-                where_line,
-                where_col,
-                key_path,
-                "'platforms' belongs to library trailmaps; a target declares them under "
+                line=where_line,
+                column=where_col,
+                key_path=key_path,
+                message="'platforms' belongs to library trailmaps; a target declares them under "
                 "'target.platforms'",
-                "invalid-value",
+                code="invalid-value",
             )
         ]
-    return [SchemaIssue(line, column, key_path, _plain(error.message), "invalid-value")]
+    return [
+        SchemaIssue(
+            line=line,
+            column=column,
+            key_path=key_path,
+            message=_plain(error.message),
+            code="invalid-value",
+        )
+    ]
 
 
 def _where(key_path: str) -> str:

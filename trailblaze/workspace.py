@@ -75,7 +75,7 @@ def shown_path(rel: str) -> str:
     return rel
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TrailmapDir:
     dir_name: str
     path: Path
@@ -154,16 +154,22 @@ def _workspace_at(path: Path) -> Workspace | None:
 
 def _trailblaze_layout(root: Path) -> Workspace:
     return Workspace(
-        root,
-        "trailblaze",
-        root / "trails" / "config" / "trailmaps",
-        root / "trails",
-        root / "trails" / ".trailblaze",
+        root=root,
+        layout="trailblaze",
+        trailmaps_dir=root / "trails" / "config" / "trailmaps",
+        trails_dir=root / "trails",
+        scratch=root / "trails" / ".trailblaze",
     )
 
 
 def _compact_layout(root: Path) -> Workspace:
-    return Workspace(root, "compact", root / "trailmaps", root / "trailmaps", root / ".trailblaze")
+    return Workspace(
+        root=root,
+        layout="compact",
+        trailmaps_dir=root / "trailmaps",
+        trails_dir=root / "trailmaps",
+        scratch=root / ".trailblaze",
+    )
 
 
 def _read_config(path: Path) -> dict[str, Any] | None:
@@ -220,12 +226,12 @@ def _configured(root: Path, table: dict[str, Any]) -> Workspace:
             f"{where}: [tool.trailblaze] exclude must be a list of directory names"
         )
     return Workspace(
-        root,
-        base.layout,
-        path_of("trailmaps", base.trailmaps_dir),
-        path_of("trails", base.trails_dir),
-        path_of("scratch", base.scratch),
-        EXCLUDED_DIRS | frozenset(exclude),
+        root=root,
+        layout=base.layout,
+        trailmaps_dir=path_of("trailmaps", base.trailmaps_dir),
+        trails_dir=path_of("trails", base.trails_dir),
+        scratch=path_of("scratch", base.scratch),
+        exclude=EXCLUDED_DIRS | frozenset(exclude),
     )
 
 
@@ -242,15 +248,17 @@ def scan_trailmaps(ws: Workspace) -> tuple[tuple[TrailmapDir, ...], tuple[Findin
                 continue
             manifest = Path(entry.path) / "trailmap.yaml"
             if manifest.is_file():
-                trailmaps.append(TrailmapDir(entry.name, Path(entry.path), manifest))
+                trailmaps.append(
+                    TrailmapDir(dir_name=entry.name, path=Path(entry.path), manifest=manifest)
+                )
             elif (Path(entry.path) / "trailmap.yml").exists():
                 findings.append(
                     Finding(
-                        "warning",
-                        ws.rel(Path(entry.path) / "trailmap.yml"),
-                        1,
-                        1,
-                        "a trailmap manifest must be named 'trailmap.yaml'; this directory is "
+                        kind="warning",
+                        path=ws.rel(Path(entry.path) / "trailmap.yml"),
+                        line=1,
+                        column=1,
+                        message="a trailmap manifest must be named 'trailmap.yaml'; this directory is "
                         "not read as a trailmap",
                         code="not-a-trailmap",
                         fatal=False,
@@ -276,8 +284,8 @@ def scan(ws: Workspace) -> Scan:
         except OSError as exc:
             findings.append(
                 Finding(
-                    "parse", ws.rel(Path(directory)), 1, 1,
-                    f"cannot list directory: {exc.strerror}", code="io",
+                    kind="parse", path=ws.rel(Path(directory)), line=1, column=1,
+                    message=f"cannot list directory: {exc.strerror}", code="io",
                 )
             )  # fmt: skip
             continue
@@ -299,8 +307,8 @@ def scan(ws: Workspace) -> Scan:
                 if os.path.exists(target) and not target.startswith(root_real):
                     findings.append(
                         Finding(
-                            "warning", ws.rel(Path(path)), 1, 1,
-                            f"symlink to '{target}' outside the workspace; not checked",
+                            kind="warning", path=ws.rel(Path(path)), line=1, column=1,
+                            message=f"symlink to '{target}' outside the workspace; not checked",
                             code="outside-workspace", fatal=False,
                         )
                     )  # fmt: skip
@@ -309,7 +317,7 @@ def scan(ws: Workspace) -> Scan:
                 continue
             trails.append(path)
     trails.sort()
-    return Scan(trailmaps, tuple(trails), tuple(findings))
+    return Scan(trailmaps=trailmaps, trail_paths=tuple(trails), findings=tuple(findings))
 
 
 def _looks_like_config(path: Path) -> bool:
