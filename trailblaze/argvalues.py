@@ -89,8 +89,10 @@ class ValuePlan:
     enum: Mapping[str, str] | None = None
 
 
-NO_PLAN = ValuePlan(False, None, {}, None)
-_NUMBER = ValuePlan(False, None, {}, None, "number")
+NO_PLAN = ValuePlan(string_typed=False, items=None, properties={}, additional=None)
+_NUMBER = ValuePlan(
+    string_typed=False, items=None, properties={}, additional=None, numeric="number"
+)
 _PLANS: dict[int, tuple[Any, Any, ValuePlan]] = {}
 """Plans by schema identity. Each entry holds its schema (and defs), so no other object can
 take that id while the entry lives; bounded, since callers may pass short-lived schemas."""
@@ -132,12 +134,12 @@ class ArgValues:
             additional = resolved.get("additionalProperties")
             kinds = _kinds(resolved)
             plan = ValuePlan(
-                _string_typed(kinds),
-                resolved.get("items"),
-                properties if isinstance(properties, Mapping) else {},
-                additional if isinstance(additional, Mapping) else None,
-                _numeric(kinds),
-                _folding(resolved),
+                string_typed=_string_typed(kinds),
+                items=resolved.get("items"),
+                properties=properties if isinstance(properties, Mapping) else {},
+                additional=additional if isinstance(additional, Mapping) else None,
+                numeric=_numeric(kinds),
+                enum=_folding(resolved),
             )
         else:
             plan = NO_PLAN

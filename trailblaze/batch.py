@@ -90,7 +90,7 @@ def process(item: Item, ctx: Context) -> Parsed:
     )
     target = trail.config.target if trail is not None else None
     if trail is None or target is None or target not in ctx.schemas or record.calls == 0:
-        return Parsed(record)
+        return Parsed(record=record)
     generated = generate(
         trail, ctx.layout.surface_import(item.path, target), ctx.schemas[target], ctx.defs
     )
@@ -100,7 +100,7 @@ def process(item: Item, ctx: Context) -> Parsed:
     # The module's key covers the trail's content too: the line table (YAML lines and columns)
     # is not in the generated text, and a result must not outlive the positions it points at.
     module = digest(generated.text, item.content)
-    return Parsed(record, module, generated.rows, generated.lints)
+    return Parsed(record=record, module=module, lines=generated.rows, lints=generated.lints)
 
 
 _WORKER: dict[str, Context] = {}

@@ -121,14 +121,17 @@ def discover(
                 findings.extend(outcome.findings)
                 if outcome.trailmap is not None:
                     found.setdefault(
-                        dir_name, BundledTrailmap(outcome.trailmap, manifest.parent, origin)
+                        dir_name,
+                        BundledTrailmap(
+                            manifest=outcome.trailmap, directory=manifest.parent, origin=origin
+                        ),
                     )
         for baked in _baked_targets(config_dir / "targets", origin, catalog, findings):
             found.setdefault(baked.manifest.id, baked)
     if workspace_targets is not None:
         for baked in _baked_targets(workspace_targets, "workspace targets/", catalog, findings):
             found.setdefault(baked.manifest.id, baked)
-    return Bundled(found, tuple(findings))
+    return Bundled(trailmaps=found, findings=tuple(findings))
 
 
 def _baked_targets(
@@ -216,4 +219,6 @@ def _baked(root: YMap, rel: str, target_id: str, origin: str) -> BundledTrailmap
         target_tools=tuple(names),
         exempt_reason=None,
     )
-    return BundledTrailmap(manifest, None, origin, TrailmapTools(tools=tools))
+    return BundledTrailmap(
+        manifest=manifest, directory=None, origin=origin, tools=TrailmapTools(tools=tools)
+    )

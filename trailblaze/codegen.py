@@ -393,7 +393,7 @@ class _Writer:
         text = "\n".join([*header, *self.lines, "}"]) + "\n"
         if _UNSAFE.search(text):
             text = _UNSAFE.sub(_escape, text)
-        return Generated(text, rows, tuple(self.lints))
+        return Generated(text=text, rows=rows, lints=tuple(self.lints))
 
 
 def _comment(text: str | None) -> str:

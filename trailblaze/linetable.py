@@ -58,20 +58,28 @@ def pack_lines(table: Mapping[int, GenLine]) -> PackedLines:
 def unpack_lines(rows: PackedLines) -> dict[int, GenLine]:
     table: dict[int, GenLine] = {}
     for n, step, classifier, tool, line, column, key_path, position, props in rows:
-        table[n] = GenLine(step, classifier, tool, line, column, key_path, position)
+        table[n] = GenLine(
+            step=step,
+            classifier=classifier,
+            tool=tool,
+            line=line,
+            column=column,
+            key_path=key_path,
+            position=position,
+        )
         base = join_key(key_path, tool)
         for i in range(0, len(props), 5):
             prop, kline, kcolumn, vline, vcolumn = props[i : i + 5]
             table[n + 1 + i // 5] = GenLine(
-                step,
-                classifier,
-                tool,
-                kline,
-                kcolumn,
-                join_key(base, prop),
-                position,
-                prop,
-                vline,
-                vcolumn,
+                step=step,
+                classifier=classifier,
+                tool=tool,
+                line=kline,
+                column=kcolumn,
+                key_path=join_key(base, prop),
+                position=position,
+                property=prop,
+                value_line=vline,
+                value_column=vcolumn,
             )
     return table

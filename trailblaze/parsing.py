@@ -51,7 +51,9 @@ class Parser:
             if options.typecheck
             else {}
         )
-        self.context = Context(options.strict, schemas, ctx.catalog.defs, ctx.layout)
+        self.context = Context(
+            strict=options.strict, schemas=schemas, defs=ctx.catalog.defs, layout=ctx.layout
+        )
         self.parsed = 0
         self.files_read = 0
         self.real_paths: dict[str, str] = {}
@@ -128,7 +130,7 @@ class Parser:
             if previous is not None and previous.content == content and previous.strict == strict:
                 out[rel] = previous.restamp(stamp)
                 continue
-            to_parse.append(Item(rel, stamp, content, data))
+            to_parse.append(Item(path=rel, stamp=stamp, content=content, data=data))
             out[rel] = previous  # type: ignore[assignment]  # holds its place; replaced when parsed
 
         def arrived(chunk: list[Parsed]) -> None:
@@ -148,7 +150,7 @@ class Parser:
             data = Path(self.real_paths.get(rel) or root / rel).read_bytes()
             self.files_read += 1
             record = records[rel]
-            items.append(Item(rel, record.stamp, record.content, data))
+            items.append(Item(path=rel, stamp=record.stamp, content=record.content, data=data))
         return self._process(items, "generating")
 
     def _process(

@@ -100,11 +100,23 @@ def parse_output(output: str, cwd: Path) -> list[Diagnostic]:
 
 def _diagnostic(match: re.Match[str], cwd: Path) -> Diagnostic:
     file, line, column, code, message = match.groups()
-    return Diagnostic(abs_path(cwd, file), int(line), int(column), code, message.strip())
+    return Diagnostic(
+        file=abs_path(cwd, file),
+        line=int(line),
+        column=int(column),
+        code=code,
+        message=message.strip(),
+    )
 
 
 def _continued(last: Diagnostic, raw: str) -> Diagnostic:
-    return Diagnostic(last.file, last.line, last.column, last.code, f"{last.message} {raw.strip()}")
+    return Diagnostic(
+        file=last.file,
+        line=last.line,
+        column=last.column,
+        code=last.code,
+        message=f"{last.message} {raw.strip()}",
+    )
 
 
 def compile_proven(

@@ -104,13 +104,15 @@ class Resolver:
         self.rel = RelPath(root)
         self.nodes: dict[str, Node] = {}
         for dir_name, (manifest, directory) in trailmaps.items():
-            self.nodes[dir_name] = Node(dir_name, manifest, directory)
+            self.nodes[dir_name] = Node(id=dir_name, manifest=manifest, directory=directory)
         for bundled_id, item in (bundled or {}).items():
             if bundled_id in self.nodes:
                 continue  # a workspace trailmap with the same id wins
-            self.nodes[bundled_id] = Node(bundled_id, item.manifest, item.directory, item.tools)
+            self.nodes[bundled_id] = Node(
+                id=bundled_id, manifest=item.manifest, directory=item.directory, baked=item.tools
+            )
         for builtin in catalog.trailmaps:
-            self.nodes.setdefault(builtin, Node(builtin, None, None))
+            self.nodes.setdefault(builtin, Node(id=builtin, manifest=None, directory=None))
         self._tools: dict[str, TrailmapTools] = {}
         self._reported: set[str] = set()
 
@@ -178,15 +180,15 @@ class Resolver:
             )
             add(
                 ToolEntry(
-                    declared.value,
-                    "open",
-                    None,
-                    dict(OPEN_ARGS),
-                    True,
-                    True,
-                    False,
-                    None,
-                    manifest_path,
+                    name=declared.value,
+                    kind="open",
+                    description=None,
+                    input_schema=dict(OPEN_ARGS),
+                    recordable=True,
+                    surface_to_llm=True,
+                    requires_host=False,
+                    result=None,
+                    source=manifest_path,
                 )
             )
         for module_tool in sorted(own.modules.values(), key=lambda t: t.name):
@@ -220,7 +222,8 @@ class Resolver:
                 if export.value in exporters and exporters[export.value] != dep_id:
                     # At the dependency entry that brings the second exporter in, when direct.
                     where = next(
-                        (d for d in node.dependencies if d.value == dep_id), Named(dep_id, 1, 1)
+                        (d for d in node.dependencies if d.value == dep_id),
+                        Named(value=dep_id, line=1, column=1),
                     )
                     findings.append(
                         Finding(
@@ -245,11 +248,11 @@ class Resolver:
         for dep_id in deps:
             inputs.extend(self._files(self.nodes[dep_id]))
         return Resolution(
-            dir_name,
-            tuple(sorted(entries.values(), key=lambda e: e.name)),
-            tuple(findings),
-            tuple(deps),
-            tuple(dict.fromkeys(inputs)),
+            trailmap=dir_name,
+            entries=tuple(sorted(entries.values(), key=lambda e: e.name)),
+            findings=tuple(findings),
+            dependencies=tuple(deps),
+            inputs=tuple(dict.fromkeys(inputs)),
         )
 
     def _files(self, node: Node) -> list[Path]:
@@ -426,32 +429,32 @@ def _scripted(tools: TrailmapTools, name: str) -> ToolDef | None:
 
 def _framework(tool: Tool, source: str) -> ToolEntry:
     return ToolEntry(
-        tool.name,
-        "framework",
-        tool.description,
-        dict(tool.input_schema),
-        tool.recordable,
-        tool.surface_to_llm,
-        tool.requires_host,
-        tool.result,
-        source,
+        name=tool.name,
+        kind="framework",
+        description=tool.description,
+        input_schema=dict(tool.input_schema),
+        recordable=tool.recordable,
+        surface_to_llm=tool.surface_to_llm,
+        requires_host=tool.requires_host,
+        result=tool.result,
+        source=source,
     )
 
 
 def _from_def(tool: ToolDef, source: str) -> ToolEntry:
     kind: EntryKind = tool.kind
     return ToolEntry(
-        tool.name,
-        kind,
-        tool.description,
-        tool.input_schema,
-        tool.recordable,
-        tool.surface_to_llm,
-        tool.requires_host,
-        None,
-        source,
-        tool.module,
-        tool.trailhead_to,
-        tool.body,
-        tool.implements,
+        name=tool.name,
+        kind=kind,
+        description=tool.description,
+        input_schema=tool.input_schema,
+        recordable=tool.recordable,
+        surface_to_llm=tool.surface_to_llm,
+        requires_host=tool.requires_host,
+        result=None,
+        source=source,
+        module=tool.module,
+        trailhead_to=tool.trailhead_to,
+        body=tool.body,
+        implements=tool.implements,
     )

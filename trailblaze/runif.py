@@ -57,7 +57,11 @@ class RunIf:
             yield branch
             if branch.runif is not None:
                 for inner in branch.runif.calls():
-                    yield Branch(inner.call, f"{branch.position} › {inner.position}", inner.runif)
+                    yield Branch(
+                        call=inner.call,
+                        position=f"{branch.position} › {inner.position}",
+                        runif=inner.runif,
+                    )
 
 
 def signature(tree: RunIf) -> str:
@@ -116,7 +120,9 @@ class _Validator:
         selector, tool = self.condition(args, here, call)
         then = self.branch(args, "then", here, call, depth, required=True)
         otherwise = self.branch(args, "else", here, call, depth, required=False)
-        return RunIf(call, selector, tool, then, otherwise)
+        return RunIf(
+            call=call, selector=selector, condition_tool=tool, then=then, otherwise=otherwise
+        )
 
     def condition(self, args: YMap, here: str, call: ToolCall) -> tuple[YMap | None, Branch | None]:
         node = args.get("condition")
@@ -185,7 +191,7 @@ class _Validator:
         if inner.name == RUNIF:
             self.error(value, tool_path, "a condition tool cannot be runIf", "runif-condition")
             return None, None
-        return None, Branch(inner, "runIf.condition")
+        return None, Branch(call=inner, position="runIf.condition")
 
     def branch(
         self, args: YMap, name: str, here: str, call: ToolCall, depth: int, *, required: bool
@@ -224,7 +230,7 @@ class _Validator:
                 nested = self.runif(inner, item_path, depth + 1)
                 if nested is None:
                     continue
-            out.append(Branch(inner, position, nested))
+            out.append(Branch(call=inner, position=position, runif=nested))
         return tuple(out)
 
     def call(self, node: YNode, key_path: str) -> ToolCall | None:

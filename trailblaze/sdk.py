@@ -53,15 +53,15 @@ def hand_tools(catalog: Catalog) -> list[ToolEntry]:
     """The SDK's hand-typed author tools (`findMatches`, `exec`, ...): its own tool map entries."""
     return [
         ToolEntry(
-            tool.name,
-            "framework",
-            tool.description,
-            dict(tool.input_schema),
-            tool.recordable,
-            tool.surface_to_llm,
-            tool.requires_host,
-            tool.result,
-            "sdk",
+            name=tool.name,
+            kind="framework",
+            description=tool.description,
+            input_schema=dict(tool.input_schema),
+            recordable=tool.recordable,
+            surface_to_llm=tool.surface_to_llm,
+            requires_host=tool.requires_host,
+            result=tool.result,
+            source="sdk",
         )
         for tool in sorted(catalog.tools.values(), key=lambda t: t.name)
         if tool.origin == "hand" and tool.surface

@@ -116,7 +116,7 @@ def write_surfaces(
     if memo is not None:
         key = surface_key(resolution, trailmap_dir, scratch, catalog, gitignore)
         if memo.fresh(WRITTEN, slot, key):
-            return SurfaceOutcome((), ())
+            return SurfaceOutcome(written=(), findings=())
 
     # The validation-only surfaces of bundled targets are scratch: ours to repair.
     ours = scratch if trailmap_dir.is_relative_to(scratch) else None
@@ -192,7 +192,7 @@ def write_surfaces(
             if gitignore:
                 files.append(trailmap_dir / ".gitignore")
             memo.put(WRITTEN, slot, True, key=key, files=files)
-    return SurfaceOutcome(tuple(written), tuple(findings))
+    return SurfaceOutcome(written=tuple(written), findings=tuple(findings))
 
 
 # -- the whole workspace --------------------------------------------------------------------------
