@@ -51,3 +51,31 @@ def test_only_the_orchestrator_runs_the_stages() -> None:
         text = path.read_text("utf-8")
         for name in ("parsing import Parser", "typegate.gate import TypeGate"):
             assert name not in text, (module, name)
+
+
+TYPEGATE = (
+    "settings",
+    "jobs",
+    "mapping",
+    "compilation",
+    "declarations",
+    "surfaces",
+    "surfacecheck",
+    "preparation",
+    "remoteverdicts",
+    "orphans",
+    "gate",
+)
+"""The type gate's rooms in the order of its docstring: each imports only rooms above it."""
+
+
+def test_a_type_gate_room_imports_only_rooms_above_it() -> None:
+    rooms = [f"trailblaze.typegate.{name}" for name in TYPEGATE]
+    on_disk = {
+        f"trailblaze.typegate.{p.stem}"
+        for p in (PACKAGE / "typegate").glob("*.py")
+        if p.stem != "__init__"
+    }
+    assert set(rooms) == on_disk
+    for position, room in enumerate(rooms):
+        assert imported(room) & set(rooms[position:]) == set(), room

@@ -1,17 +1,22 @@
 """The type gate: generated trail modules compiled by tsc, diagnostics mapped back to YAML.
 
-Its rooms, in the order a check uses them:
+Its rooms; each imports only rooms above it:
 
 - `settings`: the compiler options, batch size and timeout every part shares;
+- `jobs`: one trail to compile, and what a batch of them gives back;
+- `mapping`: a compiler diagnostic back to the trail, step, tool and YAML line it is about;
+- `compilation`: batches of trail modules through one proven compiler run each;
 - `declarations`: declarations emitted by tsc from each trailmap's scripted `.ts` tools (also
   the type check of those tools);
 - `surfaces`: the module surface of each trailmap (`export interface Tools {...}`) and its probes;
 - `surfacecheck`: the strict compile of the module surfaces, their probes and the declarations;
-- `jobs`: one trail to compile, and what a batch of them gives back;
-- `compilation`: batches of trail modules through one proven compiler run each;
-- `mapping`: a compiler diagnostic back to the trail, step, tool and YAML line it is about;
+- `preparation`: what the first batch needs, made once (`Prepared`: compiler, declarations,
+  surface keys, the surface check's verdicts);
+- `remoteverdicts`: the remote result cache's part in a run;
 - `orphans`: generated modules whose trail is gone;
-- `gate`: one run of the type gate over a workspace's trails (`TypeGate`), which uses all of them.
+- `gate`: the type gate stage of a check (`TypeGate`), which uses the others.
+
+Outside the package, only the check's orchestrator and its report stage import `gate`.
 
 Layout in the scratch directory (`typegate/`, named in `trailblaze.scratch`):
 
