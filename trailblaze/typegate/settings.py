@@ -25,7 +25,7 @@ COMPILER_OPTIONS = {
     # unresolved import in one would silently become `any` and every call would pass.
     "skipLibCheck": True,
     "allowJs": False,
-    # Trails are always checked against our declarations (`surface.own_sdk_dir`).
+    # Trails are always checked against our declarations (`scratch.Layout.own_sdk_dir`).
     "paths": {
         "@trailblaze/scripting": ["../sdk-trailblaze-doit/dist/index"],
         "@trailblaze/scripting/*": ["../sdk-trailblaze-doit/dist/*"],
