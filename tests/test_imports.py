@@ -184,14 +184,7 @@ def describe(graph: Graph) -> str:
 
 #: Imports known to close a cycle, owned elsewhere: the graph without them must have none. Each
 #: is removed here when it is gone (the test fails on an entry that no longer closes a cycle).
-KNOWN_BACK_EDGES: frozenset[tuple[str, str]] = frozenset(
-    {
-        # shard.merge (after the report) imports reporting.no_surface_finding and
-        # repeated_branches, lazily, while discovery imports shard.split (before everything):
-        # shard.py holds two layers. Fix: merge moves next to reporting, or split out of shard.
-        ("trailblaze.shard", "trailblaze.reporting"),
-    }
-)
+KNOWN_BACK_EDGES: frozenset[tuple[str, str]] = frozenset(set())
 
 
 def reachable(graph: Graph, start: str, target: str) -> bool:

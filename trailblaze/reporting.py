@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from trailblaze.checkcontext import CheckContext
+from trailblaze.crosstrail import no_surface_finding, repeated_branches
 from trailblaze.discovery import Discovery
 from trailblaze.finding import Finding
 from trailblaze.report import (
@@ -19,7 +20,6 @@ from trailblaze.report import (
     Report,
     TrailStatus,
 )
-from trailblaze.runif import RUNIF
 from trailblaze.state import TrailRecord
 from trailblaze.targets import Targets
 from trailblaze.typegate.gate import GateOutcome
@@ -98,54 +98,6 @@ def _report(ctx: CheckContext, checked: Checked) -> Report:
         stats=checked.stats,
         shard=_shard_json(options.shard, checked.discovery, records),
         sdks=gate.sdks,
-    )
-
-
-def repeated_branches(
-    branches: Mapping[str, Sequence[tuple[str, int, int]]],
-) -> list[Finding]:
-    """One warning per runIf branch recorded in two or more trails: a named tool is missing.
-
-    `branches` maps a trail path to the (signature, line, column) of each of its runIf trees.
-    """
-    groups: dict[str, list[tuple[str, int, int]]] = {}
-    for path, found in sorted(branches.items()):
-        for sig, line, column in found:
-            groups.setdefault(sig, []).append((path, line, column))
-    warnings = []
-    for places in groups.values():
-        trails = {path for path, _, _ in places}
-        if len(trails) < 2:
-            continue
-        first, *_ = places
-        where = ", ".join(f"{p}:{line}:{col}" for p, line, col in places)
-        warnings.append(
-            Finding(
-                "warning",
-                first[0],
-                first[1],
-                first[2],
-                f"the same runIf branch is recorded in {len(trails)} trails ({where}); "
-                f"a named tool would say it once",
-                code="runif-repeated",
-                fatal=False,
-                tool=RUNIF,
-            )
-        )
-    return warnings
-
-
-def no_surface_finding(manifest: str, target: str, count: int) -> Finding:
-    """`count` trails target a trailmap whose manifest did not load (so it has no surface)."""
-    return Finding(
-        "type",
-        manifest,
-        1,
-        1,
-        f"{count} trail(s) target '{target}', which has a trailmap.yaml but no typed surface "
-        f"(the manifest did not load); fix it or set trail_validation.exempt",
-        code="no-surface",
-        trailmap=target,
     )
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trailblaze.crosstrail import no_surface_finding, repeated_branches
 from trailblaze.finding import Finding
 from trailblaze.report import REASON_NO_SURFACE, REPORT_VERSION, Report, TrailStatus
 
@@ -84,9 +85,6 @@ def load_report(path: Path) -> dict[str, Any]:
 
 def merge(reports: Sequence[tuple[Path, dict[str, Any]]]) -> Report:
     """One report from the JSON reports of every shard of one run."""
-    # Imported here: the check pipeline is only needed to work out the cross-trail findings.
-    from trailblaze.reporting import no_surface_finding, repeated_branches  # noqa: PLC0415
-
     if not reports:
         raise ShardError("no reports to merge")
     counts = {int(data["shard"]["count"]) for _, data in reports}
