@@ -26,12 +26,13 @@ from trailblaze.console import (
     source_lines,
     toolchain_progress,
 )
+from trailblaze.errors import TrailblazeError, UsageError
 from trailblaze.formats import FORMATS, render
 from trailblaze.fsutil import write_atomic
 from trailblaze.options import CheckOptions
 from trailblaze.pathbase import default_base, rebaser
 from trailblaze.report import EXIT_USAGE, Report
-from trailblaze.scope import ScopeError, check_scope, resolve_scopes
+from trailblaze.scope import check_scope, resolve_scopes
 from trailblaze.toolchain import TSC_ENV
 from trailblaze.workspace import (
     WorkspaceError,
@@ -40,10 +41,6 @@ from trailblaze.workspace import (
     scan,
     trailmap_files,
 )
-
-
-class UsageError(Exception):
-    """A bad command line or configuration: exit 2 with the message."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -225,10 +222,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         return commands[args.command](args)
-    except (UsageError, WorkspaceError) as exc:
+    except TrailblazeError as exc:
+        # The one place a user error ends a command: its message, its exit code, no traceback.
         command = args.command if args.command != "report" else f"report {args.report_command}"
         print(f"trailblaze {command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exc.exit_code
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -240,12 +238,9 @@ def _check(args: argparse.Namespace) -> int:
         and _in_no_workspace(start, explicit=args.workspace is not None)
     ):
         return _check_monorepo(start, _options(args), args)
-    try:
-        scopes = resolve_scopes(
-            list(args.targets), all_trailmaps=args.all, workspace=args.workspace, cwd=cwd
-        )
-    except ScopeError as exc:
-        raise UsageError(str(exc)) from None
+    scopes = resolve_scopes(
+        list(args.targets), all_trailmaps=args.all, workspace=args.workspace, cwd=cwd
+    )
     if args.path_base is not None and not args.path_base.is_dir():
         raise UsageError(f"--path-base {args.path_base}: not a directory")
     options = _options(args)
@@ -445,23 +440,17 @@ def _emit(report: Report, frames: dict[str, str], args: argparse.Namespace) -> N
 def _shard(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
-    from trailblaze.shard import Shard, ShardError  # noqa: PLC0415
+    from trailblaze.shard import Shard  # noqa: PLC0415
 
-    try:
-        shard = Shard.parse(text)
-    except ShardError as exc:
-        raise UsageError(str(exc)) from None
+    shard = Shard.parse(text)
     return (shard.index, shard.count)
 
 
 def _report(args: argparse.Namespace) -> int:
-    from trailblaze.shard import ShardError, load_report, merge  # noqa: PLC0415
+    from trailblaze.shard import load_report, merge  # noqa: PLC0415
 
-    try:
-        loaded = [(path, load_report(path)) for path in args.reports]
-        report = merge(loaded)
-    except ShardError as exc:
-        raise UsageError(str(exc)) from None
+    loaded = [(path, load_report(path)) for path in args.reports]
+    report = merge(loaded)
     # A shard's paths are relative to where its check ran (its `path_base`), already as the
     # reader wants them: they are read and shown from there.
     first = Path(str(loaded[0][1].get("path_base") or report.workspace))
@@ -474,12 +463,9 @@ def _report(args: argparse.Namespace) -> int:
 def _check_remote(options: CheckOptions) -> None:
     """A remote-cache setting that cannot work is a usage error, before any work."""
     if options.remote_cache:
-        from trailblaze.remote import RemoteConfig, RemoteConfigError  # noqa: PLC0415
+        from trailblaze.remote import RemoteConfig  # noqa: PLC0415
 
-        try:
-            RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
-        except RemoteConfigError as exc:
-            raise UsageError(str(exc)) from None
+        RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
 
 
 def _surfaces(args: argparse.Namespace) -> int:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from trailblaze.errors import TrailblazeError
 from trailblaze.finding import FINDING_FIELDS
 from trailblaze.options import REMOTE_ENV, env_flag
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
@@ -55,7 +56,7 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
-class RemoteConfigError(ValueError):
+class RemoteConfigError(TrailblazeError, ValueError):
     """A remote-cache setting that cannot work (bad URL or header): a usage error."""
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_atomic
 from trailblaze.options import CheckOptions
@@ -33,7 +34,7 @@ _YAML_SUFFIXES = (".yaml", ".yml")
 _TOOL_SOURCE_SUFFIXES = (".ts", ".mts", ".cts", ".js", ".mjs", ".cjs")
 
 
-class ScopeError(Exception):
+class ScopeError(TrailblazeError):
     """The command line names nothing that can be checked (a usage error)."""
 
 

@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze.crosstrail import no_surface_finding, repeated_branches
+from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
 from trailblaze.report import REASON_NO_SURFACE, REPORT_VERSION, Report, TrailStatus
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
-class ShardError(ValueError):
+class ShardError(TrailblazeError, ValueError):
     """A bad `--shard` value or reports that cannot be merged: a usage error."""
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from trailblaze import proc
 from trailblaze.cache import describe_cache_dir
+from trailblaze.errors import TrailblazeError
 from trailblaze.fsutil import write_atomic
 
 logger = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ _README = (
 )
 
 
-class ToolchainError(Exception):
+class ToolchainError(TrailblazeError):
     """A compiler is missing, broken, or could not be installed; the message says what to do."""
 
 

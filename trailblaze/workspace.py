@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
 
 Layout = Literal["compact", "trailblaze"]
@@ -34,7 +35,7 @@ _PROJECT_CONFIG_KEYS = re.compile(
 _CONFIG_KEYS = frozenset({"layout", "trailmaps", "trails", "scratch", "exclude", "workspaces"})
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(TrailblazeError):
     """No workspace where one was expected, or a bad `[tool.trailblaze]` table (usage error)."""
 
 

@@ -27,6 +27,8 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import BaseResolver
 from ruamel.yaml.tag import Tag
 
+from trailblaze.errors import TrailblazeError
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -126,7 +128,7 @@ class YMap:
 YNode: TypeAlias = YScalar | YSeq | YMap
 
 
-class YamlError(Exception):
+class YamlError(TrailblazeError):
     """A document that cannot be read as YAML; carries the 1-based position of the problem."""
 
     def __init__(self, message: str, line: int = 1, column: int = 1) -> None:

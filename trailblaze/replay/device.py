@@ -24,6 +24,8 @@ import time
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
+from trailblaze.errors import TrailblazeError
+
 logger = logging.getLogger(__name__)
 
 #: Where dumps are written before being pulled. /data/local/tmp is writable by the shell user on
@@ -49,7 +51,7 @@ class UnsupportedInputError(DeviceError):
     """The device cannot perform this input (non-ASCII text, a literal ``%s``, a bad key)."""
 
 
-class DeviceSelectionError(Exception):
+class DeviceSelectionError(TrailblazeError):
     """No single device could be chosen: a usage error, not a tool failure."""
 
     def __init__(self, message: str, available: Sequence[str] = ()) -> None:

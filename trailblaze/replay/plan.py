@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
 from trailblaze.parse import parse_trail
 from trailblaze.replay.arguments import Tokens
@@ -42,7 +43,7 @@ _CLASSIFIER_FILE = re.compile(
 SHARED_DEFINITION = "blaze.yaml"
 
 
-class PlanError(ValueError):
+class PlanError(TrailblazeError, ValueError):
     """A bad replay request (classifier, ``--arg``): a usage error."""
 
 

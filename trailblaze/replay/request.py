@@ -11,13 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from trailblaze.errors import TrailblazeError
 from trailblaze.finding import did_you_mean
 from trailblaze.replay.plan import TrailPlan
 
 ARG_PATTERN_HELP = "NAME=VALUE"
 
 
-class ReplayUsageError(Exception):
+class ReplayUsageError(TrailblazeError):
     """The request cannot run as given: exit 2 with the message."""
 
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from trailblaze.errors import TrailblazeError
 from trailblaze.replay.hierarchy import Bounds
 
 LAUNCHER_PACKAGE = "com.android.launcher3"
@@ -53,7 +54,7 @@ KEYBOARD_PACKAGE = "com.google.android.inputmethod.latin"
 DEFAULT_FEATURES = ("shell_v2", "cmd", "stat_v2", "ls_v2", "fixed_push_mkdir", "apex", "abb")
 
 
-class ModelError(ValueError):
+class ModelError(TrailblazeError, ValueError):
     """A fake-device spec is invalid; the message names the file and the key path."""
 
 
