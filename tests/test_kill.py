@@ -6,6 +6,7 @@ the point that used to leave workers behind: while they parse.
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import time
@@ -16,7 +17,9 @@ import pytest
 
 from bench.generate import Spec, generate
 from bench.kill_loop import complete_run, descendants, start, wait_gone
+from tests.test_proc import _gone, kill_parent_of
 from trailblaze.batch import PARALLEL_MIN
+from trailblaze.toolchain import Compiler
 
 pytestmark = [pytest.mark.usefixtures("tsc"), pytest.mark.slow]
 
@@ -44,3 +47,17 @@ def test_workers_die_with_a_killed_check_and_the_rerun_matches_a_clean_run(
 
     again, _ = complete_run(ws)
     assert again == reference
+
+
+def test_the_compiler_dies_with_a_killed_parent(tsc: Compiler, tmp_path: Path) -> None:
+    # `--watch` never ends by itself: once it idles, watching, nothing but the kernel's
+    # PR_SET_PDEATHSIG (set by proc.run in the child) stops it when the process that started
+    # it is killed with SIGKILL (a write to the dead parent's pipe would, but it writes none).
+    (tmp_path / "a.ts").write_text("const a: number = 1;\n")
+    (tmp_path / "tsconfig.json").write_text(
+        '{"compilerOptions": {"noEmit": true}, "files": ["a.ts"]}'
+    )
+    argv = [*tsc.argv_prefix, "--watch", "-p", str(tmp_path)]
+    child, program = kill_parent_of(argv, cwd=tmp_path, settle=True)
+    assert os.path.samefile(program, argv[0])  # the compiler itself (the native binary)
+    assert _gone(child), "tsc still runs after its parent was killed"

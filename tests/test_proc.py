@@ -169,3 +169,69 @@ def test_pid_helper_sees_a_live_process() -> None:
             assert not _gone(sleeper.pid, within=0.1)
         finally:
             os.kill(sleeper.pid, signal.SIGKILL)
+
+
+def _child_of(parent: int, within: float = 30.0) -> int:
+    """The pid of `parent`'s one child, once it has started."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == parent:
+                return int(entry)
+        time.sleep(0.02)
+    raise AssertionError(f"process {parent} started no child within {within} s")
+
+
+PARENT = """\
+import sys
+from trailblaze.proc import run
+run(sys.argv[1:], timeout=300)
+"""
+
+
+def _settle(pid: int, within: float = 60.0) -> None:
+    """Wait until the process has used no CPU for a second: idle, waiting for something."""
+    deadline = time.monotonic() + within
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        used = int(fields[11]) + int(fields[12])  # utime + stime
+        if used != last:
+            last, since = used, time.monotonic()
+        elif time.monotonic() - since >= 1.0:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} never went idle")
+
+
+def kill_parent_of(
+    argv: list[str], cwd: Path | None = None, *, settle: bool = False
+) -> tuple[int, str]:
+    """Run `argv` through `proc.run` in a parent process, kill -9 that parent once the child
+    runs (with `settle`: once it idles), and return the child's pid and its program."""
+    parent = subprocess.Popen([PY, "-c", PARENT, *argv], cwd=cwd)
+    try:
+        child = _child_of(parent.pid)
+        time.sleep(0.2)  # past exec: the child is the program, not a fork of the parent
+        if settle:
+            _settle(child)
+        program = os.readlink(f"/proc/{child}/exe")
+    finally:
+        parent.kill()
+        parent.wait()
+    return child, program
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_child_dies_with_its_parent_killed_with_sigkill() -> None:
+    # The child has its own session, out of reach of anything sent to the parent's group; a
+    # parent killed with SIGKILL runs no cleanup. The kernel kills the child (PDEATHSIG).
+    child, program = kill_parent_of([PY, "-c", "import time; time.sleep(120)"])
+    assert os.path.samefile(program, PY)
+    assert _gone(child), "the child of a killed parent still runs"

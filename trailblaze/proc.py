@@ -3,20 +3,23 @@
 List arguments only, never a shell. A missing program is a `ProcError` whose message names it,
 stdout and stderr are always captured and returned, a timeout kills the child's whole process
 group and raises `ProcTimeout` with what was captured so far, and ^C kills the children before
-the `KeyboardInterrupt` goes on.
+the `KeyboardInterrupt` goes on. On Linux a child also dies with the process that started it,
+however that died (`kill -9` included): the kernel sends it SIGKILL (`PR_SET_PDEATHSIG`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +104,11 @@ def run(
             # Its own process group, so a timeout or ^C can kill everything it started (npm
             # runs scripts, the tsc wrapper runs the native binary), not only the direct child.
             start_new_session=True,
+            # Its own session is out of reach of a signal to ours: without this, a compiler
+            # whose parent was killed with SIGKILL would run on (`tsc --watch`: forever).
+            # Safe with threads: the child only calls a C function resolved before the fork
+            # (no import, no lock, nothing another thread could have held).
+            preexec_fn=_die_with_parent(),  # noqa: PLW1509
         )
     except OSError as exc:
         raise ProcError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
@@ -124,6 +132,52 @@ def run(
     duration = time.monotonic() - start
     logger.debug("exit %s after %.3f s: %s", proc.returncode, duration, args[0])
     return ProcResult(args, proc.returncode, _decode(out), _decode(err), duration)
+
+
+_PR_SET_PDEATHSIG = 1
+_PR_GET_PDEATHSIG = 2
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's `prctl`, resolved (and called once) in the parent: the child, between fork and
+    exec, then only makes the call."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
+    function.restype = ctypes.c_int
+    prctl: Callable[..., int] = function
+    current = ctypes.c_int()
+    if prctl(_PR_GET_PDEATHSIG, ctypes.addressof(current), 0, 0, 0) != 0:
+        return None
+    return prctl
+
+
+_PRCTL = _load_prctl()
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """What the child runs before exec: SIGKILL when the parent dies (Linux), or nothing.
+
+    The signal comes when the thread that started the child ends; `run` waits for its child
+    in that thread, so it is the process's death that counts. A parent that died before the
+    call is noticed by the child's parent id changing: the child then ends at once.
+    """
+    prctl = _PRCTL
+    if prctl is None:
+        return None
+    parent = os.getpid()
+    kill = int(signal.SIGKILL)
+
+    def die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, kill, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return die_with_parent
 
 
 def _resolve(program: str, env: Mapping[str, str] | None) -> str:
