@@ -333,3 +333,37 @@ def test_a_required_type_check_that_could_not_run_is_a_task_error(
     assert "the type check could not run completely and is required" in output
     assert output.count("type check could not run for 1 trail(s)") == 1
     assert "trailblaze: typescript@7.0.2: installing with npm into" in result.stderr
+
+
+def test_a_user_error_in_an_action_is_a_task_error_with_its_message(
+    compact_ws: Path, tmp_path: Path
+) -> None:
+    write_tree(compact_ws, {"dodo.py": DODO})
+    missing = tmp_path / "nowhere"
+    bad = doit(compact_ws, "check", "--path-base", str(missing), "--output", str(tmp_path / "o"))
+    assert bad.returncode == 2
+    output = bad.stdout + bad.stderr
+    assert f"trailblaze check: --path-base {missing}: not a directory" in output
+    assert "Traceback" not in output
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "file").write_text("")
+    target = tmp_path / "file" / "report.txt"  # below a file: cannot be written
+    unwritable = doit(compact_ws, "check", "--output", str(target))
+    assert unwritable.returncode == 2
+    assert f"trailblaze check: cannot write {target}: File exists" in unwritable.stdout
+    assert "Traceback" not in unwritable.stdout + unwritable.stderr
+
+
+def test_every_action_turns_a_user_error_into_a_task_error(tmp_path: Path) -> None:
+    from doit.exceptions import TaskError  # noqa: PLC0415
+
+    from trailblaze import doit_actions  # noqa: PLC0415
+
+    gone = tmp_path / "gone"
+    for command, action in (
+        ("check", doit_actions.check_report),
+        ("surfaces", doit_actions.surfaces_manifests),
+    ):
+        verdict = action(str(gone))
+        assert isinstance(verdict, TaskError), action
+        assert verdict.message == f"trailblaze {command}: workspace '{gone}' is not a directory"

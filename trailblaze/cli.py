@@ -1,46 +1,25 @@
-"""`trailblaze` command line: `check`, `surfaces`, `replay`.
+"""`trailblaze` command line: `check`, `report merge`, `surfaces`, `schema`, `replay`.
 
-Parses arguments, resolves the workspace, calls the library, renders, and returns the exit
-code: 0 clean, 1 findings, 2 usage or configuration error, 3 a required type check that could
-not run. User mistakes end with a message, never a traceback.
+Parses arguments, calls the command (`check` is `checkcommand.py`; the others are small and
+live here), and returns the exit code: 0 clean, 1 findings, 2 usage or configuration error,
+3 a required type check that could not run. `main` is the one place a user error
+(`errors.TrailblazeError`) ends a command: one line on stderr, its exit code, no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import io
-import os
 import sys
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from functools import partial
+from collections.abc import Sequence
 from pathlib import Path
 
 from trailblaze import __version__
-from trailblaze.console import (
-    RichProgress,
-    render_report,
-    report_console,
-    source_lines,
-    toolchain_progress,
-)
+from trailblaze.checkcommand import check_command
 from trailblaze.errors import TrailblazeError, UsageError
-from trailblaze.formats import FORMATS, render
-from trailblaze.fsutil import write_atomic
-from trailblaze.options import CheckOptions
-from trailblaze.pathbase import default_base, rebaser
-from trailblaze.report import EXIT_USAGE, Report
-from trailblaze.scope import check_scope, resolve_scopes
-from trailblaze.toolchain import TSC_ENV
-from trailblaze.workspace import (
-    WorkspaceError,
-    find_workspace,
-    is_workspace,
-    scan,
-    trailmap_files,
-)
+from trailblaze.formats import FORMATS
+from trailblaze.output import as_shown, emit
+from trailblaze.report import EXIT_USAGE
+from trailblaze.workspace import find_workspace, scan
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -214,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     commands = {
-        "check": _check,
+        "check": check_command,
         "surfaces": _surfaces,
         "replay": _replay,
         "report": _report,
@@ -229,223 +208,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
 
 
-def _check(args: argparse.Namespace) -> int:
-    cwd = Path.cwd()
-    start = args.workspace if args.workspace is not None else cwd
-    if (
-        args.all
-        and not args.targets
-        and _in_no_workspace(start, explicit=args.workspace is not None)
-    ):
-        return _check_monorepo(start, _options(args), args)
-    scopes = resolve_scopes(
-        list(args.targets), all_trailmaps=args.all, workspace=args.workspace, cwd=cwd
-    )
-    if args.path_base is not None and not args.path_base.is_dir():
-        raise UsageError(f"--path-base {args.path_base}: not a directory")
-    options = _options(args)
-    ws = scopes[0].workspace
-    base = (args.path_base or default_base(args.format, ws.root, cwd)).absolute()
-    files_scope = any(s.files or s.stdin for s in scopes)
-    # Trail files (an editor's buffer on stdin, say) and the tool listing are not replayed.
-    variant = None if files_scope or args.show_typed_tools else _variant(args)
-    found = stats = None
-    if not files_scope:
-        from trailblaze.noop import Outputs, inputs_key  # noqa: PLC0415
-
-        found = scan(ws)
-        files = list(found.trail_paths)
-        for trailmap in found.trailmaps:
-            files.extend(str(p) for p in trailmap_files(trailmap))
-        settings = {
-            "strict": options.strict,
-            "typecheck": options.typecheck,
-            "require_typecheck": options.require_typecheck,
-            "shard": options.shard,
-            "cwd": os.getcwd(),
-            "tsc": os.environ.get(TSC_ENV, ""),
-            "trailmap": scopes[0].trailmap,
-            "path_base": str(base),
-            "tool_diagnostics": not args.no_typecheck,
-        }
-        key, stats = inputs_key(files, settings)
-        outputs = Outputs(ws.scratch)
-        recorded = outputs.lookup(key, variant) if variant is not None else None
-        if recorded is not None:
-            # Nothing changed since a complete check: its output again, without the pipeline.
-            output, code = recorded
-            if args.output:
-                _write(args.output, output)
-            else:
-                sys.stdout.buffer.write(output)
-                sys.stdout.flush()
-            return code
-    run_check: Callable[..., Report]
-    if found is not None and options.remote_cache:
-        # A fresh clone may find this whole run in the remote cache (`runcache.py`).
-        from trailblaze.runcache import cached_run as run_check  # noqa: PLC0415
-    else:
-        from trailblaze.check import run_check  # noqa: PLC0415 - the no-op above never loads it
-
-    stdin_text = sys.stdin.read() if any(s.stdin for s in scopes) else None
-    started = time.monotonic()
-    parts: list[tuple[Report, Path, dict[str, str]]] = []
-    with toolchain_progress(sys.stderr):
-        for scope in scopes:
-            scoped = check_scope(
-                scope,
-                options,
-                run=partial(run_check, progress=RichProgress.for_terminal(), stats=stats),
-                found=found,
-                stdin_text=stdin_text if scope.stdin else None,
-                stdin_name=args.stdin_filename,
-                tool_diagnostics=not args.no_typecheck,
-            )
-            parts.append((scoped.report, scope.workspace.root, scoped.renamed))
-            if args.show_typed_tools:
-                from trailblaze.typedtools import typed_tools_listing  # noqa: PLC0415
-
-                listing = typed_tools_listing(scope.workspace, scoped.report.trailmaps)
-                quiet = args.format != "text" or args.output is not None
-                (sys.stderr if quiet else sys.stdout).write(listing)
-    report, frames = _shown(parts, base, args.format)
-    report = dataclasses.replace(report, duration=time.monotonic() - started)
-    if variant is None:
-        _emit(report, frames, args)
-        return report.exit_code
-    text = _rendered(report, frames, args.format)
-    if args.output:
-        _write(args.output, text)
-    else:
-        sys.stdout.write(text)
-    if report.infra_findings:
-        outputs.forget()  # not a complete check: the next run checks again
-    else:
-        outputs.remember(key, variant, text.encode("utf-8"), report.exit_code)
-    return report.exit_code
-
-
-def _in_no_workspace(start: Path, *, explicit: bool) -> bool:
-    """`--all` outside any workspace (a monorepo's root): every workspace under it. Inside a
-    workspace, however deep, `--all` is the reference's: every trailmap of that workspace."""
-    if explicit:
-        return not is_workspace(start.resolve())
-    try:
-        find_workspace(start)
-    except WorkspaceError:
-        return True
-    return False
-
-
-def _options(args: argparse.Namespace) -> CheckOptions:
-    options = replace(
-        CheckOptions.from_env(
-            strict=not args.lenient,
-            require_typecheck=args.require_typecheck,
-            remote_cache=args.remote_cache,
-            remote_read_only=args.remote_cache_read_only,
-        ),
-        shard=_shard(args.shard),
-    )
-    _check_remote(options)
-    return options
-
-
-def _check_monorepo(root: Path, options: CheckOptions, args: argparse.Namespace) -> int:
-    """Every workspace of the monorepo at `root`, one report (`monorepo.py`)."""
-    from trailblaze.monorepo import check_all, find_monorepo  # noqa: PLC0415
-
-    if args.path_base is not None and not args.path_base.is_dir():
-        raise UsageError(f"--path-base {args.path_base}: not a directory")
-    mono = find_monorepo(root)
-    with toolchain_progress(sys.stderr):
-        report = check_all(mono, options, progress=RichProgress.for_terminal())
-    base = (args.path_base or default_base(args.format, mono.root, Path.cwd())).absolute()
-    shown, frames = _shown([(report, mono.root, None)], base, args.format)
-    _emit(shown, frames, args)
-    return report.exit_code
-
-
-def _variant(args: argparse.Namespace) -> str | None:
-    """What the output depends on besides the report, or None when it cannot be replayed
-    (text for a terminal: colours and width are the terminal's)."""
-    if args.format != "text":
-        return str(args.format)
-    if args.output is not None or (
-        args.color is not True and not sys.stdout.isatty() and not os.environ.get("FORCE_COLOR")
-    ):
-        return "text"
-    return None
-
-
-def _shown(
-    parts: Sequence[tuple[Report, Path, dict[str, str] | None]], base: Path, fmt: str
-) -> tuple[Report, dict[str, str]]:
-    """One report with every path relative to `base`, and the code frames of its findings.
-
-    Each part is a report with paths relative to its directory (a workspace), and the paths
-    to show instead of some (`Scoped.renamed`); several parts (trail files of several
-    workspaces) make one report. The frames are read before the paths change.
-    """
-    reports: list[Report] = []
-    frames: dict[str, str] = {}
-    for report, root, renamed in parts:
-        rebase = rebaser(root, base, renamed)
-        if fmt == "text":
-            frames.update(
-                report.view(source_lines(root, report.findings)).with_paths(rebase).frames
-            )
-        reports.append(report.with_paths(rebase, str(base)))
-    first = reports[0]
-    if len(reports) == 1:
-        return first, frames
-    merged = dataclasses.replace(
-        first,
-        trailmaps=tuple(sorted({t for r in reports for t in r.trailmaps})),
-        trails=tuple(t for r in reports for t in r.trails),
-        sdks={k: v for r in reports for k, v in r.sdks.items()},
-        findings=tuple(
-            sorted(
-                (f for r in reports for f in r.findings),
-                key=lambda f: (f.path, f.line, f.column, f.kind, f.message),
-            )
-        ),
-    )
-    return merged, frames
-
-
-def _rendered(report: Report, frames: dict[str, str], fmt: str) -> str:
-    """A report whose paths are as shown (`_shown`), in `fmt`, as plain text."""
-    if fmt != "text":
-        return render(report, fmt)
-    buffer = io.StringIO()
-    render_report(report_console(buffer, color=False), report.view(frames), Path.cwd())
-    return buffer.getvalue()
-
-
-def _emit(report: Report, frames: dict[str, str], args: argparse.Namespace) -> None:
-    """The report in the format asked for, to `--output` or stdout (a terminal: in colour)."""
-    if args.format != "text" or args.output:
-        text = _rendered(report, frames, args.format)
-        if args.output:
-            _write(args.output, text)
-        else:
-            sys.stdout.write(text)
-        return
-    render_report(
-        report_console(color=getattr(args, "color", None)), report.view(frames), Path.cwd()
-    )
-
-
-def _shard(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    from trailblaze.shard import Shard  # noqa: PLC0415
-
-    shard = Shard.parse(text)
-    return (shard.index, shard.count)
-
-
 def _report(args: argparse.Namespace) -> int:
     from trailblaze.shard import load_report, merge  # noqa: PLC0415
 
@@ -455,17 +217,9 @@ def _report(args: argparse.Namespace) -> int:
     # reader wants them: they are read and shown from there.
     first = Path(str(loaded[0][1].get("path_base") or report.workspace))
     here = first if first.is_dir() else Path.cwd()
-    shown, frames = _shown([(report, here, None)], here, args.format)
-    _emit(shown, frames, args)
+    shown, frames = as_shown([(report, here, None)], here, args.format)
+    emit(shown, frames, fmt=args.format, output=args.output, color=getattr(args, "color", None))
     return report.exit_code
-
-
-def _check_remote(options: CheckOptions) -> None:
-    """A remote-cache setting that cannot work is a usage error, before any work."""
-    if options.remote_cache:
-        from trailblaze.remote import RemoteConfig  # noqa: PLC0415
-
-        RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
 
 
 def _surfaces(args: argparse.Namespace) -> int:
@@ -523,13 +277,6 @@ def _replay(args: argparse.Namespace) -> int:
         junit_path=args.junit,
     )
     return run_command(request, color=args.color)
-
-
-def _write(path: Path, text: str | bytes) -> None:
-    try:
-        write_atomic(path, text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 if __name__ == "__main__":  # pragma: no cover
