@@ -35,6 +35,7 @@ NOT_USER_ERRORS = {
     "FatalToolError": "a ToolFailure",
     "Cancelled": "^C between tools: the run's outcome",
     "ScriptError": "a scripted tool could not run: a tool failure",
+    "ChildGone": "the scripted tools' Node child stopped answering: a ScriptError",
     "SelectorError": "a selector that matches nothing usable: a tool failure",
     "AmbiguousSelectorError": "a SelectorError",
     "JavaRegexError": "a SelectorError",
