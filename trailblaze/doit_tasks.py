@@ -42,7 +42,7 @@ from trailblaze.uptodate import (
     last_run_complete,
     options_fingerprint,
 )
-from trailblaze.workspace import GENERATED_TOOL_FILES, scan
+from trailblaze.workspace import GENERATED_TOOL_FILES, Workspace, scan
 
 if TYPE_CHECKING:
     from trailblaze.monorepo import Monorepo
@@ -82,6 +82,19 @@ def _failing_task(basename: str, doc: str, error: TrailblazeError) -> dict[str, 
     }
 
 
+def _or_failing(
+    basename: str, doc: str, make: Callable[[], Iterator[dict[str, Any]]]
+) -> Iterator[dict[str, Any]]:
+    """The tasks `make` makes, or, when a user error stops it (no workspace, a bad
+    `[tool.trailblaze]`, a monorepo without workspaces), the one task that fails with it:
+    the one place task creation meets a `TrailblazeError`, so doit never shows a traceback."""
+    try:
+        tasks = list(make())
+    except TrailblazeError as exc:
+        tasks = [_failing_task(basename, doc, exc)]
+    yield from tasks  # a generator: what doit wants of a task creator
+
+
 def _option(name: str, text: str, kind: type = str, *, long: str | None = None) -> dict[str, Any]:
     return {
         "name": name,
@@ -104,12 +117,11 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
     while findings stand it runs (from the recorded view, cheaply) and fails.
     """
     doc = "check every trail of the workspace: parse gate, manifests, surfaces, type gate"
-    try:
-        ws = workspace_of(workspace)
-        found = scan(ws)
-    except TrailblazeError as exc:
-        yield _failing_task("check", doc, exc)
-        return
+    return _or_failing("check", doc, lambda: _check_tasks(workspace_of(workspace), doc))
+
+
+def _check_tasks(ws: Workspace, doc: str) -> Iterator[dict[str, Any]]:
+    found = scan(ws)
     layout = Layout(ws.scratch)
     inputs = InputsDigest(check_inputs(found), options_fingerprint(CheckOptions.from_env()))
     verdict = ReportVerdict(inputs, layout)
@@ -157,13 +169,12 @@ def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any
     part of the key.
     """
     doc = "generate every trailmap's typed surface and trail JSON Schema"
-    try:
-        ws = workspace_of(workspace)
-        found = trailmaps_scan(ws)
-        plan = surface_plan(ws, found)
-    except TrailblazeError as exc:
-        yield _failing_task("surfaces", doc, exc)
-        return
+    return _or_failing("surfaces", doc, lambda: _surfaces_tasks(workspace_of(workspace)))
+
+
+def _surfaces_tasks(ws: Workspace) -> Iterator[dict[str, Any]]:
+    found = trailmaps_scan(ws)
+    plan = surface_plan(ws, found)
     versions = {"generator": __version__, "catalog": plan.catalog}
     yield {
         "basename": "surfaces",
@@ -291,11 +302,12 @@ def monorepo_tasks(
         basename: str, doc: str, make: Callable[[Path], Iterator[dict[str, Any]]]
     ) -> Iterator[dict[str, Any]]:
         """One `basename` task over every workspace's own, named by the workspace's path."""
-        try:
-            mono = find()
-        except TrailblazeError as exc:
-            yield _failing_task(basename, doc, exc)
-            return
+        return _or_failing(basename, doc, lambda: fanned(basename, doc, make))
+
+    def fanned(
+        basename: str, doc: str, make: Callable[[Path], Iterator[dict[str, Any]]]
+    ) -> Iterator[dict[str, Any]]:
+        mono = find()
         names = [mono.name(ws) for ws in mono.workspaces]
         yield {
             "basename": basename,

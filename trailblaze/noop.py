@@ -23,25 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze import __version__
-from trailblaze.fsutil import stamp_of
+from trailblaze.fsutil import stamp_of, stamps_digest
 from trailblaze.scratch import Layout, write_scratch
 from trailblaze.store import Kind, Store
 
 
 def inputs_key(paths: Iterable[str], settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """The key of a run, and the `os.stat` of every input (None: missing) for the pipeline."""
-    stat = os.stat
-    seen: dict[str, Any] = {}
-    parts = [json.dumps({**settings, "version": __version__, "code": _code()}, sort_keys=True)]
-    for path in paths:
-        try:
-            st = seen[path] = stat(path)
-            parts.append(f"{path}\0{stamp_of(st)}")
-        except OSError:
-            seen[path] = None
-            parts.append(f"{path}\0missing")
-    key = hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
-    return key, seen
+    seen: dict[str, os.stat_result | None] = {}
+    header = json.dumps({**settings, "version": __version__, "code": _code()}, sort_keys=True)
+    return stamps_digest(header, paths, seen), seen
 
 
 def _code() -> str:

@@ -13,14 +13,13 @@ computed up-to-date check, and all this module knows of doit (it imports none of
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable
 from typing import Any
 
 from trailblaze import __version__
-from trailblaze.fsutil import stamp_of
+from trailblaze.fsutil import stamp_of, stamps_digest
 from trailblaze.options import CheckOptions
 from trailblaze.recorded import recorded_outcome
 from trailblaze.report import EXIT_OK
@@ -74,17 +73,7 @@ class InputsDigest:
         return self._digest
 
     def _compute(self) -> str:
-        stat = os.stat
-        seen = self.stats
-        parts = [self.options]
-        for path in self.paths:
-            try:
-                st = seen[path] = stat(path)
-                parts.append(f"{path}\0{stamp_of(st)}")
-            except OSError:
-                seen[path] = None
-                parts.append(f"{path}\0missing")
-        return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+        return stamps_digest(self.options, self.paths, self.stats)
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         current = self.digest()
