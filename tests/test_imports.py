@@ -212,7 +212,13 @@ FAKE = "trailblaze.replay.fake"
 #: What the fake device may use of the product: the protocol it implements (``ShellDevice``,
 #: ``KeyCode``), the bounds type of a screen, and the YAML boundary its spec files go through.
 FAKE_MAY_IMPORT = frozenset(
-    {"trailblaze.replay.device", "trailblaze.replay.hierarchy", "trailblaze.yamlnode"}
+    {
+        "trailblaze.replay.device",
+        "trailblaze.replay.hierarchy",
+        "trailblaze.yamlnode",
+        # The root of user errors (a bad spec is one); it imports nothing of the package.
+        "trailblaze.errors",
+    }
 )
 
 
