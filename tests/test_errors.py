@@ -26,6 +26,7 @@ NOT_USER_ERRORS = {
     "ProcTimeout": "a ProcError",
     "Unproven": "a ProcError: the type gate reports it as not checked",
     "RemoteFault": "a remote-cache fault: the check degrades to local work",
+    "BadBody": "a remote run entry that does not decode: a miss, the check runs",
     "DeviceError": "a device command failed: a tool failure, the replay goes on",
     "DeviceLostError": "a DeviceError",
     "UnsupportedInputError": "a DeviceError",
