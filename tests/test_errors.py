@@ -20,7 +20,7 @@ from trailblaze.report import EXIT_USAGE
 
 NOT_USER_ERRORS = {
     # Outcomes that become data (findings, tool failures) where they are raised.
-    "_Reject": "the parse gate's internal signal; it becomes a finding",
+    "Reject": "the parse gate's signal that a trail is refused; it becomes a finding",
     "_NotJava": "the selector translator's internal signal",
     "ProcError": "a program that could not run: the caller makes it a finding or a ToolchainError",
     "ProcTimeout": "a ProcError",
