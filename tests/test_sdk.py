@@ -25,7 +25,14 @@ from trailblaze.finding import Finding
 from trailblaze.formats import junit, sarif
 from trailblaze.options import CheckOptions
 from trailblaze.report import Report
-from trailblaze.sdk import OURS_LABEL, SDK_TYPE_NAMES, render_sdk, strip_jsonc
+from trailblaze.sdk import (
+    OURS_LABEL,
+    SDK_TYPE_NAMES,
+    SUBPATHS,
+    render_sdk,
+    render_subpath,
+    strip_jsonc,
+)
 from trailblaze.toolchain import install_library
 from trailblaze.workspace import find_workspace
 
@@ -534,3 +541,222 @@ def test_a_hand_written_mapping_to_our_declarations_says_so(app_ws: Path) -> Non
     ]
     assert report.sdks == {"app": OURS_LABEL}
     assert [f.kind for f in report.findings] == ["warning", "type"]
+
+
+# -- the subpaths `@trailblaze/scripting/in-process` and `/sub-process` ---------------------------
+
+# What the real SDK's `src/in-process.ts` exports: the lightweight part of index.ts and its own
+# typed-only `tool`, option-less `run` and `trailblaze`.
+IN_PROCESS_VALUES = {
+    "z",
+    "fromMeta",
+    "captureViewHierarchy",
+    "ConditionalActionFailedError",
+    "runConditionalActions",
+    "selectors",
+    "trailblaze",
+    "run",
+    "tool",
+}
+IN_PROCESS_TYPES = INDEX_TYPES - {
+    "InstalledApp",
+    "ListInstalledAppsDetailedResult",
+    "ListInstalledAppsResult",
+    "RunOptions",
+    "TrailblazeToolHandler",
+    "TrailblazeToolSpec",
+}
+# What `src/sub-process.ts` exports: the full `tool`/`run`/`trailblaze` and the tool types.
+SUB_PROCESS_VALUES = {"trailblaze", "run", "tool"}
+SUB_PROCESS_TYPES = {
+    "RunOptions",
+    "TrailblazeToolHandler",
+    "TrailblazeToolResult",
+    "TrailblazeToolSpec",
+    "TrailblazeTypedToolSpec",
+    "TrailheadSpec",
+    "ToolContext",
+    "EmptyInput",
+    "TypedToolDefinition",
+}
+
+
+def exported_names(declarations: str) -> tuple[set[str], set[str]]:
+    """The value and type names a declaration file exports (declared or re-exported)."""
+    values = set(re.findall(r"^export declare (?:const|function|class) (\w+)", declarations, re.M))
+    types = set(re.findall(r"^export (?:interface|type) (\w+)", declarations, re.M))
+    for kind, names in re.findall(r"^export (type )?\{([^}]*)\} from", declarations, re.M):
+        (types if kind else values).update(re.findall(r"\w+", names))
+    return values, types
+
+
+@pytest.mark.parametrize(
+    ("subpath", "values", "types"),
+    [
+        ("in-process", IN_PROCESS_VALUES, IN_PROCESS_TYPES),
+        ("sub-process", SUB_PROCESS_VALUES, SUB_PROCESS_TYPES),
+    ],
+)
+def test_each_subpath_exports_exactly_what_the_sdk_entry_exports(
+    subpath: str, values: set[str], types: set[str]
+) -> None:
+    assert exported_names(render_subpath(subpath)) == (values, types)
+    assert subpath in SUBPATHS
+
+
+SLIM_TOOL = """\
+import {
+  captureViewHierarchy, ConditionalActionFailedError, fromMeta, run, runConditionalActions,
+  selectors, tool, trailblaze, z,
+  type Bounds, type ConditionalAction, type DriverNodeMatchAndroidAccessibility,
+  type DriverNodeMatchAndroidMaestro, type DriverNodeMatchCompose, type DriverNodeMatchIosAxe,
+  type DriverNodeMatchIosMaestro, type DriverNodeMatchWeb, type EmptyInput,
+  type MatchDescriptor, type ToolContext, type TrailblazeCallToolResult, type TrailblazeClient,
+  type TrailblazeContext, type TrailblazeDevice, type TrailblazeLogger, type TrailblazeLogLevel,
+  type TrailblazeMemory, type TrailblazeNodeSelector, type TrailblazeTarget,
+  type TrailblazeToolEntry, type TrailblazeToolMap, type TrailblazeTypedToolSpec,
+  type TrailheadSpec, type TypedToolDefinition, type ViewHierarchy,
+} from "@trailblaze/scripting/in-process";
+
+export interface CopyInput { text: string }
+const trailhead: TrailheadSpec = { to: "home" };
+const spec: TrailblazeTypedToolSpec = { description: "Copy.", trailhead };
+export const kit_slim: TypedToolDefinition<CopyInput, string> = trailblaze.tool<CopyInput>(
+  spec,
+  async (input, ctx: ToolContext) => {
+    const memory: TrailblazeMemory = ctx.memory;
+    const device: TrailblazeDevice | undefined = ctx.device;
+    const target: TrailblazeTarget | undefined = ctx.target;
+    await ctx.tools.tapOnElementWithText({ text: input.text });
+    return `${memory.keys().length}${device?.platform ?? ""}${target?.id ?? ""}`;
+  },
+);
+export const kit_slimBare = tool(async (_input: EmptyInput) => "done");
+const schema = z.object({ n: z.number() });
+export async function helpers(client: TrailblazeClient, meta: unknown): Promise<void> {
+  const context: TrailblazeContext | undefined = fromMeta(meta);
+  const logger: TrailblazeLogger | undefined = context?.logger;
+  const level: TrailblazeLogLevel = "info";
+  logger?.[level]("x");
+  const selector: TrailblazeNodeSelector = selectors.web({ ariaRole: "button" });
+  const screen: ViewHierarchy = await captureViewHierarchy(client, [selector]);
+  const match: MatchDescriptor | null = screen.find(selector);
+  const bounds: Bounds | null | undefined = match?.bounds;
+  const action: ConditionalAction = {
+    id: "a", description: "A", condition: (snap) => snap.visible(selector), action: async () => undefined,
+  };
+  await runConditionalActions(client, [action]);
+  const result: TrailblazeCallToolResult | undefined = undefined;
+  const entry: TrailblazeToolEntry | undefined = undefined as TrailblazeToolMap["tapOnElementWithText"] | undefined;
+  const nodes: Array<DriverNodeMatchAndroidAccessibility | DriverNodeMatchAndroidMaestro
+    | DriverNodeMatchCompose | DriverNodeMatchIosAxe | DriverNodeMatchIosMaestro
+    | DriverNodeMatchWeb> = [];
+  void [bounds, result, entry, nodes, schema.parse({ n: 1 }), new ConditionalActionFailedError("a", "b")];
+  await run();
+}
+"""
+FULL_TOOL = """\
+import {
+  run, tool, trailblaze,
+  type EmptyInput, type RunOptions, type ToolContext, type TrailblazeToolHandler,
+  type TrailblazeToolResult, type TrailblazeToolSpec, type TrailblazeTypedToolSpec,
+  type TrailheadSpec, type TypedToolDefinition,
+} from "@trailblaze/scripting/sub-process";
+
+const trailhead: TrailheadSpec = { to: "home" };
+const spec: TrailblazeTypedToolSpec = { description: "Count.", trailhead };
+export const kit_full: TypedToolDefinition<{ n: number }, string> = trailblaze.tool<{ n: number }>(
+  spec,
+  async (input, ctx: ToolContext) => `${input.n}${ctx.memory.keys().length}`,
+);
+const imperative: TrailblazeToolSpec = { description: "Echo." };
+const handler: TrailblazeToolHandler = async (args): Promise<TrailblazeToolResult> => ({
+  content: [{ type: "text", text: String(args.text) }],
+});
+tool("kit_echo", imperative, handler);
+export const kit_fullBare = tool(async (_input: EmptyInput) => "done");
+const options: RunOptions = { name: "kit" };
+await run(options);
+"""
+SUBPATH_TRAIL = """\
+config: {target: kit}
+trail:
+  - step: s
+    recording:
+      web:
+        - kit_slim: {text: %s}
+        - kit_full: {n: 3}
+"""
+
+
+def subpath_ws(tmp_path: Path, *, text: str = "hello", **files: str) -> Path:
+    return write_tree(
+        tmp_path,
+        {
+            "trailmaps/kit/trailmap.yaml": (
+                "id: kit\ntarget:\n  display_name: kit\n  platforms:\n    web:\n"
+                "      tool_sets:\n        - web_core\n"
+            ),
+            "trailmaps/kit/tools/kit_slim.ts": SLIM_TOOL,
+            "trailmaps/kit/tools/kit_full.ts": FULL_TOOL,
+            "trailmaps/kit/trails/a.trail.yaml": SUBPATH_TRAIL % text,
+            **files,
+        },
+    )
+
+
+def test_tools_importing_each_subpath_compile_and_their_calls_are_checked(tmp_path: Path) -> None:
+    assert [n for n in IN_PROCESS_VALUES | IN_PROCESS_TYPES if n not in SLIM_TOOL] == []
+    assert [n for n in SUB_PROCESS_VALUES | SUB_PROCESS_TYPES if n not in FULL_TOOL] == []
+    report = check(subpath_ws(tmp_path))
+    assert texts(report) == []
+    assert [t.status for t in report.trails] == ["type-checked"]
+    assert report.exit_code == 0
+
+
+def test_a_misuse_through_a_subpath_is_its_diagnostic(tmp_path: Path) -> None:
+    misuse = (
+        'import { trailblaze } from "@trailblaze/scripting/in-process";\n'
+        "export const kit_bad = trailblaze.tool<{ n: number }>(async (i) => i.m);\n"
+        'trailblaze.run({ name: "kit" });\n'
+        'trailblaze.tool("kit_echo", {}, async () => ({ content: [] }));\n'
+    )
+    ws = subpath_ws(tmp_path, text="5", **{"trailmaps/kit/tools/kit_bad.ts": misuse})
+    report = check(ws)
+    bad = "trailmaps/kit/tools/kit_bad.ts"
+    assert [(f.kind, f.path, f.line, f.code, f.message) for f in report.findings] == [
+        ("tool", bad, 2, "TS2339", "Property 'm' does not exist on type '{ n: number; }'."),
+        # The slim profile: `run()` takes no options, `tool` has no imperative form.
+        ("tool", bad, 3, "TS2554", "Expected 0 arguments, but got 1."),
+        ("tool", bad, 4, "TS2554", "Expected 1-2 arguments, but got 3."),
+        # The trail's call is checked against the input type the in-process tool declares.
+        (
+            "type",
+            "trailmaps/kit/trails/a.trail.yaml",
+            6,
+            "TS2322",
+            "Type 'number' is not assignable to type 'string'.",
+        ),
+    ]
+
+
+def test_a_subpath_import_compiles_against_ours_when_the_mapping_does_not_resolve(
+    app_ws: Path,
+) -> None:
+    tool = app_ws / "trailmaps/app/tools/app_login.ts"
+    tool.write_text(
+        tool.read_text()
+        .replace('"@trailblaze/scripting"', '"@trailblaze/scripting/in-process"')
+        .replace('{ owner: "team-a" }', '{ description: "Log in" }')
+    )
+    report = check(app_ws)
+    assert [f.kind for f in report.findings] == ["warning", "type"]
+    assert [type_finding(f) for f in report.findings if f.kind == "type"] == [
+        ("trailmaps/app/trails/a.trail.yaml", "app_login", "TS2322")
+    ]
+    scratch = json.loads(
+        (app_ws / ".trailblaze/typegate/tools-tsconfig/app.json").read_text("utf-8")
+    )
+    assert scratch["compilerOptions"]["paths"]["@trailblaze/scripting/*"] == [
+        (app_ws / ".trailblaze/sdk-trailblaze-doit/dist/*").as_posix()
+    ]

@@ -40,9 +40,16 @@ OURS_LABEL = f"trailblaze-doit {__version__} declarations (zod {LIBRARIES['zod']
 _RESOLVABLE_SUFFIXES = ("", ".ts", ".tsx", ".d.ts", ".mts", ".d.mts", ".cts", ".d.cts", ".js")
 
 
+SUBPATHS = ("in-process", "sub-process")
+"""The SDK's subpath exports we declare (`@trailblaze/scripting/<name>`, `dist/<name>.d.ts`);
+they re-export from `./index.js`, so the trailmaps' `TrailblazeToolMap` reaches them too. The
+SDK's `./testing` (helpers for unit tests of tools) is not declared: tools do not import it."""
+
+
 @cache
-def _template() -> str:
-    return resources.files("trailblaze").joinpath("data/scripting/index.d.ts").read_text("utf-8")
+def _template(name: str = "index") -> str:
+    data = resources.files("trailblaze").joinpath(f"data/scripting/{name}.d.ts")
+    return data.read_text("utf-8")
 
 
 SDK_TYPE_NAMES = frozenset(re.findall(r"^export (?:interface|type) (\w+)", _template(), re.M))
@@ -87,9 +94,19 @@ def _render_sdk(catalog: Catalog) -> str:
         .replace("/*@SELECTOR_TYPES@*/", selectors)
         .replace("/*@BUILT_IN_TOOLS@*/", tools)
     )
-    head = f"{SDK_BANNER}\n// trailblaze-doit {__version__}, catalog {catalog.version[:12]}\n"
+    # The subpath files' digest: an edit of them changes the bundle's identity (`ours`) too.
+    subpaths = digest(*(render_subpath(name) for name in SUBPATHS))[:12]
+    head = (
+        f"{SDK_BANNER}\n// trailblaze-doit {__version__}, catalog {catalog.version[:12]}, "
+        f"subpaths {subpaths}\n"
+    )
     # `export {}`: only what is marked `export` is the module's API, as in the real SDK.
     return f"{head}\n{body}\nexport {{}};\n"
+
+
+def render_subpath(name: str) -> str:
+    """The whole `dist/<name>.d.ts` of one of `SUBPATHS`."""
+    return f"{SDK_BANNER}\n// trailblaze-doit {__version__}\n\n{_template(name)}"
 
 
 def sdk_type_names(catalog: Catalog) -> frozenset[str]:
@@ -110,14 +127,19 @@ def is_ours(index: Path) -> bool:
 
 
 def write_declarations(sdk_dir: Path, catalog: Catalog, toolchain: Path | None = None) -> bool:
-    """Write our bundle as `<sdk_dir>/dist/index.d.ts`, zod linked beside it; True if changed.
+    """Write our bundle as `<sdk_dir>/dist/index.d.ts` with its subpaths beside it, zod linked
+    next to them; True if changed.
 
-    A file there that is not ours (the reference CLI's extracted bundle) is left alone.
+    A bundle there that is not ours (the reference CLI's extracted one) is left alone.
     """
     index = sdk_dir / "dist" / "index.d.ts"
     if not is_ours(index):
         return False
     changed = write_scratch(index, render_sdk(catalog), sdk_dir.parent)
+    for name in SUBPATHS:
+        subpath = index.with_name(f"{name}.d.ts")
+        if is_ours(subpath):
+            changed = write_scratch(subpath, render_subpath(name), sdk_dir.parent) or changed
     link = sdk_dir / "node_modules" / "zod"
     wanted = str(library_dir("zod", toolchain))
     try:
