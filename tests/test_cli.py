@@ -228,6 +228,24 @@ def test_console_script_runs_without_a_traceback_on_a_bad_path(tmp_path: Path) -
     )
 
 
+def test_a_reader_that_stops_early_ends_the_output_quietly_with_141() -> None:
+    # `trailblaze schema shop | head`: the reader closes the pipe before the schema is written.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    result = subprocess.run(
+        [sys.executable, "-m", "trailblaze.cli", "schema", "shop"],
+        cwd=ROOT,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        check=False,
+    )
+    os.close(write_end)
+    assert result.stderr == ""
+    assert result.returncode == 141
+
+
 RECORDED = (
     "config: {target: app}\ntrail:\n  - step: s\n    recording:\n      android:\n"
     "        - tapOnElementWithText: {text: Buy}\n"

@@ -9,6 +9,7 @@ live here), and returns the exit code: 0 clean, 1 findings, 2 usage or configura
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,8 @@ from trailblaze.formats import FORMATS
 from trailblaze.output import as_shown, emit
 from trailblaze.report import EXIT_USAGE
 from trailblaze.workspace import find_workspace, scan
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a filter cut off by its reader
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -206,6 +209,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = args.command if args.command != "report" else f"report {args.report_command}"
         print(f"trailblaze {command}: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        # The reader went away (`trailblaze schema | head`): stop quietly, as a filter does, and
+        # point stdout at /dev/null so the interpreter's last flush cannot raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 def _report(args: argparse.Namespace) -> int:
