@@ -78,7 +78,7 @@ def check_command(args: argparse.Namespace) -> int:
             return code
     run_check: Callable[..., Report]
     if found is not None and options.remote_cache:
-        # A fresh clone may find this whole run in the remote cache (`runcache.py`).
+        # A fresh clone may find this whole run in the remote cache (`trailblaze/runcache/`).
         from trailblaze.runcache import cached_run as run_check  # noqa: PLC0415
     else:
         from trailblaze.check import run_check  # noqa: PLC0415 - the no-op above never loads it

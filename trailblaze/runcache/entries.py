@@ -1,0 +1,310 @@
+"""The run entries of one remote cache (`RunCache`: lookup, store, shards put together) and
+`cached_run`, which the CLI calls in place of `check.run_check`.
+
+A hit never loads the check pipeline: the heavy imports stay inside the functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from trailblaze.fsutil import Stamp, stamp_of, write_if_changed
+from trailblaze.options import CheckOptions
+from trailblaze.report import Report
+from trailblaze.runcache.body import (
+    BadBody,
+    Outputs,
+    decode_body,
+    encode_body,
+    inflate,
+    proven,
+    report_of,
+)
+from trailblaze.runcache.keys import RUN_FORMAT, RunInputs, index_key, run_inputs
+from trailblaze.scratch import Layout
+from trailblaze.store import STATS, Store
+from trailblaze.workspace import Scan, Workspace
+
+Warn = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(f"trailblaze: warning: {message}", file=sys.stderr, flush=True)
+
+
+class RunCache:
+    """The run entries of one remote cache for one check (see the package docstring)."""
+
+    def __init__(
+        self, options: CheckOptions, ws: Workspace, inputs: RunInputs, warn: Warn | None = None
+    ) -> None:
+        from trailblaze.remote import HttpCache, RemoteConfig  # noqa: PLC0415
+
+        config = RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+        assert config is not None
+        self.config = config
+        self.http = HttpCache(config)
+        self.ws = ws
+        self.options = options
+        self.inputs = inputs
+        self._warn = warn or _stderr
+        self.fault: str | None = None
+        self.stats: dict[str, Any] = {"remote_run": "miss"}
+        self._blobs: dict[str, bytes] = {}
+        """The files' bodies fetched in this run, by digest (every shard names the same one)."""
+
+    def lookup(self) -> Report | None:
+        """The report of this run from the remote, its generated files written; None on a
+        miss or a fault (which is warned about once)."""
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
+        try:
+            found = self._fetch(self.inputs.entry_key, whole=self.inputs.shard is None)
+            if found is None and self.inputs.shard is None:
+                found = self._from_shards()
+        except RemoteFault as exc:
+            self._fault(str(exc))
+            return None
+        if found is None:
+            return None
+        report, files = found
+        try:
+            self._write(files)
+        except OSError:
+            return None  # the check writes them itself, and says what is wrong
+        self.stats.update(
+            remote_run="hit",
+            compiler_runs=0,
+            files_compiled=[],
+            trails_parsed=0,
+            remote_requests=self.http.requests,
+            remote_bytes_read=self.http.bytes_read,
+            remote_bytes_written=0,
+        )
+        report = dataclasses.replace(report, stats=dict(self.stats))
+        _remember_stats(self.ws, report.stats)
+        return report
+
+    def _fetch(self, key: str, *, whole: bool) -> tuple[Report, Outputs] | None:
+        """The checked report and files of the entry under `ac/<key>`, or None (RemoteFault);
+        `whole`: the report must cover every trail of the workspace."""
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
+        digest_ = self._entry(key)
+        if digest_ is None:
+            return None
+        data = self.http.get_cas(digest_)  # checked against its digest
+        if data is None:
+            return None  # evicted: a miss
+        try:
+            body = decode_body(data, key)
+            report = report_of(body.report, self.ws, self.options, {})  # every field is checked
+        except ValueError as exc:
+            raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
+        blob = self._blobs.get(body.files_sha256)
+        if blob is None:
+            packed = self.http.get_cas(body.files_sha256)  # checked against its digest
+            if packed is None:
+                return None  # evicted: a miss
+            size = sum(length for _, length in body.files)
+            try:
+                blob = self._blobs[body.files_sha256] = inflate(packed, size)
+            except BadBody as exc:
+                raise RemoteFault(f"cas/{body.files_sha256[:12]}… is not usable: {exc}") from None
+        try:
+            files = body.outputs(blob)
+        except BadBody as exc:
+            raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
+        self._check_against_scan(report, files, whole=whole)
+        return report, files
+
+    def _entry(self, key: str) -> str | None:
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
+        raw = self.http.get_ac(key)
+        if raw is None:
+            return None
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            raise RemoteFault("a run entry is not JSON (cut short or altered)") from None
+        if not isinstance(entry, dict) or entry.get("format") != RUN_FORMAT:
+            raise RemoteFault("a run entry of an unknown format")
+        if entry.get("key") != key:
+            raise RemoteFault(f"the entry under ac/{key[:12]}… was stored for another key")
+        value = entry.get("sha256")
+        if not isinstance(value, str) or len(value) != 64:
+            raise RemoteFault("a run entry without a digest")
+        return value
+
+    def _check_against_scan(self, report: Report, files: Outputs, *, whole: bool) -> None:
+        """Trails that are this workspace's, each once; files that a run of it may write."""
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
+        paths = [t.path for t in report.trails]
+        mine = frozenset(self.inputs.trails)
+        if len(set(paths)) != len(paths) or not mine.issuperset(paths):
+            raise RemoteFault("a run entry names trails this workspace does not have")
+        if whole and len(paths) != len(mine):
+            raise RemoteFault("a run entry does not cover every trail of this workspace")
+        generated, ignores = files
+        if not self.inputs.outputs.keys() >= generated.keys() | ignores.keys() or any(
+            not path.endswith("/.gitignore") for path in ignores
+        ):
+            raise RemoteFault("a run entry would write files that no check writes")
+
+    def _from_shards(self) -> tuple[Report, Outputs] | None:
+        """The whole report put together from a sharded build's entries, or None."""
+        raw = self.http.get_ac(index_key(self.inputs.layout))
+        if raw is None:
+            return None
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
+        try:
+            index = json.loads(raw)
+            count = index["count"] if index.get("layout") == self.inputs.layout else None
+        except (ValueError, AttributeError, KeyError):
+            count = None
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1024:
+            raise RemoteFault("a shard index entry is not usable")
+        parts = []
+        generated: dict[str, bytes] = {}
+        ignores: dict[str, tuple[str | None, str]] = {}
+        for index_ in range(1, count + 1):
+            found = self._fetch(self.inputs.shard_key(index_, count), whole=False)
+            if found is None:
+                return None  # a shard not stored (yet): the per-trail way
+            parts.append((Path(f"shard-{index_}"), found[0].to_json()))
+            generated.update(found[1][0])
+            ignores.update(found[1][1])
+        from trailblaze.shard import ShardError, merge  # noqa: PLC0415
+
+        try:
+            merged = merge(parts)
+        except ShardError as exc:
+            raise RemoteFault(f"the shards' run entries do not merge: {exc}") from None
+        report = dataclasses.replace(
+            merged, workspace=str(self.ws.root), require_typecheck=self.options.require_typecheck
+        )
+        self._check_against_scan(report, (generated, ignores), whole=True)
+        return report, (generated, ignores)
+
+    def _write(self, files: Outputs) -> None:
+        """What the run wrote, written here: the generated files, and each `.gitignore` as the
+        run left it when it was the same before (else with the lines a check adds)."""
+        generated, ignores = files
+        for rel, text in sorted(generated.items()):
+            write_if_changed(self.inputs.outputs[rel], text)
+        for rel, (before, after) in sorted(ignores.items()):
+            now = self.inputs.ignores.get(rel)
+            wanted: str | None = after
+            if now not in (before, after):
+                from trailblaze.artifacts import updated_gitignore  # noqa: PLC0415 - rare
+
+                wanted = updated_gitignore(now)
+            if wanted is not None and wanted != now:
+                write_if_changed(self.inputs.outputs[rel], wanted)
+
+    def store(self, report: Report) -> None:
+        """Share a proven run's report (nothing in read-only mode, after a fault, or when an
+        input changed while it ran)."""
+        if self.config.read_only or self.fault is not None or not proven(report):
+            return
+        if not self._unchanged():
+            return
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
+        key = self.inputs.entry_key
+        body, files = encode_body(self.inputs, report)
+        try:
+            # The bodies first: an entry never points at nothing.
+            self.http.put_cas(files)
+            value = self.http.put_cas(body)
+            entry = {"format": RUN_FORMAT, "key": key, "sha256": value}
+            self.http.put_ac(key, json.dumps(entry, separators=(",", ":")).encode())
+            if self.inputs.shard is not None:
+                index = {
+                    "format": RUN_FORMAT,
+                    "layout": self.inputs.layout,
+                    "count": self.inputs.shard[1],
+                }
+                self.http.put_ac(
+                    index_key(self.inputs.layout), json.dumps(index, separators=(",", ":")).encode()
+                )
+        except RemoteFault as exc:
+            self._fault(str(exc))
+            return
+        self.stats["remote_run"] = "stored"
+
+    def _unchanged(self) -> bool:
+        for path, stamp in self.inputs.stamps.items():
+            try:
+                now: Stamp | None = stamp_of(os.stat(path))
+            except OSError:
+                now = None
+            if now != stamp:
+                return False
+        return True
+
+    def close(self) -> None:
+        self.http.close()
+
+    def _fault(self, message: str) -> None:
+        if self.fault is None:
+            self.fault = message
+            self._warn(
+                f"remote cache {self.config.base}: {message}; working locally for the rest of "
+                "this run"
+            )
+
+
+def _remember_stats(ws: Workspace, stats: dict[str, Any]) -> None:
+    """What this run did, where the check's own stats go (the benchmark reads them)."""
+    with Store.open(Layout(ws.scratch)) as store:
+        store.put(STATS, "", stats)
+        store.commit()
+
+
+def cached_run(
+    ws: Workspace,
+    options: CheckOptions,
+    *,
+    progress: Any = None,
+    found: Scan | None = None,
+    stats: Mapping[str, os.stat_result | None] | None = None,
+    warn: Warn | None = None,
+) -> Report:
+    """`check.run_check`, answered by the remote cache's run entry when it has one (its
+    generated files written), else run and shared when proven. After a fault (warned about
+    once) the check runs without the remote."""
+
+    def pipeline(opts: CheckOptions) -> Report:
+        from trailblaze.check import run_check  # noqa: PLC0415 - a hit never loads it
+
+        return run_check(ws, opts, progress=progress, found=found, stats=stats)
+
+    if found is None or not options.remote_cache:
+        return pipeline(options)
+    inputs = run_inputs(ws, found, options, stats)
+    if inputs is None:
+        return pipeline(options)
+    cache = RunCache(options, ws, inputs, warn)
+    try:
+        hit = cache.lookup()
+        if hit is not None:
+            return hit
+        if cache.fault is not None:
+            # One warning per run: the pipeline does not ask the remote again.
+            return pipeline(dataclasses.replace(options, remote_cache=None))
+        report = pipeline(options)
+        cache.store(report)
+        _remember_stats(ws, {**report.stats, **cache.stats})
+        return report
+    finally:
+        cache.close()
