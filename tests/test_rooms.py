@@ -30,7 +30,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
                     "trailschema", "editorschema")),
     ("model", ("grammar", "parse", "trail", "runif", "argtokens", "resolve", "bundled",
                "tooldefs", "manifest", "catalog", "schemavalidation", "workspace")),
-    ("foundations", ("yamlnode", "finding", "report", "errors", "options", "fsutil", "scratch",
+    ("foundations", ("yamlnode", "yamlfile", "yamlplain", "finding", "report", "errors", "options", "fsutil", "scratch",
                      "store", "cache", "proc", "toolchain", "npmtool", "remote")),
 ]  # fmt: skip
 # Of the check's stages, replay uses one: the same validated manifests a check loads.

@@ -15,10 +15,8 @@ document composes to a small graph but would explode when walked).
 from __future__ import annotations
 
 import functools
-import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, dataclass_transform
 
 from ruamel.yaml import YAML
@@ -27,19 +25,38 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import BaseResolver
 from ruamel.yaml.tag import Tag
 
-from trailblaze.errors import TrailblazeError
+# The file side and the plain-scalar rules are rooms of their own; their names stay reachable
+# here, the one YAML module the rest of the package imports.
+from trailblaze.yamlfile import MAX_FILE_BYTES, YamlError, decode, read_text
+from trailblaze.yamlplain import Scalar, resolve_plain
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_NODES",
+    "PLAIN",
+    "Scalar",
+    "YMap",
+    "YNode",
+    "YScalar",
+    "YSeq",
+    "YamlError",
+    "decode",
+    "has_c_extension",
+    "kind_of",
+    "load",
+    "read_text",
+    "resolve_plain",
+]
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
 
 PLAIN = ""
 """Style of a plain (unquoted) scalar; the others are ``'``, ``"``, ``|`` and ``>``."""
-
-Scalar: TypeAlias = str | int | float | bool | None
 
 _T = TypeVar("_T")
 
@@ -128,16 +145,6 @@ class YMap:
 YNode: TypeAlias = YScalar | YSeq | YMap
 
 
-class YamlError(TrailblazeError):
-    """A document that cannot be read as YAML; carries the 1-based position of the problem."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
-
-
 def kind_of(node: YNode | None) -> str:
     """The word a user knows for a node's type, for messages."""
     if node is None:
@@ -153,54 +160,6 @@ def kind_of(node: YNode | None) -> str:
     if isinstance(node.value, int | float):
         return "a number"
     return "a string"
-
-
-# -- reading ----------------------------------------------------------------------------------
-
-
-def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """Read a YAML file as UTF-8 text, refusing what no YAML file should be."""
-    try:
-        size = path.stat().st_size
-        if path.is_dir():
-            raise YamlError("is a directory, not a file")
-        if size > max_bytes:
-            raise _too_big(size, max_bytes)
-        data = path.read_bytes()
-    except YamlError:
-        raise
-    except OSError as exc:
-        raise YamlError(f"cannot read file: {exc.strerror or exc}") from None
-    return decode(data, max_bytes=max_bytes)
-
-
-def decode(data: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> str:
-    if len(data) > max_bytes:
-        raise _too_big(len(data), max_bytes)
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line, col = _position(data, nul)
-        raise YamlError("binary file (contains a NUL byte)", line, col)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line, col = _position(data, exc.start)
-        raise YamlError(
-            f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded", line, col
-        ) from None
-    return text.removeprefix("\ufeff")
-
-
-def _too_big(size: int, max_bytes: int) -> YamlError:
-    return YamlError(
-        f"file is {size / 1024 / 1024:.1f} MiB; files over "
-        f"{max_bytes // 1024 // 1024} MiB are not read"
-    )
-
-
-def _position(data: bytes, offset: int) -> tuple[int, int]:
-    line_start = data.rfind(b"\n", 0, offset) + 1
-    return data.count(b"\n", 0, offset) + 1, offset - line_start + 1
 
 
 # -- composing --------------------------------------------------------------------------------
@@ -350,39 +309,6 @@ def _check_depth(text: str) -> None:
 _LEADING = re.compile(r"^[ -]+", re.MULTILINE)
 _TAG = "tag:yaml.org,2002:"
 _CORE_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "seq", "map")}
-_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_INT_BASED = re.compile(r"0o[0-7]+|0x[0-9a-fA-F]+")
-_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
-_NAN = re.compile(r"\.(?:nan|NaN|NAN)")
-_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
-_TRUE = frozenset({"true", "True", "TRUE"})
-_FALSE = frozenset({"false", "False", "FALSE"})
-
-
-def resolve_plain(text: str) -> Scalar:
-    """YAML 1.2 core resolution of a plain scalar (leading-zero integers stay strings)."""
-    if text in _NULLS:
-        return None
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    first = text[0]
-    if first.isdigit() or first in "-+.":
-        if _INT.fullmatch(text):
-            return int(text)
-        if _INT_BASED.fullmatch(text):
-            return int(text, 0)
-        if _FLOAT.fullmatch(text):
-            if text.lstrip("-+").startswith("0") and text.lstrip("-+")[1:2].isdigit():
-                return text  # 007.5: keep the text, as for integers with leading zeros
-            return float(text)
-        if _INF.fullmatch(text):
-            return -math.inf if text.startswith("-") else math.inf
-        if _NAN.fullmatch(text):
-            return math.nan
-    return text
 
 
 def _tag_of(node: Node) -> str:
