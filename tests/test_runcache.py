@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bench.nginx import NginxCache
-from tests.conftest import ROOT, write_tree
+from tests.conftest import ROOT, isolate_env, write_tree
 from tests.faultproxy import FaultProxy, refused_url
 from tests.test_remote import BROKEN_TRAIL
 from trailblaze import artifacts, bundled, sdk
@@ -124,7 +124,7 @@ def local(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     base = tmp_path_factory.mktemp("local")
     ws = clone(base / "ws")
     with pytest.MonkeyPatch.context() as env:
-        env.delenv("TRAILBLAZE_REMOTE_CACHE", raising=False)
+        isolate_env(env)  # a module fixture: the per-test clean environment (no CI) is not on yet
         assert cli(ws, base / "report.json") == 1
     report = shown(base / "report.json")
     assert report["summary"]["type_checked"] == 11
