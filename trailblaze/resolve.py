@@ -152,7 +152,7 @@ class Resolver:
         # 2. every recordable framework tool
         for tool in self.catalog.recordable_tools():
             if tool.surface:
-                add(_framework(tool, "framework"))
+                add(framework_entry(tool, "framework"))
         # 3. own YAML-defined tools
         for tool_def in own.tools.values():
             if tool_def.kind in ("yaml", "class") and tool_def.recordable:
@@ -243,7 +243,7 @@ class Resolver:
         # 6. the SDK's hand-typed author utilities
         for tool in self.catalog.tools.values():
             if tool.origin == "hand" and tool.surface:
-                add(_framework(tool, "sdk"))
+                add(framework_entry(tool, "sdk"))
         inputs: list[Path] = [*self._files(node)]
         for dep_id in deps:
             inputs.extend(self._files(self.nodes[dep_id]))
@@ -391,12 +391,12 @@ class Resolver:
         for tool_name in toolset.tools:
             tool = self.catalog.tool(tool_name)
             if tool is not None and tool.surface:
-                add(_framework(tool, f"toolset {toolset.id}"))
+                add(framework_entry(tool, f"toolset {toolset.id}"))
 
     def _toolset_tool(self, node: Node, name: str) -> ToolEntry | None:
         tool = self.catalog.tool(name)
         if tool is not None:
-            return _framework(tool, "toolset") if tool.surface else None
+            return framework_entry(tool, "toolset") if tool.surface else None
         own = self._tools_of(node.id)
         found = own.tools.get(name) or own.modules.get(name)
         return _from_def(found, found.path) if found is not None else None
@@ -427,7 +427,8 @@ def _scripted(tools: TrailmapTools, name: str) -> ToolDef | None:
     return tools.modules.get(name)
 
 
-def _framework(tool: Tool, source: str) -> ToolEntry:
+def framework_entry(tool: Tool, source: str) -> ToolEntry:
+    """The tool map entry of a catalog tool, attributed to `source` (framework, sdk, a toolset)."""
     return ToolEntry(
         name=tool.name,
         kind="framework",

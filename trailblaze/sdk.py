@@ -28,7 +28,7 @@ from trailblaze import __version__
 from trailblaze.cache import digest
 from trailblaze.catalog import Catalog
 from trailblaze.fsutil import file_stamp
-from trailblaze.resolve import ToolEntry
+from trailblaze.resolve import ToolEntry, framework_entry
 from trailblaze.scratch import write_scratch
 from trailblaze.toolchain import LIBRARIES, library_dir
 from trailblaze.tsrender import render_def, render_entry
@@ -59,17 +59,7 @@ SDK_TYPE_NAMES = frozenset(re.findall(r"^export (?:interface|type) (\w+)", _temp
 def hand_tools(catalog: Catalog) -> list[ToolEntry]:
     """The SDK's hand-typed author tools (`findMatches`, `exec`, ...): its own tool map entries."""
     return [
-        ToolEntry(
-            name=tool.name,
-            kind="framework",
-            description=tool.description,
-            input_schema=dict(tool.input_schema),
-            recordable=tool.recordable,
-            surface_to_llm=tool.surface_to_llm,
-            requires_host=tool.requires_host,
-            result=tool.result,
-            source="sdk",
-        )
+        framework_entry(tool, "sdk")
         for tool in sorted(catalog.tools.values(), key=lambda t: t.name)
         if tool.origin == "hand" and tool.surface
     ]
