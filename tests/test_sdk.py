@@ -760,3 +760,176 @@ def test_a_subpath_import_compiles_against_ours_when_the_mapping_does_not_resolv
     assert scratch["compilerOptions"]["paths"]["@trailblaze/scripting/*"] == [
         (app_ws / ".trailblaze/sdk-trailblaze-doit/dist/*").as_posix()
     ]
+
+
+# -- the subpath `@trailblaze/scripting/testing` ----------------------------------------------------
+
+# What the SDK's `./testing` gives a tool's unit test: a mock client that records the calls and
+# answers from stubs, a mock session context, and the types that name them.
+TESTING_VALUES = {"createMockClient", "createMockContext"}
+TESTING_TYPES = {
+    "MockContextOptions",
+    "MockTargetOptions",
+    "MockToolCall",
+    "MockToolResponse",
+    "MockTrailblazeClient",
+}
+
+TESTING_TOOL = """\
+import { trailblaze, type TrailblazeContext } from "@trailblaze/scripting";
+import {
+  createMockClient, createMockContext,
+  type MockContextOptions, type MockTargetOptions, type MockToolCall, type MockToolResponse,
+  type MockTrailblazeClient,
+} from "@trailblaze/scripting/testing";
+
+export const kit_open = trailblaze.tool<{ text: string }>(async (input, ctx) => {
+  await ctx.tools.tapOnElementWithText({ text: input.text });
+  const apps = await ctx.tools.mobile_listInstalledApps({});
+  return `${input.text} ${apps.appIds.length} ${ctx.target?.resolveAppId() ?? "-"}`;
+});
+
+/** The tool's own check, run with the testing helpers (as a unit test would). */
+export async function selfTest(): Promise<string> {
+  const client: MockTrailblazeClient = createMockClient();
+  const target: MockTargetOptions = { id: "kit", appIds: ["com.example"] };
+  const options: MockContextOptions = { platform: "web", memory: { user: "a" }, target };
+  const ctx: TrailblazeContext = createMockContext(options);
+  const apps: MockToolResponse<"mobile_listInstalledApps"> = {
+    structuredContent: { appIds: ["a", "b"] },
+  };
+  client.stub("mobile_listInstalledApps", apps);
+  const result: string = await kit_open({ text: "Forms" }, ctx, client);
+  const calls: readonly MockToolCall[] = client.calls;
+  const tools = calls.map((c) => `${c.tool}:${JSON.stringify(c.args)}`).join(",");
+  client.stub("tapOnElementWithText", { textContent: "", errorMessage: "Text not found" });
+  let thrown = "";
+  try {
+    await kit_open({ text: "Forms" }, createMockContext(), client);
+  } catch (e) {
+    thrown = (e as Error).message;
+  }
+  client.reset();
+  return JSON.stringify({ result, tools, thrown, after: client.calls.length, device: ctx.device });
+}
+"""
+
+TESTING_MISUSE = """\
+import { trailblaze, type ToolContext } from "@trailblaze/scripting";
+import { createMockClient, createMockContext, createMockTools } from "@trailblaze/scripting/testing"; // MISUSE: TS2305
+
+export const kit_open = trailblaze.tool<{ text: string }>(async (input) => input.text);
+
+export async function misuses(): Promise<void> {
+  const client = createMockClient({}); // MISUSE: TS2554
+  client.stub("noSuchTool", {}); // MISUSE: TS2345
+  client.stub("tapOnElementWithText", { errorMesage: "x" }); // MISUSE: TS2561
+  client.stub("mobile_listInstalledApps", { structuredContent: { appIds: [1] } }); // MISUSE: TS2322
+  client.calls.push({ tool: "x", args: {} }); // MISUSE: TS2339
+  client.rest(); // MISUSE: TS2551
+  void createMockContext({ platform: "windows" }); // MISUSE: TS2322
+  void createMockContext({ memory: { n: 1 } }); // MISUSE: TS2322
+  void createMockContext({ target: { appIds: ["x"] } }); // MISUSE: TS2741
+  const ctx: ToolContext = createMockContext(); // MISUSE: TS2741
+  await kit_open({ text: 1 }, createMockContext(), client); // MISUSE: TS2322
+  void [ctx, createMockTools];
+}
+"""
+
+
+def unit_ws(tmp_path: Path, **files: str) -> Path:
+    return write_tree(
+        tmp_path,
+        {
+            "trailmaps/kit/trailmap.yaml": (
+                "id: kit\ntarget:\n  display_name: kit\n  platforms:\n    android:\n"
+                "      tool_sets:\n        - core_interaction\n"
+            ),
+            **files,
+        },
+    )
+
+
+def test_the_testing_subpath_exports_exactly_the_helpers_of_a_tools_unit_test() -> None:
+    assert exported_names(render_subpath("testing")) == (TESTING_VALUES, TESTING_TYPES)
+    assert "testing" in SUBPATHS
+    # Real types: nothing of it is `any`.
+    assert not re.search(r"\bany\b", render_subpath("testing"))
+
+
+def test_a_tool_using_every_testing_helper_compiles_with_zero_diagnostics(tmp_path: Path) -> None:
+    assert [n for n in TESTING_VALUES | TESTING_TYPES if n not in TESTING_TOOL] == []
+    ws = unit_ws(tmp_path, **{"trailmaps/kit/tools/kit_open.ts": TESTING_TOOL})
+    report = check(ws)
+    assert texts(report) == []
+    assert report.sdks == {"kit": OURS_LABEL}
+    assert (ws / ".trailblaze/sdk-trailblaze-doit/dist/testing.d.ts").is_file()
+
+
+def test_each_misuse_of_the_testing_helpers_gives_its_own_diagnostic(tmp_path: Path) -> None:
+    expected = [
+        (n, match.group(1))
+        for n, line in enumerate(TESTING_MISUSE.splitlines(), 1)
+        if (match := re.search(r"// MISUSE: (TS\d+)$", line))
+    ]
+    assert len(expected) == 12
+    ws = unit_ws(tmp_path, **{"trailmaps/kit/tools/kit_open.ts": TESTING_MISUSE})
+    report = check(ws)
+    assert [(f.line, f.code) for f in report.findings] == expected
+    assert {(f.kind, f.fatal) for f in report.findings} == {("tool", True)}
+    by_line = {f.line: f.message for f in report.findings}
+    assert by_line[2] == (
+        "Module '\"@trailblaze/scripting/testing\"' has no exported member 'createMockTools'."
+    )
+    assert by_line[8] == (
+        "Argument of type '\"noSuchTool\"' is not assignable to parameter of type "
+        "'keyof TrailblazeToolMap'."
+    )
+    assert by_line[12] == (
+        "Property 'rest' does not exist on type 'MockTrailblazeClient'. Did you mean 'reset'?"
+    )
+
+
+# A declaration of the `bun:test` functions the upstream samples' unit tests use, so that they
+# compile as tool sources: our `testing` declarations must take what real tests do with them.
+BUN_TEST = """\
+declare module "bun:test" {
+  interface Matchers {
+    toEqual(expected: unknown): void;
+    toMatchObject(expected: object): void;
+    toContain(expected: unknown): void;
+    toHaveLength(expected: number): void;
+    toBe(expected: unknown): void;
+    toBeGreaterThan(expected: number): void;
+    toMatch(expected: RegExp | string): void;
+    rejects: { toThrow(expected?: RegExp | string): Promise<void> };
+  }
+  export function describe(name: string, body: () => void): void;
+  export function test(name: string, body: () => Promise<void> | void): void;
+  export function expect(actual: unknown): Matchers;
+}
+"""
+
+
+def test_the_upstream_samples_unit_tests_compile_against_our_testing_declarations(
+    tmp_path: Path,
+) -> None:
+    ws = copy(PLAYWRIGHT, tmp_path)
+    tools = ws / "trails/config/trailmaps/playwrightSample/tools"
+    unit_tests = sorted(tools.glob("*.test.ts"))
+    assert len(unit_tests) == 3
+    for test in unit_tests:
+        # `*.test.ts` is not a tool source; under another name it is compiled like one.
+        test.rename(tools / f"_unit_{test.name.removesuffix('.test.ts')}.ts")
+    (tools / "bun-test.d.ts").write_text(BUN_TEST)
+    report = check(ws)
+    assert texts(report) == []
+    # Compiled: a declaration was emitted for each.
+    emitted = ws / "trails/.trailblaze/typegate/tooldecl/playwrightSample"
+    assert len(list(emitted.glob("_unit_*.d.ts"))) == 3
+    # And checked: a stub of a tool the trailmap does not have is a finding there.
+    form = tools / "_unit_playwrightSample_web_openFormIfNeeded.ts"
+    form.write_text(form.read_text().replace('stub("web_verifyTextVisible"', 'stub("web_verify"'))
+    [finding] = check(ws).findings
+    assert (finding.kind, finding.code) == ("tool", "TS2345")
+    assert finding.path.endswith("_unit_playwrightSample_web_openFormIfNeeded.ts")

@@ -40,10 +40,10 @@ OURS_LABEL = f"trailblaze-doit {__version__} declarations (zod {LIBRARIES['zod']
 _RESOLVABLE_SUFFIXES = ("", ".ts", ".tsx", ".d.ts", ".mts", ".d.mts", ".cts", ".d.cts", ".js")
 
 
-SUBPATHS = ("in-process", "sub-process")
-"""The SDK's subpath exports we declare (`@trailblaze/scripting/<name>`, `dist/<name>.d.ts`);
-they re-export from `./index.js`, so the trailmaps' `TrailblazeToolMap` reaches them too. The
-SDK's `./testing` (helpers for unit tests of tools) is not declared: tools do not import it."""
+SUBPATHS = ("in-process", "sub-process", "testing")
+"""The SDK's subpath exports we declare (`@trailblaze/scripting/<name>`, `dist/<name>.d.ts`):
+every one of its package.json `exports` but `.`. They import from `./index.js`, so the
+trailmaps' `TrailblazeToolMap` reaches them too (`testing`'s mock client is typed by it)."""
 
 
 @cache

@@ -342,9 +342,31 @@ export const app_wait = trailblaze.tool(async (_input, ctx) => ({
 }));
 """,
     "app_testing.ts": HEADER
-    + """import "@trailblaze/scripting/testing";
+    + """import { createMockClient, createMockContext } from "@trailblaze/scripting/testing";
 
-export const app_testing = trailblaze.tool(async () => "never");
+const inner = trailblaze.tool<{ text: string }>(async (input, ctx) => {
+  await ctx.tools.tapOnElementWithText({ text: input.text });
+  const apps = await ctx.tools.mobile_listInstalledApps({});
+  const code = await ctx.tools.web_evaluate(() => 1 + 1);
+  return `${apps.appIds.join("+")} ${String(code)} ${ctx.memory.get("user")} ${ctx.device?.driverType}`;
+});
+
+/** A tool that unit-tests another with the testing helpers: nothing reaches the device. */
+export const app_testing = trailblaze.tool(async () => {
+  const client = createMockClient();
+  client.stub("mobile_listInstalledApps", { structuredContent: { appIds: ["a", "b"] } });
+  const ctx = createMockContext({ platform: "web", memory: { user: "ann" }, target: { id: "t" } });
+  const result = await inner({ text: "Forms" }, ctx, client);
+  const calls = client.calls.map((c) => [c.tool, c.args]);
+  client.stub("tapOnElementWithText", { errorMessage: "Text not found" });
+  const thrown = await inner({ text: "X" }, createMockContext(), client).catch((e: Error) => e.message);
+  const count = client.calls.length;
+  client.reset();
+  return JSON.stringify({
+    result, calls, thrown, count, after: client.calls.length,
+    target: ctx.target?.resolveAppId({ defaultAppId: "d" }), session: ctx.sessionId,
+  });
+});
 """,
     "app_hello.yaml": """\
 name: app_hello
@@ -978,18 +1000,29 @@ def test_conditional_actions_run_on_a_snapshot_of_find_matches(
     )
 
 
-def test_a_tool_that_needs_the_testing_helpers_cannot_run_and_says_why(
-    device: ModelDevice, tools: ToolSource
+def test_the_testing_helpers_work_at_replay_and_reach_no_device(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
 ) -> None:
+    before = len(model.events)
     outcome = runner(device, tools=tools).run_recording(calls("- app_testing: {}"))
 
-    assert outcome.failure is not None
-    assert outcome.failure.kind == "error"
-    assert outcome.failure.error.startswith(
-        "scripted tool 'app_testing' could not run: cannot load trailmaps/app/tools/app_testing.ts:"
-        " Error: @trailblaze/scripting/testing is not supported at replay: it is for unit tests "
-        "of tools, import it from test files only"
-    )
+    assert outcome.passed, outcome.failure
+    assert json.loads(outcome.tools[0].detail or "") == {
+        "result": "a+b  ann playwright-native",
+        "calls": [
+            ["tapOnElementWithText", {"text": "Forms"}],
+            ["mobile_listInstalledApps", {}],
+            ["web_evaluate", {"script": "(() => 1 + 1).apply(null, [])"}],
+        ],
+        "thrown": 'trailblaze.client.callTool("tapOnElementWithText") tool failed: Text not found',
+        "count": 4,
+        "after": 0,
+        "target": "d",
+        "session": "mock-session",
+    }
+    # The mock answered every call: nothing was dispatched, nothing reached the device.
+    assert outcome.tools[0].children == ()
+    assert len(model.events) == before
 
 
 def test_the_sdk_query_tools_answer_without_failing(device: ModelDevice, tools: ToolSource) -> None:

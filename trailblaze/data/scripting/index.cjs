@@ -9,7 +9,7 @@
 // `(name, spec, handler)`), `trailblaze.run`, `tool`, `run`, `fromMeta`, `selectors`, `z`,
 // `captureViewHierarchy`, `runConditionalActions`, `ConditionalActionFailedError`, the handler's
 // context (`tools`, `memory`, `device`, `target`, `logger`) and client (`tools`, `callTool`), and
-// the `in-process` / `sub-process` profiles (`testing` is for unit tests: replay refuses it).
+// the `in-process` / `sub-process` profiles and the `testing` helpers (mock client and context).
 
 const { createMemory, DRAIN_DELTA } = require("./memory.cjs");
 const {
@@ -285,8 +285,8 @@ exports.captureViewHierarchy = full.captureViewHierarchy;
 exports.runConditionalActions = full.runConditionalActions;
 exports.z = full.z;
 exports.__profiles = { full, inProcess: profile(inProcessTool, inProcessRun) };
-// Used by host.cjs (not part of the authoring API).
+// Used by host.cjs and testing.cjs (not part of the authoring API).
 exports.__internal = {
   state, TYPED, DRAIN_DELTA, CouldNotRunError, createClient, createMemory, createLogger,
-  parseDevice, parseTarget, inputSchemaOf, checkInput,
+  parseDevice, parseTarget, inputSchemaOf, checkInput, createToolsProxy, noopLogger,
 };
