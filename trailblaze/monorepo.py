@@ -11,13 +11,18 @@ workspace (either layout, or its own `[tool.trailblaze]`) is one, and is not sea
 
 Each workspace is named by its path relative to the root (`apps/shop`): the doit subtask
 (`check:apps/shop`) and the prefix of its paths in the merged report.
+
+With a remote cache each workspace's check asks for its own run entry (`check_remote`, for
+`check --all` and doit's `check:run` alike); one `SharedRemote` per run keeps a fault to one
+warning, the rest of the run working locally.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,10 +32,12 @@ from trailblaze.options import CheckOptions
 from trailblaze.report import Report, TrailStatus
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
+    Scan,
     Workspace,
     WorkspaceError,
     find_workspace,
     is_workspace,
+    scan,
 )
 
 if TYPE_CHECKING:
@@ -128,11 +135,69 @@ def _discover(root: Path) -> list[Path]:
     return sorted(out)
 
 
-def check_all(mono: Monorepo, options: CheckOptions, *, progress: Progress | None = None) -> Report:
-    """Check every workspace; one report, its paths relative to the monorepo root."""
-    from trailblaze.check import run_check  # noqa: PLC0415 - the pipeline loads only here
+class SharedRemote:
+    """One remote cache across the checks of one run (the workspaces of a monorepo, the tasks
+    of one `doit` process): after its first fault, warned about once, the rest of the run
+    works without it, as the warning says."""
 
-    parts = [(mono.name(ws), run_check(ws, options, progress=progress)) for ws in mono.workspaces]
+    def __init__(self) -> None:
+        self.fault: str | None = None
+
+    def options(self, options: CheckOptions) -> CheckOptions:
+        """`options` for the next check: without the remote once it has faulted."""
+        return options if self.fault is None else replace(options, remote_cache=None)
+
+    def warn(self, message: str) -> None:
+        """The run entry's fault (`runcache.cached_run`'s `warn`): the run's one warning."""
+        if self.fault is None:
+            self.fault = message
+            print(f"trailblaze: warning: {message}", file=sys.stderr, flush=True)
+
+    def saw(self, report: Report) -> None:
+        """A check's report: a per-trail fault inside it (warned about by the check) counts."""
+        fault = report.stats.get("remote_fault")
+        if self.fault is None and fault:
+            self.fault = str(fault)
+
+
+def check_remote(
+    ws: Workspace,
+    options: CheckOptions,
+    shared: SharedRemote,
+    *,
+    progress: Progress | None = None,
+    found: Scan | None = None,
+    stats: Mapping[str, os.stat_result | None] | None = None,
+) -> Report:
+    """One workspace's check, answered by the remote cache's run entry when it has one
+    (`runcache.cached_run`); the pipeline loads only when it must."""
+    options = shared.options(options)
+    if not options.remote_cache:
+        from trailblaze.check import run_check  # noqa: PLC0415 - the pipeline loads only here
+
+        return run_check(ws, options, progress=progress, found=found, stats=stats)
+    from trailblaze.runcache import cached_run  # noqa: PLC0415
+
+    report = cached_run(
+        ws,
+        options,
+        progress=progress,
+        found=found if found is not None else scan(ws),
+        stats=stats,
+        warn=shared.warn,
+    )
+    shared.saw(report)
+    return report
+
+
+def check_all(mono: Monorepo, options: CheckOptions, *, progress: Progress | None = None) -> Report:
+    """Check every workspace (each by its own run entry, with a remote cache); one report,
+    its paths relative to the monorepo root."""
+    shared = SharedRemote()
+    parts = [
+        (mono.name(ws), check_remote(ws, options, shared, progress=progress))
+        for ws in mono.workspaces
+    ]
     return combine(mono.root, parts)
 
 

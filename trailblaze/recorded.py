@@ -13,10 +13,13 @@ no-op included); the pipeline loads when a check runs.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +28,7 @@ from trailblaze.scratch import Layout, write_scratch
 from trailblaze.store import Kind, Store
 
 if TYPE_CHECKING:
+    from trailblaze.monorepo import SharedRemote
     from trailblaze.report import Report, ReportView
     from trailblaze.workspace import Scan, Workspace
 
@@ -127,21 +131,48 @@ def check_and_record(
     from; `stats` holds the `os.stat` of those inputs. A setting that cannot work raises its
     `TrailblazeError` before any work.
     """
-    from trailblaze.batch import no_gc  # noqa: PLC0415 - the pipeline loads only for a run
-    from trailblaze.check import run_check  # noqa: PLC0415
     from trailblaze.console import RichProgress, toolchain_progress  # noqa: PLC0415
+    from trailblaze.monorepo import check_remote  # noqa: PLC0415
     from trailblaze.remote import RemoteConfig  # noqa: PLC0415
 
     options = CheckOptions.from_env()
     RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
     # As in run_check: writing the report of ten thousand trails builds as many dicts, and the
     # cyclic collector would walk every object of the run again and again to free nothing.
-    with no_gc():
+    with _no_gc():
         with toolchain_progress(sys.stderr):
-            report = run_check(
-                ws, options, progress=RichProgress.for_terminal(), found=found, stats=stats
+            # A fresh clone may find the whole run in the remote cache (`trailblaze/runcache/`):
+            # then nothing is parsed, generated or compiled, and the pipeline never loads.
+            report = check_remote(
+                ws,
+                options,
+                _shared_remote(),
+                progress=RichProgress.for_terminal(),
+                found=found,
+                stats=stats,
             )
         record(ws, report, stats)
+
+
+@functools.cache
+def _shared_remote() -> SharedRemote:
+    """The remote cache of this doit process's checks: after a fault in one workspace's,
+    warned about once, the others work locally (a `doit -n N` worker is a process of its own)."""
+    from trailblaze.monorepo import SharedRemote  # noqa: PLC0415
+
+    return SharedRemote()
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """`batch.no_gc`, without loading the parse workers a run entry's hit never needs."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def record(ws: Workspace, report: Report, stats: Mapping[str, os.stat_result | None]) -> None:

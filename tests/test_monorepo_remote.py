@@ -1,0 +1,301 @@
+"""The whole-run remote entry in a monorepo: every workspace of a root `dodo.py` (`doit check`,
+`doit check:<workspace>`, `doit -n 3 check`) and `trailblaze check --all` is answered by its own
+run entry, against nginx (WebDAV) on loopback and the fault proxy."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tests.test_runcache
+from bench.nginx import NginxCache
+from tests.conftest import isolate_env, run_python, write_tree
+from tests.faultproxy import FaultProxy, refused_url
+from tests.test_monorepo import TRAIL, monorepo
+from tests.test_runcache import clone, generated, run_entries
+from trailblaze.check import last_stats
+from trailblaze.monorepo import find_monorepo
+from trailblaze.options import REMOTE_ENV, REMOTE_READ_ONLY_ENV
+from trailblaze.remote import TIMEOUT_ENV
+from trailblaze.toolchain import Compiler
+
+nginx = tests.test_runcache.nginx
+server = tests.test_runcache.server
+"""nginx on loopback as the remote cache (for this module), emptied for each test."""
+
+NAMES = ("apps/notes", "apps/shop", "legacy")
+NOTES_TRAIL = "apps/notes/trailmaps/notes/trails/pin.trail.yaml"
+WARNING = "trailblaze: warning: remote cache "
+CONTINUED = 2
+"""`doit --continue check` with findings in a workspace: the group's dependency is unmet."""
+
+
+def fresh(where: Path) -> Path:
+    """A fresh clone of a monorepo with three workspaces: `apps/shop` the bundled one (scripted
+    tools, a type finding, a rejected trail), `apps/notes` compact and `legacy` in
+    Trailblaze's layout; no scratch directories, no generated surfaces."""
+    root = monorepo(where, configured=True)
+    shutil.rmtree(root / "apps/shop")
+    clone(root / "apps/shop")
+    return root
+
+
+def doit(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_python(root, "-m", "doit", *args, env=env)
+
+
+def check_all(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`trailblaze check --all --format json` at the monorepo's root."""
+    return run_python(root, "-m", "trailblaze.cli", "check", "--all", "--format", "json", *args)
+
+
+def scratch(root: Path) -> dict[str, Path]:
+    mono = find_monorepo(root)
+    return {mono.name(ws): ws.scratch for ws in mono.workspaces}
+
+
+def reports(root: Path) -> dict[str, dict[str, Any]]:
+    """Each workspace's `report.json` as `doit check` wrote it, without the fields that name the
+    clone's directory or the run's wall time; a workspace not checked has none."""
+    out = {}
+    for name, where in scratch(root).items():
+        if not (where / "report.json").exists():
+            continue  # not checked
+        data: dict[str, Any] = json.loads((where / "report.json").read_text("utf-8"))
+        data.pop("workspace")
+        data.pop("seconds")
+        out[name] = data
+    return out
+
+
+def files(root: Path) -> dict[str, dict[str, bytes]]:
+    """The files each workspace's check generated into its trailmaps."""
+    mono = find_monorepo(root)
+    return {mono.name(ws): generated(ws.trailmaps_dir.parent) for ws in mono.workspaces}
+
+
+def stats(root: Path) -> dict[str, dict[str, Any]]:
+    return {name: last_stats(where) for name, where in scratch(root).items()}
+
+
+def ran(output: str) -> list[str]:
+    """The `check:<workspace>:run` tasks doit ran (`.  name`), not those it skipped."""
+    return sorted(
+        line[3:].strip()
+        for line in output.splitlines()
+        if line.startswith(".  check") and line.endswith(":run")
+    )
+
+
+def merged(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """A merged JSON report without the fields that name the clone's directory."""
+    data: dict[str, Any] = json.loads(result.stdout)
+    data.pop("workspace")
+    data.pop("path_base")
+    return data
+
+
+@pytest.fixture(scope="module")
+def cold(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A purely local `doit --continue check` of a fresh clone, then `check --all`: what every
+    run with a remote must equal."""
+    root = fresh(tmp_path_factory.mktemp("cold") / "repo")
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)  # a module fixture: the per-test clean environment is not on yet
+        done = doit(root, "--continue", "check")
+        cli = check_all(root)
+    # doit --continue: a failed workspace leaves the `check` group's dependency unmet (exit 2).
+    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    assert ran(done.stdout) == [f"check:{name}:run" for name in NAMES]
+    assert done.stderr.count("warning") == 0, done.stderr
+    assert cli.returncode == 1, cli.stderr
+    found = reports(root)
+    assert [found[name]["summary"]["type_checked"] for name in NAMES] == [1, 11, 1]
+    return {"out": done.stdout, "reports": found, "files": files(root), "merged": merged(cli)}
+
+
+@pytest.fixture
+def filled(server: NginxCache, cold: dict[str, Any], tmp_path: Path) -> dict[str, bytes]:
+    """The remote after one CI run of the monorepo (`doit check` in a fresh clone): its
+    entries, a run entry for each workspace among them."""
+    root = fresh(tmp_path / "fill")
+    done = doit(root, "--continue", "check", **{REMOTE_ENV: server.url})
+    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    assert reports(root) == cold["reports"]
+    assert {name: s["remote_run"] for name, s in stats(root).items()} == dict.fromkeys(
+        NAMES, "stored"
+    )
+    # Per workspace an action-cache entry and two bodies (the three small workspaces' surface
+    # bodies may coincide).
+    assert len([k for k in run_entries(server) if k.startswith("ac/")]) == len(NAMES)
+    return server.entries()
+
+
+def assert_hits(root: Path, names: tuple[str, ...] = NAMES) -> None:
+    """Each workspace answered by its run entry: nothing parsed, generated or compiled."""
+    for name, found in stats(root).items():
+        if name not in names:
+            continue
+        assert found["remote_run"] == "hit", (name, found)
+        assert found["compiler_runs"] == 0, name
+        assert found["trails_parsed"] == 0, name
+        assert found["remote_requests"] == 3, name  # one action-cache entry, two CAS bodies
+        assert not (scratch(root)[name] / "typegate").exists(), name
+
+
+# -- doit check --------------------------------------------------------------------------------
+
+
+@pytest.mark.tsc
+def test_doit_check_answers_every_workspace_by_its_run_entry(
+    server: NginxCache, filled: dict[str, bytes], cold: dict[str, Any], tmp_path: Path
+) -> None:
+    remote = {REMOTE_ENV: server.url}
+    root = fresh(tmp_path / "ci")
+    done = doit(root, "--continue", "check", **remote)
+    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    assert_hits(root)
+    # What doit wrote and printed is a local run's, and so are the surfaces an editor reads.
+    assert reports(root) == cold["reports"]
+    assert done.stdout == cold["out"]
+    assert done.stderr == ""
+    assert files(root) == cold["files"]
+    assert server.entries() == filled  # a hit stores nothing
+
+    # doit's state is right: nothing changed is a local no-op that never asks the remote.
+    again = doit(root, "--continue", "check", **{REMOTE_ENV: refused_url()})
+    assert again.returncode == CONTINUED, again.stdout + again.stderr  # the findings still stand
+    assert ran(again.stdout) == []
+    assert "-- check:apps/notes: up to date, 1 trailmaps, 1 trails:" in again.stdout
+    assert again.stderr == ""
+    assert reports(root) == cold["reports"]
+
+    # An edit checks that workspace again (its run entry misses; a per-trail miss compiles).
+    write_tree(root, {NOTES_TRAIL: TRAIL.format(id="notes", text="[1]")})
+    edited = doit(root, "--continue", "check", **remote)
+    assert edited.returncode == CONTINUED
+    assert ran(edited.stdout) == ["check:apps/notes:run"]
+    notes = stats(root)["apps/notes"]
+    assert notes["remote_run"] == "stored"
+    assert notes["files_compiled"] == ["trailmaps/notes/trails/pin.trail.yaml"]
+    [finding] = [f for f in reports(root)["apps/notes"]["findings"] if f["fatal"]]
+    assert finding["code"] == "TS2322"
+
+
+@pytest.mark.tsc
+def test_one_workspace_alone_and_all_in_parallel_read_their_own_entries(
+    server: NginxCache, filled: dict[str, bytes], cold: dict[str, Any], tmp_path: Path
+) -> None:
+    remote = {REMOTE_ENV: server.url}
+    alone = fresh(tmp_path / "alone")
+    done = doit(alone, "check:apps/notes", **remote)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ran(done.stdout) == ["check:apps/notes:run"]
+    assert_hits(alone, ("apps/notes",))
+    assert reports(alone) == {"apps/notes": cold["reports"]["apps/notes"]}
+
+    parallel = fresh(tmp_path / "parallel")
+    done = doit(parallel, "--continue", "-n", "3", "check", **remote)
+    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    assert ran(done.stdout) == [f"check:{name}:run" for name in NAMES]
+    assert_hits(parallel)
+    assert reports(parallel) == cold["reports"]
+    assert files(parallel) == cold["files"]
+    assert server.entries() == filled
+
+
+@pytest.mark.tsc
+def test_read_only_doit_check_reads_the_run_entries_and_stores_nothing(
+    server: NginxCache, filled: dict[str, bytes], cold: dict[str, Any], tmp_path: Path
+) -> None:
+    remote = {REMOTE_ENV: server.url, REMOTE_READ_ONLY_ENV: "1"}
+    root = fresh(tmp_path / "pr")
+    done = doit(root, "--continue", "check", **remote)
+    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    assert_hits(root)
+    assert reports(root) == cold["reports"]
+    # A pull request that edits a workspace misses its run entry, works locally (the other
+    # trails' verdicts still come from the remote) and stores nothing.
+    edited = fresh(tmp_path / "pr-edited")
+    write_tree(edited, {NOTES_TRAIL: TRAIL.format(id="notes", text="[1]")})
+    done = doit(edited, "--continue", "check", **remote)
+    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    assert stats(edited)["apps/notes"]["remote_run"] == "miss"
+    assert stats(edited)["apps/notes"]["compiler_runs"] == 1
+    assert_hits(edited, ("apps/shop", "legacy"))
+    assert server.entries() == filled
+
+
+FAULTS = {
+    # name: (proxy mode, the paths it hits, what the one warning says)
+    "refused": ("pass", None, r"connection refused"),
+    "truncated-body": ("truncate", "/cas/", r"cut short after \d+ of \d+ bytes"),
+}
+
+
+@pytest.mark.tsc
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_fault_falls_back_to_local_work_with_one_warning_for_the_whole_run(
+    fault: str,
+    *,
+    server: NginxCache,
+    filled: dict[str, bytes],
+    cold: dict[str, Any],
+    tmp_path: Path,
+) -> None:
+    mode, only, expected = FAULTS[fault]
+    root = fresh(tmp_path / "ci")
+    with FaultProxy(server.url) as proxy:
+        proxy.mode = mode
+        proxy.only = only
+        url = refused_url() if fault == "refused" else proxy.url
+        done = doit(root, "--continue", "check", **{REMOTE_ENV: url, TIMEOUT_ENV: "2000"})
+    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    if fault != "refused":
+        # The first workspace's entry, then its body, cut short; the rest of the run never
+        # asks the remote again.
+        assert [path.split("/")[-2] for _, path in proxy.requests] == ["ac", "cas"]
+    [warning] = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert warning.startswith(f"{WARNING}{url}: ")
+    assert warning.endswith("; working locally for the rest of this run")
+    assert re.search(expected, warning), warning
+    # The same report and output as a local run; every workspace worked out locally.
+    assert reports(root) == cold["reports"]
+    assert done.stdout == cold["out"]
+    assert files(root) == cold["files"]
+    assert all(s["compiler_runs"] >= 1 for s in stats(root).values())
+    assert server.entries() == filled  # nothing poisoned is kept
+
+
+# -- trailblaze check --all --------------------------------------------------------------------
+
+
+@pytest.mark.tsc
+def test_check_all_answers_every_workspace_by_its_run_entry_in_one_report(
+    server: NginxCache, filled: dict[str, bytes], cold: dict[str, Any], tmp_path: Path
+) -> None:
+    # The entries `doit check` stored answer the command line too: the same key.
+    root = fresh(tmp_path / "ci")
+    done = check_all(root, "--remote-cache", server.url)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ""
+    assert merged(done) == cold["merged"]
+    assert_hits(root)
+    assert files(root) == cold["files"]
+    assert server.entries() == filled
+
+    down = fresh(tmp_path / "down")
+    url = refused_url()
+    done = check_all(down, "--remote-cache", url)
+    assert done.returncode == 1, done.stderr
+    [warning] = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert warning.startswith(f"{WARNING}{url}: ")
+    assert "connection refused" in warning
+    assert merged(done) == cold["merged"]
+    assert all(s["compiler_runs"] >= 1 for s in stats(down).values())
