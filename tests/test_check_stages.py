@@ -14,7 +14,7 @@ STAGES = (
     "trailblaze.discovery",
     "trailblaze.targets",
     "trailblaze.surface",
-    "trailblaze.parsing",
+    "trailblaze.parsestage",
     "trailblaze.typegate.gate",
     "trailblaze.reporting",
     "trailblaze.check",
@@ -49,7 +49,7 @@ def test_only_the_orchestrator_runs_the_stages() -> None:
         if module in STAGES or module.endswith(".__init__"):
             continue
         text = path.read_text("utf-8")
-        for name in ("parsing import Parser", "typegate.gate import TypeGate"):
+        for name in ("parsestage import Parser", "typegate.gate import TypeGate"):
             assert name not in text, (module, name)
 
 

@@ -23,7 +23,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("orchestrator", ("check",)),
     ("replay", ("replay",)),  # the fake device included: tests/test_imports.py fences it
     ("output", ("output", "console", "formats", "framecache", "pathbase", "escaping")),
-    ("stages", ("discovery", "targets", "surface", "parsing", "typegate", "proof", "batch",
+    ("stages", ("discovery", "targets", "surface", "parsestage", "typegate", "proof", "batch",
                 "state", "reporting")),
     ("stage context", ("checkcontext", "shard", "crosstrail")),
     ("generation", ("codegen", "argvalues", "linetable", "tsrender", "artifacts", "sdk",

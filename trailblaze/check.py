@@ -6,7 +6,7 @@ returns a `Report` (data); rendering and the exit code are the caller's business
     discover   (discovery.py)     scan, shard, manifests, bundled trailmaps      -> Discovery
     resolve    (targets.py)       every target's tool model and exemption        -> Targets
     surfaces   (surface.py)       each target's tools/ artifacts, the SDK        -> findings
-    parse      (parsing.py)       every trail's record, from the state or parsed -> Trails
+    parse      (parsestage.py)    every trail's record, from the state or parsed -> Trails
     type gate  (typegate/gate.py) generated modules compiled, verdicts mapped    -> GateOutcome
     report     (reporting.py)     statuses and findings                          -> Report
 
@@ -31,7 +31,7 @@ from trailblaze.catalog import load_catalog
 from trailblaze.checkcontext import CheckContext, Progress, Timer
 from trailblaze.discovery import Stats, discover
 from trailblaze.options import CheckOptions
-from trailblaze.parsing import Parser
+from trailblaze.parsestage import Parser
 from trailblaze.report import Report
 from trailblaze.reporting import Checked, report
 from trailblaze.schemavalidation import remembering
