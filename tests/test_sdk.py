@@ -110,6 +110,25 @@ def copy(source: Path, tmp_path: Path) -> Path:
     return target
 
 
+def edit(path: Path, old: str, new: str) -> None:
+    """Replace the first `old` in the file by `new` (there must be one)."""
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.fixture
+def playwright_ws(tmp_path: Path) -> Path:
+    """A copy of the real playwright-native sample: one trailmap of scripted tools, no trail."""
+    return copy(PLAYWRIGHT, tmp_path)
+
+
+@pytest.fixture
+def misuse_ws(tmp_path: Path) -> Path:
+    """A copy of the misuse fixture: one tool file with 18 marked misuses of the SDK."""
+    return copy(SDK_DATA / "misuse", tmp_path)
+
+
 def test_our_bundle_exports_exactly_what_the_sdk_index_exports() -> None:
     bundle = render_sdk(load_catalog())
     values = set(re.findall(r"^export declare (?:const|function|class) (\w+)", bundle, re.M))
@@ -144,16 +163,15 @@ def test_a_fixture_using_every_export_compiles_with_zero_diagnostics(tmp_path: P
     ]
 
 
-def test_each_misuse_gives_its_own_diagnostic(tmp_path: Path) -> None:
-    ws = copy(SDK_DATA / "misuse", tmp_path)
-    source = ws / "trailmaps/kit/tools/kit_misuse.ts"
+def test_each_misuse_gives_its_own_diagnostic(misuse_ws: Path) -> None:
+    source = misuse_ws / "trailmaps/kit/tools/kit_misuse.ts"
     expected = [
         (n, match.group(1))
         for n, line in enumerate(source.read_text().splitlines(), 1)
         if (match := re.search(r"// MISUSE: (TS\d+)$", line))
     ]
     assert len(expected) == 18
-    report = check(ws)
+    report = check(misuse_ws)
     found = [(f.line, f.code) for f in report.findings]
     assert found == expected
     assert {(f.kind, f.path, f.fatal) for f in report.findings} == {
@@ -168,13 +186,12 @@ def test_each_misuse_gives_its_own_diagnostic(tmp_path: Path) -> None:
     assert by_line[30] == "Property 'callTool' does not exist on type 'TrailblazeClient'."
 
 
-def test_every_playwright_native_tool_compiles_with_zero_diagnostics(tmp_path: Path) -> None:
-    ws = copy(PLAYWRIGHT, tmp_path)
-    report = check(ws)
+def test_every_playwright_native_tool_compiles_with_zero_diagnostics(playwright_ws: Path) -> None:
+    report = check(playwright_ws)
     assert texts(report) == []
     assert report.sdks == {"playwrightSample": OURS_LABEL}
     assert [t.path for t in report.trails] == []  # no trail targets it, and still:
-    emitted = ws / "trails/.trailblaze/typegate/tooldecl/playwrightSample"
+    emitted = playwright_ws / "trails/.trailblaze/typegate/tooldecl/playwrightSample"
     sources = sorted(
         p.name.removesuffix(".ts")
         for p in PLAYWRIGHT_TOOLS.glob("*.ts")
@@ -184,25 +201,23 @@ def test_every_playwright_native_tool_compiles_with_zero_diagnostics(tmp_path: P
     assert sorted(p.name.removesuffix(".d.ts") for p in emitted.glob("*.d.ts")) == sources
     # The type smoke tests' `@ts-expect-error` lines held: a type that was too loose would
     # leave one unused (TS2578), one too strict would fail a happy-path line.
-    smoke = ws / "trails/config/trailmaps/playwrightSample/tools/_type_smoke_web.ts"
+    smoke = playwright_ws / "trails/config/trailmaps/playwrightSample/tools/_type_smoke_web.ts"
     text = smoke.read_text()
     assert text.count("// @ts-expect-error") == 15
     # Take one directive away: the error it expected is there, on the next line.
     lines = text.splitlines(keepends=True)
     first = next(n for n, line in enumerate(lines) if line.startswith("// @ts-expect-error"))
     smoke.write_text("".join([*lines[:first], "\n", *lines[first + 1 :]]))
-    [finding] = check(ws).findings
+    [finding] = check(playwright_ws).findings
     assert (finding.kind, finding.line, finding.code) == ("tool", first + 2, "TS2353")
 
 
-def test_an_error_in_a_tool_of_an_untargeted_trailmap_is_a_tool_finding(tmp_path: Path) -> None:
-    ws = copy(PLAYWRIGHT, tmp_path)
-    tool = (
-        ws
-        / "trails/config/trailmaps/playwrightSample/tools/playwrightSample_web_openFormIfNeeded.ts"
-    )
-    tool.write_text(tool.read_text().replace("{ text: formHeading }", "{ txt: formHeading }", 1))
-    report = check(ws)
+def test_an_error_in_a_tool_of_an_untargeted_trailmap_is_a_tool_finding(
+    playwright_ws: Path,
+) -> None:
+    tool = PLAYWRIGHT_TOOLS.relative_to(PLAYWRIGHT) / "playwrightSample_web_openFormIfNeeded.ts"
+    edit(playwright_ws / tool, "{ text: formHeading }", "{ txt: formHeading }")
+    report = check(playwright_ws)
     [finding] = report.findings
     assert (finding.kind, finding.path, finding.code, finding.fatal) == (
         "tool",
@@ -253,22 +268,47 @@ export declare const trailblaze: {
 """
 
 
+APP_TOOL = "trailmaps/app/tools/app_login.ts"
+APP_TSCONFIG = "trailmaps/app/tools/tsconfig.json"
+APP_TRAIL = "trailmaps/app/trails/a.trail.yaml"
+OWN_SDK = "sdks/typescript/dist/index.d.ts"
+
+
 @pytest.fixture
 def app_ws(tmp_path: Path) -> Path:
+    """Target `app` with one scripted tool, a hand-written tsconfig mapping the SDK to `OWN_SDK`
+    (not there), and one trail passing the tool a wrong type."""
     return write_tree(
         tmp_path,
         {
             "trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: app\n",
-            "trailmaps/app/tools/app_login.ts": TOOL,
-            "trailmaps/app/tools/tsconfig.json": HAND_TSCONFIG,
-            "trailmaps/app/trails/a.trail.yaml": TRAIL,
+            APP_TOOL: TOOL,
+            APP_TSCONFIG: HAND_TSCONFIG,
+            APP_TRAIL: TRAIL,
         },
     )
 
 
-def test_the_workspaces_own_sdk_is_preferred(app_ws: Path) -> None:
-    write_tree(app_ws, {"sdks/typescript/dist/index.d.ts": WORKSPACE_SDK})
-    report = check(app_ws)
+@pytest.fixture
+def own_sdk_ws(app_ws: Path) -> Path:
+    """`app_ws` with the workspace's own SDK where its tsconfig maps the SDK."""
+    return write_tree(app_ws, {OWN_SDK: WORKSPACE_SDK})
+
+
+def with_app_tool(
+    ws: Path, tool: str, trail: str = TRAIL, *, more: dict[str, str] | None = None
+) -> Path:
+    """`ws` (target `app`) with `tool` as `app_login.ts`, `trail` as `a.trail.yaml`, and `more`."""
+    return write_tree(ws, {APP_TOOL: tool, APP_TRAIL: trail, **(more or {})})
+
+
+def tools_tsconfig(ws: Path) -> Any:
+    """The tsconfig the type gate compiled `app`'s tools with (one extending the user's)."""
+    return json.loads((ws / ".trailblaze/typegate/tools-tsconfig/app.json").read_text("utf-8"))
+
+
+def test_the_workspaces_own_sdk_is_preferred(own_sdk_ws: Path) -> None:
+    report = check(own_sdk_ws)
     assert texts(report, "warning") == [
         "trailmaps/app/tools/tsconfig.json:1:1: hand-written tsconfig.json kept; scripted tools "
         "compile against the workspace's own SDK at sdks/typescript/dist/index.d.ts",
@@ -282,16 +322,15 @@ def test_the_workspaces_own_sdk_is_preferred(app_ws: Path) -> None:
         "workspace SDK sdks/typescript/dist/index.d.ts": ["app"]
     }
     # Against ours the same tool is wrong: `owner` is no field of the real SDK's spec.
-    (app_ws / "sdks").rename(app_ws / "elsewhere")
-    [tool] = [f for f in check(app_ws).findings if f.kind == "tool"]
+    (own_sdk_ws / "sdks").rename(own_sdk_ws / "elsewhere")
+    [tool] = [f for f in check(own_sdk_ws).findings if f.kind == "tool"]
     assert (tool.path, tool.line, tool.code) == ("trailmaps/app/tools/app_login.ts", 3, "TS2353")
 
 
 def test_a_mapping_that_does_not_resolve_is_one_warning_and_trails_are_still_checked(
     app_ws: Path,
 ) -> None:
-    tool = app_ws / "trailmaps/app/tools/app_login.ts"
-    tool.write_text(tool.read_text().replace('{ owner: "team-a" }', '{ description: "Log in" }'))
+    edit(app_ws / APP_TOOL, '{ owner: "team-a" }', '{ description: "Log in" }')
     report = check(app_ws)
     assert texts(report, "warning") == [
         "trailmaps/app/tools/tsconfig.json:1:1: hand-written trailmaps/app/tools/tsconfig.json "
@@ -304,9 +343,7 @@ def test_a_mapping_that_does_not_resolve_is_one_warning_and_trails_are_still_che
     assert [t.status for t in report.trails] == ["type-checked"]
     # The user's tsconfig is untouched; the compile went through one extending it.
     assert (app_ws / "trailmaps/app/tools/tsconfig.json").read_text() == HAND_TSCONFIG
-    scratch = json.loads(
-        (app_ws / ".trailblaze/typegate/tools-tsconfig/app.json").read_text("utf-8")
-    )
+    scratch = tools_tsconfig(app_ws)
     assert scratch["extends"] == (app_ws / "trailmaps/app/tools/tsconfig.json").as_posix()
     assert scratch["compilerOptions"]["paths"]["@trailblaze/scripting"] == [
         (app_ws / ".trailblaze/sdk-trailblaze-doit/dist/index").as_posix()
@@ -314,17 +351,16 @@ def test_a_mapping_that_does_not_resolve_is_one_warning_and_trails_are_still_che
 
 
 def test_a_bundle_the_reference_cli_extracted_is_used_and_never_overwritten(
-    tmp_path: Path,
+    playwright_ws: Path,
 ) -> None:
-    ws = copy(PLAYWRIGHT, tmp_path)
-    extracted = ws / "trails/.trailblaze/sdk/dist/index.d.ts"
+    extracted = playwright_ws / "trails/.trailblaze/sdk/dist/index.d.ts"
     theirs = render_sdk(load_catalog()).replace(
         "// GENERATED BY trailblaze-doit", "// bundled by dts-bundle-generator; was"
     )
     write_tree(extracted.parent, {"index.d.ts": theirs})
     (extracted.parent.parent / "node_modules").mkdir()
     (extracted.parent.parent / "node_modules/zod").symlink_to(install_library("zod"))
-    report = check(ws)
+    report = check(playwright_ws)
     assert texts(report) == []
     assert report.sdks == {
         "playwrightSample": "workspace SDK trails/.trailblaze/sdk/dist/index.d.ts "
@@ -345,13 +381,7 @@ export const app_login = trailblaze.tool<LoginInput>({ description: "Log in" }, 
 def test_calls_to_a_tool_with_a_broken_import_are_reported_not_checked_never_passed(
     compact_ws: Path,
 ) -> None:
-    write_tree(
-        compact_ws,
-        {
-            "trailmaps/app/tools/app_login.ts": BROKEN_TOOL,
-            "trailmaps/app/trails/a.trail.yaml": TRAIL.replace("{user: 5}", "{anything: 5}"),
-        },
-    )
+    with_app_tool(compact_ws, BROKEN_TOOL, TRAIL.replace("{user: 5}", "{anything: 5}"))
     for _ in range(2):  # never cached: the second run says the same
         report = check(compact_ws)
         tool, unchecked = sorted(report.findings, key=lambda f: f.kind, reverse=True)
@@ -384,20 +414,16 @@ def test_calls_to_a_tool_with_a_broken_import_are_reported_not_checked_never_pas
 def test_a_tool_typed_any_is_probed_and_its_calls_are_not_checked(
     compact_ws: Path, declared: str, why: str
 ) -> None:
-    write_tree(
+    with_app_tool(
         compact_ws,
-        {
-            "trailmaps/app/tools/app_login.ts": (
-                'import { trailblaze } from "@trailblaze/scripting";\n'
-                f"export const app_login = trailblaze.tool<{declared}>({{}}, async () => 'ok');\n"
-                "export const app_ok = trailblaze.tool<{ n: number }>({}, async () => 'ok');\n"
-            ),
-            "trailmaps/app/trails/a.trail.yaml": TRAIL.replace(
-                "{user: 5}", "{user: 5}\n        - app_ok: {n: x}"
-            ),
+        'import { trailblaze } from "@trailblaze/scripting";\n'
+        f"export const app_login = trailblaze.tool<{declared}>({{}}, async () => 'ok');\n"
+        "export const app_ok = trailblaze.tool<{ n: number }>({}, async () => 'ok');\n",
+        TRAIL.replace("{user: 5}", "{user: 5}\n        - app_ok: {n: x}"),
+        more={
             "trailmaps/app/trails/b.trail.yaml": TRAIL.replace(
                 "app_login: {user: 5}", "app_ok: {n: x}"
-            ),
+            )
         },
     )
     report = check(compact_ws)
@@ -411,9 +437,8 @@ def test_a_tool_typed_any_is_probed_and_its_calls_are_not_checked(
     assert [t.status for t in report.trails] == ["parsed", "type-checked"]
 
 
-def test_tool_findings_are_counted_apart_in_every_format(tmp_path: Path) -> None:
-    ws = copy(SDK_DATA / "misuse", tmp_path)
-    report = check(ws)
+def test_tool_findings_are_counted_apart_in_every_format(misuse_ws: Path) -> None:
+    report = check(misuse_ws)
     summary = report.to_json()["summary"]
     assert (summary["findings"], summary["tool_findings"], summary["tool_files"]) == (0, 18, 1)
     assert {f["kind"] for f in report.to_json()["findings"]} == {"tool"}
@@ -433,20 +458,18 @@ def test_jsonc_comments_and_trailing_commas_are_stripped_but_strings_kept() -> N
 
 
 def test_a_type_only_the_workspace_sdk_has_leaves_calls_unchecked_not_passed(
-    app_ws: Path,
+    own_sdk_ws: Path,
 ) -> None:
     # The tools compile clean against the workspace's SDK; trails are checked against ours,
     # which lacks `Owner`: the tool's declarations do not resolve there.
-    sdk = WORKSPACE_SDK + "export interface Owner { team: string }\n"
-    tool = TOOL.replace(
+    (own_sdk_ws / OWN_SDK).write_text(WORKSPACE_SDK + "export interface Owner { team: string }\n")
+    edit(
+        own_sdk_ws / APP_TOOL,
         "export interface Input { user: string }",
         'import type { Owner } from "@trailblaze/scripting";\n'
         "export interface Input { user: string; owner?: Owner }",
     )
-    write_tree(
-        app_ws, {"sdks/typescript/dist/index.d.ts": sdk, "trailmaps/app/tools/app_login.ts": tool}
-    )
-    report = check(app_ws)
+    report = check(own_sdk_ws)
     assert [f.kind for f in report.findings] == ["warning", "infra"]
     unchecked = report.findings[1]
     assert unchecked.text.startswith(
@@ -458,26 +481,20 @@ def test_a_type_only_the_workspace_sdk_has_leaves_calls_unchecked_not_passed(
 
 
 def test_an_empty_input_type_takes_no_arguments(compact_ws: Path) -> None:
-    write_tree(
+    with_app_tool(
         compact_ws,
-        {
-            "trailmaps/app/tools/app_login.ts": (
-                'import { trailblaze, type EmptyInput } from "@trailblaze/scripting";\n'
-                "export const app_login = trailblaze.tool<EmptyInput>({}, async () => 'ok');\n"
-            ),
-            "trailmaps/app/trails/a.trail.yaml": TRAIL,
-        },
+        'import { trailblaze, type EmptyInput } from "@trailblaze/scripting";\n'
+        "export const app_login = trailblaze.tool<EmptyInput>({}, async () => 'ok');\n",
     )
     [finding] = check(compact_ws).findings
     assert type_finding(finding) == ("trailmaps/app/trails/a.trail.yaml", "app_login", "TS2322")
 
 
 def test_a_workspace_sdk_in_node_modules_is_found_without_a_mapping(app_ws: Path) -> None:
-    config = app_ws / "trailmaps/app/tools/tsconfig.json"
-    config.write_text(
-        HAND_TSCONFIG.replace(
-            '    "paths": {"@trailblaze/scripting": ["../../../sdks/typescript/dist/index"]},\n', ""
-        )
+    edit(
+        app_ws / APP_TSCONFIG,
+        '    "paths": {"@trailblaze/scripting": ["../../../sdks/typescript/dist/index"]},\n',
+        "",
     )
     package = "node_modules/@trailblaze/scripting"
     write_tree(
@@ -496,12 +513,10 @@ def test_a_workspace_sdk_in_node_modules_is_found_without_a_mapping(app_ws: Path
     assert [f.kind for f in report.findings] == ["warning", "type"]
 
 
-def test_an_edit_of_the_workspace_sdk_compiles_the_tools_again(app_ws: Path) -> None:
-    write_tree(app_ws, {"sdks/typescript/dist/index.d.ts": WORKSPACE_SDK})
-    assert [f.kind for f in check(app_ws).findings] == ["warning", "type"]
-    sdk = app_ws / "sdks/typescript/dist/index.d.ts"
-    sdk.write_text(sdk.read_text().replace("owner: string", "owner: number"))
-    [tool] = [f for f in check(app_ws).findings if f.kind == "tool"]
+def test_an_edit_of_the_workspace_sdk_compiles_the_tools_again(own_sdk_ws: Path) -> None:
+    assert [f.kind for f in check(own_sdk_ws).findings] == ["warning", "type"]
+    edit(own_sdk_ws / OWN_SDK, "owner: string", "owner: number")
+    [tool] = [f for f in check(own_sdk_ws).findings if f.kind == "tool"]
     assert (tool.path, tool.line, tool.code) == ("trailmaps/app/tools/app_login.ts", 3, "TS2322")
 
 
@@ -526,14 +541,12 @@ def test_tools_of_a_trailmap_whose_manifest_did_not_load_are_compiled(compact_ws
 
 
 def test_a_hand_written_mapping_to_our_declarations_says_so(app_ws: Path) -> None:
-    config = app_ws / "trailmaps/app/tools/tsconfig.json"
-    config.write_text(
-        HAND_TSCONFIG.replace(
-            "../../../sdks/typescript/dist/index", "../../../.trailblaze/sdk/dist/index"
-        )
+    edit(
+        app_ws / APP_TSCONFIG,
+        "../../../sdks/typescript/dist/index",
+        "../../../.trailblaze/sdk/dist/index",
     )
-    tool = app_ws / "trailmaps/app/tools/app_login.ts"
-    tool.write_text(tool.read_text().replace('{ owner: "team-a" }', "{}"))
+    edit(app_ws / APP_TOOL, '{ owner: "team-a" }', "{}")
     report = check(app_ws)
     assert texts(report, "warning") == [
         "trailmaps/app/tools/tsconfig.json:1:1: hand-written tsconfig.json kept; its mapping "
@@ -547,17 +560,7 @@ def test_a_hand_written_mapping_to_our_declarations_says_so(app_ws: Path) -> Non
 
 # What the real SDK's `src/in-process.ts` exports: the lightweight part of index.ts and its own
 # typed-only `tool`, option-less `run` and `trailblaze`.
-IN_PROCESS_VALUES = {
-    "z",
-    "fromMeta",
-    "captureViewHierarchy",
-    "ConditionalActionFailedError",
-    "runConditionalActions",
-    "selectors",
-    "trailblaze",
-    "run",
-    "tool",
-}
+IN_PROCESS_VALUES = INDEX_VALUES  # the same names as index.ts
 IN_PROCESS_TYPES = INDEX_TYPES - {
     "InstalledApp",
     "ListInstalledAppsDetailedResult",
@@ -743,20 +746,14 @@ def test_a_misuse_through_a_subpath_is_its_diagnostic(tmp_path: Path) -> None:
 def test_a_subpath_import_compiles_against_ours_when_the_mapping_does_not_resolve(
     app_ws: Path,
 ) -> None:
-    tool = app_ws / "trailmaps/app/tools/app_login.ts"
-    tool.write_text(
-        tool.read_text()
-        .replace('"@trailblaze/scripting"', '"@trailblaze/scripting/in-process"')
-        .replace('{ owner: "team-a" }', '{ description: "Log in" }')
-    )
+    edit(app_ws / APP_TOOL, '"@trailblaze/scripting"', '"@trailblaze/scripting/in-process"')
+    edit(app_ws / APP_TOOL, '{ owner: "team-a" }', '{ description: "Log in" }')
     report = check(app_ws)
     assert [f.kind for f in report.findings] == ["warning", "type"]
     assert [type_finding(f) for f in report.findings if f.kind == "type"] == [
         ("trailmaps/app/trails/a.trail.yaml", "app_login", "TS2322")
     ]
-    scratch = json.loads(
-        (app_ws / ".trailblaze/typegate/tools-tsconfig/app.json").read_text("utf-8")
-    )
+    scratch = tools_tsconfig(app_ws)
     assert scratch["compilerOptions"]["paths"]["@trailblaze/scripting/*"] == [
         (app_ws / ".trailblaze/sdk-trailblaze-doit/dist/*").as_posix()
     ]
@@ -837,7 +834,8 @@ export async function misuses(): Promise<void> {
 """
 
 
-def unit_ws(tmp_path: Path, **files: str) -> Path:
+def unit_ws(tmp_path: Path, tool: str) -> Path:
+    """Target `kit` (android, core interaction) with `tool` as its one tool, `kit_open.ts`."""
     return write_tree(
         tmp_path,
         {
@@ -845,7 +843,7 @@ def unit_ws(tmp_path: Path, **files: str) -> Path:
                 "id: kit\ntarget:\n  display_name: kit\n  platforms:\n    android:\n"
                 "      tool_sets:\n        - core_interaction\n"
             ),
-            **files,
+            "trailmaps/kit/tools/kit_open.ts": tool,
         },
     )
 
@@ -859,7 +857,7 @@ def test_the_testing_subpath_exports_exactly_the_helpers_of_a_tools_unit_test() 
 
 def test_a_tool_using_every_testing_helper_compiles_with_zero_diagnostics(tmp_path: Path) -> None:
     assert [n for n in TESTING_VALUES | TESTING_TYPES if n not in TESTING_TOOL] == []
-    ws = unit_ws(tmp_path, **{"trailmaps/kit/tools/kit_open.ts": TESTING_TOOL})
+    ws = unit_ws(tmp_path, TESTING_TOOL)
     report = check(ws)
     assert texts(report) == []
     assert report.sdks == {"kit": OURS_LABEL}
@@ -873,7 +871,7 @@ def test_each_misuse_of_the_testing_helpers_gives_its_own_diagnostic(tmp_path: P
         if (match := re.search(r"// MISUSE: (TS\d+)$", line))
     ]
     assert len(expected) == 12
-    ws = unit_ws(tmp_path, **{"trailmaps/kit/tools/kit_open.ts": TESTING_MISUSE})
+    ws = unit_ws(tmp_path, TESTING_MISUSE)
     report = check(ws)
     assert [(f.line, f.code) for f in report.findings] == expected
     assert {(f.kind, f.fatal) for f in report.findings} == {("tool", True)}
@@ -912,24 +910,26 @@ declare module "bun:test" {
 
 
 def test_the_upstream_samples_unit_tests_compile_against_our_testing_declarations(
-    tmp_path: Path,
+    playwright_ws: Path,
 ) -> None:
-    ws = copy(PLAYWRIGHT, tmp_path)
-    tools = ws / "trails/config/trailmaps/playwrightSample/tools"
+    tools = playwright_ws / PLAYWRIGHT_TOOLS.relative_to(PLAYWRIGHT)
     unit_tests = sorted(tools.glob("*.test.ts"))
     assert len(unit_tests) == 3
     for test in unit_tests:
         # `*.test.ts` is not a tool source; under another name it is compiled like one.
         test.rename(tools / f"_unit_{test.name.removesuffix('.test.ts')}.ts")
     (tools / "bun-test.d.ts").write_text(BUN_TEST)
-    report = check(ws)
+    report = check(playwright_ws)
     assert texts(report) == []
     # Compiled: a declaration was emitted for each.
-    emitted = ws / "trails/.trailblaze/typegate/tooldecl/playwrightSample"
+    emitted = playwright_ws / "trails/.trailblaze/typegate/tooldecl/playwrightSample"
     assert len(list(emitted.glob("_unit_*.d.ts"))) == 3
     # And checked: a stub of a tool the trailmap does not have is a finding there.
-    form = tools / "_unit_playwrightSample_web_openFormIfNeeded.ts"
-    form.write_text(form.read_text().replace('stub("web_verifyTextVisible"', 'stub("web_verify"'))
-    [finding] = check(ws).findings
+    edit(
+        tools / "_unit_playwrightSample_web_openFormIfNeeded.ts",
+        'stub("web_verifyTextVisible"',
+        'stub("web_verify"',
+    )
+    [finding] = check(playwright_ws).findings
     assert (finding.kind, finding.code) == ("tool", "TS2345")
     assert finding.path.endswith("_unit_playwrightSample_web_openFormIfNeeded.ts")
