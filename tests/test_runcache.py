@@ -56,19 +56,36 @@ def clone(where: Path) -> Path:
     return where
 
 
-def cli(ws: Path, out: Path, *extra: str) -> int:
-    """`trailblaze check --format json --output OUT` in the workspace, in this process."""
+def output(ws: Path) -> Path:
+    """Where `cli` writes the report of the workspace: beside it, `<ws>.json`."""
+    return ws.with_name(f"{ws.name}.json")
+
+
+def cli(ws: Path, *extra: str) -> int:
+    """`trailblaze check --format json --output <ws>.json` in the workspace, in this process."""
     argv = ["check", "--workspace", str(ws), "--path-base", str(ws), "--format", "json"]
-    argv += ["--output", str(out)]
-    return main([*argv, *extra])
+    return main([*argv, "--output", str(output(ws)), *extra])
 
 
-def shown(out: Path) -> dict[str, Any]:
-    """A JSON report without the two fields that name the clone's directory."""
-    data: dict[str, Any] = json.loads(out.read_text("utf-8"))
+def shown(ws: Path) -> dict[str, Any]:
+    """The workspace's last JSON report without the two fields that name the clone's directory."""
+    data: dict[str, Any] = json.loads(output(ws).read_text("utf-8"))
     data.pop("workspace")
     data.pop("path_base", None)
     return data
+
+
+def stats(ws: Path) -> dict[str, Any]:
+    """The counters of the workspace's last check."""
+    return last_stats(ws / ".trailblaze")
+
+
+def entry_inputs(root: Path, options: CheckOptions | None = None) -> RunInputs:
+    """The inputs of the workspace's run entry (there is one: the workspace can have one)."""
+    ws = find_workspace(root, explicit=True)
+    inputs = run_inputs(ws, scan(ws), options or CheckOptions())
+    assert inputs is not None
+    return inputs
 
 
 def generated(ws: Path) -> dict[str, bytes]:
@@ -121,12 +138,11 @@ def server(nginx: NginxCache) -> NginxCache:
 @pytest.fixture(scope="module")
 def local(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A purely local check of a clone: its report and the files it generated."""
-    base = tmp_path_factory.mktemp("local")
-    ws = clone(base / "ws")
+    ws = clone(tmp_path_factory.mktemp("local") / "ws")
     with pytest.MonkeyPatch.context() as env:
         isolate_env(env)  # a module fixture: the per-test clean environment (no CI) is not on yet
-        assert cli(ws, base / "report.json") == 1
-    report = shown(base / "report.json")
+        assert cli(ws) == 1
+    report = shown(ws)
     assert report["summary"]["type_checked"] == 11
     assert report["summary"]["rejected"] == 1
     return {"report": report, "files": generated(ws)}
@@ -135,11 +151,17 @@ def local(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
 @pytest.fixture
 def filled(server: NginxCache, local: dict[str, Any], tmp_path: Path) -> dict[str, bytes]:
     """The remote after one CI run (a fresh clone checked with it): its entries."""
-    out = tmp_path / "fill.json"
-    assert cli(clone(tmp_path / "fill"), out, "--remote-cache", server.url) == 1
-    assert shown(out) == local["report"]
+    fill = clone(tmp_path / "fill")
+    assert cli(fill, "--remote-cache", server.url) == 1
+    assert shown(fill) == local["report"]
     assert run_entries(server), "the proven run was not stored"
     return server.entries()
+
+
+@pytest.fixture
+def ci(tmp_path: Path) -> Path:
+    """A fresh clone, as a CI job checks it out."""
+    return clone(tmp_path / "ci")
 
 
 # -- hit, miss, partial ------------------------------------------------------------------------
@@ -150,31 +172,30 @@ def test_a_fresh_clone_is_answered_by_one_run_entry(
     server: NginxCache,
     filled: dict[str, bytes],
     local: dict[str, Any],
-    tmp_path: Path,
+    ci: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    ws = clone(tmp_path / "ci")
-    out = tmp_path / "ci.json"
-    assert cli(ws, out, "--remote-cache", server.url) == 1
-    assert shown(out) == local["report"]
-    stats = last_stats(ws / ".trailblaze")
-    assert stats["remote_run"] == "hit"
-    assert stats["compiler_runs"] == 0
-    assert stats["trails_parsed"] == 0
-    assert stats["remote_requests"] == 3  # one action-cache entry, two CAS bodies
-    assert stats["remote_bytes_read"] == sum(len(v) for v in run_entries(server).values())
+    assert cli(ci, "--remote-cache", server.url) == 1
+    assert shown(ci) == local["report"]
+    counts = stats(ci)
+    assert counts["remote_run"] == "hit"
+    assert counts["compiler_runs"] == 0
+    assert counts["trails_parsed"] == 0
+    assert counts["remote_requests"] == 3  # one action-cache entry, two CAS bodies
+    assert counts["remote_bytes_read"] == sum(len(v) for v in run_entries(server).values())
     # The surfaces an editor reads are there, as a local check writes them.
-    assert generated(ws) == local["files"]
-    assert (ws / "trailmaps/notes/.gitignore").read_bytes() == local["files"][
+    assert generated(ci) == local["files"]
+    assert (ci / "trailmaps/notes/.gitignore").read_bytes() == local["files"][
         "trailmaps/notes/.gitignore"
     ]
     # Nothing was generated, parsed or compiled: no type-gate modules in the scratch directory.
-    assert not (ws / ".trailblaze" / "typegate").exists()
+    assert not (ci / ".trailblaze" / "typegate").exists()
     assert server.entries() == filled
     # The next run is a local no-op: it never asks the remote (here: nothing listening).
-    again = tmp_path / "again.json"
-    assert cli(ws, again, "--remote-cache", refused_url()) == 1
-    assert again.read_bytes() == out.read_bytes()
+    first = output(ci).read_bytes()
+    output(ci).unlink()  # the next run writes its own
+    assert cli(ci, "--remote-cache", refused_url()) == 1
+    assert output(ci).read_bytes() == first
     assert "warning" not in capsys.readouterr().err
 
 
@@ -183,69 +204,54 @@ def test_an_edited_trail_misses_the_run_and_reuses_every_other_verdict(
     server: NginxCache, filled: dict[str, bytes], tmp_path: Path
 ) -> None:
     fixed = BROKEN_TRAIL.replace("[5, 6]", '"Shopping"')
-    reference = clone(tmp_path / "reference")
-    write_tree(reference, {EDITED: fixed})
-    assert cli(reference, tmp_path / "reference.json") == 1  # the rejected trail
-    ws = clone(tmp_path / "ci")
-    write_tree(ws, {EDITED: fixed})
-    out = tmp_path / "ci.json"
-    assert cli(ws, out, "--remote-cache", server.url) == 1  # the rejected trail
-    assert shown(out) == shown(tmp_path / "reference.json")
-    stats = last_stats(ws / ".trailblaze")
-    assert stats["remote_run"] == "stored"
-    assert stats["files_compiled"] == [EDITED]  # only the edited trail
-    assert stats["remote_hits"] == 10
+    reference, ws, again = (
+        write_tree(clone(tmp_path / name), {EDITED: fixed}) for name in ("reference", "ci", "ci-2")
+    )
+    assert cli(reference) == 1  # the rejected trail
+    assert cli(ws, "--remote-cache", server.url) == 1  # the rejected trail
+    assert shown(ws) == shown(reference)
+    counts = stats(ws)
+    assert counts["remote_run"] == "stored"
+    assert counts["files_compiled"] == [EDITED]  # only the edited trail
+    assert counts["remote_hits"] == 10
     # A second clone with the same edit is answered by the entry that run stored.
-    again = clone(tmp_path / "ci-2")
-    write_tree(again, {EDITED: fixed})
-    assert (
-        cli(again, tmp_path / "ci-2.json", "--remote-cache", server.url) == 1
-    )  # the rejected trail
-    assert last_stats(again / ".trailblaze")["remote_run"] == "hit"
-    assert shown(tmp_path / "ci-2.json") == shown(tmp_path / "reference.json")
+    assert cli(again, "--remote-cache", server.url) == 1  # the rejected trail
+    assert stats(again)["remote_run"] == "hit"
+    assert shown(again) == shown(reference)
 
 
 @pytest.mark.tsc
 def test_an_unsharded_clone_puts_the_run_together_from_the_shards_entries(
-    server: NginxCache, local: dict[str, Any], tmp_path: Path
+    server: NginxCache, local: dict[str, Any], ci: Path, tmp_path: Path
 ) -> None:
     for k in (1, 2):
         shard = clone(tmp_path / f"shard-{k}")
-        code = cli(
-            shard, tmp_path / f"shard-{k}.json", "--shard", f"{k}/2", "--remote-cache", server.url
-        )
-        assert code in (0, 1)
-        assert last_stats(shard / ".trailblaze")["remote_run"] == "stored"
-    ws = clone(tmp_path / "ci")
-    out = tmp_path / "ci.json"
-    assert cli(ws, out, "--remote-cache", server.url) == 1
-    assert shown(out) == local["report"]
-    stats = last_stats(ws / ".trailblaze")
-    assert stats["remote_run"] == "hit"
-    assert stats["compiler_runs"] == 0
+        assert cli(shard, "--shard", f"{k}/2", "--remote-cache", server.url) in (0, 1)
+        assert stats(shard)["remote_run"] == "stored"
+    assert cli(ci, "--remote-cache", server.url) == 1
+    assert shown(ci) == local["report"]
+    counts = stats(ci)
+    assert counts["remote_run"] == "hit"
+    assert counts["compiler_runs"] == 0
     # Its own entry (a miss), the shard index, each shard's entry and body, and the files'
     # body they share.
-    assert stats["remote_requests"] == 7
-    assert generated(ws) == local["files"]
+    assert counts["remote_requests"] == 7
+    assert generated(ci) == local["files"]
     # A shard of a fresh clone is answered by its own entry.
     again = clone(tmp_path / "shard-again")
-    assert cli(again, tmp_path / "again.json", "--shard", "2/2", "--remote-cache", server.url) in (
-        0,
-        1,
-    )
-    assert last_stats(again / ".trailblaze")["remote_run"] == "hit"
-    assert shown(tmp_path / "again.json") == shown(tmp_path / "shard-2.json")
+    assert cli(again, "--shard", "2/2", "--remote-cache", server.url) in (0, 1)
+    assert stats(again)["remote_run"] == "hit"
+    assert shown(again) == shown(tmp_path / "shard-2")
 
 
 @pytest.mark.tsc
 def test_a_hit_adds_the_check_s_lines_to_a_gitignore_of_its_own(
-    server: NginxCache, filled: dict[str, bytes], tmp_path: Path
+    server: NginxCache, filled: dict[str, bytes], ci: Path
 ) -> None:
-    ws = clone(tmp_path / "ci")
-    write_tree(ws, {"trailmaps/notes/.gitignore": "*.log\n"})
-    assert cli(ws, tmp_path / "ci.json", "--remote-cache", server.url) == 1
-    assert last_stats(ws / ".trailblaze")["remote_run"] == "hit"
-    assert (ws / "trailmaps/notes/.gitignore").read_text() == artifacts.updated_gitignore("*.log\n")
+    write_tree(ci, {"trailmaps/notes/.gitignore": "*.log\n"})
+    assert cli(ci, "--remote-cache", server.url) == 1
+    assert stats(ci)["remote_run"] == "hit"
+    assert (ci / "trailmaps/notes/.gitignore").read_text() == artifacts.updated_gitignore("*.log\n")
 
 
 # -- read-only ---------------------------------------------------------------------------------
@@ -255,19 +261,15 @@ def test_a_hit_adds_the_check_s_lines_to_a_gitignore_of_its_own(
 def test_read_only_reads_the_run_entry_and_never_writes(
     server: NginxCache, local: dict[str, Any], tmp_path: Path
 ) -> None:
-    out = tmp_path / "pr.json"
-    assert (
-        cli(clone(tmp_path / "pr"), out, "--remote-cache", server.url, "--remote-cache-read-only")
-        == 1
-    )
-    assert shown(out) == local["report"]
+    pr, main, pr_again = (clone(tmp_path / name) for name in ("pr", "main", "pr-2"))
+    assert cli(pr, "--remote-cache", server.url, "--remote-cache-read-only") == 1
+    assert shown(pr) == local["report"]
     assert server.entries() == {}
-    assert cli(clone(tmp_path / "main"), tmp_path / "main.json", "--remote-cache", server.url) == 1
+    assert cli(main, "--remote-cache", server.url) == 1
     entries = server.entries()
-    ws = clone(tmp_path / "pr-2")
-    assert cli(ws, out, "--remote-cache", server.url, "--remote-cache-read-only") == 1
-    assert last_stats(ws / ".trailblaze")["remote_run"] == "hit"
-    assert shown(out) == local["report"]
+    assert cli(pr_again, "--remote-cache", server.url, "--remote-cache-read-only") == 1
+    assert stats(pr_again)["remote_run"] == "hit"
+    assert shown(pr_again) == local["report"]
     assert server.entries() == entries
 
 
@@ -293,41 +295,31 @@ def test_a_fault_falls_back_to_local_work_with_one_warning(
     server: NginxCache,
     filled: dict[str, bytes],
     local: dict[str, Any],
-    tmp_path: Path,
+    ci: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     mode, only, expected = FAULTS[fault]
     capsys.readouterr()
     monkeypatch.setenv(TIMEOUT_ENV, "300")
-    ws = clone(tmp_path / "ci")
-    out = tmp_path / "ci.json"
     with FaultProxy(server.url, delay=3.0) as proxy:
         proxy.mode = mode
         proxy.only = only
         url = refused_url() if fault == "refused" else proxy.url
-        assert cli(ws, out, "--remote-cache", url) == 1
+        assert cli(ci, "--remote-cache", url) == 1
     warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
-    assert shown(out) == local["report"]
-    assert generated(ws) == local["files"]
+    assert shown(ci) == local["report"]
+    assert generated(ci) == local["files"]
     assert len(warnings) == 1, warnings
     assert warnings[0].startswith(f"trailblaze: warning: remote cache {url}: ")
     assert warnings[0].endswith("; working locally for the rest of this run")
     assert re.search(expected, warnings[0]), warnings[0]
-    assert last_stats(ws / ".trailblaze")["compiler_runs"] >= 1  # worked out locally
+    assert stats(ci)["compiler_runs"] >= 1  # worked out locally
     # Nothing poisoned is kept: the remote is as it was, and the clone's next run, without
     # the remote, reports exactly the same.
     assert server.entries() == filled
-    assert cli(ws, out) == 1
-    assert shown(out) == local["report"]
-
-
-def _entry_key(ws: Path) -> str:
-    inputs = run_inputs(
-        find_workspace(ws, explicit=True), scan(find_workspace(ws, explicit=True)), CheckOptions()
-    )
-    assert inputs is not None
-    return inputs.key
+    assert cli(ci) == 1
+    assert shown(ci) == local["report"]
 
 
 def _replace_body(server: NginxCache, key: str, change: Any) -> None:
@@ -372,11 +364,11 @@ def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
     server: NginxCache,
     filled: dict[str, bytes],
     local: dict[str, Any],
+    ci: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    ws = clone(tmp_path / "ci")
-    key = _entry_key(ws)
+    key = entry_inputs(ci).key
     if case == "foreign-file":
         _replace_body(server, key, lambda body: body["files"][0].__setitem__(0, "../evil.txt"))
     elif case == "wrong-lengths":
@@ -394,14 +386,13 @@ def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
         entry["key"] = "1" * 64
         (server.store / "ac" / key).write_bytes(json.dumps(entry).encode())
     capsys.readouterr()
-    out = tmp_path / "ci.json"
-    assert cli(ws, out, "--remote-cache", server.url) == 1
+    assert cli(ci, "--remote-cache", server.url) == 1
     err = capsys.readouterr().err
-    assert shown(out) == local["report"]
+    assert shown(ci) == local["report"]
     assert err.count("warning: remote cache") == 1, err
     assert expected in err
     assert not (tmp_path / "evil.txt").exists()
-    assert not (ws / "evil.txt").exists()
+    assert not (ci / "evil.txt").exists()
 
 
 # -- what is stored ------------------------------------------------------------------------------
@@ -426,13 +417,11 @@ def test_only_a_run_that_checked_everything_it_could_is_proven() -> None:
 
 @pytest.mark.tsc
 def test_an_input_that_changes_while_the_check_runs_is_not_stored(
-    server: NginxCache, tsc: Compiler, tmp_path: Path
+    server: NginxCache, tsc: Compiler, ci: Path
 ) -> None:
-    ws = find_workspace(clone(tmp_path / "ci"), explicit=True)
     options = CheckOptions(remote_cache=server.url)
-    inputs = run_inputs(ws, scan(ws), options)
-    assert inputs is not None
-    cache = RunCache(options, ws, inputs)
+    ws = find_workspace(ci, explicit=True)
+    cache = RunCache(options, ws, entry_inputs(ci, options))
     report = _report(CHECKED)
     write_tree(ws.root, {EDITED: BROKEN_TRAIL + "\n# edited meanwhile\n"})
     cache.store(report)
@@ -442,19 +431,12 @@ def test_an_input_that_changes_while_the_check_runs_is_not_stored(
 
 @pytest.mark.tsc
 def test_a_hand_written_tsconfig_keeps_the_workspace_to_per_trail_entries(
-    server: NginxCache, tmp_path: Path
+    server: NginxCache, ci: Path
 ) -> None:
-    ws = clone(tmp_path / "ci")
-    write_tree(ws, {"trailmaps/notes/tools/tsconfig.json": '{"compilerOptions": {}}\n'})
-    assert (
-        run_inputs(
-            find_workspace(ws, explicit=True),
-            scan(find_workspace(ws, explicit=True)),
-            CheckOptions(),
-        )
-        is None
-    )
-    assert cli(ws, tmp_path / "ci.json", "--remote-cache", server.url) == 1
+    write_tree(ci, {"trailmaps/notes/tools/tsconfig.json": '{"compilerOptions": {}}\n'})
+    ws = find_workspace(ci, explicit=True)
+    assert run_inputs(ws, scan(ws), CheckOptions()) is None
+    assert cli(ci, "--remote-cache", server.url) == 1
     assert server.entries()  # the trails' verdicts
     assert run_entries(server) == {}
 
@@ -467,10 +449,7 @@ def test_the_key_covers_every_input_and_nothing_local(
     tsc: Compiler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def key(root: Path, options: CheckOptions | None = None) -> str:
-        ws = find_workspace(root, explicit=True)
-        inputs = run_inputs(ws, scan(ws), options or CheckOptions())
-        assert inputs is not None
-        return inputs.key
+        return entry_inputs(root, options).key
 
     ws = clone(tmp_path / "a")
     base = key(ws)
@@ -485,14 +464,7 @@ def test_the_key_covers_every_input_and_nothing_local(
     (ws / "trailmaps/notes/.gitignore").unlink()
 
     # A shard's entry is its own: the layout and its own trails, which are all it reads.
-    def inputs(options: CheckOptions) -> RunInputs:
-        found = run_inputs(
-            find_workspace(ws, explicit=True), scan(find_workspace(ws, explicit=True)), options
-        )
-        assert found is not None
-        return found
-
-    whole, first, second = (inputs(CheckOptions(shard=s)) for s in (None, (1, 2), (2, 2)))
+    whole, first, second = (entry_inputs(ws, CheckOptions(shard=s)) for s in (None, (1, 2), (2, 2)))
     assert first.layout == second.layout == whole.layout
     assert first.entry_key == whole.shard_key(1, 2) != base
     assert second.entry_key == whole.shard_key(2, 2) != first.entry_key
@@ -502,8 +474,8 @@ def test_the_key_covers_every_input_and_nothing_local(
     other = next(iter(second.contents))
     original = (ws / other).read_text("utf-8")
     (ws / other).write_text(original.replace(":", ";", 1))  # another shard's trail, same size
-    assert inputs(CheckOptions(shard=(1, 2))).entry_key == first.entry_key
-    assert inputs(CheckOptions(shard=(2, 2))).entry_key != second.entry_key
+    assert entry_inputs(ws, CheckOptions(shard=(1, 2))).entry_key == first.entry_key
+    assert entry_inputs(ws, CheckOptions(shard=(2, 2))).entry_key != second.entry_key
     (ws / other).write_text(original)
     # Every input: a trail's content, a tool file, a manifest, the options, the compiler.
     changed = []
