@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from tests.conftest import dedent
+from tests.conftest import CORPUS, dedent
 from trailblaze.catalog import load_catalog
-from trailblaze.codegen import HEADER_LINES, callee, generate, json_literal
+from trailblaze.codegen import HEADER_LINES, callee, emitted_calls, generate, json_literal
 from trailblaze.linetable import pack_lines, unpack_lines
 from trailblaze.parse import parse_trail
 from trailblaze.trail import Trail
@@ -303,6 +303,42 @@ def test_an_invalid_runif_tree_emits_nothing_of_itself() -> None:
         """
     )
     assert [code.split("(")[0] for code, _ in statements(lines)] == ["client.tools.pressBack"]
+
+
+NESTED_RUNIF = """
+    trail:
+      - step: s
+        recording:
+          android:
+            - runIf: {condition: {selector: {androidAccessibility: {textRegex: a}}}, then: []}
+            - runIf:
+                condition: {tool: {assertVisibleWithText: {text: Not now}}}
+                then: [{tapOnElementWithText: {text: Not now}}]
+                else:
+                  - runIf:
+                      condition: {selector: {androidAccessibility: {textRegex: Later}}}
+                      then: [{pressBack: {}}]
+            - pressBack: {}
+    """
+
+
+def test_the_count_of_checked_calls_is_the_count_of_generated_calls() -> None:
+    # What the report counts as type-checked is what reached the compiler, statement by statement.
+    lines, _ = gen(NESTED_RUNIF)
+    assert emitted_calls(trail(NESTED_RUNIF)) == len(statements(lines)) == 6
+    catalog = load_catalog()
+    schemas = {name: tool.input_schema for name, tool in catalog.tools.items()}
+    counted = 0
+    for path in sorted(CORPUS.rglob("*.yaml")):
+        if not path.name.endswith(("trail.yaml", "blaze.yaml")):
+            continue
+        parsed = parse_trail(str(path), path.read_text(encoding="utf-8")).trail
+        if parsed is None:
+            continue
+        generated = generate(parsed, "../surfaces/app", schemas, catalog.defs)
+        assert emitted_calls(parsed) == len(generated.rows), path
+        counted += 1
+    assert counted > 50
 
 
 def test_a_packed_line_table_unpacks_to_the_same_calls() -> None:

@@ -3,6 +3,7 @@ caching and concurrency. Every test here runs tsc (the `tsc` fixture installs it
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -690,3 +691,77 @@ def test_object_prototype_names_are_tools_only_where_a_trailmap_defines_them(
     assert messages["constructor"] == (
         "Type '\"constructor\"' does not satisfy the constraint 'keyof Tools'."
     )
+
+
+RUNIF_ONLY_INVALID = f"""\
+config: {{target: {SAMPLE}}}
+trail:
+  - step: dismiss the popup
+    recording:
+      android:
+        - runIf:
+            condition: {{selector: {{androidAccessibility: {{textRegex: Not now}}}}}}
+            then: [{{pressBack: {{}}}}]
+            otherwise: []
+"""
+
+
+def test_a_trail_whose_only_call_is_an_invalid_runif_is_not_type_checked(sample_ws: Path) -> None:
+    # Nothing of an invalid runIf tree is emitted: no call of it reached the compiler.
+    (sample_ws / TRAIL).write_text(RUNIF_ONLY_INVALID)
+    report = check(sample_ws)
+    [status] = report.trails
+    assert (status.status, status.reason, status.calls) == (
+        "parsed",
+        "only invalid runIf calls",
+        0,
+    )
+    counts = report.counts()
+    assert (counts["type_checked"], counts["calls_type_checked"]) == (0, 0)
+    assert counts["not_type_checked"] == {"only invalid runIf calls": 1}
+    assert [f.code for f in report.fatal_findings] == ["runif-unknown-key"]
+    assert not Layout(sample_ws / ".trailblaze").trail_file(TRAIL).exists()
+    # The same from the state, with nothing changed.
+    again = check(sample_ws)
+    assert again.trails == report.trails
+    assert [f.code for f in again.fatal_findings] == ["runif-unknown-key"]
+
+
+def test_type_checked_calls_are_the_calls_the_compiler_saw(sample_ws: Path) -> None:
+    # A valid runIf is its own call and so is each call in it (condition tool, both branches);
+    # an invalid runIf is nothing.
+    valid = (
+        "        - runIf:\n"
+        "            condition: {tool: {assertVisibleWithText: {text: Hi}}}\n"
+        "            then: [{pressBack: {}}, {tapOnPoint: {x: 1, y: 2}}]\n"
+        "            else: [{hideKeyboard: {}}]\n"
+        "        - pressBack: {}\n"
+    )
+    (sample_ws / TRAIL).write_text(RUNIF_ONLY_INVALID + valid)
+    report = check(sample_ws)
+    [status] = report.trails
+    module = Layout(sample_ws / ".trailblaze").trail_file(TRAIL).read_text()
+    emitted = module.count("  client.tools.")
+    assert (status.status, status.calls, emitted) == ("type-checked", 6, 6)
+    assert report.counts()["calls_type_checked"] == 6
+    assert [f.code for f in report.fatal_findings] == ["runif-unknown-key"]
+
+
+def test_a_record_of_an_older_generator_is_counted_again(sample_ws: Path) -> None:
+    # The state of generator 2 counted the recorded calls: its type-checked row for a trail
+    # whose only call is an invalid runIf must not stand once the generator changed.
+    (sample_ws / TRAIL).write_text(RUNIF_ONLY_INVALID)
+    assert check(sample_ws).trails[0].status == "parsed"
+    with Store.open(sample_ws / ".trailblaze") as store:
+        state = TrailState.load(store)
+        record = state.trails[TRAIL]
+        state.trails[TRAIL] = dataclasses.replace(
+            record, calls=1, key="0" * 64, surface_key="old", base_key="old"
+        )
+        state.save(store)
+        store.commit()
+    report = check(sample_ws)
+    assert [(t.status, t.reason, t.calls) for t in report.trails] == [
+        ("parsed", "only invalid runIf calls", 0)
+    ]
+    assert report.counts()["calls_type_checked"] == 0

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
@@ -40,7 +40,9 @@ from trailblaze.trail import Recording, Step, ToolCall, Trail
 from trailblaze.tsrender import import_path, ts_comment
 from trailblaze.yamlnode import YMap, YNode, YScalar
 
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "3"
+"""Part of every trail's result key. 3: a trail record counts the calls generated (`emitted_calls`),
+so the records of 2, which counted the recorded calls, are made again."""
 HEADER_LINES = 4
 QUOTED_NUMBER = "quoted-number"
 _CALLEE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -128,22 +130,39 @@ def generate(
 ) -> Generated:
     """The generated module of one trail. `schemas` maps tool name to its input JSON Schema."""
     out = _Writer(trail.path, ArgValues(defs), schemas)
+    for step, recording, statement, position in _statements(trail):
+        if isinstance(statement, RunIf):
+            out.runif(step, recording, statement, position)
+        else:
+            out.call(step, recording, statement, position, schemas.get(statement.name))
+    return out.done(surface_import)
+
+
+def emitted_calls(trail: Trail) -> int:
+    """How many calls `generate` emits for the trail: what the type gate checks of it.
+
+    Every recorded call, except that a valid runIf is its own call plus each call in it
+    (condition tool, both branches, nested trees), and an invalid one is nothing.
+    """
+    return sum(1 for _ in _statements(trail))
+
+
+def _statements(
+    trail: Trail,
+) -> Iterator[tuple[Step, Recording, ToolCall | RunIf, str | None]]:
+    """Each statement of the generated module, in order: (step, recording, the call or the
+    runIf tree, its position in the tree)."""
     for step, recording, call in trail.calls():
         if call.name != RUNIF:
-            out.call(step, recording, call, None, schemas.get(call.name))
+            yield step, recording, call, None
             continue
         tree, _ = parse_runif(call, trail.path)
         if tree is None:
             continue  # the runIf findings are the check's; nothing of an invalid tree is emitted
-        out.runif(step, recording, tree, None)
+        yield step, recording, tree, None
         for branch in tree.calls():
-            if branch.runif is not None:
-                out.runif(step, recording, branch.runif, branch.position)
-            else:
-                out.call(
-                    step, recording, branch.call, branch.position, schemas.get(branch.call.name)
-                )
-    return out.done(surface_import)
+            inner = branch.runif if branch.runif is not None else branch.call
+            yield step, recording, inner, branch.position
 
 
 _INDENTS = tuple("  " * n for n in range(2, 66))

@@ -27,6 +27,8 @@ EXIT_INFRA = 3
 REASON_NO_TARGET = "no target"
 REASON_UNKNOWN_TARGET = "unknown target"
 REASON_NO_CALLS = "no recorded calls"
+REASON_INVALID_RUNIF = "only invalid runIf calls"
+"""Every recorded call is a runIf that failed validation: nothing of it is generated."""
 REASON_DISABLED = "type gate disabled"
 REASON_NO_SURFACE = "no surface"
 REASON_INFRA = "type check could not run"

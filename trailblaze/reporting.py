@@ -13,6 +13,7 @@ from trailblaze.finding import Finding
 from trailblaze.report import (
     REASON_DISABLED,
     REASON_INFRA,
+    REASON_INVALID_RUNIF,
     REASON_NO_CALLS,
     REASON_NO_SURFACE,
     REASON_NO_TARGET,
@@ -139,7 +140,9 @@ def _status(
             path=path, trailmap=None, status="parsed", reason=reason, target=target, calls=calls
         )
     elif calls == 0:
-        reason = REASON_NO_CALLS
+        # No call generated: none recorded, or only runIf trees that failed validation (a
+        # recorded call of any other kind, or a valid tree, is generated).
+        reason = REASON_INVALID_RUNIF if record.runif else REASON_NO_CALLS
     elif not typecheck:
         reason = REASON_DISABLED
     elif failed or record.key is None:

@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from trailblaze.codegen import emitted_calls
 from trailblaze.finding import Finding
 from trailblaze.fsutil import Stamp
 from trailblaze.fsutil import stamp_of as stamp_of  # noqa: PLC0414 - re-exported (PEP 484 form)
@@ -40,6 +41,7 @@ class TrailRecord:
     status: str
     target: str | None
     calls: int
+    """The calls the type gate checks of it (`codegen.emitted_calls`), not the recorded ones."""
     key: str | None = None
     surface_key: str | None = None
     base_key: str | None = None
@@ -69,7 +71,7 @@ class TrailRecord:
             strict=strict,
             status="rejected" if trail is None else "parsed",
             target=trail.config.target if trail is not None else None,
-            calls=trail.call_count if trail is not None else 0,
+            calls=emitted_calls(trail) if trail is not None else 0,
             parse=tuple(f.to_json() for f in outcome.findings),
             runif=tuple(f.to_json() for f in runif),
             branches=branches,

@@ -190,7 +190,13 @@ class TypeGate:
         return self.stale
 
     def offer(self, record: TrailRecord, parsed: Parsed | None = None) -> None:
-        """An eligible trail, with its freshly generated module when it was parsed this run."""
+        """An eligible trail, with its freshly generated module when it was parsed this run.
+
+        A trail generated again (`stale`) may turn out to have nothing to check (its record
+        was made by an older generator): it is not offered, and its old module is an orphan.
+        """
+        if parsed is not None and parsed.module is None:
+            return
         self._prepare()
         rel = record.path
         target = record.target
