@@ -23,7 +23,7 @@ from trailblaze.report import Report
 from trailblaze.scratch import Layout
 from trailblaze.state import TrailState
 from trailblaze.store import Store
-from trailblaze.toolchain import Compiler
+from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, Compiler
 from trailblaze.typegate.compilation import compile_jobs
 from trailblaze.typegate.jobs import Job
 from trailblaze.workspace import find_workspace
@@ -765,3 +765,79 @@ def test_a_record_of_an_older_generator_is_counted_again(sample_ws: Path) -> Non
         ("parsed", "only invalid runIf calls", 0)
     ]
     assert report.counts()["calls_type_checked"] == 0
+
+
+def test_a_run_with_the_gate_off_leaves_the_generated_modules_alone(sample_ws: Path) -> None:
+    check(sample_ws)
+    module = Layout(sample_ws / ".trailblaze").trail_file(TRAIL)
+    text = module.read_text()
+    off = check(sample_ws, typecheck=False)
+    assert [t.reason for t in off.trails] == ["type gate disabled"]
+    assert module.read_text() == text
+    # Served from the state and the result cache: no compiler, and the module is as it was.
+    again = check(sample_ws)
+    assert [t.status for t in again.trails] == ["type-checked"]
+    assert stats(sample_ws)["compiler_runs"] == 0
+    assert module.read_text() == text
+
+
+@pytest.mark.parametrize("lost", ["module", "directory"])
+def test_a_lost_module_is_written_again_by_a_run_served_from_the_cache(
+    sample_ws: Path, lost: str
+) -> None:
+    other = f"trailmaps/{SAMPLE}/trails/deep/other.trail.yaml"
+    (sample_ws / other).parent.mkdir(parents=True)
+    shutil.copy(sample_ws / TRAIL, sample_ws / other)
+    check(sample_ws)
+    layout = Layout(sample_ws / ".trailblaze")
+    texts = {t: layout.trail_file(t).read_text() for t in (TRAIL, other)}
+    if lost == "module":
+        layout.trail_file(other).unlink()
+    else:
+        shutil.rmtree(layout.trails_dir)
+    report = check(sample_ws)
+    assert [t.status for t in report.trails] == ["type-checked", "type-checked"]
+    assert stats(sample_ws)["compiler_runs"] == 0  # the verdicts came from the result cache
+    assert {t: layout.trail_file(t).read_text() for t in (TRAIL, other)} == texts
+
+
+def test_a_module_left_by_a_trail_that_is_no_longer_checked_is_removed(sample_ws: Path) -> None:
+    check(sample_ws)
+    module = Layout(sample_ws / ".trailblaze").trail_file(TRAIL)
+    assert module.is_file()
+    # Retargeted while the gate was off: the next run does not check it, so its module goes.
+    mutate(sample_ws, 3, f"target: {SAMPLE}", "target: elsewhere")
+    check(sample_ws, typecheck=False)
+    report = check(sample_ws)
+    assert [t.reason for t in report.trails] == ["unknown target"]
+    assert not module.exists()
+
+
+def test_doit_check_after_a_run_with_the_gate_off_has_every_module(sample_ws: Path) -> None:
+    # The same path through doit: its own up-to-date state, the check run in its process.
+    (sample_ws / "dodo.py").write_text(
+        "from trailblaze.doit_tasks import DOIT_CONFIG, task_check\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAILBLAZE_")}
+    env[TOOLCHAIN_DIR_ENV] = os.environ[TOOLCHAIN_DIR_ENV]
+
+    def doit(**extra: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "-m", "doit", "check"],
+            cwd=sample_ws,
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            check=False,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stdout
+
+    assert "1 type-checked (12 calls)" in doit()
+    module = Layout(sample_ws / ".trailblaze").trail_file(TRAIL)
+    text = module.read_text()
+    assert "type gate disabled: 1" in doit(TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION="1")
+    assert "1 type-checked (12 calls)" in doit()
+    assert stats(sample_ws)["compiler_runs"] == 0
+    assert module.read_text() == text

@@ -30,6 +30,7 @@ from trailblaze.cache import ResultCache, ResultKey, open_results
 from trailblaze.checkcontext import CheckContext
 from trailblaze.finding import Finding
 from trailblaze.linetable import unpack_lines
+from trailblaze.scratch import generated_name
 from trailblaze.state import TrailRecord
 from trailblaze.targets import Targets
 from trailblaze.toolchain import (
@@ -38,7 +39,7 @@ from trailblaze.toolchain import (
 )
 from trailblaze.typegate.compilation import compile_jobs
 from trailblaze.typegate.jobs import GateResult, Job
-from trailblaze.typegate.orphans import remove_orphans
+from trailblaze.typegate.orphans import modules_on_disk, remove_orphans
 from trailblaze.typegate.preparation import NoCompiler, prepare, tools_dirs
 from trailblaze.typegate.remoteverdicts import RemoteVerdicts
 from trailblaze.typegate.settings import (
@@ -124,6 +125,9 @@ class TypeGate:
         self._compiling = ThreadPoolExecutor(1, thread_name_prefix="tsc")
         self._timeout = timeout_seconds()
         self._remote: RemoteVerdicts | None = None
+        self._on_disk: set[str] | None = None
+        """The generated modules found on disk, looked for once, by the first trail whose
+        verdict came from the state (its module must be there too, else it is generated again)."""
 
     # -- preparing ------------------------------------------------------------------------------
 
@@ -222,6 +226,7 @@ class TypeGate:
                 record.key is not None
                 and record.surface_key == surface_key
                 and record.base_key == self._base_key
+                and self._module_on_disk(rel)
             ):
                 self.collected.stats["cache_hits"] += 1
                 return
@@ -249,6 +254,17 @@ class TypeGate:
         self._pending.append(job)
         if len(self._pending) >= BATCH_SIZE:
             self._submit()
+
+    def _module_on_disk(self, rel: str) -> bool:
+        """Whether the trail's generated module is on disk: a verdict from the state stands for
+        a module that a run with the gate off, or a person, may have removed since."""
+        if self._on_disk is None:
+            self._on_disk = modules_on_disk(self.layout)
+        name = generated_name(rel)
+        if name in self._on_disk:
+            return True
+        self._on_disk.add(name)  # it is generated again, before the run ends
+        return False
 
     def _unchecked_calls(
         self, record: TrailRecord, parsed: Parsed, unresolved: Mapping[str, str]
@@ -333,6 +349,25 @@ class TypeGate:
 
     # -- finishing ------------------------------------------------------------------------------
 
+    def _orphans_possible(self, keep: AbstractSet[str], *, trails_changed: bool) -> bool:
+        """Whether modules of trails not in `keep` may be on disk.
+
+        The modules on disk are those of the last run's trails: a change in that set (or a
+        state that was lost, which reads as "every trail is new") leaves orphans, and so does a
+        trail that stopped being checked while the gate was off (more modules than trails). A
+        run with the gate off leaves the modules alone: the next run with it on reuses them.
+        """
+        if not self.options.typecheck:
+            return False
+        if trails_changed:
+            return True
+        if self.options.shard is not None:
+            return False  # the other shards' modules are not orphans
+        if self._on_disk is None:
+            self._on_disk = modules_on_disk(self.layout)
+        # Every trail in `keep` has its module on disk by now, so more modules are orphans.
+        return len(self._on_disk) > len(keep)
+
     def finish(self, *, keep_generated: AbstractSet[str], trails_changed: bool) -> GateOutcome:
         """Compile what is left, wait for every batch, and record the results.
 
@@ -392,10 +427,10 @@ class TypeGate:
             self._cache.close()
         if self._remote is not None:
             outcome.stats.update(self._remote.close())
-        # The modules on disk are those of the last run's trails: only a change in that set
-        # (or a state that was lost, which reads as "every trail is new") leaves orphans.
         outcome.stats["removed"] = (
-            remove_orphans(self.layout, keep_generated) if trails_changed else 0
+            remove_orphans(self.layout, keep_generated)
+            if self._orphans_possible(keep_generated, trails_changed=trails_changed)
+            else 0
         )
         return GateOutcome(
             records=self.results,

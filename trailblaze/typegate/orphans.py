@@ -1,4 +1,4 @@
-"""Generated trail modules whose trail is gone."""
+"""The generated trail modules on disk: which are there, and removing those whose trail is gone."""
 
 from __future__ import annotations
 
@@ -7,6 +7,21 @@ import os
 from collections.abc import Iterable
 
 from trailblaze.scratch import Layout, generated_name
+
+
+def modules_on_disk(layout: Layout) -> set[str]:
+    """The generated modules under `typegate/trails/`, as `generated_name` names them.
+
+    One walk of the directory, not a `stat` per trail: a run served from the state looks at
+    every trail's module (a module that is gone is generated again), ten thousand of them.
+    """
+    trails = os.path.normpath(os.path.abspath(layout.trails_dir))
+    found: set[str] = set()
+    start = len(trails) + 1
+    for dirpath, _, filenames in os.walk(trails):
+        prefix = dirpath[start:].replace(os.sep, "/") + "/" if len(dirpath) > len(trails) else ""
+        found.update(prefix + name for name in filenames)
+    return found
 
 
 def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
