@@ -59,19 +59,34 @@ def ws(tmp_path: Path) -> Path:
 
 def test_second_run_does_nothing_and_an_edit_regenerates_that_trailmap_only(ws: Path) -> None:
     first = doit_surfaces(ws)
-    assert task_lines(first) == [".  surfaces:_manifests", ".  surfaces:app", ".  surfaces:lib"]
+    assert task_lines(first) == [
+        ".  surfaces:_manifests",
+        ".  surfaces:app",
+        ".  surfaces:lib",
+        "-- surfaces:_result",
+    ]
     assert "  wrote trailmaps/app/tools/trailblaze-client.d.ts" in first
     assert "  wrote trailmaps/lib/tools/trailblaze-client.d.ts" in first
 
     age(ws)
-    assert doit_surfaces(ws) == ["-- surfaces:_manifests", "-- surfaces:app", "-- surfaces:lib"]
+    assert doit_surfaces(ws) == [
+        "-- surfaces:_manifests",
+        "-- surfaces:app",
+        "-- surfaces:lib",
+        "-- surfaces:_result",
+    ]
     assert rewritten(ws) == []
 
     tool = ws / "trailmaps/app/tools/app_signIn.tool.yaml"
     tool.write_text(tool.read_text().replace("Sign in with", "Log in with"))
     age(ws)
     third = doit_surfaces(ws)
-    assert task_lines(third) == ["-- surfaces:_manifests", ".  surfaces:app", "-- surfaces:lib"]
+    assert task_lines(third) == [
+        "-- surfaces:_manifests",
+        ".  surfaces:app",
+        "-- surfaces:lib",
+        "-- surfaces:_result",
+    ]
     assert rewritten(ws) == [
         "trailmaps/app/tools/trail.schema.json",
         "trailmaps/app/tools/trailblaze-client.d.ts",
@@ -88,6 +103,7 @@ def test_a_dependency_change_regenerates_its_dependents(ws: Path) -> None:
         ".  surfaces:_manifests",
         ".  surfaces:app",
         ".  surfaces:lib",
+        "-- surfaces:_result",
     ]
 
 
@@ -108,7 +124,11 @@ def test_added_removed_tools_and_a_deleted_artifact_regenerate(ws: Path) -> None
     assert task_lines(doit_surfaces(ws))[1] == ".  surfaces:app"
     assert "    app_new: {" in dts.read_text()
     dts.unlink()
-    assert task_lines(doit_surfaces(ws))[1:] == [".  surfaces:app", "-- surfaces:lib"]
+    assert task_lines(doit_surfaces(ws))[1:] == [
+        ".  surfaces:app",
+        "-- surfaces:lib",
+        "-- surfaces:_result",
+    ]
     assert dts.is_file()
 
 
@@ -121,12 +141,13 @@ def test_trailblaze_surfaces_runs_the_same_tasks_without_a_dodo(tmp_path: Path) 
         ".  surfaces:_manifests",
         ".  surfaces:app",
         ".  surfaces:lib",
+        "-- surfaces:_result",
     ]
     age(root)
     second = run(tmp_path, "-m", "trailblaze.cli", "surfaces", str(root))
     assert (second.returncode, second.stdout.splitlines()) == (
         0,
-        ["-- surfaces:_manifests", "-- surfaces:app", "-- surfaces:lib"],
+        ["-- surfaces:_manifests", "-- surfaces:app", "-- surfaces:lib", "-- surfaces:_result"],
     )
     assert rewritten(root) == []
 
@@ -149,3 +170,64 @@ def test_a_broken_tool_file_fails_its_task_with_the_located_message(ws: Path) ->
         "boolean, array or object"
     ) in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+BROKEN = "id: broken\ntarget:\n  display_nmae: Broken\n"
+GENERATED = sorted(
+    [
+        "trail.schema.json",
+        "trailblaze-client.d.ts",
+        "trailblaze-tool-descriptors.json",
+        "tsconfig.json",
+    ]
+)
+
+
+def generated(root: Path, trailmap: str) -> list[str]:
+    tools = root / "trailmaps" / trailmap / "tools"
+    return sorted(p.name for p in tools.glob("*") if p.name in GENERATED)
+
+
+@pytest.mark.parametrize("entry", ["doit", "trailblaze"])
+def test_an_invalid_manifest_fails_the_run_but_the_valid_surfaces_are_written(
+    ws: Path, entry: str
+) -> None:
+    # `broken` sorts before `lib`: doit stops at the first failed task, which must not keep
+    # the valid trailmaps' surfaces from being written.
+    write_tree(
+        ws,
+        {
+            "trailmaps/broken/trailmap.yaml": BROKEN,
+            "trailmaps/uses/trailmap.yaml": "id: uses\ndependencies:\n  - broken\n",
+        },
+    )
+    argv = ("-m", "doit", "surfaces") if entry == "doit" else ("-m", "trailblaze.cli", "surfaces")
+    for _ in range(2):  # failed: not up to date, the same again
+        result = run(ws, *argv)
+        out = result.stdout + result.stderr
+        assert result.returncode == 1, out
+        assert "Traceback" not in out
+        assert (
+            "manifest: trailmaps/broken/trailmap.yaml:3:3: target: unknown key 'display_nmae' "
+            "(did you mean 'display_name'?)"
+        ) in result.stdout
+        assert (
+            "manifest: trailmaps/uses/trailmap.yaml:3:5: dependencies: unknown trailmap 'broken'"
+        ) in result.stdout
+        assert (
+            "trailblaze surfaces: 2 problem(s) in trailmap.yaml; 1 problem(s) in trailmap 'uses'"
+        ) in result.stdout
+        assert generated(ws, "app") == generated(ws, "lib") == GENERATED
+        assert generated(ws, "broken") == []
+    (ws / "trailmaps/broken/trailmap.yaml").write_text(BROKEN.replace("nmae", "name"))
+    fixed = run(ws, *argv)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert generated(ws, "broken") == generated(ws, "uses") == GENERATED
+    assert task_lines(run(ws, *argv).stdout.splitlines()) == [
+        "-- surfaces:_manifests",
+        "-- surfaces:app",
+        "-- surfaces:broken",
+        "-- surfaces:lib",
+        "-- surfaces:uses",
+        "-- surfaces:_result",
+    ]

@@ -129,14 +129,25 @@ def _failed(message: str | None) -> TaskFailed | None:
 def surfaces_manifests(root: str) -> Verdict:
     from trailblaze.surfacebuild import check_manifests  # noqa: PLC0415 - only when the task runs
 
-    return _failed(check_manifests(find_workspace(Path(root), explicit=True)))
+    # A failure is recorded, not raised: doit would stop before the other trailmaps' surfaces
+    # (`surfaces:_result` fails with it).
+    check_manifests(find_workspace(Path(root), explicit=True))
+    return None
 
 
 @_action("surfaces")
 def surfaces_build(root: str, dir_name: str) -> Verdict:
     from trailblaze.surfacebuild import build_surface  # noqa: PLC0415 - only when the task runs
 
-    return _failed(build_surface(find_workspace(Path(root), explicit=True), dir_name))
+    build_surface(find_workspace(Path(root), explicit=True), dir_name)  # recorded, as above
+    return None
+
+
+@_action("surfaces")
+def surfaces_result(root: str, steps: list[str]) -> Verdict:
+    from trailblaze.surfacebuild import verdict  # noqa: PLC0415 - only when the task runs
+
+    return _failed(verdict(find_workspace(Path(root), explicit=True), steps))
 
 
 def surfaces_clean(root: str, tools_dir: str) -> None:

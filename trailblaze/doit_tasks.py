@@ -34,6 +34,7 @@ from trailblaze.doitconfig import doit_config, monorepo_config, workspace_of
 from trailblaze.errors import TrailblazeError
 from trailblaze.options import CheckOptions
 from trailblaze.scratch import Layout
+from trailblaze.surfacebuild import MANIFESTS, passed
 from trailblaze.surfaceplan import surface_plan, trailmaps_scan
 from trailblaze.uptodate import (
     InputsDigest,
@@ -186,7 +187,7 @@ def _surfaces_tasks(ws: Workspace) -> Iterator[dict[str, Any]]:
         "name": "_manifests",
         "actions": [(actions.surfaces_manifests, [str(ws.root)])],
         "file_dep": [str(t.manifest) for t in found.trailmaps],
-        "uptodate": [config_changed(versions)],
+        "uptodate": [config_changed(versions), passed(ws, MANIFESTS)],
         "verbosity": 2,
         "doc": "validate every trailmap.yaml",
     }
@@ -198,11 +199,22 @@ def _surfaces_tasks(ws: Workspace) -> Iterator[dict[str, Any]]:
             "actions": [(actions.surfaces_build, [str(ws.root), dir_name])],
             "file_dep": [p for p in entry.inputs if os.path.isfile(p)],
             "targets": [str(tools_dir / name) for name in sorted(GENERATED_TOOL_FILES)],
-            "uptodate": [config_changed(versions)],
+            "uptodate": [config_changed(versions), passed(ws, dir_name)],
             "clean": [(actions.surfaces_clean, [str(ws.root), str(tools_dir)])],
             "verbosity": 2,
             "doc": f"typed surface of trailmap '{dir_name}'",
         }
+    # Last: the steps record their failures instead of failing (doit would stop at the first),
+    # so every valid trailmap's surface is written; this one fails with them all.
+    steps = [MANIFESTS, *sorted(plan.trailmaps)]
+    yield {
+        "basename": "surfaces",
+        "name": "_result",
+        "actions": [(actions.surfaces_result, [str(ws.root), steps])],
+        "uptodate": [passed(ws, step) for step in steps],
+        "verbosity": 2,
+        "doc": "fail when any manifest or surface above had a problem",
+    }
 
 
 def toolchain_task() -> dict[str, Any]:
