@@ -51,6 +51,12 @@ def test_non_zero_exit_is_returned_with_its_output(tmp_path: Path) -> None:
     assert result.stderr == "failed\n"
 
 
+def test_merged_output_keeps_the_order_it_was_printed_in() -> None:
+    code = "import sys; print('a', flush=True); print('b', file=sys.stderr, flush=True); print('c')"
+    result = run([PY, "-c", code], timeout=30, merge_stderr=True)
+    assert (result.stdout, result.stderr) == ("a\nb\nc\n", "")
+
+
 def test_env_replaces_the_environment() -> None:
     result = run(
         [PY, "-c", "import os; print(os.environ.get('ONLY'), os.environ.get('HOME'))"],

@@ -78,11 +78,13 @@ def run(
     env: Mapping[str, str] | None = None,
     timeout: float,
     input: str | None = None,
+    merge_stderr: bool = False,
 ) -> ProcResult:
     """Run `argv` to completion; a non-zero exit is returned, not raised.
 
     `env` replaces the environment (and its PATH is the one searched); `input` is written to
     stdin, otherwise stdin is empty so a program that asks a question cannot hang the build.
+    `merge_stderr` sends stderr into stdout, interleaved as printed (`stderr` is then empty).
     """
     if isinstance(argv, str):
         raise TypeError("run() takes a list of arguments, not a command string")
@@ -100,7 +102,7 @@ def run(
             env=dict(env) if env is not None else None,
             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
             # Its own process group, so a timeout or ^C can kill everything it started (npm
             # runs scripts, the tsc wrapper runs the native binary), not only the direct child.
             start_new_session=True,

@@ -16,6 +16,7 @@ import pytest
 from trailblaze.replay.device import (
     DUMP_PATH,
     AmbiguousDeviceError,
+    CommandTimeout,
     Device,
     DeviceError,
     DeviceLostError,
@@ -359,6 +360,75 @@ def test_a_failing_command_is_a_device_error(device: ShellDevice, model: FakeDev
     with pytest.raises(DeviceError) as tap:
         device.tap(1, 2)
     assert str(tap.value) == "emulator-5554: `input tap 1 2` failed with exit code 137: Killed"
+
+
+# --- a caller's command (``run_command``: what ``android_adbShell`` runs) --------------------
+
+
+def test_a_command_gives_its_exit_code_and_output_as_printed(
+    device: ShellDevice, model: FakeDevice
+) -> None:
+    ok = device.run_command(["echo", "a;b", "$HOME"], timeout=2)
+    # Each word is quoted: `;` and `$` reach echo, the shell reads neither.
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "a;b $HOME\n", "")
+    assert model.commands[-1] == "echo 'a;b' '$HOME'"
+    failed = device.run_command(["sh", "-c", "echo one; cat /nope"], timeout=2)
+    assert failed.returncode == 1
+    assert failed.output == "one\ncat: /nope: No such file or directory\n"
+    assert failed.stdout == "one\n"
+    assert failed.stderr == "cat: /nope: No such file or directory\n"
+
+
+def test_output_with_odd_bytes_arrives_as_text(device: ShellDevice, model: FakeDevice) -> None:
+    model.runtime.files.write("/sdcard/odd.bin", b"ok \xff\xfe \x00 \x1b[31mred\r\nnext\n")
+    result = device.run_command(["cat", "/sdcard/odd.bin"], timeout=2)
+    # Bytes that are not UTF-8 become U+FFFD; everything else arrives as it was.
+    assert result.stdout == "ok \ufffd\ufffd \x00 \x1b[31mred\r\nnext\n"
+
+
+def test_a_command_past_its_timeout_is_abandoned_and_the_device_goes_on(
+    device: ShellDevice, model: FakeDevice
+) -> None:
+    with pytest.raises(CommandTimeout) as caught:
+        device.run_command(["sleep", "1"], timeout=0.3)
+    assert not isinstance(caught.value, DeviceLostError)
+    assert str(caught.value) == (
+        "emulator-5554: `sleep 1` did not finish within 0.3 s and was abandoned "
+        "(the device still answers)"
+    )
+    device.start_app(PACKAGE)  # not a lost device: the next command works
+    assert "Tap Me" in texts(device)
+
+
+def test_a_command_on_a_device_that_stopped_answering_is_a_lost_device(
+    device_factory: DeviceFactory, model: FakeDevice
+) -> None:
+    device = device_factory(timeout=0.3)
+    model.faults.delay = 30.0  # every line, the liveness probe after the timeout too
+    with pytest.raises(DeviceLostError, match="emulator-5554"):
+        device.run_command(["echo", "hi"], timeout=0.3)
+
+
+def test_run_as_runs_the_command_as_a_debuggable_app(
+    device: ShellDevice, model: FakeDevice
+) -> None:
+    ran = device.run_command(["echo", "inside"], timeout=2, run_as=PACKAGE)
+    assert (ran.returncode, ran.stdout) == (0, "inside\n")
+    assert model.commands[-1] == f"run-as {PACKAGE} echo inside"
+    unknown = device.run_command(["echo"], timeout=2, run_as="com.example.nope")
+    assert (unknown.returncode, unknown.stderr) == (
+        1,
+        "run-as: unknown package: com.example.nope\n",
+    )
+    release = device.run_command(["echo"], timeout=2, run_as="com.github.majido.clipper")
+    assert (release.returncode, release.stderr) == (
+        1,
+        "run-as: package not debuggable: com.github.majido.clipper\n",
+    )
+    with pytest.raises(UnsupportedInputError, match="invalid Android package name"):
+        device.run_command(["echo"], timeout=2, run_as="a b; reboot")
+    with pytest.raises(UnsupportedInputError, match="no command"):
+        device.run_command([], timeout=2)
 
 
 # --- device selection (adb only: selection is what ``connect`` does) ------------------------

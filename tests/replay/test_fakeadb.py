@@ -140,6 +140,21 @@ def test_a_device_without_shell_v2_falls_back(caplog: pytest.LogCaptureFixture) 
         ("false; echo $? | grep 1", 0, "1\n"),
         ("rm /nope", 1, "rm: /nope: No such file or directory\n"),
         ("nope-command", 127, "/system/bin/sh: nope-command: inaccessible or not found\n"),
+        ("sh -c 'echo a; false; echo $?'", 0, "a\n1\n"),
+        (
+            "sh run.sh",
+            2,
+            "/system/bin/sh: the fake runs `sh -c COMMAND` only, no scripts or interactive "
+            "shells\n",
+        ),
+        (
+            f"run-as {PACKAGE} sh -c 'echo in; cat /nope'",
+            1,
+            "in\ncat: /nope: No such file or directory\n",
+        ),
+        (f"run-as {PACKAGE} --user 0 echo as user", 0, "as user\n"),
+        ("run-as", 1, "usage: run-as <package-name> [--user <uid>] <command> [<args>]\n"),
+        ("run-as com.example.gone echo", 1, "run-as: unknown package: com.example.gone\n"),
         (
             "echo 'unterminated",
             2,

@@ -341,6 +341,21 @@ export const app_wait = trailblaze.tool(async (_input, ctx) => ({
   waited: await ctx.tools.findMatches({ selector: promo, timeoutMs: 50 }),
 }));
 """,
+    "app_shell.ts": HEADER
+    + """
+/** Ask the device and the host through the SDK's command tools. */
+export const app_shell = trailblaze.tool<{ text: string }>(async (input, ctx) => {
+  const echoed = await ctx.tools.android_adbShell({ command: ["echo", input.text] });
+  const host = await ctx.tools.exec({ argv: ["echo", "from", "the", "host"] });
+  let failed = "";
+  try {
+    await ctx.tools.android_adbShell({ command: ["cat", "/nope"] });
+  } catch (e) {
+    failed = (e as Error).message;
+  }
+  return JSON.stringify({ echoed, host, failed });
+});
+""",
     "app_testing.ts": HEADER
     + """import { createMockClient, createMockContext } from "@trailblaze/scripting/testing";
 
@@ -1023,6 +1038,27 @@ def test_the_testing_helpers_work_at_replay_and_reach_no_device(
     # The mock answered every call: nothing was dispatched, nothing reached the device.
     assert outcome.tools[0].children == ()
     assert len(model.events) == before
+
+
+def test_a_script_runs_commands_on_the_device_and_the_host(
+    device: ModelDevice, model: FakeDevice, tools: ToolSource
+) -> None:
+    outcome = runner(device, tools=tools).run_recording(calls("- app_shell: {text: 'a;b'}"))
+
+    assert outcome.passed, outcome.failure
+    tool = outcome.tools[0]
+    assert json.loads(tool.detail or "") == {
+        "echoed": "a;b\n",
+        "host": "from the host\n",
+        "failed": "app_shell.calls[2] android_adbShell failed: android_adbShell: `cat /nope` "
+        "exited with 1 on emulator-5554: cat: /nope: No such file or directory",
+    }
+    assert [(c.tool, c.status, c.location.text) for c in tool.children] == [
+        ("android_adbShell", "passed", "t.trail.yaml:5:11"),
+        ("exec", "passed", "t.trail.yaml:5:11"),
+        ("android_adbShell", "failed", "t.trail.yaml:5:11"),
+    ]
+    assert model.commands[-2:] == ["echo 'a;b'", "cat /nope"]
 
 
 def test_the_sdk_query_tools_answer_without_failing(device: ModelDevice, tools: ToolSource) -> None:

@@ -29,6 +29,7 @@ from trailblaze import proc
 from trailblaze.replay.device import (
     IDLE_RETRY_DELAYS,
     AmbiguousDeviceError,
+    CommandTimeout,
     DeviceError,
     DeviceLostError,
     NoDeviceError,
@@ -72,20 +73,36 @@ class AdbDevice(ShellDevice):
     def __repr__(self) -> str:
         return f"AdbDevice(serial={self._serial!r}, server={self._address})"
 
-    def _run(self, argv: Sequence[str]) -> ShellResult:
+    def _run(self, argv: Sequence[str], timeout: float | None = None) -> ShellResult:
         self._check_alive()
         try:
             raw = self._device.shell2(
-                list(argv), timeout=self._timeout, encoding=None, v2=self._shell_v2
+                list(argv), timeout=timeout or self._timeout, encoding=None, v2=self._shell_v2
             )
+        except AdbTimeout as exc:
+            if timeout is not None and self._answers():
+                raise CommandTimeout(
+                    f"{self._serial}: `{shlex.join(argv)}` did not finish within {timeout:g} s "
+                    "and was abandoned (the device still answers)"
+                ) from exc
+            raise self._translate(exc, shlex.join(argv)) from exc
         except Exception as exc:
             raise self._translate(exc, shlex.join(argv)) from exc
+        output = raw.output.decode("utf-8", errors="replace")
+        stdout = raw.stdout.decode("utf-8", errors="replace") if self._shell_v2 else output
         return ShellResult(
-            raw.returncode,
-            raw.output.decode("utf-8", errors="replace"),
-            raw.stdout.decode("utf-8", errors="replace"),
-            raw.stderr.decode("utf-8", errors="replace"),
+            raw.returncode, output, stdout, raw.stderr.decode("utf-8", errors="replace")
         )
+
+    def _answers(self) -> bool:
+        """Whether the device still runs a command (after a caller's command timed out)."""
+        try:
+            probe = self._device.shell2(
+                ["echo", "alive"], timeout=self._timeout, encoding=None, v2=self._shell_v2
+            )
+        except Exception:  # any failure means no: the caller then reports the device lost
+            return False
+        return bool(probe.returncode == 0 and b"alive" in probe.output)
 
     def _read_file(self, path: str) -> bytes:
         self._check_alive()

@@ -49,6 +49,10 @@ class ReplayOptions:
     max_scrolls: int = 20
     device_timeout: float = 10.0
     """Bound of every adb socket read, so a wedged device fails instead of hanging."""
+    command_timeout: float = 60.0
+    """How long ``android_adbShell`` waits for a scripted tool's command to finish."""
+    exec_timeout: float = 600.0
+    """How long ``exec`` waits for a host program called without ``timeoutSeconds``."""
     snapshot_dir: Path | None = None
     """Where ``takeSnapshot`` saves its captures (None: capture, keep nothing)."""
     classifiers: tuple[str, ...] = ("android-phone", "android")

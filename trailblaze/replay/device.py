@@ -51,6 +51,11 @@ class UnsupportedInputError(DeviceError):
     """The device cannot perform this input (non-ASCII text, a literal ``%s``, a bad key)."""
 
 
+class CommandTimeout(DeviceError):
+    """A caller's command (``run_command``) outlived its timeout while the device still
+    answers: an ordinary tool failure, not a lost device."""
+
+
 class DeviceSelectionError(TrailblazeError):
     """No single device could be chosen: a usage error, not a tool failure."""
 
@@ -175,9 +180,18 @@ class Device(Protocol):
         """The screen as PNG bytes (``screencap -p``)."""
         ...
 
+    def run_command(
+        self, argv: Sequence[str], *, timeout: float, run_as: str | None = None
+    ) -> ShellResult:
+        """Run a caller's command (``android_adbShell``) as given, each word quoted: its exit
+        code and output, whatever they are. ``run_as`` runs it as that debuggable package;
+        ``CommandTimeout`` when it runs longer than ``timeout`` seconds."""
+        ...
+
 
 class ShellResult(NamedTuple):
-    """One device shell command's outcome. ``output`` is stdout and stderr in arrival order."""
+    """One device shell command's outcome. ``output`` is stdout and stderr in arrival order;
+    ``stdout`` is ``output`` when the device cannot keep the streams apart (no shell_v2)."""
 
     returncode: int
     output: str
@@ -296,8 +310,13 @@ class ShellDevice(abc.ABC):
         """The adb serial of the device."""
 
     @abc.abstractmethod
-    def _run(self, argv: Sequence[str]) -> ShellResult:
-        """Run one command on the device shell."""
+    def _run(self, argv: Sequence[str], timeout: float | None = None) -> ShellResult:
+        """Run one command on the device shell.
+
+        ``timeout`` bounds a caller's command (``run_command``): past it, ``CommandTimeout`` if
+        the device still answers. Without it, the device's own bound applies, and running past
+        it means the device is lost.
+        """
 
     @abc.abstractmethod
     def _read_file(self, path: str) -> bytes:
@@ -444,3 +463,15 @@ class ShellDevice(abc.ABC):
         output = self._check(["dumpsys", "window", "windows"])
         match = _FOCUS.search(output) or _FOCUSED_APP.search(output)
         return match.group("pkg") if match else None
+
+    def run_command(
+        self, argv: Sequence[str], *, timeout: float, run_as: str | None = None
+    ) -> ShellResult:
+        words = [str(word) for word in argv]
+        if not words or not words[0]:
+            raise UnsupportedInputError("no command: its first word names the program to run")
+        if timeout <= 0:
+            raise UnsupportedInputError(f"invalid command timeout {timeout!r} s")
+        if run_as is not None:
+            words = ["run-as", _package(run_as), *words]
+        return self._run(words, timeout=timeout)

@@ -1,9 +1,11 @@
 """The Android programs of the fake device: ``input``, ``uiautomator``, ``am``, ``pm``, ``monkey``,
-``dumpsys``, ``wm``, ``getprop``, ``pidof``, ``settings``.
+``dumpsys``, ``wm``, ``getprop``, ``pidof``, ``settings``, ``run-as``.
 
 Each answers the command lines replay and adbutils send the way a device does (output text,
 exit codes, the platform's own misspellings) and changes the device's ``DeviceState``: directly,
-or through ``Gestures`` for ``input``; ``uiautomator dump`` asks the ``Renderer``.
+or through ``Gestures`` for ``input``; ``uiautomator dump`` asks the ``Renderer``. ``run-as``
+runs the rest of its line as a modelled app (the spec's apps are its debug builds; a package
+that is only installed is not debuggable), through the shell's own ``command``.
 """
 
 from __future__ import annotations
@@ -29,10 +31,18 @@ PNG_1X1 = bytes.fromhex(
 class AndroidCommands:
     """The programs of one device; ``run`` answers a command line's words."""
 
-    def __init__(self, state: DeviceState, gestures: Gestures, view: Renderer) -> None:
+    def __init__(
+        self,
+        state: DeviceState,
+        gestures: Gestures,
+        view: Renderer,
+        subcommand: Callable[[list[str]], CommandResult],
+    ) -> None:
         self.state = state
         self.gestures = gestures
         self.view = view
+        self.subcommand = subcommand
+        """Runs one command's words as the shell does (``run-as`` hands its command on)."""
         self.table: dict[str, Callable[[list[str]], CommandResult]] = {
             "input": self.input,
             "uiautomator": self.uiautomator,
@@ -51,11 +61,43 @@ class AndroidCommands:
 
     def run(self, argv: list[str]) -> CommandResult | None:
         """Run one Android program; None when this model does not know it."""
+        if argv[:1] == ["run-as"]:
+            # Not under the lock: the command it runs may take its time (`sleep`), and the
+            # programs it calls take the lock themselves.
+            return self.run_as(argv[1:])
         handler = self.table.get(argv[0]) if argv else None
         if handler is None:
             return None
         with self.state.lock:
             return handler(argv[1:])
+
+    def run_as(self, args: list[str]) -> CommandResult:
+        """``run-as PACKAGE [--user N] COMMAND...``, with the messages of Android's run-as."""
+        if args[1:2] == ["--user"]:
+            args = [args[0], *args[3:]]
+        if not args:
+            return CommandResult.of(
+                stderr="usage: run-as <package-name> [--user <uid>] <command> [<args>]\n",
+                returncode=1,
+            )
+        package, command = args[0], args[1:]
+        with self.state.lock:
+            installed = package in self.state.installed
+            debuggable = package in self.state.spec.apps
+        if not installed:
+            return CommandResult.of(stderr=f"run-as: unknown package: {package}\n", returncode=1)
+        if not debuggable:
+            return CommandResult.of(
+                stderr=f"run-as: package not debuggable: {package}\n", returncode=1
+            )
+        if not command:
+            return CommandResult.of(
+                stderr="run-as: the fake runs a command, not an interactive shell\n",
+                returncode=1,
+            )
+        with self.state.lock:
+            self.state.log("run-as", f"{package}: {' '.join(command)}")
+        return self.subcommand(command)
 
     def input(self, args: list[str]) -> CommandResult:
         usage = CommandResult.of(

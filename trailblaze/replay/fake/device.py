@@ -43,10 +43,12 @@ class FakeDevice:
         self.runtime = DeviceState(spec)
         self.view = Renderer(self.runtime)
         self.gestures = Gestures(self.runtime, self.view)
-        self.programs = AndroidCommands(self.runtime, self.gestures, self.view)
         self._faults = FaultInjector(self.runtime)
         self.shell = Shell(
-            self.runtime.files, override=self._faults.override, programs=self.programs.run
+            self.runtime.files, override=self._faults.override, programs=self._program
+        )
+        self.programs = AndroidCommands(
+            self.runtime, self.gestures, self.view, subcommand=self.shell.command
         )
 
     @classmethod
@@ -56,6 +58,9 @@ class FakeDevice:
         if len(specs) != 1:
             raise ModelError(f"expected one device, the spec has {len(specs)}; use load_devices")
         return cls(specs[0])
+
+    def _program(self, argv: list[str]) -> CommandResult | None:
+        return self.programs.run(argv)
 
     # -- the transport: what the server and ModelDevice call --
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from trailblaze.replay.device import (
     IDLE_RETRY_DELAYS,
+    CommandTimeout,
     DeviceError,
     DeviceLostError,
     ShellDevice,
@@ -39,25 +40,48 @@ class ModelDevice(ShellDevice):
     def serial(self) -> str:
         return self.model.serial
 
-    def _run(self, argv: Sequence[str]) -> ShellResult:
+    def _run(self, argv: Sequence[str], timeout: float | None = None) -> ShellResult:
         if self.model.state != "device":
             raise DeviceLostError(f"{self.serial}: device is {self.model.state}")
-        admission = self.model.admit(shlex.join(argv))
+        line = shlex.join(argv)
+        admission = self.model.admit(line)
         if admission.dropped:
             raise DeviceLostError(f"{self.serial}: connection to the device was lost")
+        limit = timeout or self._timeout
         if admission.delay:
-            time.sleep(min(admission.delay, self._timeout))
-            if admission.delay >= self._timeout:
-                raise DeviceLostError(
-                    f"{self.serial}: no answer within {self._timeout:g}s to `{shlex.join(argv)}`"
-                )
+            time.sleep(min(admission.delay, limit))
+            if admission.delay >= limit:
+                self._timed_out(line, timeout)
+        started = time.monotonic()
         result = self.model.command(argv)
+        # A caller's command runs here, in this thread: one that took too long is only seen to
+        # have done so once it ended (over adb, the client stops waiting at the limit).
+        if timeout is not None and time.monotonic() - started >= timeout:
+            self._timed_out(line, timeout)
         return ShellResult(
             returncode=result.returncode,
             output=result.text(),
             stdout=result.text(STDOUT),
             stderr=result.text(STDERR),
         )
+
+    def _timed_out(self, line: str, timeout: float | None) -> None:
+        if timeout is not None and self._answers():
+            raise CommandTimeout(
+                f"{self.serial}: `{line}` did not finish within {timeout:g} s "
+                "and was abandoned (the device still answers)"
+            )
+        limit = self._timeout if timeout is None else timeout
+        raise DeviceLostError(f"{self.serial}: no answer within {limit:g}s to `{line}`")
+
+    def _answers(self) -> bool:
+        """Whether a quick command still gets through (the probe ``AdbDevice`` sends too)."""
+        if self.model.state != "device":
+            return False
+        admission = self.model.admit("echo alive")
+        if admission.delay:
+            time.sleep(min(admission.delay, self._timeout))
+        return not admission.dropped and admission.delay < self._timeout
 
     def _read_file(self, path: str) -> bytes:
         data = self.model.read_file(path)

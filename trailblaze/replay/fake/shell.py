@@ -1,8 +1,9 @@
 """The fake device's shell: command lines as adbd's ``sh`` would run them.
 
 A small interpreter for what adbutils and replay send: ``;``, ``&&``, ``||``, ``|``, quotes,
-``$?``, simple redirections, and the builtins adbutils' own helpers use (``echo``, ``rm``,
-``cat``, ``grep``, ``ls``, ``sleep``). The shell is given the device's ``Files`` and two
+``$?``, simple redirections, the builtins adbutils' own helpers use (``echo``, ``rm``,
+``cat``, ``grep``, ``ls``, ``sleep``), and ``sh -c LINE`` (what a scripted tool's
+``android_adbShell`` sends to run a line of shell). The shell is given the device's ``Files`` and two
 callables: the fault overrides and the device's programs (``input``, ``am``, ``pm``, ...:
 ``commands``). Output chunks keep their execution order, as adbd's do (replay.md §3.5.2).
 """
@@ -238,6 +239,15 @@ class Shell:
                 stderr=f"/system/bin/sh: {argv[0]}: inaccessible or not found\n", returncode=127
             )
         return result_or_none
+
+    def _builtin_sh(self, args: list[str], stdin: bytes) -> CommandResult:
+        if len(args) >= 2 and args[0] == "-c":
+            return self.run(args[1])
+        return CommandResult.of(
+            stderr="/system/bin/sh: the fake runs `sh -c COMMAND` only, no scripts or "
+            "interactive shells\n",
+            returncode=2,
+        )
 
     def _builtin_true(self, args: list[str], stdin: bytes) -> CommandResult:
         return CommandResult(0)

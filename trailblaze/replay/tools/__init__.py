@@ -18,6 +18,7 @@ from types import MappingProxyType
 
 from trailblaze.replay.tools import (
     apps,
+    commands,
     gestures,
     keys,
     maestro,
@@ -35,7 +36,18 @@ __all__ = ["ANDROID_TOOLS", "REFUSED", "ToolFn", "ToolImpl"]
 
 def _registry() -> Mapping[str, ToolImpl]:
     tools: dict[str, ToolImpl] = {}
-    for module in (apps, gestures, keys, maestro, memory, queries, screen, system, trails):
+    for module in (
+        apps,
+        commands,
+        gestures,
+        keys,
+        maestro,
+        memory,
+        queries,
+        screen,
+        system,
+        trails,
+    ):
         for impl in module.TOOLS:
             if impl.name in tools:
                 raise RuntimeError(f"tool {impl.name!r} is implemented twice")
