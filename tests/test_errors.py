@@ -30,6 +30,7 @@ NOT_USER_ERRORS = {
     "DeviceError": "a device command failed: a tool failure, the replay goes on",
     "DeviceLostError": "a DeviceError",
     "UnsupportedInputError": "a DeviceError",
+    "CommandTimeout": "a DeviceError",
     "ToolFailure": "a tool failed during replay: a result, attributed to the tool",
     "ExpectedFailure": "a ToolFailure",
     "ToolError": "a ToolFailure",
