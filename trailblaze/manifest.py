@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from trailblaze.finding import Finding
 from trailblaze.schemavalidation import SchemaIssue, check
@@ -34,7 +34,8 @@ _REMOVED_KEYS = {
 _SAFE_ID = re.compile(r"(?!\.{1,2}$)[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
-class Named(NamedTuple):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Named:
     """A name from a manifest list, with where it was written."""
 
     value: str

@@ -284,7 +284,9 @@ def _check_files(
         paths.append(str(copy))
         renamed[ws.rel(copy)] = stdin_name or STDIN_LABEL
     trailmaps, _ = scan_trailmaps(ws)
-    report = run(own, options, found=Scan(trailmaps, tuple(paths), ()))
+    report = run(
+        own, options, found=Scan(trailmaps=trailmaps, trail_paths=tuple(paths), findings=())
+    )
     given = {ws.rel(Path(p)) for p in paths}
     targets = {t.target for t in report.trails if t.target is not None}
     manifests = {ws.rel(ws.trailmaps_dir / t / "trailmap.yaml") for t in targets}

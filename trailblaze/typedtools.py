@@ -22,7 +22,7 @@ def typed_tools_listing(ws: Workspace, trailmaps: Iterable[str]) -> str:
     from trailblaze.workspace import Scan  # noqa: PLC0415
 
     listed, _ = scan_trailmaps(ws)
-    manifests = load_manifests(ws, Scan(listed, (), ()))
+    manifests = load_manifests(ws, Scan(trailmaps=listed, trail_paths=(), findings=()))
     catalog = load_catalog()
     bundled = discover(catalog, workspace_targets=ws.targets_dir)
     resolver = Resolver(manifests.with_dirs(), ws.root, catalog, bundled.trailmaps)

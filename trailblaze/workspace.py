@@ -39,7 +39,7 @@ class WorkspaceError(TrailblazeError):
     """No workspace where one was expected, or a bad `[tool.trailblaze]` table (usage error)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Workspace:
     root: Path
     layout: Layout
@@ -83,7 +83,7 @@ class TrailmapDir:
     manifest: Path
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Scan:
     """What is on disk: trailmap directories, trail files, and problems found while looking."""
 
