@@ -211,48 +211,25 @@ def junit(report: Report) -> str:
         ]
         if fatal:
             failures += 1
-            failure = ElementTree.SubElement(
-                case, "failure", message=f"{len(fatal)} finding(s)", type=fatal[0].kind
-            )
-            failure.text = "\n".join(f.text for f in fatal)
+            _failure(case, fatal, fatal[0].kind)
         elif status.status != "type-checked":
             skipped += 1
             ElementTree.SubElement(case, "skipped", message=status.reason or status.status)
-    tools = [
-        f
-        for path, found in by_path.items()
-        if path not in trail_paths
-        for f in found
-        if f.fatal and f.kind == "tool"
+    outside = [
+        f for path, found in by_path.items() if path not in trail_paths for f in found if f.fatal
     ]
-    if tools:
-        # Scripted tools' own diagnostics: a test case of their own, apart from trails.
-        case = ElementTree.SubElement(
-            suite, "testcase", classname="tools", name="scripted tool sources", time="0"
-        )
-        cases += 1
-        failures += 1
-        failure = ElementTree.SubElement(
-            case, "failure", message=f"{len(tools)} finding(s)", type="tool"
-        )
-        failure.text = "\n".join(f.text for f in tools)
-    other = [
-        f
-        for path, found in by_path.items()
-        if path not in trail_paths
-        for f in found
-        if f.fatal and f.kind != "tool"
-    ]
-    if other:
-        case = ElementTree.SubElement(
-            suite, "testcase", classname="workspace", name="manifests and tools", time="0"
-        )
-        cases += 1
-        failures += 1
-        failure = ElementTree.SubElement(
-            case, "failure", message=f"{len(other)} finding(s)", type="manifest"
-        )
-        failure.text = "\n".join(f.text for f in other)
+    # Scripted tools' own diagnostics are a test case of their own, apart from the workspace's.
+    for classname, name, kind, found in (
+        ("tools", "scripted tool sources", "tool", [f for f in outside if f.kind == "tool"]),
+        ("workspace", "manifests and tools", "manifest", [f for f in outside if f.kind != "tool"]),
+    ):
+        if found:
+            case = ElementTree.SubElement(
+                suite, "testcase", classname=classname, name=name, time="0"
+            )
+            cases += 1
+            failures += 1
+            _failure(case, found, kind)
     for element in (suites, suite):
         element.set("tests", str(cases))
         element.set("failures", str(failures))
@@ -266,6 +243,14 @@ def junit(report: Report) -> str:
         + ElementTree.tostring(suites, encoding="unicode")
         + "\n"
     )
+
+
+def _failure(case: ElementTree.Element, findings: list[Finding], kind: str) -> None:
+    """The case's `failure`: how many findings, and each finding's text."""
+    failure = ElementTree.SubElement(
+        case, "failure", message=f"{len(findings)} finding(s)", type=kind
+    )
+    failure.text = "\n".join(f.text for f in findings)
 
 
 def _well_formed(root: ElementTree.Element) -> None:
