@@ -11,17 +11,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import re
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from trailblaze import proc
 from trailblaze.fsutil import write_atomic
-from trailblaze.toolchain import PROGRESS, ToolchainError, _locked, toolchain_dir
+from trailblaze.toolchain import PROGRESS, ToolchainError, _locked, staged_install, toolchain_dir
 
 logger = logging.getLogger("trailblaze.toolchain")
 
@@ -56,16 +53,8 @@ def install_npm_tool(
             if target.is_dir():
                 probe(target)
                 return target
-        for leftover in root.glob(f".{name}.*.tmp"):
-            shutil.rmtree(leftover, ignore_errors=True)
-        if target.exists():
-            doomed = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=root))
-            os.rename(target, doomed / target.name)
-            shutil.rmtree(doomed, ignore_errors=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=root))
         started = time.monotonic()
-        try:
-            staging.chmod(0o755)
+        with staged_install(root, name) as staging:
             write_atomic(staging / "package.json", json.dumps({"private": True}) + "\n")
             logger.info(
                 "%s: installing with npm into %s (once per version)...",
@@ -90,10 +79,6 @@ def install_npm_tool(
                     )
                 )
             probe(staging)
-            os.rename(staging, target)
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
     logger.info(
         "%s: installed in %s (%.1f s)", name, target, time.monotonic() - started, extra=PROGRESS
     )
