@@ -7,6 +7,7 @@ import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, write_tree
 from trailblaze.catalog import load_catalog
+from trailblaze.monorepo import find_monorepo
 from trailblaze.tooldefs import RelPath, load_trailmap_tools
 from trailblaze.workspace import (
     WorkspaceError,
@@ -72,6 +73,27 @@ def test_bad_tool_trailblaze_table_is_a_usage_error(tmp_path: Path) -> None:
     write_tree(tmp_path, {"pyproject.toml": "[tool.trailblaze]\nlayuot = 'compact'\n"})
     with pytest.raises(WorkspaceError, match="unknown key 'layuot'"):
         find_workspace(tmp_path)
+
+
+def test_an_unreadable_pyproject_is_the_same_located_error_for_a_workspace_and_a_monorepo(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path.resolve()
+    write_tree(root, {"pyproject.toml": "[tool.trailblaze\n", "trailmaps/app/trailmap.yaml": ""})
+    expected = (
+        f"{root / 'pyproject.toml'}: cannot read: Expected ']' at the end of a table declaration "
+        "(at line 1, column 17)"
+    )
+    for find in (find_workspace, find_monorepo):
+        with pytest.raises(WorkspaceError) as caught:
+            find(root)
+        assert str(caught.value) == expected, find
+    write_tree(root, {"pyproject.toml": '[tool.trailblaze]\nworkspaces = "apps"\n'})
+    with pytest.raises(WorkspaceError) as caught:
+        find_monorepo(root)
+    assert str(caught.value) == (
+        f"{root / 'pyproject.toml'}: [tool.trailblaze] workspaces must be a list of paths or globs"
+    )
 
 
 def test_no_workspace_is_an_error_with_a_hint(tmp_path: Path) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,6 +36,7 @@ from trailblaze.workspace import (
     WorkspaceError,
     find_workspace,
     is_workspace,
+    pyproject_table,
     scan,
 )
 
@@ -57,20 +57,14 @@ class Monorepo:
 
 def configured_workspaces(root: Path) -> list[str] | None:
     """The `workspaces` of the root's `[tool.trailblaze]`, or None when it names none."""
-    pyproject = root / "pyproject.toml"
-    if not pyproject.is_file():
-        return None
-    try:
-        data = tomllib.loads(pyproject.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise WorkspaceError(f"{pyproject}: cannot read: {exc}") from None
-    table = data.get("tool", {}).get("trailblaze")
+    table = pyproject_table(root)
     if not isinstance(table, dict) or "workspaces" not in table:
         return None
     value = table["workspaces"]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
         raise WorkspaceError(
-            f"{pyproject}: [tool.trailblaze] workspaces must be a list of paths or globs"
+            f"{root / 'pyproject.toml'}: [tool.trailblaze] workspaces must be a list of paths "
+            "or globs"
         )
     return value
 

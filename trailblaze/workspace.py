@@ -173,17 +173,24 @@ def _compact_layout(root: Path) -> Workspace:
     )
 
 
-def _read_config(path: Path) -> dict[str, Any] | None:
-    pyproject = path / "pyproject.toml"
+def pyproject_table(root: Path) -> Any:
+    """`[tool.trailblaze]` of `root/pyproject.toml` as written (None without the file or the
+    table); a file that cannot be read is a `WorkspaceError`."""
+    pyproject = root / "pyproject.toml"
     if not pyproject.is_file():
         return None
     try:
         data = tomllib.loads(pyproject.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise WorkspaceError(f"{pyproject}: cannot read: {exc}") from None
-    table = data.get("tool", {}).get("trailblaze")
+    return data.get("tool", {}).get("trailblaze")
+
+
+def _read_config(path: Path) -> dict[str, Any] | None:
+    table = pyproject_table(path)
     if table is None:
         return None
+    pyproject = path / "pyproject.toml"
     if not isinstance(table, dict):
         raise WorkspaceError(f"{pyproject}: [tool.trailblaze] must be a table")
     unknown = sorted(set(table) - _CONFIG_KEYS)
