@@ -18,11 +18,13 @@ from bench.nginx import NginxCache
 from tests.conftest import isolate_env, run_python, write_tree
 from tests.faultproxy import FaultProxy, refused_url
 from tests.test_monorepo import TRAIL, monorepo
-from tests.test_runcache import clone, generated, run_entries
+from tests.test_remote import BROKEN_TRAIL
+from tests.test_runcache import EDITED, _replace_body, clone, generated, run_entries
 from trailblaze.check import last_stats
 from trailblaze.monorepo import find_monorepo
 from trailblaze.options import REMOTE_ENV, REMOTE_READ_ONLY_ENV
 from trailblaze.remote import TIMEOUT_ENV
+from trailblaze.runstate import rows_key
 from trailblaze.toolchain import Compiler
 
 nginx = tests.test_runcache.nginx
@@ -32,6 +34,8 @@ server = tests.test_runcache.server
 NAMES = ("apps/notes", "apps/shop", "legacy")
 NOTES_TRAIL = "apps/notes/trailmaps/notes/trails/pin.trail.yaml"
 WARNING = "trailblaze: warning: remote cache "
+FIXED = BROKEN_TRAIL.replace("[5, 6]", '"Shopping"')
+"""`EDITED` (the bundled workspace's trail with a type finding) without it."""
 CONTINUED = 2
 """`doit --continue check` with findings in a workspace: the group's dependency is unmet."""
 
@@ -78,6 +82,19 @@ def files(root: Path) -> dict[str, dict[str, bytes]]:
     """The files each workspace's check generated into its trailmaps."""
     mono = find_monorepo(root)
     return {mono.name(ws): generated(ws.trailmaps_dir.parent) for ws in mono.workspaces}
+
+
+def local_reports(root: Path, where: Path) -> dict[str, dict[str, Any]]:
+    """The reports of a purely local `doit check` of a copy of `root` as it is now, without
+    its scratch directories."""
+    copy = Path(shutil.copytree(root, where, ignore=shutil.ignore_patterns(".trailblaze")))
+    done = doit(copy, "--continue", "check")
+    assert done.returncode in (0, CONTINUED), done.stdout + done.stderr
+    return reports(copy)
+
+
+def shop_trails(root: Path) -> list[str]:
+    return [t["path"] for t in reports(root)["apps/shop"]["trails"]]
 
 
 def stats(root: Path) -> dict[str, dict[str, Any]]:
@@ -131,10 +148,14 @@ def filled(server: NginxCache, cold: dict[str, Any], tmp_path: Path) -> dict[str
     assert {name: s["remote_run"] for name, s in stats(root).items()} == dict.fromkeys(
         NAMES, "stored"
     )
-    # Per workspace an action-cache entry and two bodies (the three small workspaces' surface
-    # bodies may coincide).
-    assert len([k for k in run_entries(server) if k.startswith("ac/")]) == len(NAMES)
-    return server.entries()
+    # Per workspace its run entry and the entry of its trail rows (`runstate.py`).
+    entries = server.entries()
+    for found in stats(root).values():
+        assert f"ac/{found['remote_run_key']}" in entries
+        assert f"ac/{rows_key(found['remote_run_key'])}" in entries
+        assert found["remote_rows_stored"] is True
+    assert len([k for k in run_entries(server) if k.startswith("ac/")]) == 2 * len(NAMES)
+    return entries
 
 
 def assert_hits(root: Path, names: tuple[str, ...] = NAMES) -> None:
@@ -176,16 +197,22 @@ def test_doit_check_answers_every_workspace_by_its_run_entry(
     assert again.stderr == ""
     assert reports(root) == cold["reports"]
 
-    # An edit checks that workspace again (its run entry misses; a per-trail miss compiles).
-    write_tree(root, {NOTES_TRAIL: TRAIL.format(id="notes", text="[1]")})
+    # An edit checks that workspace again: its run entry misses, the trail rows of the run
+    # that answered the hit come back from the remote, and only the edited trail is parsed
+    # and compiled. The report is what a local check of the edited clone gives.
+    write_tree(root, {f"apps/shop/{EDITED}": FIXED})
     edited = doit(root, "--continue", "check", **remote)
-    assert edited.returncode == CONTINUED
-    assert ran(edited.stdout) == ["check:apps/notes:run"]
-    notes = stats(root)["apps/notes"]
-    assert notes["remote_run"] == "stored"
-    assert notes["files_compiled"] == ["trailmaps/notes/trails/pin.trail.yaml"]
-    [finding] = [f for f in reports(root)["apps/notes"]["findings"] if f["fatal"]]
-    assert finding["code"] == "TS2322"
+    assert edited.returncode == CONTINUED, edited.stdout + edited.stderr
+    assert edited.stderr == ""
+    assert ran(edited.stdout) == ["check:apps/shop:run"]
+    shop = stats(root)["apps/shop"]
+    assert shop["remote_run"] == "stored"
+    assert shop["remote_rows_restored"] == len(cold["reports"]["apps/shop"]["trails"])
+    assert shop["remote_rows_requests"] == 2 + 2  # its rows' entry and body; then stored
+    assert shop["trails_parsed"] == 1
+    assert shop["files_compiled"] == [EDITED]
+    assert shop["compiler_runs"] == 1
+    assert reports(root) == local_reports(root, tmp_path / "reference")
 
 
 @pytest.mark.tsc
@@ -271,6 +298,50 @@ def test_a_fault_falls_back_to_local_work_with_one_warning_for_the_whole_run(
     assert files(root) == cold["files"]
     assert all(s["compiler_runs"] >= 1 for s in stats(root).values())
     assert server.entries() == filled  # nothing poisoned is kept
+
+
+ROW_FAULTS = {
+    # name: what the one warning says
+    "altered-body": r"does not match its digest",
+    "foreign-trail": r"trail rows under ac/\w+… are not usable: a row that is not one of",
+    "bad-findings": r"trail rows under ac/\w+… are not usable: a row's findings",
+}
+
+
+@pytest.mark.tsc
+@pytest.mark.parametrize("fault", sorted(ROW_FAULTS))
+def test_trail_rows_that_are_not_what_they_claim_are_not_used(
+    fault: str,
+    *,
+    server: NginxCache,
+    filled: dict[str, bytes],
+    tmp_path: Path,
+) -> None:
+    root = fresh(tmp_path / "ci")
+    done = doit(root, "check:apps/shop", **{REMOTE_ENV: server.url})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert_hits(root, ("apps/shop",))
+    rows = rows_key(stats(root)["apps/shop"]["remote_run_key"])
+    if fault == "foreign-trail":
+        _replace_body(server, rows, lambda body: body["rows"][0].__setitem__(0, "../evil.yaml"))
+    elif fault == "bad-findings":
+        _replace_body(server, rows, lambda body: body["rows"][0].__setitem__(10, '{"a": 1}'))
+    write_tree(root, {f"apps/shop/{EDITED}": FIXED})
+    with FaultProxy(server.url) as proxy:
+        proxy.mode = "alter" if fault == "altered-body" else "pass"
+        proxy.only = "/cas/"
+        url = proxy.url
+        done = doit(root, "check:apps/shop", **{REMOTE_ENV: url})
+    assert done.returncode == 1, done.stdout + done.stderr
+    [warning] = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert warning.startswith(f"{WARNING}{url}: ")
+    assert re.search(ROW_FAULTS[fault], warning), warning
+    # Worked out locally, every trail parsed: the same report as a local check.
+    shop = stats(root)["apps/shop"]
+    assert shop["trails_parsed"] == len(shop_trails(root))
+    assert shop["remote_rows_restored"] == 0
+    reference = local_reports(root, tmp_path / "reference")
+    assert reports(root)["apps/shop"] == reference["apps/shop"]
 
 
 # -- trailblaze check --all --------------------------------------------------------------------

@@ -347,5 +347,5 @@ def test_doit_check_uses_the_remote_cache_from_the_environment(
     done = run_python(ws, "-m", "doit", "check", env={"TRAILBLAZE_REMOTE_CACHE": server.url})
     assert done.returncode == 1, done.stdout + done.stderr
     entries = server.entries()
-    # Each trail's verdict and the whole run's entry.
-    assert len([k for k in entries if k.startswith("ac/")]) == 11 + 1, sorted(entries)
+    # Each trail's verdict, the whole run's entry and its trail rows' (`runstate.py`).
+    assert len([k for k in entries if k.startswith("ac/")]) == 11 + 2, sorted(entries)

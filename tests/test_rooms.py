@@ -19,7 +19,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("entry points", ("cli", "checkcommand", "doit_tasks", "doit_actions", "doitconfig",
                       "uptodate", "recorded", "surfaceplan", "surfacebuild", "monorepo", "scope",
                       "typedtools", "clean")),
-    ("whole-run cache and no-op", ("runcache", "noop")),
+    ("whole-run cache and no-op", ("runcache", "runstate", "noop")),
     ("orchestrator", ("check",)),
     ("replay", ("replay",)),  # the fake device included: tests/test_imports.py fences it
     ("output", ("output", "console", "formats", "framecache", "pathbase", "escaping")),

@@ -171,16 +171,22 @@ def check_remote(
 
         return run_check(ws, options, progress=progress, found=found, stats=stats)
     from trailblaze.runcache import cached_run  # noqa: PLC0415
+    from trailblaze.runstate import RowsCache  # noqa: PLC0415
 
-    report = cached_run(
-        ws,
-        options,
-        progress=progress,
-        found=found if found is not None else scan(ws),
-        stats=stats,
-        warn=shared.warn,
-    )
-    shared.saw(report)
+    found = found if found is not None else scan(ws)
+    rows = RowsCache(options, ws, shared.warn)
+    try:
+        # The trail rows of the run a previous hit was answered by (`runstate.py`): the
+        # check then parses only what changed since.
+        restored = rows.restore(found)
+        report = cached_run(
+            ws, shared.options(options), progress=progress, found=found, stats=stats,
+            warn=shared.warn,
+        )  # fmt: skip
+        shared.saw(report)
+        rows.after(report, restored, faulted=shared.fault is not None)
+    finally:
+        rows.close()
     return report
 
 

@@ -55,7 +55,7 @@ class RunCache:
         self.inputs = inputs
         self._warn = warn or _stderr
         self.fault: str | None = None
-        self.stats: dict[str, Any] = {"remote_run": "miss"}
+        self.stats: dict[str, Any] = {"remote_run": "miss", "remote_run_key": inputs.entry_key}
         self._blobs: dict[str, bytes] = {}
         """The files' bodies fetched in this run, by digest (every shard names the same one)."""
 
