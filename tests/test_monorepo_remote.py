@@ -300,11 +300,13 @@ def test_a_fault_falls_back_to_local_work_with_one_warning_for_the_whole_run(
     assert server.entries() == filled  # nothing poisoned is kept
 
 
+EVIL = "../../../../evil.trail.yaml"
 ROW_FAULTS = {
     # name: what the one warning says
     "altered-body": r"does not match its digest",
     "foreign-trail": r"trail rows under ac/\w+… are not usable: a row that is not one of",
     "bad-findings": r"trail rows under ac/\w+… are not usable: a row's findings",
+    "foreign-module": r"trail rows under ac/\w+… are not usable: a module that is not",
 }
 
 
@@ -326,6 +328,8 @@ def test_trail_rows_that_are_not_what_they_claim_are_not_used(
         _replace_body(server, rows, lambda body: body["rows"][0].__setitem__(0, "../evil.yaml"))
     elif fault == "bad-findings":
         _replace_body(server, rows, lambda body: body["rows"][0].__setitem__(10, '{"a": 1}'))
+    elif fault == "foreign-module":
+        _replace_body(server, rows, lambda body: body["modules"].__setitem__(EVIL, "evil\n"))
     write_tree(root, {f"apps/shop/{EDITED}": FIXED})
     with FaultProxy(server.url) as proxy:
         proxy.mode = "alter" if fault == "altered-body" else "pass"
@@ -340,6 +344,7 @@ def test_trail_rows_that_are_not_what_they_claim_are_not_used(
     shop = stats(root)["apps/shop"]
     assert shop["trails_parsed"] == len(shop_trails(root))
     assert shop["remote_rows_restored"] == 0
+    assert not list(tmp_path.rglob("evil*"))
     reference = local_reports(root, tmp_path / "reference")
     assert reports(root)["apps/shop"] == reference["apps/shop"]
 

@@ -3,7 +3,8 @@
 A hit (`runcache`) writes the surfaces and records the report, and nothing of the per-trail
 state: without it the next run that misses (one trail edited) would parse every trail again. So
 a run that stores its run entry also stores its trail rows (`state.TrailRecord`, without the
-local stamps) as one CAS body, named by `ac/<digest of the run key>`; a hit remembers the run
+local stamps) and its trails' generated modules (a verdict from the state stands only while its
+module is on disk) as one CAS body, named by `ac/<digest of the run key>`; a hit remembers the run
 key it was answered for (a memo of the state store, nothing fetched); and the next run, when the
 state has no trail rows, fetches them before its check. The rows were made from exactly the
 inputs that key names, so they are what a local run of those inputs would have left: each is
@@ -12,7 +13,7 @@ so the parse stage reads and hashes every trail once) and its surface and compil
 run's; anything else is parsed and checked as usual.
 
 Everything read is checked: the entry against its key, the body against its digest, every row
-against the trails of the workspace and the types of its fields. A fault is the run's one
+and module against the trails of the workspace, every field against its type. A fault is the run's one
 warning (`SharedRemote`); rows never decide anything a run without them would not.
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trailblaze.cache import digest
+from trailblaze.fsutil import write_generated
 from trailblaze.options import CheckOptions
 from trailblaze.scratch import Layout
 from trailblaze.store import STATS, TRAIL_FIELDS, Kind, Store
@@ -58,6 +60,8 @@ def rows_key(run_key: str) -> str:
 
 
 Warn = Callable[[str], None]
+Rows = tuple[list[tuple[Any, ...]], dict[str, str]]
+"""Trail rows, and the generated module of each row's trail that has one."""
 
 
 class RowsCache:
@@ -97,31 +101,35 @@ class RowsCache:
                 store.commit()
                 return None  # unreadable (the check starts afresh) or its own rows: kept
             trails = frozenset(self.ws.rel(Path(p)) for p in found.trail_paths)
-            rows = self._fetch(run_key, trails)
+            rows, modules = self._fetch(run_key, trails)
+            try:
+                for path, text in sorted(modules.items()):
+                    write_generated(self.layout.trail_file(path), text, within=self.ws.scratch)
+            except OSError:
+                rows = []  # the check writes them itself, and says what is wrong
             if rows:
                 store.stage_trails(rows, [])
             store.commit()
             return len(rows)
 
-    def _fetch(self, run_key: str, trails: frozenset[str]) -> list[tuple[Any, ...]]:
+    def _fetch(self, run_key: str, trails: frozenset[str]) -> Rows:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         key = rows_key(run_key)
         try:
             raw = self.http.get_ac(key)
             if raw is None:
-                return []
+                return [], {}
             value = _entry(raw, key)
             packed = self.http.get_cas(value)  # checked against its digest
             if packed is None:
-                return []  # evicted: a miss
+                return [], {}  # evicted: a miss
             return decode_rows(packed, trails)
         except RemoteFault as exc:
             self._fault(str(exc))
-            return []
         except ValueError as exc:
             self._fault(f"the trail rows under ac/{key[:12]}… are not usable: {exc}")
-            return []
+        return [], {}
 
     # -- after a check ----------------------------------------------------------------------
 
@@ -153,8 +161,20 @@ class RowsCache:
         shared = [[row[0], None, *row[2:]] for row in rows if row[0] in mine]
         if len(shared) != len(mine):
             return False  # not every trail's row was written: nothing half shared
+        # A verdict from the state stands only while its generated module is there (the type
+        # gate): the modules travel with their rows.
+        modules: dict[str, str] = {}
+        for row in shared:
+            try:
+                modules[row[0]] = self.layout.trail_file(row[0]).read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # not type-checked, or gone: generated again where it is needed
         body = zlib.compress(
-            json.dumps({"format": ROWS_FORMAT, "rows": shared}, separators=(",", ":")).encode()
+            json.dumps(
+                {"format": ROWS_FORMAT, "rows": shared, "modules": modules},
+                ensure_ascii=False,
+                separators=(",", ":"),
+            ).encode()
         )
         key = rows_key(run_key)
         try:
@@ -187,9 +207,9 @@ def _entry(raw: bytes, key: str) -> str:
 _OPTIONAL = (str, type(None))
 
 
-def decode_rows(packed: bytes, trails: frozenset[str]) -> list[tuple[Any, ...]]:
-    """The rows of a rows body, every field checked (ValueError when one is not what a row
-    of `trails` holds); each row's stamp is unknown."""
+def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
+    """The rows of a rows body and their trails' generated modules, every field checked
+    (ValueError when one is not what a row of `trails` holds); each row's stamp is unknown."""
     inflater = zlib.decompressobj()
     try:
         data = inflater.decompress(packed, ROWS_LIMIT)
@@ -200,9 +220,10 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> list[tuple[Any, ...]]:
     try:
         body = json.loads(data)
         raw = body["rows"] if body.get("format") == ROWS_FORMAT else None
+        modules = body["modules"]
     except (ValueError, AttributeError, KeyError, TypeError):
-        raw = None
-    if not isinstance(raw, list):
+        raw = modules = None
+    if not isinstance(raw, list) or not isinstance(modules, dict):
         raise ValueError("not a rows body")
     rows: list[tuple[Any, ...]] = []
     seen: set[str] = set()
@@ -239,4 +260,6 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> list[tuple[Any, ...]]:
                     raise TypeError("findings")
     except (ValueError, TypeError, IndexError, AttributeError) as exc:
         raise ValueError(f"a row's findings are not usable: {exc}") from None
-    return rows
+    if not seen.issuperset(modules) or not all(isinstance(v, str) for v in modules.values()):
+        raise ValueError("a module that is not one of its rows' trails")
+    return rows, modules
