@@ -431,6 +431,26 @@ def test_run_as_runs_the_command_as_a_debuggable_app(
         device.run_command([], timeout=2)
 
 
+def test_a_written_file_replaces_what_was_there(device: ShellDevice, model: FakeDevice) -> None:
+    model.runtime.files.write("/sdcard/a.bin", b"older and longer")
+    device.write_file("/sdcard/a.bin", b"\x00\xffnew")
+    assert model.files["/sdcard/a.bin"] == b"\x00\xffnew"
+    assert device.run_command(["cat", "/sdcard/a.bin"], timeout=2).stdout == "\x00\ufffdnew"
+    for bad in ("/sdcard/", "relative.bin"):
+        with pytest.raises(UnsupportedInputError, match="not an absolute file"):
+            device.write_file(bad, b"x")
+
+
+def test_a_broadcast_names_its_receiver_and_quotes_its_extras(
+    device: ShellDevice, model: FakeDevice
+) -> None:
+    output = device.send_broadcast("a.B", f"{PACKAGE}/.R", [("--es", "k", "x y;z")])
+    assert output.endswith("Broadcast completed: result=0")
+    assert model.commands[-1] == f"am broadcast -a a.B -n {PACKAGE}/.R --es k 'x y;z'"
+    with pytest.raises(UnsupportedInputError, match="invalid broadcast extra flag"):
+        device.send_broadcast("a.B", f"{PACKAGE}/.R", [("--eia", "k", "1")])
+
+
 # --- device selection (adb only: selection is what ``connect`` does) ------------------------
 
 

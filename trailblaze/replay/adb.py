@@ -112,6 +112,14 @@ class AdbDevice(ShellDevice):
             raise self._translate(exc, f"pull {path}") from exc
         return data
 
+    def _write_file(self, path: str, data: bytes) -> None:
+        self._check_alive()
+        try:
+            # bytes, never a str: adbutils reads a str as the path of a local file to send.
+            self._device.sync.push(bytes(data), path, mode=0o644, check=True)
+        except Exception as exc:
+            raise self._translate(exc, f"push {path}") from exc
+
     def _check_alive(self) -> None:
         # After the transport died, every later call fails the same way at once instead of
         # reconnecting to a device that may have come back in another state.

@@ -180,6 +180,21 @@ class Device(Protocol):
         """The screen as PNG bytes (``screencap -p``)."""
         ...
 
+    def write_file(self, path: str, data: bytes) -> None:
+        """Write ``data`` at ``path`` on the device (adb push): it replaces a file there."""
+        ...
+
+    def scan_media(self, path: str) -> None:
+        """Ask the media scanner to add the file at ``path`` to the MediaStore."""
+        ...
+
+    def send_broadcast(
+        self, action: str, component: str, extras: Sequence[tuple[str, str, str]] = ()
+    ) -> str:
+        """Send an explicit broadcast (``am broadcast -a ACTION -n PKG/CLASS``) with extras as
+        (``am`` flag such as ``--es``, key, value); what ``am`` printed."""
+        ...
+
     def run_command(
         self, argv: Sequence[str], *, timeout: float, run_as: str | None = None
     ) -> ShellResult:
@@ -207,6 +222,9 @@ _FOCUSED_APP = re.compile(r"mFocusedApp=.*?ActivityRecord\{\S+ \S+ (?P<pkg>[^\s/
 _PACKAGE_LINE = re.compile(r"^package:(\S+)\s*$", re.MULTILINE)
 _PACKAGE_PATH_LINE = re.compile(r"^package:(\S+)=([^=\s]+)\s*$", re.MULTILINE)
 _PERMISSION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_CLASS = re.compile(r"\.?[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)*")
+#: The ``am`` flags of the extra types a broadcast may carry.
+EXTRA_FLAGS = frozenset({"--es", "--ez", "--ei", "--el", "--ef", "--ed", "--eu"})
 #: Where screenshots are written before being pulled (next to the dumps).
 SCREENSHOT_PATH = "/data/local/tmp/trailblaze-screen.png"
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -321,6 +339,10 @@ class ShellDevice(abc.ABC):
     @abc.abstractmethod
     def _read_file(self, path: str) -> bytes:
         """Return a device file's bytes."""
+
+    @abc.abstractmethod
+    def _write_file(self, path: str, data: bytes) -> None:
+        """Write a device file (created with its directories, or replaced)."""
 
     def _check(self, argv: Sequence[str]) -> str:
         result = self._run(argv)
@@ -463,6 +485,40 @@ class ShellDevice(abc.ABC):
         output = self._check(["dumpsys", "window", "windows"])
         match = _FOCUS.search(output) or _FOCUSED_APP.search(output)
         return match.group("pkg") if match else None
+
+    def write_file(self, path: str, data: bytes) -> None:
+        if not path.startswith("/") or path.endswith("/") or "\x00" in path:
+            raise UnsupportedInputError(f"invalid device file path {path!r}: not an absolute file")
+        self._write_file(path, data)
+
+    def scan_media(self, path: str) -> None:
+        uri = "file://" + path
+        self._check(
+            ["am", "broadcast", "-a", "android.intent.action.MEDIA_SCANNER_SCAN_FILE", "-d", uri]
+        )
+
+    def send_broadcast(
+        self, action: str, component: str, extras: Sequence[tuple[str, str, str]] = ()
+    ) -> str:
+        package, _, cls = component.partition("/")
+        if not action.strip():
+            raise UnsupportedInputError("a broadcast needs an action")
+        if not cls or not _CLASS.fullmatch(cls):
+            raise UnsupportedInputError(
+                f"invalid receiver {component!r}: expected <package>/<class>"
+            )
+        argv = ["am", "broadcast", "-a", action, "-n", f"{_package(package)}/{cls}"]
+        for flag, key, value in extras:
+            if flag not in EXTRA_FLAGS:
+                raise UnsupportedInputError(f"invalid broadcast extra flag {flag!r}")
+            argv += [flag, key, value]
+        output = self._check(argv)
+        # `am` prints an exception (a value of the wrong type) and often still exits 0.
+        if "Error" in output or "Exception" in output:
+            raise DeviceError(
+                f"{self.serial}: broadcast {action} to {component} failed: {_excerpt(output)}"
+            )
+        return output.strip()
 
     def run_command(
         self, argv: Sequence[str], *, timeout: float, run_as: str | None = None

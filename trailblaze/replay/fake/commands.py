@@ -209,6 +209,22 @@ class AndroidCommands:
             return CommandResult.of(
                 head + f'Broadcast completed: result=-1, data="{self.state.clipboard}"\n'
             )
+        for number_flag, parse in (("--ei", int), ("--el", int), ("--ef", float), ("--ed", float)):
+            for key, value in opts.items():
+                if key.startswith(number_flag + " "):
+                    try:
+                        parse(value)
+                    except ValueError:
+                        return CommandResult.of(
+                            stderr="Exception occurred while executing 'broadcast':\n"
+                            f'java.lang.NumberFormatException: For input string: "{value}"\n',
+                            returncode=255,
+                        )
+        if action == "android.intent.action.MEDIA_SCANNER_SCAN_FILE":
+            self.state.log("media-scan", opts.get("-d", ""))
+        else:
+            extras = {k: v for k, v in opts.items() if k.startswith("--e")}
+            self.state.log("broadcast", f"{action} -> {opts.get('-n', '(any)')} {extras}")
         return CommandResult.of(head + "Broadcast completed: result=0\n")
 
     def pm(self, args: list[str]) -> CommandResult:
@@ -384,13 +400,16 @@ def _key_code(value: str) -> int:
     return KEY_NAMES[name]
 
 
+_EXTRA_FLAGS = frozenset({"--es", "--ei", "--ez", "--el", "--ef", "--ed", "--eu", "-e"})
+
+
 def _options(args: Sequence[str]) -> dict[str, str]:
     """``-a X -d Y --es key value`` -> {"-a": X, "-d": Y, "--es key": value}."""
     opts: dict[str, str] = {}
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg in ("--es", "--ei", "--ez", "-e") and i + 2 < len(args):
+        if arg in _EXTRA_FLAGS and i + 2 < len(args):
             opts[f"{arg} {args[i + 1]}"] = args[i + 2]
             i += 3
         elif arg.startswith("-") and i + 1 < len(args):

@@ -83,6 +83,11 @@ class ModelDevice(ShellDevice):
             time.sleep(min(admission.delay, self._timeout))
         return not admission.dropped and admission.delay < self._timeout
 
+    def _write_file(self, path: str, data: bytes) -> None:
+        if self.model.state != "device":
+            raise DeviceLostError(f"{self.serial}: device is {self.model.state}")
+        self.model.runtime.files.write(path, data)
+
     def _read_file(self, path: str) -> bytes:
         data = self.model.read_file(path)
         if data is None:

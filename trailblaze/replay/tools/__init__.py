@@ -19,6 +19,7 @@ from types import MappingProxyType
 from trailblaze.replay.tools import (
     apps,
     commands,
+    files,
     gestures,
     keys,
     maestro,
@@ -39,6 +40,7 @@ def _registry() -> Mapping[str, ToolImpl]:
     for module in (
         apps,
         commands,
+        files,
         gestures,
         keys,
         maestro,

@@ -7,7 +7,9 @@ the app's window to have the focus; all of that is ``launch`` time.
 Permissions: ``android_grantPermissions`` is ``pm grant`` per permission,
 ``android_grantAppOpsPermission`` is ``appops set <pkg> <op> allow``. ``openUrl`` is a VIEW intent
 (``am start -a android.intent.action.VIEW -d <url>``), as upstream's scripted tool does through
-Maestro's ``openLink``.
+Maestro's ``openLink``. ``android_sendBroadcast`` (an SDK author tool) sends an explicit broadcast
+to an app's receiver, each extra with the ``am`` flag of its ``type`` (string when omitted), and
+answers what ``am`` printed.
 """
 
 from __future__ import annotations
@@ -96,6 +98,34 @@ def open_url(context: ExecutionContext, args: dict[str, Any]) -> str:
     return f"opened {url}"
 
 
+#: ``android_sendBroadcast`` extra types and their ``am broadcast`` flags.
+EXTRA_TYPES = {
+    "string": "--es",
+    "boolean": "--ez",
+    "int": "--ei",
+    "integer": "--ei",
+    "long": "--el",
+    "float": "--ef",
+    "double": "--ed",
+    "uri": "--eu",
+}
+
+
+def send_broadcast(context: ExecutionContext, args: dict[str, Any]) -> str:
+    extras: list[tuple[str, str, str]] = []
+    for i, extra in enumerate(args.get("extras") or ()):
+        kind = str(extra.get("type") or "string")
+        flag = EXTRA_TYPES.get(kind.lower())
+        if flag is None:
+            raise ToolError(
+                f"android_sendBroadcast: extras[{i}] ({extra['key']}): type {kind!r} is not one "
+                f"of {', '.join(EXTRA_TYPES)}"
+            )
+        extras.append((flag, str(extra["key"]), str(extra["value"])))
+    component = f"{args['componentPackage']}/{args['componentClass']}"
+    return context.device.send_broadcast(str(args["action"]), component, extras)
+
+
 TOOLS = (
     ToolImpl("launchApp", launch_app),
     ToolImpl("stopApp", stop_app),
@@ -105,4 +135,5 @@ TOOLS = (
     ToolImpl("android_grantPermissions", grant_permissions, mutates=False),
     ToolImpl("android_grantAppOpsPermission", grant_app_ops_permission, mutates=False),
     ToolImpl("openUrl", open_url),
+    ToolImpl("android_sendBroadcast", send_broadcast),
 )
