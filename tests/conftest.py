@@ -6,11 +6,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
+from bench.nginx import NginxCache
 from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, TS_VERSION, TSC_ENV, Compiler, find_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,3 +112,17 @@ def tsc() -> Compiler:
     ones reuse it; `TRAILBLAZE_TOOLCHAIN_DIR` chooses another cache (CI can keep one across runs).
     """
     return find_compiler(TS_VERSION, install=True, base=toolchain_cache())
+
+
+@pytest.fixture(scope="module")
+def nginx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NginxCache]:
+    """nginx on loopback (WebDAV) as a real remote cache: one per test module that asks for it."""
+    with NginxCache(tmp_path_factory.mktemp("nginx")) as server:
+        yield server
+
+
+@pytest.fixture
+def server(nginx: NginxCache) -> NginxCache:
+    """The module's nginx, emptied for each test."""
+    nginx.clear()
+    return nginx

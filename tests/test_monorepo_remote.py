@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-import tests.test_runcache
 from bench.nginx import NginxCache
 from tests.conftest import isolate_env, run_python, write_tree
 from tests.faultproxy import FaultProxy, refused_url
@@ -26,10 +25,6 @@ from trailblaze.options import REMOTE_ENV, REMOTE_READ_ONLY_ENV
 from trailblaze.remote import TIMEOUT_ENV
 from trailblaze.runstate import rows_key
 from trailblaze.toolchain import Compiler
-
-nginx = tests.test_runcache.nginx
-server = tests.test_runcache.server
-"""nginx on loopback as the remote cache (for this module), emptied for each test."""
 
 NAMES = ("apps/notes", "apps/shop", "legacy")
 NOTES_TRAIL = "apps/notes/trailmaps/notes/trails/pin.trail.yaml"

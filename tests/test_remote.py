@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +42,6 @@ trail:
             text: [5, 6]
 """
 """One type finding (a list for a string), so that findings travel through the cache."""
-
-
-@pytest.fixture(scope="module")
-def nginx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NginxCache]:
-    with NginxCache(tmp_path_factory.mktemp("nginx")) as server:
-        yield server
-
-
-@pytest.fixture
-def server(nginx: NginxCache) -> NginxCache:
-    nginx.clear()
-    return nginx
 
 
 def clone(where: Path) -> Path:

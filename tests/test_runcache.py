@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,18 +120,6 @@ def _is_run_body(data: bytes | None) -> bool:
     except zlib.error:
         return False
     return True
-
-
-@pytest.fixture(scope="module")
-def nginx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NginxCache]:
-    with NginxCache(tmp_path_factory.mktemp("nginx")) as server:
-        yield server
-
-
-@pytest.fixture
-def server(nginx: NginxCache) -> NginxCache:
-    nginx.clear()
-    return nginx
 
 
 @pytest.fixture(scope="module")
