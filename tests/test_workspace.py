@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MINIMAL_MANIFEST, write_tree
+from tests.conftest import MINIMAL_MANIFEST, run_python, write_tree
 from trailblaze.catalog import load_catalog
 from trailblaze.monorepo import find_monorepo
 from trailblaze.tooldefs import RelPath, load_trailmap_tools
@@ -81,8 +81,8 @@ def test_an_unreadable_pyproject_is_the_same_located_error_for_a_workspace_and_a
     root = tmp_path.resolve()
     write_tree(root, {"pyproject.toml": "[tool.trailblaze\n", "trailmaps/app/trailmap.yaml": ""})
     expected = (
-        f"{root / 'pyproject.toml'}: cannot read: Expected ']' at the end of a table declaration "
-        "(at line 1, column 17)"
+        f"{root / 'pyproject.toml'}:1:17: cannot read: Expected ']' at the end of a table "
+        "declaration"
     )
     for find in (find_workspace, find_monorepo):
         with pytest.raises(WorkspaceError) as caught:
@@ -92,8 +92,151 @@ def test_an_unreadable_pyproject_is_the_same_located_error_for_a_workspace_and_a
     with pytest.raises(WorkspaceError) as caught:
         find_monorepo(root)
     assert str(caught.value) == (
-        f"{root / 'pyproject.toml'}: [tool.trailblaze] workspaces must be a list of paths or globs"
+        f"{root / 'pyproject.toml'}:2:1: [tool.trailblaze] workspaces must be a list of paths "
+        "or globs"
     )
+
+
+BAD_TABLES = [
+    ("tool = 1\n", "1:1: [tool] must be a table, not 1"),
+    ("tool = [1]\n", "1:1: [tool] must be a table, not [1]"),
+    ('[tool]\ntrailblaze = "x"\n', "2:1: [tool.trailblaze] must be a table, not 'x'"),
+    (
+        '[project]\nname = "shop"\n\n[tool.trailblaze]\n# the apps\n  workspaces = "apps/*"\n',
+        "6:3: [tool.trailblaze] workspaces must be a list of paths or globs",
+    ),
+    (
+        "[tool.trailblaze]\nworkspaces = [1]\n",
+        "2:1: [tool.trailblaze] workspaces must be a list of paths or globs",
+    ),
+    (
+        "[tool.trailblaze]\nworkspaces = []\n",
+        "2:1: [tool.trailblaze] workspaces must be a list of paths or globs",
+    ),
+    (
+        '[tool]\ntrailblaze.workspaces = { apps = "x" }\n',
+        "2:1: [tool.trailblaze] workspaces must be a list of paths or globs",
+    ),
+    (
+        "tool.trailblaze.exclude = 3\n",
+        "1:1: [tool.trailblaze] exclude must be a list of directory names",
+    ),
+    (
+        '[tool.ruff]\nhelp = """\nlayout = 1\n"""\n[tool.trailblaze]\nlayout = "Compact"\n',
+        "6:1: [tool.trailblaze] layout must be 'compact' or 'trailblaze', not 'Compact'",
+    ),
+    (
+        "tool = { trailblaze = { scratch = 7 } }\n",
+        "1:1: [tool.trailblaze] scratch must be a path string",
+    ),
+    (  # a NUL names no file: os.path raised ValueError
+        '[tool.trailblaze]\ntrails = "ui\\u0000"\n',
+        "2:1: [tool.trailblaze] trails must be a path string",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_TABLES)
+def test_a_bad_tool_trailblaze_table_is_one_error_at_its_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    root = tmp_path.resolve()
+    write_tree(
+        root,
+        {"pyproject.toml": text, "trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app")},
+    )
+    expected = f"{root / 'pyproject.toml'}:{message}"
+    for find in (find_workspace, find_monorepo):
+        with pytest.raises(WorkspaceError) as caught:
+            find(root)
+        assert str(caught.value) == expected, find
+
+
+def test_a_bad_table_is_one_line_from_trailblaze_check_and_doit_check(tmp_path: Path) -> None:
+    """The same error, no traceback, exit 2, from both commands, at a workspace and at a
+    monorepo root."""
+    tmp_path = tmp_path.resolve()
+    manifest = MINIMAL_MANIFEST.format(id="app")
+    shapes = {
+        "workspace": ("", {"trailmaps/app/trailmap.yaml": manifest}, "check"),
+        "monorepo": ("apps/*", {"apps/a/trailmaps/app/trailmap.yaml": manifest}, "check --all"),
+    }
+    dodos = {
+        "workspace": "from trailblaze.doit_tasks import DOIT_CONFIG, task_check\n",
+        "monorepo": "from trailblaze.doit_tasks import monorepo_config, monorepo_tasks\n"
+        "DOIT_CONFIG = monorepo_config()\nglobals().update(monorepo_tasks())\n",
+    }
+    for name, (_, files, command) in shapes.items():
+        # doit itself reads pyproject.toml's [tool.doit] first and fails on a `tool = 1`; a
+        # `tool.trailblaze` that is not a table and a bad `workspaces` are ours to report.
+        for text, line in (
+            (
+                '[tool]\ntrailblaze = "apps/*"\n',
+                "2:1: [tool.trailblaze] must be a table, not 'apps/*'",
+            ),
+            (
+                '[tool.trailblaze]\nworkspaces = "apps/*"\n',
+                "2:1: [tool.trailblaze] workspaces must be a list of paths or globs",
+            ),
+        ):
+            root = tmp_path / f"{name}-{len(text)}"
+            write_tree(root, {**files, "pyproject.toml": text, "dodo.py": dodos[name]})
+            expected = f"trailblaze check: {root / 'pyproject.toml'}:{line}\n"
+            cli = run_python(root, "-m", "trailblaze.cli", *command.split())
+            assert (cli.returncode, cli.stderr) == (2, expected), (name, text)
+            doit = run_python(root, "-m", "doit", "check")
+            assert doit.returncode == 2, (name, text, doit.stdout, doit.stderr)
+            assert "Traceback" not in doit.stdout + doit.stderr
+            assert expected in doit.stdout, (name, text)
+    # `tool = 1` at a workspace whose dodo.py is elsewhere: doit never reads it, we do.
+    root = tmp_path / "elsewhere"
+    write_tree(
+        root, {"ws/trailmaps/app/trailmap.yaml": manifest, "ws/pyproject.toml": "tool = 1\n"}
+    )
+    write_tree(
+        root,
+        {
+            "dodo.py": "from trailblaze.doit_tasks import doit_config, make_tasks\n"
+            'DOIT_CONFIG = doit_config("ws")\nglobals().update(make_tasks("ws"))\n'
+        },
+    )
+    expected = (
+        f"trailblaze check: {root / 'ws' / 'pyproject.toml'}:1:1: [tool] must be a table, not 1\n"
+    )
+    cli = run_python(root / "ws", "-m", "trailblaze.cli", "check")
+    assert (cli.returncode, cli.stderr) == (2, expected)
+    doit = run_python(root, "-m", "doit", "check")
+    assert doit.returncode == 2, doit.stdout + doit.stderr
+    assert expected in doit.stdout
+
+
+def test_monorepo_roots_say_so_and_refuse_absolute_and_dot_workspaces(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    write_tree(
+        root,
+        {
+            "pyproject.toml": '[tool.trailblaze]\nworkspaces = ["apps/*"]\n',
+            "apps/a/trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app"),
+        },
+    )
+    hint = (
+        f"'{root}' is a monorepo root (its pyproject.toml's [tool.trailblaze] names workspaces): "
+        "run inside one of them or name one, or check them all with 'trailblaze check --all'"
+    )
+    with pytest.raises(WorkspaceError) as caught:
+        find_workspace(root / "apps")
+    assert str(caught.value) == f"no workspace found from '{root / 'apps'}': {hint}"
+    with pytest.raises(WorkspaceError) as caught:
+        find_workspace(root, explicit=True)
+    assert str(caught.value) == f"'{root}' is not a workspace: {hint}"
+    assert [ws.root for ws in find_monorepo(root).workspaces] == [root / "apps" / "a"]
+    # glob() raises on these (NotImplementedError, IndexError): they are refused by name.
+    with pytest.raises(WorkspaceError) as caught:
+        find_monorepo(root, ["/etc"])
+    assert str(caught.value) == f"workspace '/etc' is outside {root}"
+    with pytest.raises(WorkspaceError, match=r"^'\.' is not a workspace"):
+        find_monorepo(root, ["."])
+    assert [ws.root for ws in find_monorepo(root, ["apps/a/"]).workspaces] == [root / "apps/a"]
 
 
 def test_no_workspace_is_an_error_with_a_hint(tmp_path: Path) -> None:

@@ -57,16 +57,8 @@ class Monorepo:
 
 def configured_workspaces(root: Path) -> list[str] | None:
     """The `workspaces` of the root's `[tool.trailblaze]`, or None when it names none."""
-    table = pyproject_table(root)
-    if not isinstance(table, dict) or "workspaces" not in table:
-        return None
-    value = table["workspaces"]
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        raise WorkspaceError(
-            f"{root / 'pyproject.toml'}: [tool.trailblaze] workspaces must be a list of paths "
-            "or globs"
-        )
-    return value
+    table = pyproject_table(root)  # checked there: a list of paths or globs
+    return None if table is None or "workspaces" not in table else list(table["workspaces"])
 
 
 def find_monorepo(root: Path, workspaces: Sequence[str] | None = None) -> Monorepo:
@@ -82,7 +74,12 @@ def find_monorepo(root: Path, workspaces: Sequence[str] | None = None) -> Monore
             found[path] = find_workspace(path, explicit=True)
     else:
         for pattern in patterns:
-            matches = sorted(p for p in root.glob(pattern) if p.is_dir())
+            if Path(pattern).is_absolute():  # glob refuses it with a traceback
+                raise WorkspaceError(f"workspace '{pattern}' is outside {root}")
+            if _has_glob(pattern):
+                matches = sorted(p for p in root.glob(pattern) if p.is_dir())
+            else:  # looked up, not globbed: `root.glob(".")` raises
+                matches = [root / pattern] if (root / pattern).is_dir() else []
             if not matches:
                 raise WorkspaceError(f"workspace '{pattern}' matches no directory under {root}")
             for path in matches:

@@ -118,7 +118,8 @@ def find_workspace(start: Path | None = None, *, explicit: bool = False) -> Work
         found = _workspace_at(here)
         if found is None:
             raise WorkspaceError(
-                f"'{start}' is not a workspace: expected 'trailmaps/<id>/trailmap.yaml', "
+                _monorepo_hint(here, f"'{start}' is not a workspace")
+                or f"'{start}' is not a workspace: expected 'trailmaps/<id>/trailmap.yaml', "
                 f"'trails/config/trailmaps/<id>/trailmap.yaml' or [tool.trailblaze] in "
                 f"pyproject.toml"
             )
@@ -127,9 +128,29 @@ def find_workspace(start: Path | None = None, *, explicit: bool = False) -> Work
         found = _workspace_at(candidate)
         if found is not None:
             return found
+    monorepo = next((c for c in (here, *here.parents) if _is_monorepo_root(c)), None)
+    hint = _monorepo_hint(monorepo, f"no workspace found from '{here}'") if monorepo else None
     raise WorkspaceError(
-        f"no workspace found from '{here}': run inside a directory with 'trailmaps/' or "
+        hint
+        or f"no workspace found from '{here}': run inside a directory with 'trailmaps/' or "
         f"'trails/config/trailmaps/', or pass the workspace path"
+    )
+
+
+def _is_monorepo_root(path: Path) -> bool:
+    table = pyproject_table(path)
+    return table is not None and "workspaces" in table
+
+
+def _monorepo_hint(root: Path, what: str) -> str | None:
+    """What to do at a monorepo root, whose `[tool.trailblaze] workspaces` names workspaces
+    but is not one itself; None elsewhere."""
+    if not _is_monorepo_root(root):
+        return None
+    return (
+        f"{what}: '{root}' is a monorepo root (its pyproject.toml's [tool.trailblaze] names "
+        f"workspaces): run inside one of them or name one, or check them all with "
+        f"'trailblaze check --all'"
     )
 
 
@@ -139,7 +160,7 @@ def is_workspace(path: Path) -> bool:
 
 
 def _workspace_at(path: Path) -> Workspace | None:
-    config = _read_config(path)
+    config = pyproject_table(path)
     if config is not None and "workspaces" in config:
         return None  # a monorepo root (`monorepo.py`) names workspaces; it is not one
     if config is not None:
@@ -173,73 +194,139 @@ def _compact_layout(root: Path) -> Workspace:
     )
 
 
-def pyproject_table(root: Path) -> Any:
-    """`[tool.trailblaze]` of `root/pyproject.toml` as written (None without the file or the
-    table); a file that cannot be read is a `WorkspaceError`."""
+def pyproject_table(root: Path) -> dict[str, Any] | None:
+    """`[tool.trailblaze]` of `root/pyproject.toml` (None without the file or the table), its
+    keys known and `workspaces`, when there, a list of paths; a file that cannot be read or a
+    table that is not one is a `WorkspaceError` at the file's line and column."""
     pyproject = root / "pyproject.toml"
     if not pyproject.is_file():
         return None
     try:
-        data = tomllib.loads(pyproject.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = pyproject.read_text("utf-8")
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as exc:
         raise WorkspaceError(f"{pyproject}: cannot read: {exc}") from None
-    return data.get("tool", {}).get("trailblaze")
+    except tomllib.TOMLDecodeError as exc:
+        at = re.search(r" \(at line (\d+), column (\d+)\)$", str(exc))
+        where = f"{pyproject}:{at[1]}:{at[2]}" if at else str(pyproject)
+        message = str(exc)[: at.start()] if at else str(exc)
+        raise WorkspaceError(f"{where}: cannot read: {message}") from None
 
+    def error(path: tuple[str, ...], message: str) -> WorkspaceError:
+        line, column = _key_position(text, path)
+        return WorkspaceError(f"{pyproject}:{line}:{column}: {message}")
 
-def _read_config(path: Path) -> dict[str, Any] | None:
-    table = pyproject_table(path)
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise error(("tool",), f"[tool] must be a table, not {tool!r}")
+    table = tool.get("trailblaze")
     if table is None:
         return None
-    pyproject = path / "pyproject.toml"
     if not isinstance(table, dict):
-        raise WorkspaceError(f"{pyproject}: [tool.trailblaze] must be a table")
+        raise error(("tool", "trailblaze"), f"[tool.trailblaze] must be a table, not {table!r}")
     unknown = sorted(set(table) - _CONFIG_KEYS)
     if unknown:
-        raise WorkspaceError(
-            f"{pyproject}: [tool.trailblaze]: unknown key '{unknown[0]}'; "
-            f"expected {', '.join(sorted(_CONFIG_KEYS))}"
+        raise error(
+            ("tool", "trailblaze", unknown[0]),
+            f"[tool.trailblaze]: unknown key '{unknown[0]}'; "
+            f"expected {', '.join(sorted(_CONFIG_KEYS))}",
         )
+    for key, value in table.items():
+        problem = _config_problem(key, value)
+        if problem is not None:
+            raise error(("tool", "trailblaze", key), f"[tool.trailblaze] {problem}")
     return table
 
 
+def _config_problem(key: str, value: Any) -> str | None:
+    """What is wrong with the value of a `[tool.trailblaze]` key, or None."""
+    if key == "layout" and value not in ("compact", "trailblaze"):
+        return f"layout must be 'compact' or 'trailblaze', not {value!r}"
+    if key in ("trailmaps", "trails", "scratch") and not _is_path(value):
+        return f"{key} must be a path string"
+    if key == "exclude" and not (isinstance(value, list) and all(map(_is_path, value))):
+        return "exclude must be a list of directory names"
+    if key == "workspaces" and not (
+        isinstance(value, list) and value and all(map(_is_path, value))
+    ):
+        return "workspaces must be a list of paths or globs"
+    return None
+
+
+def _is_path(value: Any) -> bool:
+    """A string that can name a file (no file name holds a NUL)."""
+    return isinstance(value, str) and bool(value) and "\0" not in value
+
+
+_TOML_KEY = r"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""
+_TOML_KEYS = rf"{_TOML_KEY}(?:\s*\.\s*{_TOML_KEY})*"
+_TOML_HEADER = re.compile(rf"\s*\[\[?\s*({_TOML_KEYS})\s*\]")
+_TOML_ASSIGNMENT = re.compile(rf"\s*({_TOML_KEYS})\s*=")
+
+
+def _key_position(text: str, path: tuple[str, ...]) -> tuple[int, int]:
+    """Line and column (1-based) where the TOML key `path` is defined in `text`, else where the
+    nearest enclosing key or table is (an inline table, a `tool = 1`), else 1:1.
+
+    tomllib keeps no positions: this follows the table headers and the keys as TOML writes them
+    (bare, quoted, dotted), skipping multi-line strings, which is enough to point at the key.
+    """
+    best: tuple[int, tuple[int, int]] = (0, (1, 1))
+    table: tuple[str, ...] = ()
+    in_string: str | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if in_string is not None:
+            if line.count(in_string) % 2:
+                in_string = None
+            continue
+        header = _TOML_HEADER.match(line)
+        assignment = None if header else _TOML_ASSIGNMENT.match(line)
+        match = header or assignment
+        if match is not None:
+            keys = _toml_keys(match[1])
+            full = keys if header else (*table, *keys)
+            if header:
+                table = keys
+            depth = len(full)
+            if full == path[:depth] and depth > best[0]:
+                best = (depth, (number, match.start(1) + 1))
+                if depth == len(path):
+                    return best[1]
+        for quotes in ('"""', "'''"):
+            if line.count(quotes) % 2:
+                in_string = quotes
+                break
+    return best[1]
+
+
+def _toml_keys(dotted: str) -> tuple[str, ...]:
+    parts = re.findall(_TOML_KEY, dotted)
+    return tuple(p[1:-1] if p[:1] in "\"'" else p for p in parts)
+
+
 def _configured(root: Path, table: dict[str, Any]) -> Workspace:
-    where = root / "pyproject.toml"
+    """The workspace `table` (checked by `pyproject_table`) describes at `root`."""
     layout = table.get("layout")
-    if layout is None:
-        base = (
-            _trailblaze_layout(root)
-            if (root / "trails" / "config" / "trailmaps").is_dir()
-            else _compact_layout(root)
-        )
-    elif layout == "compact":
+    if layout == "compact":
         base = _compact_layout(root)
-    elif layout == "trailblaze":
+    elif layout == "trailblaze" or (root / "trails" / "config" / "trailmaps").is_dir():
         base = _trailblaze_layout(root)
     else:
-        raise WorkspaceError(
-            f"{where}: [tool.trailblaze] layout must be 'compact' or 'trailblaze', not {layout!r}"
-        )
+        base = _compact_layout(root)
 
     def path_of(key: str, default: Path) -> Path:
         value = table.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, str) or not value:
-            raise WorkspaceError(f"{where}: [tool.trailblaze] {key} must be a path string")
-        return (root / value).resolve()
+        return default if value is None else (root / value).resolve()
 
-    exclude = table.get("exclude", [])
-    if not isinstance(exclude, list) or not all(isinstance(e, str) for e in exclude):
-        raise WorkspaceError(
-            f"{where}: [tool.trailblaze] exclude must be a list of directory names"
-        )
     return Workspace(
         root=root,
         layout=base.layout,
         trailmaps_dir=path_of("trailmaps", base.trailmaps_dir),
         trails_dir=path_of("trails", base.trails_dir),
         scratch=path_of("scratch", base.scratch),
-        exclude=EXCLUDED_DIRS | frozenset(exclude),
+        exclude=EXCLUDED_DIRS | frozenset(table.get("exclude", [])),
     )
 
 
