@@ -7,12 +7,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from trailblaze.proc import ProcError, ProcResult, ProcTimeout, run
+from trailblaze.proc import ProcCancelled, ProcError, ProcResult, ProcTimeout, run
 
 PY = sys.executable
 
@@ -55,6 +56,20 @@ def test_merged_output_keeps_the_order_it_was_printed_in() -> None:
     code = "import sys; print('a', flush=True); print('b', file=sys.stderr, flush=True); print('c')"
     result = run([PY, "-c", code], timeout=30, merge_stderr=True)
     assert (result.stdout, result.stderr) == ("a\nb\nc\n", "")
+
+
+def test_a_cancelled_run_kills_the_program_at_once() -> None:
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    with pytest.raises(ProcCancelled) as caught:
+        run([PY, "-c", "import time; time.sleep(30)"], timeout=60, cancel=cancel)
+    assert time.monotonic() - started < 5
+    assert str(caught.value).endswith("was stopped: the run was cancelled")
+    # Not cancelled: it runs to the end, input and output kept across the polls.
+    code = "import sys, time; time.sleep(0.3); print(sys.stdin.read())"
+    done = run([PY, "-c", code], timeout=30, input="kept", cancel=threading.Event())
+    assert done.stdout == "kept\n"
 
 
 def test_env_replaces_the_environment() -> None:

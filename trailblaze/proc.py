@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,12 +80,14 @@ def run(
     timeout: float,
     input: str | None = None,
     merge_stderr: bool = False,
+    cancel: threading.Event | None = None,
 ) -> ProcResult:
     """Run `argv` to completion; a non-zero exit is returned, not raised.
 
     `env` replaces the environment (and its PATH is the one searched); `input` is written to
     stdin, otherwise stdin is empty so a program that asks a question cannot hang the build.
     `merge_stderr` sends stderr into stdout, interleaved as printed (`stderr` is then empty).
+    `cancel` set while it runs kills it, as a timeout does, and raises `ProcCancelled`.
     """
     if isinstance(argv, str):
         raise TypeError("run() takes a list of arguments, not a command string")
@@ -116,7 +119,11 @@ def run(
         raise ProcError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
     payload = input.encode("utf-8") if input is not None else None
     try:
-        out, err = proc.communicate(payload, timeout=timeout)
+        out, err = _communicate(proc, payload, timeout, cancel)
+    except _Cancelled:
+        _kill_group(proc, signal.SIGKILL)
+        _drain(proc)
+        raise ProcCancelled(f"{shlex.join(args)} was stopped: the run was cancelled") from None
     except subprocess.TimeoutExpired:
         _kill_group(proc, signal.SIGKILL)
         out, err = _drain(proc)
@@ -134,6 +141,40 @@ def run(
     duration = time.monotonic() - start
     logger.debug("exit %s after %.3f s: %s", proc.returncode, duration, args[0])
     return ProcResult(args, proc.returncode, _decode(out), _decode(err), duration)
+
+
+class ProcCancelled(ProcError):
+    """The caller's `cancel` event was set while the program ran; it was killed."""
+
+
+class _Cancelled(Exception):
+    pass
+
+
+#: How often a run that can be cancelled looks at its event.
+_CANCEL_POLL = 0.1
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes],
+    payload: bytes | None,
+    timeout: float,
+    cancel: threading.Event | None,
+) -> tuple[bytes, bytes]:
+    """`communicate`, in slices when `cancel` is given (a retry loses no output)."""
+    if cancel is None:
+        return proc.communicate(payload, timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        if cancel.is_set():
+            raise _Cancelled
+        left = deadline - time.monotonic()
+        try:
+            return proc.communicate(payload, timeout=max(0.0, min(left, _CANCEL_POLL)))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+        payload = None  # sent by the first call; a retry may not send it again
 
 
 _PR_SET_PDEATHSIG = 1

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -158,6 +160,21 @@ def test_a_host_program_past_its_timeout_is_stopped(adb: Device) -> None:
     assert (tool, where, kind) == ("exec", WHERE, "error")
     assert error.endswith(" did not finish within 1 s and was stopped; its last output: started")
     assert outcome.tools[0].duration < 10
+
+
+def test_cancelling_the_run_stops_a_host_program_at_once(adb: Device) -> None:
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    recording = f"- exec: {{argv: {python('import time; time.sleep(30)')}}}"
+    outcome = runner(adb, options=OPTIONS, cancel=cancel).run_recording(calls(recording))
+
+    assert outcome.cancelled
+    assert (outcome.tools[0].status, outcome.tools[0].detail) == (
+        "cancelled",
+        "cancelled while it ran",
+    )
+    assert time.monotonic() - started < 5
 
 
 def test_host_output_with_odd_bytes_is_the_result_as_text_and_escaped_in_messages(

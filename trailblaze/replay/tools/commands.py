@@ -6,7 +6,8 @@
   directory). Its stdout and stderr, interleaved as printed, are the result when the exit code is
   ``expectedExitCode`` (0), kept to the lines ``outputFilterRegex`` (a Java regex) finds a match
   in; another exit code fails the tool with the output's tail. ``timeoutSeconds`` stops it; where
-  the reference waits for ever without one, replay waits ``ReplayOptions.exec_timeout``.
+  the reference waits for ever without one, replay waits ``ReplayOptions.exec_timeout``. A
+  cancelled run (Ctrl-C) stops it at once.
 - ``android_adbShell`` runs ``command`` on the device, each element quoted (what adbutils' list
   form sends, so nothing in it is read as shell syntax), under ``run-as <runAs>`` when given. Its
   stdout is the result on exit code 0; another exit code fails the tool with its stderr. A
@@ -28,7 +29,7 @@ from trailblaze import proc
 from trailblaze.escaping import printable
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.device import CommandTimeout, UnsupportedInputError
-from trailblaze.replay.failure import ToolError
+from trailblaze.replay.failure import Cancelled, ToolError
 from trailblaze.replay.javaregex import compile_regex, translate_java_regex
 from trailblaze.replay.tools.base import ToolImpl
 
@@ -77,7 +78,9 @@ def exec_command(context: ExecutionContext, args: dict[str, Any]) -> str:
             raise ToolError(f"exec: workingDir {str(cwd)!r} is not a directory")
     context.check_cancelled()
     try:
-        result = proc.run(argv, cwd=cwd, timeout=limit, merge_stderr=True)
+        result = proc.run(argv, cwd=cwd, timeout=limit, merge_stderr=True, cancel=context.cancel)
+    except proc.ProcCancelled:
+        raise Cancelled from None
     except proc.ProcTimeout as exc:
         bound = "" if seconds is not None else " (replay's bound for exec without timeoutSeconds)"
         raise ToolError(
