@@ -24,6 +24,8 @@ NOT_USER_ERRORS = {
     "_NotJava": "the selector translator's internal signal",
     "ProcError": "a program that could not run: the caller makes it a finding or a ToolchainError",
     "ProcTimeout": "a ProcError",
+    "ProcCancelled": "a ProcError (replay reads it as the run cancelled)",
+    "_Cancelled": "proc's internal signal that the caller's cancel event is set",
     "Unproven": "a ProcError: the type gate reports it as not checked",
     "RemoteFault": "a remote-cache fault: the check degrades to local work",
     "BadBody": "a remote run entry that does not decode: a miss, the check runs",
