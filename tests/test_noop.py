@@ -11,6 +11,7 @@ import pytest
 import trailblaze.check
 from tests.conftest import ROOT, write_tree
 from trailblaze.cli import main
+from trailblaze.noop import inputs_key, known_key
 from trailblaze.toolchain import TSC_ENV, Compiler
 
 BROKEN = """
@@ -94,3 +95,20 @@ def test_a_check_that_could_not_run_is_never_repeated(
     assert b'"kind": "infra"' not in output
     assert run(tmp_path / "4.json", "--format", "json") == (code, output)
     assert len(runs) == 3
+
+
+def test_the_key_from_stats_taken_before_is_the_key_from_statting_now(ws: Path) -> None:
+    # A fresh clone's no-op key is made of the stats its run entry's key took (`known_key`);
+    # the next run's lookup stats every input itself (`inputs_key`): the two must agree.
+    files = [str(p) for p in sorted((ws / "trailmaps").rglob("*")) if p.is_file() or p.is_dir()] + [
+        str(ws / "trailmaps" / "gone.trail.yaml")
+    ]
+    settings = {"format": "json", "cwd": str(ws)}
+    key, stats = inputs_key(files, settings)
+    assert stats[files[-1]] is None  # missing
+    assert known_key(files, settings, stats) == key
+    assert known_key(files, {**settings, "format": "sarif"}, stats) != key
+    # An input the run did not look at before checking: no key (statting it now could pair an
+    # edit made meanwhile with the output of the check before it).
+    del stats[files[0]]
+    assert known_key(files, settings, stats) is None

@@ -34,8 +34,10 @@ from trailblaze.runcache import (
     proven,
     run_inputs,
 )
+from trailblaze.runcache.keys import stat_inputs
 from trailblaze.sdk import OURS_LABEL
 from trailblaze.toolchain import TSC_ENV, Compiler
+from trailblaze.uptodate import check_inputs
 from trailblaze.workspace import GENERATED_TOOL_FILES, find_workspace, scan
 
 EDITED = "trailmaps/notes/trails/broken.trail.yaml"
@@ -188,7 +190,10 @@ def test_a_fresh_clone_is_answered_by_one_run_entry(
 
 @pytest.mark.tsc
 def test_an_edited_trail_misses_the_run_and_reuses_every_other_verdict(
-    server: NginxCache, filled: dict[str, bytes], tmp_path: Path
+    server: NginxCache,
+    filled: dict[str, bytes],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     fixed = BROKEN_TRAIL.replace("[5, 6]", '"Shopping"')
     reference, ws, again = (
@@ -201,6 +206,12 @@ def test_an_edited_trail_misses_the_run_and_reuses_every_other_verdict(
     assert counts["remote_run"] == "stored"
     assert counts["files_compiled"] == [EDITED]  # only the edited trail
     assert counts["remote_hits"] == 10
+    # A fresh clone's checked run is recorded too: the next one is a local no-op (nothing
+    # listening there: no warning).
+    first = output(ws).read_bytes()
+    assert cli(ws, "--remote-cache", refused_url()) == 1
+    assert output(ws).read_bytes() == first
+    assert "warning" not in capsys.readouterr().err
     # A second clone with the same edit is answered by the entry that run stored.
     assert cli(again, "--remote-cache", server.url) == 1  # the rejected trail
     assert stats(again)["remote_run"] == "hit"
@@ -495,7 +506,12 @@ def test_the_key_covers_every_input_and_nothing_local(
     assert len({base, *changed}) == len(changed) + 1
 
 
-def test_the_shortcuts_agree_with_the_modules_they_stand_in_for() -> None:
+def test_the_shortcuts_agree_with_the_modules_they_stand_in_for(tmp_path: Path) -> None:
+    ws = find_workspace(clone(tmp_path / "ws"), explicit=True)
+    found = scan(ws)
+    seen: dict[str, os.stat_result | None] = {}
+    stat_inputs(found, seen)
+    assert list(seen) == check_inputs(found)
     assert ENTRY_POINT_GROUP == bundled.ENTRY_POINT_GROUP
     assert artifacts.TSCONFIG_BANNER.startswith(OUR_BANNER + ".")
     assert artifacts.is_generated_tsconfig(artifacts.TSCONFIG_BANNER)

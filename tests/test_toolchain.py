@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ from trailblaze.toolchain import (
     TSC_ENV,
     Compiler,
     ToolchainError,
+    compiler_key,
     find_compiler,
     install_library,
     install_typescript,
@@ -238,6 +240,51 @@ def test_override_pointing_at_the_real_binary_is_used(
     # The benchmark's baseline asks for an exact version; the override does not replace it.
     with pytest.raises(ToolchainError, match=r"^TypeScript 6\.0\.3 is not installed"):
         find_compiler(BASELINE_TS_VERSION, base=tmp_path)
+
+
+# --- the compiler's key (what shared caches key on) --------------------------------------------
+
+
+def test_the_compiler_key_asks_each_binary_once_and_again_once_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = tmp_path / "asked.log"
+    fake = tmp_path / "bin" / "tsc"
+    fake.parent.mkdir()
+
+    def compiler(version: str) -> None:
+        fake.write_text(f"#!/bin/sh\necho asked >> {asked}\necho 'Version {version}'\n")
+        fake.chmod(0o755)
+
+    compiler("7.0.2")
+    monkeypatch.setenv(TSC_ENV, str(fake))
+    size = fake.stat().st_size
+    assert compiler_key(base=tmp_path) == f"7.0.2:{size}"
+    assert compiler_key(base=tmp_path) == f"7.0.2:{size}"
+    assert asked.read_text().count("asked") == 1  # the second run trusted the first answer
+    # Rewritten in place (same size, same inode): asked again, and the key follows it. (File
+    # times tick every few milliseconds: a rewrite within the same tick would look unchanged.)
+    time.sleep(0.05)
+    compiler("7.0.3")
+    assert fake.stat().st_size == size
+    assert compiler_key(base=tmp_path) == f"7.0.3:{size}"
+    assert asked.read_text().count("asked") == 2
+    # A record that is not one is no answer: the compiler is asked.
+    for record in (tmp_path / "probed").iterdir():
+        record.write_text("{not json")
+    assert compiler_key(base=tmp_path) == f"7.0.3:{size}"
+    assert asked.read_text().count("asked") == 3
+    # As find_compiler: a compiler that is not there is an error, not a key.
+    monkeypatch.setenv(TSC_ENV, str(tmp_path / "missing"))
+    with pytest.raises(ToolchainError, match="no such file"):
+        compiler_key(base=tmp_path)
+
+
+def test_the_compiler_key_of_the_installed_compiler_is_its_version_and_size(
+    pinned: Compiler,
+) -> None:
+    assert compiler_key(base=CACHE) == f"{pinned.version}:{pinned.path.stat().st_size}"
+    assert compiler_key(base=CACHE) == f"{pinned.version}:{pinned.path.stat().st_size}"
 
 
 # --- installing: failures, concurrency, the baseline -------------------------------------------

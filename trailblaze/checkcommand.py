@@ -51,7 +51,8 @@ def check_command(args: argparse.Namespace) -> int:
     files_scope = any(s.files or s.stdin for s in scopes)
     # Trail files (an editor's buffer on stdin, say) and the tool listing are not replayed.
     variant = None if files_scope or args.show_typed_tools else _variant(args)
-    found = stats = None
+    found = None
+    stats: dict[str, os.stat_result | None] | None = None
     if not files_scope:
         from trailblaze.noop import Outputs, inputs_key  # noqa: PLC0415
 
@@ -68,14 +69,20 @@ def check_command(args: argparse.Namespace) -> int:
             "path_base": str(base),
             "tool_diagnostics": not args.no_typecheck,
         }
-        key, stats = inputs_key(files, settings)
         outputs = Outputs(ws.scratch)
-        recorded = outputs.lookup(key, variant) if variant is not None else None
-        if recorded is not None:
-            # Nothing changed since a complete check: its output again, without the pipeline.
-            output, code = recorded
-            deliver(output, args.output)
-            return code
+        if options.remote_cache and not outputs.any_recorded():
+            # A fresh clone: nothing to repeat. Its inputs are looked at once, for the run
+            # entry's key (`cached_run` adds their stats), and the no-op key is made of those.
+            key = None
+            stats = {}
+        else:
+            key, stats = inputs_key(files, settings)
+            recorded = outputs.lookup(key, variant) if variant is not None else None
+            if recorded is not None:
+                # Nothing changed since a complete check: its output again, without the pipeline.
+                output, code = recorded
+                deliver(output, args.output)
+                return code
     run_check: Callable[..., Report]
     if found is not None and options.remote_cache:
         # A fresh clone may find this whole run in the remote cache (`trailblaze/runcache/`).
@@ -111,9 +118,14 @@ def check_command(args: argparse.Namespace) -> int:
         return report.exit_code
     text = rendered(report, frames, args.format)
     deliver(text, args.output)
+    if key is None:
+        from trailblaze.noop import known_key  # noqa: PLC0415
+
+        # None when the run did not look at every input before checking: not recorded.
+        key = known_key(files, settings, stats or {})
     if report.infra_findings:
         outputs.forget()  # not a complete check: the next run checks again
-    else:
+    elif key is not None:
         outputs.remember(key, variant, text.encode("utf-8"), report.exit_code)
     return report.exit_code
 

@@ -31,8 +31,27 @@ from trailblaze.store import Kind, Store
 def inputs_key(paths: Iterable[str], settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """The key of a run, and the `os.stat` of every input (None: missing) for the pipeline."""
     seen: dict[str, os.stat_result | None] = {}
-    header = json.dumps({**settings, "version": __version__, "code": _code()}, sort_keys=True)
-    return stamps_digest(header, paths, seen), seen
+    return stamps_digest(_header(settings), paths, seen), seen
+
+
+def known_key(
+    paths: Iterable[str], settings: Mapping[str, Any], stats: Mapping[str, os.stat_result | None]
+) -> str | None:
+    """`inputs_key` from the `os.stat` of every input taken before the check ran (a fresh
+    clone's run entry looked at each); None when some input is not in `stats` (statting it
+    now could stamp an edit made while the check ran with the output of the check before it)."""
+    parts = [_header(settings)]
+    for path in paths:
+        if path not in stats:
+            return None
+        st = stats[path]
+        parts.append(f"{path}\0{stamp_of(st) if st is not None else 'missing'}")
+    # As `fsutil.stamps_digest` (a test keeps the two equal).
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _header(settings: Mapping[str, Any]) -> str:
+    return json.dumps({**settings, "version": __version__, "code": _code()}, sort_keys=True)
 
 
 def _code() -> str:
@@ -68,6 +87,10 @@ class Outputs:
 
     def __init__(self, scratch: Path) -> None:
         self.layout = Layout(scratch)
+
+    def any_recorded(self) -> bool:
+        """Whether there may be a recorded output: False in a fresh clone (no state store)."""
+        return self.layout.store.exists()
 
     def lookup(self, key: str, variant: str) -> tuple[bytes, int] | None:
         """(output, exit code) recorded for `key` in `variant`, or None."""

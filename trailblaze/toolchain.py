@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -148,6 +149,50 @@ def find_compiler(
     return installed_compiler(version, base=base)
 
 
+def compiler_key(version: str = TS_VERSION, *, base: Path | None = None) -> str:
+    """`<version>:<binary size>` of the compiler `find_compiler(version)` gives: its identity
+    as the same on every machine (what a cache shared between machines keys on; the stamp in
+    `Compiler.identity` is this machine's alone).
+
+    The compiler is asked its `--version` only when this very file (path, size, mtime, ctime,
+    inode) has not answered before: the answer is kept in `<toolchain>/probed/`, and a binary
+    replaced, rebuilt or written in place has another stamp (its ctime at least) and is asked
+    again. Raises `ToolchainError` as `find_compiler(version)` does (nothing is installed).
+    """
+    try:
+        if version == TS_VERSION and os.environ.get(TSC_ENV, "").strip():
+            path = _executable_at(os.environ[TSC_ENV].strip())
+        else:
+            path = _executable_in(version_dir(version, base))[0]
+        stamp = _stamp(path)
+    except (ToolchainError, OSError):
+        compiler = find_compiler(version, base=base)  # raises what is wrong
+        return f"{compiler.version}:{compiler.path.stat().st_size}"
+    record = (base if base is not None else toolchain_dir()) / "probed" / _record_name(path)
+    try:
+        data = json.loads(record.read_bytes())
+        if data == {**data, "path": str(path), "stamp": stamp, "wanted": version}:
+            return f"{data['version']}:{stamp[0]}"
+    except (OSError, ValueError, TypeError, KeyError):
+        pass  # unreadable is unknown: ask the compiler
+    compiler = find_compiler(version, base=base)
+    if compiler.path == path and _stamp(path) == stamp:  # the file that answered
+        data = {"path": str(path), "stamp": stamp, "wanted": version, "version": compiler.version}
+        with contextlib.suppress(OSError):  # a read-only toolchain: asked every time
+            record.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(record, json.dumps(data))
+    return f"{compiler.version}:{compiler.path.stat().st_size}"
+
+
+def _stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _record_name(path: Path) -> str:
+    return hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json"
+
+
 def compiler_location(version: str = TS_VERSION) -> str:
     """Where the type gate looks for its compiler: `TRAILBLAZE_TSC`, else the install directory.
 
@@ -159,13 +204,7 @@ def compiler_location(version: str = TS_VERSION) -> str:
 
 def compiler_at(executable: str | Path) -> Compiler:
     """A compiler given by path (what `TRAILBLAZE_TSC` holds), its version asked from it."""
-    path = Path(executable).expanduser()
-    if not path.is_file():
-        on_path = shutil.which(str(executable)) if os.sep not in str(executable) else None
-        if on_path is None:
-            raise ToolchainError(f"{TSC_ENV}={executable}: no such file")
-        path = Path(on_path)
-    path = path.absolute()
+    path = _executable_at(executable)
     if path.suffix in (".js", ".cjs", ".mjs"):
         prefix: tuple[str, ...] = (_node(), str(path))
     else:
@@ -325,6 +364,23 @@ def _npm_install(staging: Path, version: str, timeout: float, package: str = "ty
 
 def _compiler_in(directory: Path) -> Compiler:
     """The compiler of an npm install of `typescript` in `directory`."""
+    path, prefix = _executable_in(directory)
+    return _compiler(path, prefix, _ask_version(prefix))
+
+
+def _executable_at(executable: str | Path) -> Path:
+    """The file `TRAILBLAZE_TSC` names (a path, or a command on PATH), absolute."""
+    path = Path(executable).expanduser()
+    if not path.is_file():
+        on_path = shutil.which(str(executable)) if os.sep not in str(executable) else None
+        if on_path is None:
+            raise ToolchainError(f"{TSC_ENV}={executable}: no such file")
+        path = Path(on_path)
+    return path.absolute()
+
+
+def _executable_in(directory: Path) -> tuple[Path, tuple[str, ...]]:
+    """The compiler file of an npm install of `typescript` in `directory`, and its argv prefix."""
     package = directory / "node_modules" / "typescript"
     try:
         manifest = json.loads((package / "package.json").read_text("utf-8"))
@@ -354,7 +410,7 @@ def _compiler_in(directory: Path) -> Compiler:
         if not path.is_file():
             raise ToolchainError(f"{directory}: {path.name} missing from the typescript package")
         prefix = (_node(), str(path))
-    return _compiler(path, prefix, _ask_version(prefix))
+    return path, prefix
 
 
 def _compiler(path: Path, prefix: tuple[str, ...], version: str) -> Compiler:

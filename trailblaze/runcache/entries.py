@@ -26,7 +26,7 @@ from trailblaze.runcache.body import (
     proven,
     report_of,
 )
-from trailblaze.runcache.keys import RUN_FORMAT, RunInputs, index_key, run_inputs
+from trailblaze.runcache.keys import RUN_FORMAT, RunInputs, index_key, run_inputs, stat_inputs
 from trailblaze.scratch import Layout
 from trailblaze.store import STATS, Store
 from trailblaze.workspace import Scan, Workspace
@@ -176,8 +176,8 @@ class RunCache:
         parts = []
         generated: dict[str, bytes] = {}
         ignores: dict[str, tuple[str | None, str]] = {}
-        for index_ in range(1, count + 1):
-            found = self._fetch(self.inputs.shard_key(index_, count), whole=False)
+        for index_, key in enumerate(self.inputs.shard_keys(count), start=1):
+            found = self._fetch(key, whole=False)
             if found is None:
                 return None  # a shard not stored (yet): the per-trail way
             parts.append((Path(f"shard-{index_}"), found[0].to_json()))
@@ -282,7 +282,10 @@ def cached_run(
 ) -> Report:
     """`check.run_check`, answered by the remote cache's run entry when it has one (its
     generated files written), else run and shared when proven. After a fault (warned about
-    once) the check runs without the remote."""
+    once) the check runs without the remote.
+
+    When `stats` is a dict, the `os.stat` of every input this looks at before the check is
+    added to it (what the CLI's no-op key of a fresh clone is made of, `checkcommand`)."""
 
     def pipeline(opts: CheckOptions) -> Report:
         from trailblaze.check import run_check  # noqa: PLC0415 - a hit never loads it
@@ -291,8 +294,11 @@ def cached_run(
 
     if found is None or not options.remote_cache:
         return pipeline(options)
-    inputs = run_inputs(ws, found, options, stats)
+    seen = stats if isinstance(stats, dict) else None
+    inputs = run_inputs(ws, found, options, stats, seen=seen)
     if inputs is None:
+        if seen is not None:
+            stat_inputs(found, seen)  # before the check, as the caller's no-op key needs
         return pipeline(options)
     cache = RunCache(options, ws, inputs, warn)
     try:

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from trailblaze import __version__
@@ -62,6 +62,8 @@ class RunInputs:
     ignores: dict[str, str | None]
     """Each trailmap's `.gitignore` (workspace-relative) -> its text before the run (None:
     missing). Not an input of the report, but of what the run writes into it."""
+    splits: dict[int, list[list[str]]] = field(default_factory=dict, compare=False, repr=False)
+    """Shard count -> `shard.split` of the trails, once worked out."""
 
     @property
     def key(self) -> str:
@@ -74,9 +76,24 @@ class RunInputs:
 
     def shard_key(self, index: int, count: int) -> str:
         """The key of shard `index`/`count`: its own trails' content, the layout."""
-        from trailblaze.shard import split  # noqa: PLC0415
+        return self._shard_key(index, count, self.split(count)[index - 1])
 
-        mine = split(self.sizes, count)[index - 1]
+    def shard_keys(self, count: int) -> list[str]:
+        """The key of every shard of `count` (index 0 is shard 1), from one split."""
+        return [
+            self._shard_key(index, count, mine)
+            for index, mine in enumerate(self.split(count), start=1)
+        ]
+
+    def split(self, count: int) -> list[list[str]]:
+        """The trails of each shard of `count`, as the check splits them (`shard.split`)."""
+        if count not in self.splits:
+            from trailblaze.shard import split  # noqa: PLC0415
+
+            self.splits[count] = split(self.sizes, count)
+        return self.splits[count]
+
+    def _shard_key(self, index: int, count: int, mine: list[str]) -> str:
         return digest("trailblaze-run-shard", self.layout, f"{index}/{count}", *self._own(mine))
 
     def _own(self, trails: Iterable[str]) -> list[str]:
@@ -93,11 +110,15 @@ def run_inputs(
     found: Scan,
     options: CheckOptions,
     stats: Mapping[str, os.stat_result | None] | None = None,
+    *,
+    seen: dict[str, os.stat_result | None] | None = None,
 ) -> RunInputs | None:
     """The keys of this check of `ws` (the trails of `found`), or None when it has none.
 
     `stats` holds the `os.stat` of files the caller has just looked at (the trails' sizes
-    decide the shards); a shard reads only its own trails.
+    decide the shards); a shard reads only its own trails. The `os.stat` of every file this
+    looks at goes into `seen` (None: missing), so that neither the check nor the caller need
+    stat it again.
     """
     compiler = _compiler_key()
     if compiler is None or not _sdk_is_ours(ws):
@@ -112,29 +133,34 @@ def run_inputs(
     ignores: dict[str, str | None] = {}
     files: list[str] = []
     known = stats or {}
+    taken: dict[str, os.stat_result | None] = {}
 
     def rel(path: str) -> str:
         if path.startswith(prefix):
             return shown_path(path[len(prefix) :].replace(os.sep, "/"))
         return ws.rel(Path(path))
 
-    def add(path: str) -> None:
+    def read(path: str) -> tuple[str, os.stat_result | None]:
         content, st = _content(path)
-        stamps[path] = st
-        files.append(f"{rel(path)}\0{content}")
+        stamps[path] = stamp_of(st) if st is not None else None
+        if st is not None or content == "missing":
+            taken[path] = st
+        return content, st
 
-    trails: list[str] = []
-    sizes: dict[str, int] = {}
-    absolute: dict[str, str] = {}
-    for path in found.trail_paths:
-        name = rel(path)
-        st = known[path] if path in known else _stat(path)
-        trails.append(name)
-        sizes[name] = st.st_size if st is not None else 0  # as the check's shard split
-        absolute[name] = path
+    def size(path: str) -> int:
+        """As the check's shard split sees it (0: missing)."""
+        if path in known:
+            st = known[path]
+        elif path in taken:
+            st = taken[path]
+        else:
+            st = taken[path] = _stat(path)
+        return st.st_size if st is not None else 0
+
     for trailmap in found.trailmaps:
         for file in trailmap_files(trailmap):
-            add(str(file))
+            content, _ = read(str(file))
+            files.append(f"{rel(str(file))}\0{content}")
         tools = trailmap.path / "tools"
         if _hand_written(tools / TSCONFIG):
             return None  # it may map the SDK anywhere: not an input we can name
@@ -150,7 +176,20 @@ def run_inputs(
     targets = ws.targets_dir
     if targets is not None and targets.is_dir():
         for file in sorted(p for p in targets.rglob("*") if p.is_file()):
-            add(str(file))
+            content, _ = read(str(file))
+            files.append(f"{rel(str(file))}\0{content}")
+    trails: list[str] = []
+    sizes: dict[str, int] = {}
+    absolute: dict[str, str] = {}
+    contents: dict[str, str] = {}
+    whole = options.shard is None
+    for path in found.trail_paths:
+        name = rel(path)
+        trails.append(name)
+        absolute[name] = path
+        if whole:  # every trail is read: its size comes with it
+            contents[name], _ = read(path)
+        sizes[name] = size(path)
     settings = {
         "format": RUN_FORMAT,
         "version": __version__,
@@ -172,17 +211,16 @@ def run_inputs(
         "\n".join(files),
         *(f"{name}\0{sizes[name]}" for name in trails),
     )
-    if options.shard is None:
-        mine: list[str] = trails
-    else:
+    splits: dict[int, list[list[str]]] = {}
+    if options.shard is not None:
         from trailblaze.shard import split  # noqa: PLC0415 - only sharded runs need it
 
         index, count = options.shard
-        mine = split(sizes, count)[index - 1]
-    contents: dict[str, str] = {}
-    for name in mine:
-        path = absolute[name]
-        contents[name], stamps[path] = _content(path)
+        splits[count] = split(sizes, count)
+        for name in splits[count][index - 1]:
+            contents[name], _ = read(absolute[name])
+    if seen is not None:
+        seen.update(taken)
     return RunInputs(
         layout=layout,
         shard=options.shard,
@@ -193,7 +231,16 @@ def run_inputs(
         outputs=outputs,
         owner=owner,
         ignores=ignores,
+        splits=splits,
     )
+
+
+def stat_inputs(found: Scan, seen: dict[str, os.stat_result | None]) -> None:
+    """The `os.stat` of every input of a check of `found` (`uptodate.check_inputs`: the trails,
+    each trailmap's files) not in `seen` yet, into it (None: missing)."""
+    for path in [*found.trail_paths, *(str(p) for t in found.trailmaps for p in trailmap_files(t))]:
+        if path not in seen:
+            seen[path] = _stat(path)
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -203,18 +250,34 @@ def _stat(path: str) -> os.stat_result | None:
         return None
 
 
-def _content(path: str) -> tuple[str, Stamp | None]:
-    """The digest of a file's bytes (or why there are none) and its stamp."""
+def _content(path: str) -> tuple[str, os.stat_result | None]:
+    """The digest of a file's bytes (or why there are none) and its `os.stat` (None: missing,
+    or not to be opened).
+
+    `os.open` and `os.read`, not `open()`: a buffered file object per input is most of the
+    cost of hashing ten thousand small trails (one `fstat` and one read each here)."""
     try:
-        with open(path, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            data = handle.read()
+        fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return "missing", None
     except OSError as exc:
-        # A directory named like a trail, an unreadable file: the check reports it.
         return f"unreadable:{exc.errno}", None
-    return hashlib.sha256(data).hexdigest(), stamp_of(st)
+    st = None
+    try:
+        st = os.fstat(fd)
+        data = os.read(fd, st.st_size + 1)
+        if len(data) != st.st_size:
+            # Changed since the fstat, or a short read: the bytes to the end, as `read()` gives.
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+    except OSError as exc:
+        # A directory named like a trail, an unreadable file: the check reports it.
+        return f"unreadable:{exc.errno}", st
+    finally:
+        os.close(fd)
+    return hashlib.sha256(data).hexdigest(), st
 
 
 def _gitignore(path: Path) -> tuple[str | None, str]:
@@ -262,12 +325,12 @@ def _sdk_is_ours(ws: Workspace) -> bool:
 
 def _compiler_key() -> str | None:
     """The compiler's version and binary size (as `cache.ResultKey`), None when none is
-    installed (the run installs it, or reports it missing: no entry applies)."""
-    from trailblaze.toolchain import ToolchainError, find_compiler  # noqa: PLC0415
+    installed (the run installs it, or reports it missing: no entry applies). Asked of the
+    compiler once per binary (`toolchain.compiler_key`), not on every run."""
+    from trailblaze.toolchain import ToolchainError, compiler_key  # noqa: PLC0415
 
     try:
-        compiler = find_compiler(install=False)
-        return f"{compiler.version}:{compiler.path.stat().st_size}"
+        return compiler_key()
     except (ToolchainError, OSError):
         return None
 
