@@ -1097,6 +1097,7 @@ def markdown(results: dict[str, Any]) -> str:
         r = data["ratios"]
         parts = [f"{label} {r[key]['of_medians']:.2f}×" for key, label, *_ in RATIOS if key in r]
         lines += ["", "Ratios (of medians): " + "; ".join(parts) + ".", ""]
+    lines += closing_note(results)
     lines += projection(results)
     rows = results.get("targets", [])
     if rows:
@@ -1114,6 +1115,70 @@ def markdown(results: dict[str, Any]) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def closing_note(results: dict[str, Any]) -> list[str]:
+    """What issue 17's closing note must show, at every size measured: the CLI no-op against
+    the floor, and the fresh clone with a warm remote cache against the CLI no-op, with the
+    compiler runs and the bytes it fetched."""
+    sizes = sorted(results.get("sizes", {}), key=int)
+    noop_rows, warm_rows = [], []
+    for size in sizes:
+        m = results["sizes"][size]["measures"]
+        r = results["sizes"][size]["ratios"]
+        if "cli-no-op" in m and "floor" in m and "cli_noop_over_floor" in r:
+            ratio = r["cli_noop_over_floor"]
+            noop_rows.append(
+                f"| {int(size):,} | {_spread(m['floor']['wall'])} | "
+                f"{_spread(m['cli-no-op']['wall'])} | {ratio['of_medians']:.2f}× | "
+                f"{ratio['paired_median']:.2f}× | {'yes' if ratio['of_medians'] <= 2.0 else '**no**'} |"
+            )
+        if "warm-clone" in m and "cli-no-op" in m and "warm_clone_over_cli_noop" in r:
+            ratio = r["warm_clone_over_cli_noop"]
+            samples = [s["checks"] for s in m["warm-clone"]["samples"]]
+            runs = {c.get("compiler_runs") for c in samples}
+            hits = sum(c.get("remote_run") == "hit" for c in samples)
+            fetched = sorted({c.get("remote_bytes_read") or 0 for c in samples})
+            requests = sorted({c.get("remote_requests") or 0 for c in samples})
+            cpu = m["warm-clone"]["cpu"]["median"] / m["cli-no-op"]["cpu"]["median"]
+            warm_rows.append(
+                f"| {int(size):,} | {_spread(m['warm-clone']['wall'])} | "
+                f"{m['warm-clone']['cpu']['median']:.3f} | {_spread(m['cli-no-op']['wall'])} | "
+                f"{ratio['of_medians']:.2f}× (paired {ratio['paired_median']:.2f}×; CPU "
+                f"{cpu:.2f}×) | {'yes' if ratio['of_medians'] <= 3.0 else '**no**'} | "
+                f"{', '.join(str(n) for n in sorted(runs, key=str))} | "
+                f"{hits} of {len(samples)} | {'/'.join(map(str, requests))} | "
+                f"{'/'.join(f'{b:,}' for b in fetched)} |"
+            )
+    out: list[str] = []
+    if noop_rows:
+        out += [
+            "## The CLI no-op against the floor",
+            "",
+            "`trailblaze check --format json --output FILE` with nothing changed, against one "
+            "Python process that imports doit and stats every input (medians, min–max, s):",
+            "",
+            "| trails | floor | CLI no-op | CLI no-op / floor | paired | ≤ 2× |",
+            "|---|---|---|---|---|---|",
+            *noop_rows,
+            "",
+        ]
+    if warm_rows:
+        out += [
+            "## A fresh clone with a warm remote cache",
+            "",
+            "One fresh clone (no scratch directory, no generated surfaces), unsharded, after the "
+            f"{SHARDS} cold shards filled nginx on loopback; its report must equal the local "
+            "one. Compiler runs, run-entry hits, requests and bytes fetched are the clone's own "
+            "stats (each distinct value over the runs):",
+            "",
+            "| trails | warm clone s | CPU s | CLI no-op s | warm clone / CLI no-op | ≤ 3× | "
+            "compiler runs | answered by the run entries | requests | bytes fetched |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *warm_rows,
+            "",
+        ]
+    return out
 
 
 PROJECTED_TRAILS = 100_000

@@ -105,7 +105,16 @@ def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc
     assert checks["shards-warm"]["compiler_runs"] == 0
     assert checks["shards-warm"]["remote_runs_hit"] == SHARDS
     assert checks["shards-warm"]["remote_requests"] == 3 * SHARDS
-    assert "## Projection: 100,000 trails over 8 shards" in (out / "results.md").read_text("utf-8")
+    summary = (out / "results.md").read_text("utf-8")
+    assert "## Projection: 100,000 trails over 8 shards" in summary
+    # The closing note's figures, at every size: the CLI no-op against the floor, and the warm
+    # clone against the CLI no-op with its compiler runs, requests and bytes fetched.
+    noop_table = summary.split("## The CLI no-op against the floor", 1)[1].split("##", 1)[0]
+    assert "\n| 20 | " in noop_table
+    warm_table = summary.split("## A fresh clone with a warm remote cache", 1)[1].split("##", 1)[0]
+    warm_row = next(line for line in warm_table.splitlines() if line.startswith("| 20 | "))
+    fetched = f"{checks['warm-clone']['remote_bytes_read']:,}"
+    assert warm_row.endswith(f"| 0 | 1 of 1 | {3 + 2 * SHARDS} | {fetched} |"), warm_row
 
     assert set(size["ratios"]) >= {
         "noop_over_floor",
