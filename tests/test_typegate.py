@@ -841,3 +841,47 @@ def test_doit_check_after_a_run_with_the_gate_off_has_every_module(sample_ws: Pa
     assert "1 type-checked (12 calls)" in doit()
     assert stats(sample_ws)["compiler_runs"] == 0
     assert module.read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("declared", "checked"),
+    [
+        ("Record<string, unknown>", False),
+        ("Record<string, any>", False),
+        ("{ [key: string]: any; note?: string }", False),
+        ("Record<string, string>", True),
+        ("{ user: string; [key: string]: string }", True),
+    ],
+)
+def test_a_tool_that_takes_any_property_of_any_value_is_not_counted_as_checked(
+    compact_ws: Path, declared: str, checked: bool
+) -> None:
+    # Recorded arguments are a mapping: such a type passes every call, as `unknown` does.
+    write_tree(
+        compact_ws,
+        {
+            "trailmaps/app/tools/app_open.ts": (
+                'import { trailblaze } from "@trailblaze/scripting";\n'
+                f"export const app_open = trailblaze.tool<{declared}>({{}}, async () => 'ok');\n"
+            ),
+            "trailmaps/app/trails/a.trail.yaml": (
+                "config: {target: app}\ntrail:\n  - step: s\n    recording:\n      android:\n"
+                "        - app_open: {user: ann, tries: 3}\n"
+            ),
+        },
+    )
+    report = check(compact_ws)
+    [status] = report.trails
+    if checked:
+        # A value of another type is refused: the call was checked.
+        assert status.status == "type-checked"
+        assert [(f.line, f.tool, f.code) for f in report.fatal_findings] == [
+            (6, "app_open", "TS2322")
+        ]
+        return
+    assert (status.status, status.reason) == ("parsed", "type check could not run")
+    [unchecked] = report.findings
+    assert unchecked.text == (
+        "trailmaps/app/trails/a.trail.yaml:6:11: not type-checked: input type of `app_open` "
+        "unresolved (it accepts any arguments: an index signature of `any` or `unknown`)"
+    )

@@ -19,7 +19,7 @@ from trailblaze.tooldefs import RelPath
 from trailblaze.typegate.declarations import Declarations, tools_root
 from trailblaze.typegate.mapping import show as _show
 from trailblaze.typegate.settings import SURFACE_OPTIONS, UNRESOLVED_CODES
-from trailblaze.typegate.surfaces import _UNRESOLVED
+from trailblaze.typegate.surfaces import _UNRESOLVED, PROBE_REASONS, UNRESOLVED_MARK
 
 SURFACES_CHECKED: Kind[bool] = Kind("surface-checked", bool)
 """Per trailmap: its module surface compiled clean, keyed by the surface and the compiler."""
@@ -119,8 +119,10 @@ def check_surfaces(
             if 0 < diagnostic.line <= len(text):
                 probe = _UNRESOLVED.search(text[diagnostic.line - 1])
         if trailmap is not None and probe is not None:
-            why = "it accepts anything: `any`, `unknown` or a type that does not resolve"
-            outcome.unresolved.setdefault(trailmap, {}).setdefault(probe.group(1), why)
+            mark, tool = probe.group(1), probe.group(2)
+            reasons = outcome.unresolved.setdefault(trailmap, {})
+            if mark == UNRESOLVED_MARK or tool not in reasons:  # `any` fails both: say so
+                reasons[tool] = PROBE_REASONS[mark]
             continue
         decl = twin_of.get(diagnostic.file)
         if decl is not None:

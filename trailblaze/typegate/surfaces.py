@@ -18,7 +18,7 @@ from trailblaze.surface import model_digest
 from trailblaze.tsrender import import_path, ts_comment, ts_string
 from trailblaze.typegate.declarations import Declarations
 
-SURFACE_FORMAT = "3"
+SURFACE_FORMAT = "4"
 """Changes whenever module surfaces are rendered differently: old memo entries then miss."""
 
 MODULE_SURFACES: Kind[str] = Kind("module-surface", str)
@@ -26,7 +26,15 @@ MODULE_SURFACES: Kind[str] = Kind("module-surface", str)
 rendered from, vouching for both files."""
 
 UNRESOLVED_MARK = "trailblaze-unresolved:"
-_UNRESOLVED = re.compile(re.escape(UNRESOLVED_MARK) + r"([^\"'`]+)")
+"""Marks the probe that `undefined` is refused: else the input type is `any` or `unknown`."""
+OPEN_MARK = "trailblaze-open:"
+"""Marks the probe that a property of any value is refused: else any arguments pass."""
+_UNRESOLVED = re.compile(f"({re.escape(UNRESOLVED_MARK)}|{re.escape(OPEN_MARK)})" + r"([^\"'`]+)")
+PROBE_REASONS = {
+    UNRESOLVED_MARK: "it accepts anything: `any`, `unknown` or a type that does not resolve",
+    OPEN_MARK: "it accepts any arguments: an index signature of `any` or `unknown`",
+}
+"""Why a tool whose probe was not refused is not type-checked, by the probe's mark."""
 
 
 def _decl_ref(layout: Layout, decls: Mapping[Path, Path]) -> Callable[[ToolEntry], str]:
@@ -77,6 +85,8 @@ def module_probe(resolution: Resolution) -> str:
         "export type __Surface = [Client, Tools];",
     ]
     scripted = [e for e in resolution.entries if e.input_schema is None]
+    if scripted:
+        lines.append("declare const __anyValue: unique symbol;")
     for n, entry in enumerate(scripted):
         key = ts_string(entry.name)
         # An input type (an object type) refuses `undefined`; `any`, `unknown` and the error
@@ -84,6 +94,13 @@ def module_probe(resolution: Resolution) -> str:
         # (TS2578). Error types further down are found in the declarations themselves.
         lines.append(f"// @ts-expect-error {UNRESOLVED_MARK}{entry.name}")
         lines.append(f'export const __probe{n}: Tools[{key}]["args"] = undefined;')
+        # Recorded arguments are always a mapping, so `Record<string, unknown>` (or `any`)
+        # passes every call as `unknown` does: a property the type does not declare, of a type
+        # of its own, must be refused too.
+        lines.append(f"// @ts-expect-error {OPEN_MARK}{entry.name}")
+        lines.append(
+            f'export const __open{n}: Tools[{key}]["args"] = {{ "trailblaze-probe": __anyValue }};'
+        )
     return "\n".join(lines) + "\n"
 
 
