@@ -152,6 +152,22 @@ def test_the_results_of_a_fresh_clone_come_from_a_shared_cache(
     assert (stats["cache_hits"], stats["files_compiled"]) == (2, [])
 
 
+def test_a_cache_dir_the_user_named_is_never_cleared_out_of_the_way(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`TRAILBLAZE_CACHE_DIR` naming a file (a typo for a sibling, `~/.bashrc`): the file stays,
+    the check works without its cache, and says so."""
+    clean = report_of(ws)
+    mine = tmp_path / "notes.txt"
+    mine.write_text("my notes\n")
+    monkeypatch.setenv("TRAILBLAZE_CACHE_DIR", str(mine))
+    shutil.rmtree(ws / ".trailblaze")
+    with caplog.at_level(logging.WARNING):
+        assert report_of(ws) == clean
+    assert mine.read_text() == "my notes\n"
+    assert f"result cache {mine} unusable" in caplog.text
+
+
 DODO = "from trailblaze.doit_tasks import DOIT_CONFIG, task_check  # noqa: F401\n"
 
 
