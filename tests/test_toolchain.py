@@ -324,6 +324,48 @@ def test_node_without_npm_is_an_infrastructure_message(
     )
 
 
+def test_a_toolchain_dir_that_is_a_file_is_a_message_and_the_check_still_reports(
+    tmp_path: Path,
+) -> None:
+    """`TRAILBLAZE_TOOLCHAIN_DIR` naming a file: a located 'could not run' (exit 3 in CI), the
+    file untouched, no traceback (it was mkdir's FileExistsError)."""
+    mine = tmp_path / "notes.txt"
+    mine.write_text("keep\n")
+    with pytest.raises(ToolchainError) as info:
+        install_typescript(base=mine)
+    assert str(info.value) == (
+        f"cannot install TypeScript 7.0.2 into {mine} (the toolchain directory, "
+        "$TRAILBLAZE_TOOLCHAIN_DIR): File exists"
+    )
+    ws = write_tree(
+        tmp_path / "ws",
+        {
+            "trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: app\n",
+            "trailmaps/app/a.trail.yaml": "config: {target: app}\ntrail:\n  - step: s\n"
+            "    recording:\n      tools:\n        - pressBack: {}\n",
+        },
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAILBLAZE_")}
+    env[TOOLCHAIN_DIR_ENV] = str(mine)
+    for ci, code in (("0", 0), ("1", 3)):
+        done = subprocess.run(
+            [sys.executable, "-m", "trailblaze.cli", "check", "--format", "json"],
+            cwd=ws,
+            capture_output=True,
+            text=True,
+            env={**env, "CI": ci},
+            check=False,
+            timeout=120,
+        )
+        assert done.returncode == code, done.stderr
+        assert "Traceback" not in done.stderr
+        infra = [f for f in json.loads(done.stdout)["findings"] if f["kind"] == "infra"]
+        assert [f["message"] for f in infra] == [
+            f"type check could not run for 1 trail(s): {info.value}"
+        ]
+    assert mine.read_text() == "keep\n"
+
+
 def test_npm_failure_carries_npm_stderr(tmp_path: Path) -> None:
     # A version npm rejects before asking the registry: fails fast, offline.
     with pytest.raises(ToolchainError) as info:
