@@ -141,6 +141,12 @@ def test_settings_that_cannot_work_are_refused_with_a_message() -> None:
     )
     with pytest.raises(RemoteConfigError, match=r"^remote cache URL 'http://u:\*\*\*@h:x/'"):
         RemoteConfig.resolve("http://u:pw@h:x/", env={})
+    for url in ("http://[::1", "http://[nope]/x"):  # urlsplit's ValueError was a traceback
+        with pytest.raises(RemoteConfigError) as bad_host:
+            RemoteConfig.resolve(url, env={})
+        assert (
+            str(bad_host.value) == f"remote cache URL '{url}' is not http(s)://HOST[:PORT][/PATH]"
+        )
     with pytest.raises(RemoteConfigError) as bad_header:
         RemoteConfig.resolve("http://h/", env={HEADER_ENV: "Bearer token"})
     assert str(bad_header.value).startswith(f"{HEADER_ENV} must be NAME=VALUE")

@@ -85,11 +85,11 @@ class RemoteConfig:
         raw = (url if url is not None else environ.get(REMOTE_ENV, "")).strip()
         if not raw:
             return None
-        parts = urlsplit(raw)
-        try:
+        try:  # urlsplit refuses some hosts ("http://[::1"), `port` a bad number
+            parts = urlsplit(raw)
             port = parts.port
         except ValueError:
-            port = -1
+            parts, port = urlsplit(""), -1
         if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
             raise RemoteConfigError(
                 f"remote cache URL {_redact(raw)!r} is not http(s)://HOST[:PORT][/PATH]"
@@ -130,7 +130,10 @@ def _timeout(env: Mapping[str, str]) -> float:
 
 def _redact(url: str) -> str:
     """A URL as messages may show it: without its password."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL urlsplit reads: no password it could find either
+        return re.sub(r"(//[^/@:]*:)[^/@]*@", r"\1***@", url)
     if parts.password is None:
         return url
     return url.replace(f":{parts.password}@", ":***@", 1)
