@@ -211,6 +211,52 @@ def test_output_file_is_written(
     assert json.loads(target.read_text())["exit_code"] == 0
 
 
+def test_output_through_a_symlink_or_into_a_pipe_keeps_what_the_user_named(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`--output` as a shell's `>`: a symlink's target is written (the link stays a link), a
+    FIFO (or `/dev/stdout`, `>(cmd)`) is written to; both were replaced by a regular file."""
+    target = tmp_path / "reports" / "latest.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "report.json"
+    link.symlink_to(target)
+    assert run(capsys, "check", str(compact_ws), "--format", "json", "--output", str(link))[0] == 0
+    assert link.is_symlink()
+    assert json.loads(target.read_text())["exit_code"] == 0
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    assert run(capsys, "check", str(compact_ws), "--format", "json", "--output", str(fifo))[0] == 0
+    try:
+        out, _ = reader.communicate(timeout=30)
+    finally:
+        reader.kill()
+    assert json.loads(out)["exit_code"] == 0
+    assert fifo.is_fifo()
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs /dev/full")
+def test_a_full_disk_under_stdout_is_an_error_not_a_traceback_or_a_pass(compact_ws: Path) -> None:
+    for fmt in ("json", "text"):
+        with Path("/dev/full").open("w") as full:
+            result = subprocess.run(
+                [sys.executable, "-m", "trailblaze.cli", "check", "--format", fmt],
+                cwd=compact_ws,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "NO_COLOR": "1"},
+                check=False,
+                timeout=120,
+            )
+        assert (result.returncode, result.stderr) == (
+            2,
+            "trailblaze check: cannot write the report to standard output: No space left on "
+            "device\n",
+        ), fmt
+
+
 def test_console_script_runs_without_a_traceback_on_a_bad_path(tmp_path: Path) -> None:
     env = {**os.environ, "NO_COLOR": "1"}
     result = subprocess.run(

@@ -77,6 +77,25 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         raise
 
 
+def write_named(path: Path, data: bytes | str) -> None:
+    """Write a file the user named (`--output`, `--json`), as a shell's `>` would but atomically.
+
+    A regular file (or none yet) is replaced in one step, through a symlink the file it points
+    at; a device, pipe or socket (`/dev/stdout`, `>(cmd)`, a FIFO) is written to, not replaced
+    by a file of its name.
+    """
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode) and not path.is_dir()
+    except OSError:
+        special = False
+    if special:
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        with open(path, "wb") as handle:
+            handle.write(payload)
+        return
+    write_atomic(Path(os.path.realpath(path)) if path.is_symlink() else path, data)
+
+
 def write_if_changed(path: Path, data: bytes | str) -> bool:
     """Write `data` unless the file already holds exactly that; True when it wrote."""
     payload = data.encode("utf-8") if isinstance(data, str) else data

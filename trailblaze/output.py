@@ -8,16 +8,17 @@ cannot be written is a `UsageError`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from trailblaze.console import render_report, report_console, source_lines
 from trailblaze.errors import UsageError
 from trailblaze.formats import render
-from trailblaze.fsutil import write_atomic
+from trailblaze.fsutil import write_named
 from trailblaze.pathbase import default_base, rebaser
 from trailblaze.report import Report, ReportView
 
@@ -83,23 +84,41 @@ def emit(
     if fmt != "text" or output:
         deliver(rendered(report, frames, fmt), output)
         return
-    render_report(report_console(color=color), report.view(frames), Path.cwd())
+    with _stdout():
+        render_report(report_console(color=color), report.view(frames), Path.cwd())
+        sys.stdout.flush()
 
 
 def deliver(text: str | bytes, output: Path | None) -> None:
     """Rendered output to `output` (atomically), or to stdout."""
     if output:
         write_output(output, text)
-    elif isinstance(text, bytes):
-        sys.stdout.buffer.write(text)
+        return
+    with _stdout():
+        if isinstance(text, bytes):
+            sys.stdout.buffer.write(text)
+        else:
+            sys.stdout.write(text)
         sys.stdout.flush()
-    else:
-        sys.stdout.write(text)
+
+
+@contextlib.contextmanager
+def _stdout() -> Iterator[None]:
+    """Writing the report to stdout: a full disk or a dead terminal is the user's error, not a
+    traceback (and not exit 0); a reader that went away is `cli.main`'s quiet exit."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the report to standard output: {exc.strerror or exc}"
+        ) from None
 
 
 def write_output(path: Path, text: str | bytes) -> None:
     try:
-        write_atomic(path, text)
+        write_named(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 

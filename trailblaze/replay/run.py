@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from trailblaze.catalog import load_catalog
-from trailblaze.fsutil import write_atomic
+from trailblaze.fsutil import write_named
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
 from trailblaze.replay.devicepool import QueuedTrail, Report, spread
@@ -176,6 +176,6 @@ def _write_outputs(run: RunResult, request: ReplayRequest) -> None:
         outputs.append((request.junit_path, junit_xml(run)))
     for path, text in outputs:
         try:
-            write_atomic(path, text)
+            write_named(path, text)
         except OSError as exc:
             raise ReplayUsageError(f"cannot write {path}: {exc.strerror or exc}") from None
