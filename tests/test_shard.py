@@ -16,7 +16,7 @@ from trailblaze.check import run_check
 from trailblaze.formats import render
 from trailblaze.options import CheckOptions
 from trailblaze.report import Report
-from trailblaze.shard import Shard, ShardError, merge, split
+from trailblaze.shard import Shard, ShardError, load_report, merge, split
 from trailblaze.toolchain import Compiler
 from trailblaze.workspace import find_workspace
 
@@ -58,6 +58,8 @@ def test_the_split_is_deterministic_complete_and_balanced_by_bytes() -> None:
         ("0/4", "--shard '0/4': K must be between 1 and N (N at least 1)"),
         ("5/4", "--shard '5/4': K must be between 1 and N (N at least 1)"),
         ("1/0", "--shard '1/0': K must be between 1 and N (N at least 1)"),
+        # range(N) in the split: this one hung the check
+        ("1/99999999999999999999", "--shard '1/99999999999999999999': N must be at most 10,000"),
     ],
 )
 def test_bad_shard_values_say_what_is_expected(text: str, message: str) -> None:
@@ -111,6 +113,53 @@ def test_trails_without_a_surface_are_counted_over_all_shards(tmp_path: Path) ->
     [no_surface] = [f for f in whole["findings"] if f["code"] == "no-surface"]
     assert no_surface["message"].startswith("5 trail(s) target 'app'")
     assert merged(sharded(tmp_path, 3)) == whole
+
+
+def test_merge_refuses_shards_of_different_runs_and_malformed_shard_sections(
+    tmp_path: Path,
+) -> None:
+    trail = "config:\n  target: app\ntrail:\n  - step: {}\n"
+    manifest = {"trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: app\n"}
+    one = write_tree(
+        tmp_path / "one",
+        {**manifest, **{f"trailmaps/app/t{i}.trail.yaml": trail.format(i) for i in range(4)}},
+    )
+    other = write_tree(
+        tmp_path / "other",
+        {**manifest, **{f"trailmaps/app/u{i}.trail.yaml": trail.format(i) for i in range(5)}},
+    )
+    first = check(one, (1, 2)).to_json()
+    assert merged([first, check(one, (2, 2)).to_json()]) == check(one).to_json()
+    not_one_run = (
+        "the reports are not the shards of one run: their trails are not one workspace's scan, "
+        "each trail once (shards of different workspaces, or of different commits?)"
+    )
+    with pytest.raises(ShardError) as caught:
+        merged([first, check(other, (2, 2)).to_json()])  # was merged into a wrong report
+    assert str(caught.value) == not_one_run
+    write_tree(one, {"trailmaps/app/t9.trail.yaml": trail.format(9)})  # a later commit
+    with pytest.raises(ShardError) as caught:
+        merged([first, check(one, (2, 2)).to_json()])
+    assert str(caught.value) == not_one_run
+
+    # KeyError, ValueError and a hang (range of a huge count) before; RecursionError in json.
+    for name, section, shown in (
+        ("empty", {}, '{"index": null, "count": null, "total": null}'),
+        ("text", {**first["shard"], "count": "x"}, '{"index": 1, "count": "x", "total": 4}'),
+        ("huge", {**first["shard"], "count": 10**12}, '{"index": 1, "count": 1000000000000, "total": 4}'),
+        ("outside", {**first["shard"], "positions": [7]}, '{"index": 1, "count": 2, "total": 4}'),
+    ):  # fmt: skip
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({**first, "shard": section}))
+        with pytest.raises(ShardError) as caught:
+            load_report(path)
+        assert str(caught.value) == (
+            f"{path}: a malformed shard section (index, count, total, positions): {shown}"
+        )
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    with pytest.raises(ShardError, match=r"deep\.json: not a JSON report \(maximum recursion"):
+        load_report(deep)
 
 
 @pytest.mark.tsc

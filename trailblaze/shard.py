@@ -29,6 +29,7 @@ from trailblaze.finding import Finding
 from trailblaze.report import REASON_NO_SURFACE, REPORT_VERSION, Report, TrailStatus
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+MAX_SHARDS = 10_000
 
 
 class ShardError(TrailblazeError, ValueError):
@@ -49,6 +50,8 @@ class Shard:
         index, count = int(match.group(1)), int(match.group(2))
         if count < 1 or not 1 <= index <= count:
             raise ShardError(f"--shard {text!r}: K must be between 1 and N (N at least 1)")
+        if count > MAX_SHARDS:  # the split and the merge take time in N
+            raise ShardError(f"--shard {text!r}: N must be at most {MAX_SHARDS:,}")
         return cls(index, count)
 
     def __str__(self) -> str:
@@ -75,13 +78,37 @@ def load_report(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text("utf-8"))
     except OSError as exc:
         raise ShardError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested too deep
         raise ShardError(f"{path}: not a JSON report ({exc})") from None
     if not isinstance(data, dict) or data.get("version") != REPORT_VERSION:
         raise ShardError(f"{path}: not a trailblaze JSON report of version {REPORT_VERSION}")
-    if not isinstance(data.get("shard"), dict):
+    shard = data.get("shard")
+    if not isinstance(shard, dict):
         raise ShardError(f"{path}: not the report of a shard (run `trailblaze check --shard K/N`)")
+    if not _well_formed(shard):
+        raise ShardError(
+            f"{path}: a malformed shard section (index, count, total, positions): "
+            f"{json.dumps({k: shard.get(k) for k in ('index', 'count', 'total')})}"
+        )
     return data
+
+
+def _well_formed(shard: Mapping[str, Any]) -> bool:
+    """Whether a report's shard section is what `merge` reads: 1 <= index <= count, positions
+    within the scan's total."""
+    index, count, total, positions = (
+        shard.get(key) for key in ("index", "count", "total", "positions")
+    )
+
+    def number(value: Any) -> int | None:
+        return value if type(value) is int else None  # not a bool, not a float
+
+    i, n, t = number(index), number(count), number(total)
+    if i is None or n is None or t is None or not 1 <= i <= n <= MAX_SHARDS:
+        return False
+    return isinstance(positions, list) and all(
+        (p := number(raw)) is not None and 0 <= p < t for raw in positions
+    )
 
 
 def merge(reports: Sequence[tuple[Path, dict[str, Any]]]) -> Report:
@@ -102,6 +129,15 @@ def merge(reports: Sequence[tuple[Path, dict[str, Any]]]) -> Report:
     if missing:
         raise ShardError(
             f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing from the merge"
+        )
+    # The shards of one run place every trail of one scan exactly once; shards of another
+    # workspace, or of another commit of it, do not.
+    totals = {int(data["shard"]["total"]) for _, data in reports}
+    placed = sorted(p for _, data in reports for p in data["shard"]["positions"])
+    if len(totals) != 1 or placed != list(range(totals.pop())):
+        raise ShardError(
+            "the reports are not the shards of one run: their trails are not one workspace's "
+            "scan, each trail once (shards of different workspaces, or of different commits?)"
         )
     try:
         return _merge(reports, no_surface_finding, repeated_branches)
