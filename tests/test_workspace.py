@@ -280,6 +280,23 @@ def test_scan_applies_names_exclusions_and_project_config_rules(compact_ws: Path
     assert [t.dir_name for t in found.trailmaps] == ["app"]
 
 
+def test_a_scratch_directory_configured_among_the_trails_is_not_scanned(tmp_path: Path) -> None:
+    """Its `files/` holds copies of trails checked one by one (from outside the workspace):
+    they were counted as the workspace's own trails by the next check."""
+    write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.trailblaze]\nscratch = "trailmaps/tmp"\n',
+            "trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app"),
+            "trailmaps/app/a.trail.yaml": "trail:\n  - step: a\n",
+            "trailmaps/tmp/files/input/0/outside.trail.yaml": "trail:\n  - step: b\n",
+        },
+    )
+    ws = find_workspace(tmp_path)
+    assert ws.scratch == tmp_path.resolve() / "trailmaps" / "tmp"
+    assert [ws.rel(p) for p in scan(ws).trails] == ["trailmaps/app/a.trail.yaml"]
+
+
 def test_symlinks_out_of_the_workspace_are_not_followed(
     compact_ws: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

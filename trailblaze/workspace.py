@@ -372,6 +372,7 @@ def scan(ws: Workspace) -> Scan:
     root_real = str(ws.root.resolve()) + os.sep
     stack = [str(ws.trails_dir)] if ws.trails_dir.is_dir() else []
     exclude = ws.exclude
+    scratch = str(ws.scratch)  # configured inside the trails: its copies are not trails
     while stack:
         directory = stack.pop()
         try:
@@ -387,7 +388,7 @@ def scan(ws: Workspace) -> Scan:
         for entry in entries:
             name = entry.name
             if entry.is_dir(follow_symlinks=False):
-                if name in exclude:
+                if name in exclude or entry.path == scratch:
                     continue
                 if is_trail_name(name) and name != PROJECT_CONFIG_NAME:
                     trails.append(entry.path)  # the parse gate reports "is a directory"
