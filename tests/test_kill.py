@@ -49,6 +49,38 @@ def test_workers_die_with_a_killed_check_and_the_rerun_matches_a_clean_run(
     assert again == reference
 
 
+def test_trailblaze_jobs_beyond_the_work_forks_one_worker_per_chunk(tmp_path: Path) -> None:
+    """A fork pool starts all its workers at once: `TRAILBLAZE_JOBS=100000` forked that many."""
+    ws = tmp_path / "ws"
+    generate(ws, Spec(trails=PARALLEL_MIN + 64, seed=5))  # five chunks of 64
+    token = uuid.uuid4().hex
+    env = {**os.environ, "TRAILBLAZE_JOBS": "40"}  # enough to see, few enough to be harmless
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        check = start(ws, token, keep_output=False)
+        most = 0
+        while check.poll() is None:
+            most = max(most, len(_pythons(descendants(token))))
+            time.sleep(0.005)
+    assert check.returncode in (0, 1)
+    # The check and its five workers, and a few compilers caught between fork and exec (when
+    # they are still the check's image); before, all 40 workers.
+    assert 3 <= most <= 1 + 5 + 4, most
+
+
+def _pythons(pids: list[int]) -> list[int]:
+    """The check's own processes among `pids`: the check and its forked workers."""
+    found = []
+    for pid in pids:
+        try:
+            if b"trailblaze.cli" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 def test_the_compiler_dies_with_a_killed_parent(tsc: Compiler, tmp_path: Path) -> None:
     # `--watch` never ends by itself: once it idles, watching, nothing but the kernel's
     # PR_SET_PDEATHSIG (set by proc.run in the child) stops it when the process that started

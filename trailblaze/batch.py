@@ -169,7 +169,10 @@ def process_many(
     `on_chunk` sees the results as they arrive (their modules already written), so the caller
     can start compiling while the rest is parsed.
     """
-    workers = _workers()
+    chunks = [list(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)]
+    # At most one worker per chunk: a fork pool starts every worker at once, so a large
+    # TRAILBLAZE_JOBS would fork that many processes for nothing (or exhaust the machine).
+    workers = min(_workers(), len(chunks))
     if (
         len(items) < PARALLEL_MIN
         or workers < 2
@@ -184,7 +187,6 @@ def process_many(
         if on_chunk is not None:
             on_chunk(out)
         return out
-    chunks = [list(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)]
     results: list[Parsed] = []
     fork = multiprocessing.get_context("fork")  # the context is inherited, not pickled
     with (
