@@ -61,9 +61,11 @@ def test_second_run_does_nothing_and_an_edit_regenerates_that_trailmap_only(ws: 
     first = doit_surfaces(ws)
     assert task_lines(first) == [
         ".  surfaces:_manifests",
-        ".  surfaces:app",
-        ".  surfaces:lib",
+        ".  surfaces:app:build",
+        ".  surfaces:lib:build",
         "-- surfaces:_result",
+        "-- surfaces:app",
+        "-- surfaces:lib",
     ]
     assert "  wrote trailmaps/app/tools/trailblaze-client.d.ts" in first
     assert "  wrote trailmaps/lib/tools/trailblaze-client.d.ts" in first
@@ -71,9 +73,11 @@ def test_second_run_does_nothing_and_an_edit_regenerates_that_trailmap_only(ws: 
     age(ws)
     assert doit_surfaces(ws) == [
         "-- surfaces:_manifests",
+        "-- surfaces:app:build",
+        "-- surfaces:lib:build",
+        "-- surfaces:_result",
         "-- surfaces:app",
         "-- surfaces:lib",
-        "-- surfaces:_result",
     ]
     assert rewritten(ws) == []
 
@@ -83,9 +87,11 @@ def test_second_run_does_nothing_and_an_edit_regenerates_that_trailmap_only(ws: 
     third = doit_surfaces(ws)
     assert task_lines(third) == [
         "-- surfaces:_manifests",
-        ".  surfaces:app",
-        "-- surfaces:lib",
+        ".  surfaces:app:build",
+        "-- surfaces:lib:build",
         "-- surfaces:_result",
+        "-- surfaces:app",
+        "-- surfaces:lib",
     ]
     assert rewritten(ws) == [
         "trailmaps/app/tools/trail.schema.json",
@@ -101,9 +107,11 @@ def test_a_dependency_change_regenerates_its_dependents(ws: Path) -> None:
     manifest.write_text(manifest.read_text() + "# touched\n")
     assert task_lines(doit_surfaces(ws)) == [
         ".  surfaces:_manifests",
-        ".  surfaces:app",
-        ".  surfaces:lib",
+        ".  surfaces:app:build",
+        ".  surfaces:lib:build",
         "-- surfaces:_result",
+        "-- surfaces:app",
+        "-- surfaces:lib",
     ]
 
 
@@ -111,7 +119,7 @@ def test_added_removed_tools_and_a_deleted_artifact_regenerate(ws: Path) -> None
     doit_surfaces(ws)
     dts = ws / "trailmaps/app/tools/trailblaze-client.d.ts"
     (ws / "trailmaps/app/tools/app_tapOk.tool.yaml").unlink()
-    assert task_lines(doit_surfaces(ws))[1] == ".  surfaces:app"
+    assert task_lines(doit_surfaces(ws))[1] == ".  surfaces:app:build"
     assert "app_tapOk" not in dts.read_text()
     write_tree(
         ws,
@@ -121,13 +129,15 @@ def test_added_removed_tools_and_a_deleted_artifact_regenerate(ws: Path) -> None
             )
         },
     )
-    assert task_lines(doit_surfaces(ws))[1] == ".  surfaces:app"
+    assert task_lines(doit_surfaces(ws))[1] == ".  surfaces:app:build"
     assert "    app_new: {" in dts.read_text()
     dts.unlink()
     assert task_lines(doit_surfaces(ws))[1:] == [
-        ".  surfaces:app",
-        "-- surfaces:lib",
+        ".  surfaces:app:build",
+        "-- surfaces:lib:build",
         "-- surfaces:_result",
+        "-- surfaces:app",
+        "-- surfaces:lib",
     ]
     assert dts.is_file()
 
@@ -139,15 +149,24 @@ def test_trailblaze_surfaces_runs_the_same_tasks_without_a_dodo(tmp_path: Path) 
     assert first.returncode == 0, first.stdout + first.stderr
     assert task_lines(first.stdout.splitlines()) == [
         ".  surfaces:_manifests",
-        ".  surfaces:app",
-        ".  surfaces:lib",
+        ".  surfaces:app:build",
+        ".  surfaces:lib:build",
         "-- surfaces:_result",
+        "-- surfaces:app",
+        "-- surfaces:lib",
     ]
     age(root)
     second = run(tmp_path, "-m", "trailblaze.cli", "surfaces", str(root))
     assert (second.returncode, second.stdout.splitlines()) == (
         0,
-        ["-- surfaces:_manifests", "-- surfaces:app", "-- surfaces:lib", "-- surfaces:_result"],
+        [
+            "-- surfaces:_manifests",
+            "-- surfaces:app:build",
+            "-- surfaces:lib:build",
+            "-- surfaces:_result",
+            "-- surfaces:app",
+            "-- surfaces:lib",
+        ],
     )
     assert rewritten(root) == []
 
@@ -225,9 +244,40 @@ def test_an_invalid_manifest_fails_the_run_but_the_valid_surfaces_are_written(
     assert generated(ws, "broken") == generated(ws, "uses") == GENERATED
     assert task_lines(run(ws, *argv).stdout.splitlines()) == [
         "-- surfaces:_manifests",
+        "-- surfaces:app:build",
+        "-- surfaces:broken:build",
+        "-- surfaces:lib:build",
+        "-- surfaces:uses:build",
+        "-- surfaces:_result",
         "-- surfaces:app",
         "-- surfaces:broken",
         "-- surfaces:lib",
         "-- surfaces:uses",
-        "-- surfaces:_result",
     ]
+
+
+def test_one_trailmap_alone_fails_for_its_own_problem_and_passes_for_a_good_one(ws: Path) -> None:
+    # `doit surfaces:uses` by itself used to print its finding and exit 0: only `_result`, which
+    # a one-trailmap run never reaches, failed.
+    write_tree(
+        ws,
+        {
+            "trailmaps/broken/trailmap.yaml": BROKEN,
+            "trailmaps/uses/trailmap.yaml": "id: uses\ndependencies:\n  - broken\n",
+        },
+    )
+    for _ in range(2):  # failed: not up to date, the same again
+        alone = run(ws, "-m", "doit", "surfaces:uses")
+        out = alone.stdout + alone.stderr
+        assert alone.returncode == 1, out
+        assert (
+            "manifest: trailmaps/uses/trailmap.yaml:3:5: dependencies: unknown trailmap 'broken'"
+        ) in alone.stdout
+        assert "TaskFailed - taskid:surfaces:uses" in out
+        assert "trailblaze surfaces: 1 problem(s) in trailmap 'uses'" in out
+        assert "Traceback" not in out
+    good = run(ws, "-m", "doit", "surfaces:app")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert task_lines(good.stdout.splitlines()) == [".  surfaces:app:build", "-- surfaces:app"]
+    assert generated(ws, "app") == GENERATED
+    assert generated(ws, "lib") == []  # nothing but the trailmap asked for

@@ -34,7 +34,7 @@ from trailblaze.doitconfig import doit_config, monorepo_config, workspace_of
 from trailblaze.errors import TrailblazeError
 from trailblaze.options import CheckOptions
 from trailblaze.scratch import Layout
-from trailblaze.surfacebuild import MANIFESTS, passed
+from trailblaze.surfacebuild import BUILD, MANIFESTS, passed
 from trailblaze.surfaceplan import surface_plan, trailmaps_scan
 from trailblaze.uptodate import (
     InputsDigest,
@@ -195,16 +195,16 @@ def _surfaces_tasks(ws: Workspace) -> Iterator[dict[str, Any]]:
         tools_dir = Path(entry.dir) / "tools"
         yield {
             "basename": "surfaces",
-            "name": dir_name,
+            "name": f"{dir_name}:{BUILD}",
             "actions": [(actions.surfaces_build, [str(ws.root), dir_name])],
             "file_dep": [p for p in entry.inputs if os.path.isfile(p)],
             "targets": [str(tools_dir / name) for name in sorted(GENERATED_TOOL_FILES)],
             "uptodate": [config_changed(versions), passed(ws, dir_name)],
             "clean": [(actions.surfaces_clean, [str(ws.root), str(tools_dir)])],
             "verbosity": 2,
-            "doc": f"typed surface of trailmap '{dir_name}'",
+            "doc": f"build the typed surface of trailmap '{dir_name}' (its failure recorded)",
         }
-    # Last: the steps record their failures instead of failing (doit would stop at the first),
+    # Then: the steps record their failures instead of failing (doit would stop at the first),
     # so every valid trailmap's surface is written; this one fails with them all.
     steps = [MANIFESTS, *sorted(plan.trailmaps)]
     yield {
@@ -215,6 +215,19 @@ def _surfaces_tasks(ws: Workspace) -> Iterator[dict[str, Any]]:
         "verbosity": 2,
         "doc": "fail when any manifest or surface above had a problem",
     }
+    # `doit surfaces:<trailmap>`: that trailmap's surfaces built, and a failure for its own
+    # problems. Yielded after `_result`, so a whole `doit surfaces` has built every trailmap
+    # and said every problem before any of these could stop it.
+    for dir_name in sorted(plan.trailmaps):
+        yield {
+            "basename": "surfaces",
+            "name": dir_name,
+            "actions": [(actions.surfaces_result, [str(ws.root), [dir_name]])],
+            "task_dep": [f"surfaces:{dir_name}:{BUILD}"],
+            "uptodate": [passed(ws, dir_name)],
+            "verbosity": 2,
+            "doc": f"typed surface of trailmap '{dir_name}'",
+        }
 
 
 def toolchain_task() -> dict[str, Any]:

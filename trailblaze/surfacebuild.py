@@ -5,9 +5,11 @@ A problem in one trailmap must not keep the others' surfaces from being written,
 at the first task that fails. So the steps (`_manifests` and one per trailmap) print what they
 wrote and their findings and never fail themselves: each records its failure, the one-line
 message, in the state store (`FAILED`, slot = the step), and while one is recorded the step is
-not up to date (`passed`), so it runs, and shows its findings, every time until fixed. The last
-subtask, `_result`, fails with every recorded failure (`verdict`). The pipeline's modules load
-only when a step runs.
+not up to date (`passed`), so it runs, and shows its findings, every time until fixed. Then
+`_result` fails with every recorded failure (`verdict`). Last come the `surfaces:<trailmap>`
+subtasks, each failing for its own trailmap's recorded failure: `doit surfaces:<trailmap>` run
+alone builds that trailmap (`surfaces:<trailmap>:build`) and fails when it has a problem. The
+pipeline's modules load only when a step runs.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from trailblaze.store import Kind, Store
 from trailblaze.surfaceplan import trailmaps_scan
 from trailblaze.workspace import Workspace
 
+BUILD = "build"
+"""`surfaces:<trailmap>:build` builds (and records); `surfaces:<trailmap>` fails for its problems."""
 MANIFESTS = "_manifests"
 """The step that validates every `trailmap.yaml`; the others are named by trailmap directory."""
 
