@@ -297,6 +297,42 @@ def test_a_scratch_directory_configured_among_the_trails_is_not_scanned(tmp_path
     assert [ws.rel(p) for p in scan(ws).trails] == ["trailmaps/app/a.trail.yaml"]
 
 
+@pytest.mark.parametrize(
+    ("broken", "message"),
+    [
+        ("directory", "is a directory, not a file"),
+        ("dangling link", "cannot read file: No such file or directory"),
+        ("link loop", "cannot read file: Too many levels of symbolic links"),
+    ],
+)
+def test_a_trailmap_yaml_that_cannot_be_read_is_a_located_error_not_a_vanished_trailmap(
+    tmp_path: Path, broken: str, message: str
+) -> None:
+    """Skipped before: the trailmap was not one, its trails passed as 'unknown target'."""
+    root = write_tree(
+        tmp_path / "ws",
+        {
+            "trailmaps/app/a.trail.yaml": "config: {target: app}\ntrail:\n  - step: a\n"
+            "    recording:\n      android:\n        - pressBack: {}\n",
+            "dodo.py": "from trailblaze.doit_tasks import DOIT_CONFIG, task_check, task_surfaces\n",
+        },
+    )
+    manifest = root / "trailmaps" / "app" / "trailmap.yaml"
+    if broken == "directory":
+        manifest.mkdir()
+    else:
+        manifest.symlink_to("nowhere.yaml" if broken == "dangling link" else "trailmap.yaml")
+    expected = f"manifest: trailmaps/app/trailmap.yaml:1:1: {message}"
+    cli = run_python(root, "-m", "trailblaze.cli", "check")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    assert expected in cli.stdout.splitlines()
+    assert "no typed surface" in cli.stdout
+    for task in ("check", "surfaces"):  # a failed task, not doit's own error on its file_dep
+        doit = run_python(root, "-m", "doit", task)
+        assert doit.returncode == 1, doit.stdout + doit.stderr
+        assert "Traceback" not in doit.stdout + doit.stderr
+
+
 def test_symlinks_out_of_the_workspace_are_not_followed(
     compact_ws: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

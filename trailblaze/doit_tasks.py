@@ -186,7 +186,7 @@ def _surfaces_tasks(ws: Workspace) -> Iterator[dict[str, Any]]:
         "basename": "surfaces",
         "name": "_manifests",
         "actions": [(actions.surfaces_manifests, [str(ws.root)])],
-        "file_dep": [str(t.manifest) for t in found.trailmaps],
+        "file_dep": [str(t.manifest) for t in found.trailmaps if t.manifest.is_file()],
         "uptodate": [config_changed(versions), passed(ws, MANIFESTS)],
         "verbosity": 2,
         "doc": "validate every trailmap.yaml",

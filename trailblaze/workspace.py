@@ -342,7 +342,9 @@ def scan_trailmaps(ws: Workspace) -> tuple[tuple[TrailmapDir, ...], tuple[Findin
             if not entry.is_dir(follow_symlinks=False) or entry.name in ws.exclude:
                 continue
             manifest = Path(entry.path) / "trailmap.yaml"
-            if manifest.is_file():
+            # A directory or a broken link of that name too: its load is a located error,
+            # where skipping it made the trailmap vanish and its trails pass as unknown targets.
+            if os.path.lexists(manifest):
                 trailmaps.append(
                     TrailmapDir(dir_name=entry.name, path=Path(entry.path), manifest=manifest)
                 )
