@@ -168,6 +168,23 @@ def test_a_cache_dir_the_user_named_is_never_cleared_out_of_the_way(
     assert f"result cache {mine} unusable" in caplog.text
 
 
+def test_a_file_where_the_scratch_directory_belongs_is_cleared_by_every_check(
+    ws: Path, tmp_path: Path
+) -> None:
+    """`doit check` always cleared it for its database; `trailblaze check` (the workspace or
+    trail files) failed with NotADirectoryError's traceback."""
+    clean = run_python(ws, "-m", "trailblaze.cli", "check", "--format", "json")
+    outside = write_tree(tmp_path / "elsewhere", {"b.trail.yaml": FILES[TRAIL]})
+    for argv in ((), (TRAIL,), ("--workspace", str(ws), str(outside / "b.trail.yaml"))):
+        shutil.rmtree(ws / ".trailblaze")
+        (ws / ".trailblaze").write_text("in the way\n")
+        again = run_python(ws, "-m", "trailblaze.cli", "check", "--format", "json", *argv)
+        assert "Traceback" not in again.stderr, again.stderr
+        assert again.returncode == clean.returncode, (argv, again.stderr)
+        assert json.loads(again.stdout)["summary"]["trails"] == (2 if not argv else 1)
+        assert (ws / ".trailblaze").is_dir()
+
+
 DODO = "from trailblaze.doit_tasks import DOIT_CONFIG, task_check  # noqa: F401\n"
 
 

@@ -35,7 +35,7 @@ from trailblaze.parsestage import Parser
 from trailblaze.report import Report
 from trailblaze.reporting import Checked, report
 from trailblaze.schemavalidation import remembering
-from trailblaze.scratch import Layout
+from trailblaze.scratch import Layout, prepare_scratch
 from trailblaze.state import TrailRecord, TrailState
 from trailblaze.store import STATS, Store
 from trailblaze.surface import write_artifacts
@@ -68,6 +68,7 @@ def run_check(
     # fifth of a one-trail check of a large workspace and free nothing.
     with no_gc():
         layout = Layout(ws.scratch)
+        prepare_scratch(ws.scratch)  # a file in its place: every write below would fail
         with Store.open(layout) as store:
             ctx = CheckContext(
                 ws=ws,

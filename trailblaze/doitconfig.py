@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from trailblaze.scratch import GITIGNORE, Layout, clear_way, write_scratch
+from trailblaze.scratch import GITIGNORE, Layout, clear_way, prepare_scratch, write_scratch
 from trailblaze.workspace import Workspace, WorkspaceError, find_workspace
 
 
@@ -75,7 +75,7 @@ def _prepared(scratch: Path) -> Layout:
     """
     layout = Layout(scratch)
     clear_way(layout.doit_db, scratch.parent)
-    scratch.mkdir(parents=True, exist_ok=True)
+    prepare_scratch(scratch)
     if not os.path.isfile(layout.gitignore):
         write_scratch(layout.gitignore, GITIGNORE, scratch)
     return layout

@@ -24,6 +24,7 @@ from trailblaze.finding import Finding
 from trailblaze.fsutil import write_atomic
 from trailblaze.options import CheckOptions
 from trailblaze.report import Report, TrailStatus
+from trailblaze.scratch import prepare_scratch
 from trailblaze.workspace import Scan, Workspace, WorkspaceError, find_workspace, scan
 
 STDIN = "-"
@@ -260,6 +261,7 @@ def _check_files(
     from trailblaze.workspace import scan_trailmaps  # noqa: PLC0415
 
     ws = scope.workspace
+    prepare_scratch(ws.scratch)  # the copies go below it
     own = dataclasses.replace(ws, scratch=ws.scratch / FILES_SCRATCH)
     copies = own.scratch / "input"
     shutil.rmtree(copies, ignore_errors=True)  # the last run's: what is checked is as given now

@@ -200,6 +200,13 @@ def write_scratch(path: Path, data: bytes | str, within: Path, *, always: bool =
     return write(path, data) is not False
 
 
+def prepare_scratch(scratch: Path) -> None:
+    """Make the scratch directory itself, clearing what is in its place (a file of its name):
+    it is ours to repair, for `doit check` (its database) and `trailblaze check` alike."""
+    clear_way(scratch / "-", scratch.parent)
+    scratch.mkdir(parents=True, exist_ok=True)
+
+
 def make_dir(path: Path, within: Path) -> None:
     """`mkdir -p` for a directory of ours below `within`, removing a file in its way."""
     try:
