@@ -18,7 +18,7 @@ from bench.nginx import NginxCache
 from tests.conftest import ROOT, isolate_env, write_tree
 from tests.faultproxy import FaultProxy, refused_url
 from tests.test_remote import BROKEN_TRAIL
-from trailblaze import artifacts, bundled, sdk
+from trailblaze import artifacts, bundled, fsutil, sdk
 from trailblaze.check import last_stats
 from trailblaze.cli import main
 from trailblaze.finding import Finding
@@ -253,6 +253,32 @@ def test_a_hit_adds_the_check_s_lines_to_a_gitignore_of_its_own(
 
 
 # -- read-only ---------------------------------------------------------------------------------
+
+
+@pytest.mark.tsc
+def test_a_hit_whose_files_cannot_be_written_is_checked_as_a_local_run_is(
+    server: NginxCache,
+    filled: dict[str, bytes],
+    local: dict[str, Any],
+    ci: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The disk refuses one of the hit's files (written while the entry is checked, in a thread
+    # of its own): the hit is given up and the check runs, as it would without the remote.
+    refused = ci / "trailmaps/notes/tools/trail.schema.json"
+    real = fsutil.write_if_changed
+
+    def refuse(path: Path, data: bytes | str) -> bool:
+        if path == refused:
+            raise OSError(28, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr("trailblaze.runcache.entries.write_if_changed", refuse)
+    assert cli(ci, "--remote-cache", server.url) == 1
+    assert shown(ci) == local["report"]
+    assert stats(ci)["remote_run"] != "hit"
+    assert stats(ci)["trails_parsed"] > 0  # the check ran
+    assert generated(ci) == local["files"]
 
 
 @pytest.mark.tsc

@@ -6,11 +6,14 @@ A hit never loads the check pipeline: the heavy imports stay inside the function
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,26 +61,37 @@ class RunCache:
         self.stats: dict[str, Any] = {"remote_run": "miss", "remote_run_key": inputs.entry_key}
         self._blobs: dict[str, bytes] = {}
         """The files' bodies fetched in this run, by digest (every shard names the same one)."""
+        self._writer: _Writer | None = None
+        self._trails: dict[str, list[Any]] = {}
+        """Entry key -> the trails of its report as stored (each checked by `report_of`)."""
 
     def lookup(self) -> Report | None:
         """The report of this run from the remote, its generated files written; None on a
         miss or a fault (which is warned about once)."""
+        with gc_paused():
+            return self._lookup()
+
+    def _lookup(self) -> Report | None:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         try:
-            found = self._fetch(self.inputs.entry_key, whole=self.inputs.shard is None)
-            if found is None and self.inputs.shard is None:
-                found = self._from_shards()
-        except RemoteFault as exc:
-            self._fault(str(exc))
-            return None
-        if found is None:
-            return None
-        report, files = found
-        try:
-            self._write(files)
-        except OSError:
-            return None  # the check writes them itself, and says what is wrong
+            try:
+                found = self._fetch(self.inputs.entry_key, whole=self.inputs.shard is None)
+                if found is None and self.inputs.shard is None:
+                    found = self._from_shards()
+            except RemoteFault as exc:
+                self._fault(str(exc))
+                return None
+            if found is None:
+                return None
+            report, files = found
+            try:
+                self._finish_writing(files)
+            except OSError:
+                return None  # the check writes them itself, and says what is wrong
+        finally:
+            if self._writer is not None:
+                self._writer.join()  # before anything else writes: the check, on a miss
         self.stats.update(
             remote_run="hit",
             compiler_runs=0,
@@ -104,7 +118,6 @@ class RunCache:
             return None  # evicted: a miss
         try:
             body = decode_body(data, key)
-            report = report_of(body.report, self.ws, self.options, {})  # every field is checked
         except ValueError as exc:
             raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
         blob = self._blobs.get(body.files_sha256)
@@ -121,7 +134,14 @@ class RunCache:
             files = body.outputs(blob)
         except BadBody as exc:
             raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
-        self._check_against_scan(report, files, whole=whole)
+        self._check_files(files)
+        self._write_soon(files)  # while the report is checked
+        try:
+            report = report_of(body.report, self.ws, self.options, {})  # every field is checked
+        except ValueError as exc:
+            raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
+        self._check_trails(report, whole=whole)
+        self._trails[key] = body.report["trails"]
         return report, files
 
     def _entry(self, key: str) -> str | None:
@@ -145,6 +165,10 @@ class RunCache:
 
     def _check_against_scan(self, report: Report, files: Outputs, *, whole: bool) -> None:
         """Trails that are this workspace's, each once; files that a run of it may write."""
+        self._check_trails(report, whole=whole)
+        self._check_files(files)
+
+    def _check_trails(self, report: Report, *, whole: bool) -> None:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         paths = [t.path for t in report.trails]
@@ -153,6 +177,10 @@ class RunCache:
             raise RemoteFault("a run entry names trails this workspace does not have")
         if whole and len(paths) != len(mine):
             raise RemoteFault("a run entry does not cover every trail of this workspace")
+
+    def _check_files(self, files: Outputs) -> None:
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
         generated, ignores = files
         if not self.inputs.outputs.keys() >= generated.keys() | ignores.keys() or any(
             not path.endswith("/.gitignore") for path in ignores
@@ -180,7 +208,11 @@ class RunCache:
             found = self._fetch(key, whole=False)
             if found is None:
                 return None  # a shard not stored (yet): the per-trail way
-            parts.append((Path(f"shard-{index_}"), found[0].to_json()))
+            # The report as `shard.merge` reads it, with the trails as stored (each checked):
+            # ten thousand records turned back into JSON cost a warm clone 20 ms.
+            data = dataclasses.replace(found[0], trails=()).to_json()
+            data["trails"] = self._trails[key]
+            parts.append((Path(f"shard-{index_}"), data))
             generated.update(found[1][0])
             ignores.update(found[1][1])
         from trailblaze.shard import ShardError, merge  # noqa: PLC0415
@@ -194,6 +226,29 @@ class RunCache:
         )
         self._check_against_scan(report, (generated, ignores), whole=True)
         return report, (generated, ignores)
+
+    def _write_soon(self, files: Outputs) -> None:
+        """Start writing the first entry's files (checked, and named by the digest of a body
+        stored for this very key) while the rest is fetched and checked: creating a hundred
+        files is kernel time, which another thread spends while this one decodes. Every shard's
+        entry names the same files; `_finish_writing` writes any other."""
+        if self._writer is None:
+            self._writer = _Writer(self._write, files)
+
+    def _finish_writing(self, files: Outputs) -> None:
+        """Every file of the hit written (OSError: one could not be)."""
+        done: Outputs = ({}, {})
+        if self._writer is not None:
+            done = self._writer.files
+            self._writer.join()
+            if self._writer.error is not None:
+                raise self._writer.error
+        rest = (
+            {k: v for k, v in files[0].items() if done[0].get(k) != v},
+            {k: v for k, v in files[1].items() if done[1].get(k) != v},
+        )
+        if rest[0] or rest[1]:
+            self._write(rest)
 
     def _write(self, files: Outputs) -> None:
         """What the run wrote, written here: the generated files, and each `.gitignore` as the
@@ -262,6 +317,41 @@ class RunCache:
                 f"remote cache {self.config.base}: {message}; working locally for the rest of "
                 "this run"
             )
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: decoding and checking a report of ten thousand
+    trails allocates a few hundred thousand objects, none in a cycle, and the collections
+    their allocation sets off cost a warm clone about a tenth of its CPU time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _Writer:
+    """`write(files)` in a thread of its own; `join` waits for it, `error` is what it met."""
+
+    def __init__(self, write: Callable[[Outputs], None], files: Outputs) -> None:
+        self.files: Outputs = (dict(files[0]), dict(files[1]))
+        self.error: Exception | None = None
+        """What the writing raised: an OSError (a file that cannot be written), or a bug."""
+        self._write = write
+        self._thread = threading.Thread(target=self._run, name="run-entry-files", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._write(self.files)
+        except Exception as exc:  # raised again in the thread that joins
+            self.error = exc
+
+    def join(self) -> None:
+        self._thread.join()
 
 
 def _remember_stats(ws: Workspace, stats: dict[str, Any]) -> None:
