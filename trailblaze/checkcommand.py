@@ -10,11 +10,13 @@ wants them, and it is shown (`output.py`). User errors raise; `cli.main` shows t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import gc
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -116,7 +118,8 @@ def check_command(args: argparse.Namespace) -> int:
     if variant is None:
         emit(report, frames, fmt=args.format, output=args.output, color=args.color)
         return report.exit_code
-    text = rendered(report, frames, args.format)
+    with _gc_paused():  # rendering makes many objects and no cycle (`runcache.gc_paused`)
+        text = rendered(report, frames, args.format)
     deliver(text, args.output)
     if key is None:
         from trailblaze.noop import known_key  # noqa: PLC0415
@@ -128,6 +131,17 @@ def check_command(args: argparse.Namespace) -> int:
     elif key is not None:
         outputs.remember(key, variant, text.encode("utf-8"), report.exit_code)
     return report.exit_code
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _in_no_workspace(start: Path, *, explicit: bool) -> bool:
