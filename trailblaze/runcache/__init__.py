@@ -10,22 +10,23 @@ path outside the workspace or by mtime: every trail file and every trailmap file
 tool files) as workspace-relative path and content digest, whether each trailmap's `.gitignore`
 can be read (the check warns when not; its lines are the run's output, not an input), the
 baked targets of the workspace and of installed packages, the discovery findings, the
-workspace's layout, the check options and scope, the compiler's version and binary size, the
-content of our own package (code, catalog, SDK declarations) and the entry format. A workspace
-whose check reaches outside those (a hand-written `tools/tsconfig.json`, which may map the SDK
-anywhere, or an SDK bundle in the scratch directory that is not ours) has no key: its runs go
-the per-trail way.
+workspace's layout, the check options and scope, the compiler's version and binary size (its
+`--version` asked once per binary, `toolchain.compiler_key`), the content of our own package
+(code, catalog, SDK declarations) and the entry format. A workspace whose check reaches outside
+those (a hand-written `tools/tsconfig.json`, which may map the SDK anywhere, or an SDK bundle
+in the scratch directory that is not ours) has no key: its runs go the per-trail way.
 
 The value is two CAS bodies named by `ac/<key>` (which holds the body's digest and the key it
 was stored for): zlib-compressed JSON with the report as the check made it (paths relative to
 the workspace), each `.gitignore` before and after the run, and the list of the files the run
 generated in the trailmaps' `tools/` (the typed surfaces an editor reads) with the digest of a
 second body holding those files' bytes, one after the other (every shard of a build generates
-the same files: one body, fetched once). A hit writes those files
-when they differ (a `.gitignore` that was not as the writer's gets the lines a check adds) and
-returns the report: no parse, no surface, no compiler. Every byte is checked: the entry against its key,
-the body against its digest, the report field by field, each trail against the scan and each
-file name against the outputs the run may write.
+the same files: one body, fetched once). A hit writes those files when they differ (a
+`.gitignore` that was not as the writer's gets the lines a check adds; in a thread of its own,
+once their names are checked, while the report is) and returns the report: no parse, no
+surface, no compiler. Every byte is checked: the entry against its key, the body against its
+digest, the report field by field, each trail against the scan and each file name against the
+outputs the run may write. A file that cannot be written gives the hit up: the check runs.
 
 A run entry is written only when the whole run was proven: no infrastructure finding, no trail
 "could not run", every trailmap compiled against our SDK, no remote fault on the way, and no
