@@ -4,10 +4,12 @@ run entry, against nginx (WebDAV) on loopback and the fault proxy."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
 import subprocess
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +20,12 @@ from tests.conftest import isolate_env, run_python, write_tree
 from tests.faultproxy import FaultProxy, refused_url
 from tests.test_monorepo import TRAIL, monorepo
 from tests.test_remote import BROKEN_TRAIL
-from tests.test_runcache import EDITED, _replace_body, clone, generated, run_entries
+from tests.test_runcache import EDITED, clone, generated, run_entries
 from trailblaze.check import last_stats
 from trailblaze.monorepo import find_monorepo
 from trailblaze.options import REMOTE_ENV, REMOTE_READ_ONLY_ENV
 from trailblaze.remote import TIMEOUT_ENV
-from trailblaze.runstate import rows_key
+from trailblaze.runstate import ROWS_FORMAT, decode_rows, encode_rows, rows_key
 from trailblaze.toolchain import Compiler
 
 NAMES = ("apps/notes", "apps/shop", "legacy")
@@ -319,10 +321,37 @@ def test_a_fault_falls_back_to_local_work_with_one_warning_for_the_whole_run(
     assert server.entries() == filled  # nothing poisoned is kept
 
 
+def _replace_rows(server: NginxCache, key: str, change: Any, *, trails: list[str]) -> None:
+    """Store a well-formed rows entry (digests right) whose rows or modules `change` rewrote
+    (`change(rows, modules)`, the modules as bytes), or whose body it replaced (its result)."""
+    ac = server.store / "ac" / key
+    entry = json.loads(ac.read_bytes())
+    assert entry["format"] == ROWS_FORMAT
+    rows, texts = decode_rows(
+        (server.store / "cas" / entry["sha256"]).read_bytes(), frozenset(trails)
+    )
+    assert len(rows) == len(trails)  # what the run stored: every row
+    assert texts  # and its modules
+    shared = [list(row) for row in rows]
+    modules = {path: text.encode() for path, text in texts.items()}
+    data = change(shared, modules) or encode_rows(shared, modules)
+    digest = hashlib.sha256(data).hexdigest()
+    (server.store / "cas" / digest).write_bytes(data)
+    entry["sha256"] = digest
+    ac.write_bytes(json.dumps(entry).encode())
+
+
+def _torn(rows: list[list[Any]], modules: dict[str, bytes]) -> bytes:
+    """A body whose modules' lengths do not add up to the bytes after its JSON line."""
+    return zlib.compress(zlib.decompress(encode_rows(rows, modules)) + b"x")
+
+
 EVIL = "../../../../evil.trail.yaml"
 ROW_FAULTS = {
     # name: what the one warning says
     "altered-body": r"does not match its digest",
+    "torn-modules": r"trail rows under ac/\w+… are not usable: bytes after the last module",
+    "not-utf8-module": r"trail rows under ac/\w+… are not usable: the module of \S+ is not UTF-8",
     "foreign-trail": r"trail rows under ac/\w+… are not usable: a row that is not one of",
     "bad-findings": r"trail rows under ac/\w+… are not usable: a row's findings",
     "foreign-module": r"trail rows under ac/\w+… are not usable: a module that is not",
@@ -344,12 +373,17 @@ def test_trail_rows_that_are_not_what_they_claim_are_not_used(
     assert done.returncode == 1, done.stdout + done.stderr
     assert_hits(root, ("apps/shop",))
     rows = rows_key(stats(root)["apps/shop"]["remote_run_key"])
-    if fault == "foreign-trail":
-        _replace_body(server, rows, lambda body: body["rows"][0].__setitem__(0, "../evil.yaml"))
-    elif fault == "bad-findings":
-        _replace_body(server, rows, lambda body: body["rows"][0].__setitem__(10, '{"a": 1}'))
-    elif fault == "foreign-module":
-        _replace_body(server, rows, lambda body: body["modules"].__setitem__(EVIL, "evil\n"))
+    change = {
+        "foreign-trail": lambda rows, _: rows[0].__setitem__(0, "../evil.yaml"),
+        "bad-findings": lambda rows, _: rows[0].__setitem__(10, '{"a": 1}'),
+        "foreign-module": lambda _, modules: modules.__setitem__(EVIL, b"evil\n"),
+        "torn-modules": _torn,
+        "not-utf8-module": lambda _, modules: modules.update(
+            dict.fromkeys(list(modules)[:1], b"\xff\xfe")
+        ),
+    }.get(fault)
+    if change is not None:
+        _replace_rows(server, rows, change, trails=shop_trails(root))
     write_tree(root, {f"apps/shop/{EDITED}": FIXED})
     with FaultProxy(server.url) as proxy:
         proxy.mode = "alter" if fault == "altered-body" else "pass"
