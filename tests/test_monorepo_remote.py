@@ -147,7 +147,8 @@ def ci_run(
         assert f"ac/{found['remote_run_key']}" in entries
         assert f"ac/{rows_key(found['remote_run_key'])}" in entries
         assert found["remote_rows_stored"] is True
-    assert len([k for k in run_entries(nginx) if k.startswith("ac/")]) == 2 * len(NAMES)
+    assert len([k for k in run_entries(nginx) if k.startswith("ac/")]) == len(NAMES)
+    assert len([k for k in run_entries(nginx, rows=True) if k.startswith("ac/")]) == len(NAMES)
     return entries
 
 
@@ -400,6 +401,32 @@ def test_trail_rows_that_are_not_what_they_claim_are_not_used(
     assert shop["remote_rows_restored"] == 0
     assert not list(tmp_path.rglob("evil*"))
     assert reports(root)["apps/shop"] == fixed_report
+
+
+@pytest.mark.tsc
+def test_the_rows_a_ci_trailblaze_check_stored_serve_a_developer_s_doit_check(
+    server: NginxCache, fixed_report: dict[str, Any], tmp_path: Path
+) -> None:
+    ci = fresh(tmp_path / "ci")
+    done = run_python(
+        ci / "apps/shop", "-m", "trailblaze.cli", "check", "--remote-cache", server.url
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert stats(ci)["apps/shop"]["remote_rows_stored"] is True
+    # A developer's clone: the hit, then an edit, which gets the CI run's trail rows.
+    dev = fresh(tmp_path / "dev")
+    done = doit(dev, "check:apps/shop", **{REMOTE_ENV: server.url})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert_hits(dev, ("apps/shop",))
+    write_tree(dev, {f"apps/shop/{EDITED}": FIXED})
+    done = doit(dev, "check:apps/shop", **{REMOTE_ENV: server.url})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == ""
+    shop = stats(dev)["apps/shop"]
+    assert shop["remote_rows_restored"] == len(fixed_report["trails"])
+    assert shop["trails_parsed"] == 1
+    assert shop["files_compiled"] == [EDITED]
+    assert reports(dev)["apps/shop"] == fixed_report
 
 
 # -- trailblaze check --all --------------------------------------------------------------------

@@ -98,30 +98,34 @@ def generated(ws: Path) -> dict[str, bytes]:
     }
 
 
-def run_entries(server: NginxCache) -> dict[str, bytes]:
-    """The entries that are run entries (a CAS body that is compressed, not a trail's JSON)."""
+def run_entries(server: NginxCache, *, rows: bool = False) -> dict[str, bytes]:
+    """The entries that are run entries (a CAS body that is compressed, not a trail's JSON);
+    `rows`: those of the runs' trail rows instead (`runstate.py`)."""
     entries = server.entries()
     out = {}
     for name, data in entries.items():
         if name.startswith("ac/"):
             entry = json.loads(data)
-            if isinstance(entry.get("count"), int) or _is_run_body(
-                entries.get(f"cas/{entry.get('sha256')}")
-            ):
+            body = entries.get(f"cas/{entry.get('sha256')}")
+            if (isinstance(entry.get("count"), int) and not rows) or _is_run_body(body, rows):
                 out[name] = data
-        elif _is_run_body(data):
+        elif _is_run_body(data, rows):
             out[name] = data
     return out
 
 
-def _is_run_body(data: bytes | None) -> bool:
+def _is_run_body(data: bytes | None, rows: bool) -> bool:
     if data is None:
         return False
     try:
-        zlib.decompress(data)
+        head = zlib.decompress(data).partition(b"\n")[0]
     except zlib.error:
         return False
-    return True
+    try:
+        is_rows = "rows" in json.loads(head)
+    except (ValueError, TypeError):
+        is_rows = False  # the files' body: their bytes one after the other
+    return is_rows == rows
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +148,7 @@ def filled(server: NginxCache, local: dict[str, Any], tmp_path: Path) -> dict[st
     assert cli(fill, "--remote-cache", server.url) == 1
     assert shown(fill) == local["report"]
     assert run_entries(server), "the proven run was not stored"
+    assert len(run_entries(server, rows=True)) == 2, "nor its trail rows (an entry, a body)"
     return server.entries()
 
 
@@ -172,6 +177,9 @@ def test_a_fresh_clone_is_answered_by_one_run_entry(
     assert counts["trails_parsed"] == 0
     assert counts["remote_requests"] == 3  # one action-cache entry, two CAS bodies
     assert counts["remote_bytes_read"] == sum(len(v) for v in run_entries(server).values())
+    # The trail rows stored beside them are not fetched: only the run after a hit that misses
+    # wants them.
+    assert counts["remote_rows_requests"] == 0
     # The surfaces an editor reads are there, as a local check writes them.
     assert generated(ci) == local["files"]
     assert (ci / "trailmaps/notes/.gitignore").read_bytes() == local["files"][
@@ -219,6 +227,29 @@ def test_an_edited_trail_misses_the_run_and_reuses_every_other_verdict(
 
 
 @pytest.mark.tsc
+def test_the_run_after_a_hit_parses_only_the_edited_trail(
+    server: NginxCache, filled: dict[str, bytes], ci: Path, tmp_path: Path
+) -> None:
+    # The CI run that filled the remote stored its trail rows; the hit leaves them unfetched,
+    # the edit after it fetches them (an entry, a body) and parses and compiles one trail.
+    fixed = BROKEN_TRAIL.replace("[5, 6]", '"Shopping"')
+    reference = write_tree(clone(tmp_path / "reference"), {EDITED: fixed})
+    assert cli(reference) == 1  # the rejected trail
+    assert cli(ci, "--remote-cache", server.url) == 1
+    assert stats(ci)["remote_run"] == "hit"
+    write_tree(ci, {EDITED: fixed})
+    assert cli(ci, "--remote-cache", server.url) == 1
+    assert shown(ci) == shown(reference)
+    counts = stats(ci)
+    assert counts["remote_run"] == "stored"
+    assert counts["remote_rows_restored"] == len(shown(ci)["trails"])
+    assert counts["trails_parsed"] == 1
+    assert counts["files_compiled"] == [EDITED]
+    assert counts["remote_rows_requests"] == 2 + 2  # its rows' entry and body; then stored
+    assert len(run_entries(server, rows=True)) == 2 * 2  # the CI run's, and this one's
+
+
+@pytest.mark.tsc
 def test_an_unsharded_clone_puts_the_run_together_from_the_shards_entries(
     server: NginxCache, local: dict[str, Any], ci: Path, tmp_path: Path
 ) -> None:
@@ -226,6 +257,9 @@ def test_an_unsharded_clone_puts_the_run_together_from_the_shards_entries(
         shard = clone(tmp_path / f"shard-{k}")
         assert cli(shard, "--shard", f"{k}/2", "--remote-cache", server.url) in (0, 1)
         assert stats(shard)["remote_run"] == "stored"
+        # No trail rows: the unsharded run after them wants the whole run's, never a shard's.
+        assert stats(shard)["remote_rows_stored"] is False
+    assert run_entries(server, rows=True) == {}
     assert cli(ci, "--remote-cache", server.url) == 1
     assert shown(ci) == local["report"]
     counts = stats(ci)

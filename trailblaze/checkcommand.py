@@ -87,8 +87,12 @@ def check_command(args: argparse.Namespace) -> int:
                 return code
     run_check: Callable[..., Report]
     if found is not None and options.remote_cache:
-        # A fresh clone may find this whole run in the remote cache (`trailblaze/runcache/`).
-        from trailblaze.runcache import cached_run as run_check  # noqa: PLC0415
+        # A fresh clone may find this whole run in the remote cache (`trailblaze/runcache/`),
+        # and the run after such a hit its trail rows (`runstate.py`): `doit check`'s way, so
+        # an entry a CI `trailblaze check` stored gives a developer's `doit check` its rows.
+        from trailblaze.monorepo import SharedRemote, check_remote  # noqa: PLC0415
+
+        run_check = partial(check_remote, shared=SharedRemote())
     else:
         from trailblaze.check import run_check  # noqa: PLC0415 - the no-op above never loads it
 
