@@ -96,6 +96,8 @@ class RowsCache:
     def restore(self, found: Scan) -> int | None:
         """Fetch the rows a hit left wanted into a state without trail rows: how many were
         restored (None: none wanted, or the state has its own)."""
+        if not self.layout.store.is_file():
+            return None  # a fresh clone: nothing wanted (and a hit's path creates no store)
         with Store.open(self.layout) as store:
             run_key = store.get(WANTED)
             if run_key is None:
