@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -255,6 +256,32 @@ def test_a_full_disk_under_stdout_is_an_error_not_a_traceback_or_a_pass(compact_
             "trailblaze check: cannot write the report to standard output: No space left on "
             "device\n",
         ), fmt
+
+
+@pytest.mark.tsc
+def test_a_timeout_that_is_no_number_falls_back_with_a_warning(
+    compact_ws: Path, tsc: object
+) -> None:
+    """`nan` and `inf` reached the clock as a ValueError / OverflowError traceback; `abc` was
+    silently the default. Each is now the default, with one warning naming the variable."""
+    write_tree(compact_ws, {"trailmaps/app/trails/a.trail.yaml": RECORDED})
+    for value in ("nan", "inf", "1e400", "abc"):
+        shutil.rmtree(compact_ws / ".trailblaze", ignore_errors=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "trailblaze.cli", "check", "--format", "json"],
+            cwd=compact_ws,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1", "TRAILBLAZE_TYPECHECK_TIMEOUT_MS": value},
+            check=False,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["summary"]["type_checked"] == 1
+        assert result.stderr == (
+            f"TRAILBLAZE_TYPECHECK_TIMEOUT_MS='{value}' is not a number of milliseconds; "
+            "using 300000\n"
+        ), value
 
 
 def test_console_script_runs_without_a_traceback_on_a_bad_path(tmp_path: Path) -> None:

@@ -159,6 +159,10 @@ def test_settings_that_cannot_work_are_refused_with_a_message() -> None:
         timeout=0.25,
     )
     assert RemoteConfig.resolve(None, env={}) is None
+    for value in ("nan", "inf", "abc"):  # nan and inf were tracebacks at the socket
+        config = RemoteConfig.resolve("http://h/", env={TIMEOUT_ENV: value})
+        assert config is not None
+        assert config.timeout == 5.0
 
 
 # -- the check with a remote cache --------------------------------------------------------------

@@ -5,9 +5,13 @@ Kept free of heavy imports: doit's task creation reads them on every run, even a
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
 
 DISABLE_ENV = "TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION"
 REQUIRE_ENV = "TRAILBLAZE_REQUIRE_TYPECHECK"
@@ -22,6 +26,27 @@ def env_flag(name: str, env: Mapping[str, str] | None = None) -> bool:
     """`1` or `true` (any case, surrounding spaces ignored); anything else is off."""
     value = (env if env is not None else os.environ).get(name, "")
     return value.strip().lower() in _ON
+
+
+def env_milliseconds(
+    name: str, default: float, *, floor: float, env: Mapping[str, str] | None = None
+) -> float:
+    """Seconds from a `*_MS` variable: `default` when unset, at least `floor`. A value that is
+    not a finite number of milliseconds (`abc`, `nan`, `inf`) is `default`, with a warning
+    (as the reference's timeouts fall back): `nan` or `inf` reached the clock as a traceback."""
+    raw = (env if env is not None else os.environ).get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw) / 1000.0
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        log.warning(
+            "%s=%r is not a number of milliseconds; using %s", name, raw, f"{default * 1000:g}"
+        )
+        return default
+    return max(value, floor)
 
 
 def in_ci(env: Mapping[str, str] | None = None) -> bool:

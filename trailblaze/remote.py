@@ -40,7 +40,7 @@ from urllib.parse import unquote, urlsplit
 
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import FINDING_FIELDS
-from trailblaze.options import REMOTE_ENV, env_flag
+from trailblaze.options import REMOTE_ENV, env_flag, env_milliseconds
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
 
 HEADER_ENV = "TRAILBLAZE_REMOTE_CACHE_HEADER"
@@ -121,11 +121,7 @@ class RemoteConfig:
 
 
 def _timeout(env: Mapping[str, str]) -> float:
-    raw = env.get(TIMEOUT_ENV, "").strip()
-    try:
-        return max(float(raw) / 1000.0, 0.05) if raw else DEFAULT_TIMEOUT
-    except ValueError:
-        return DEFAULT_TIMEOUT
+    return env_milliseconds(TIMEOUT_ENV, DEFAULT_TIMEOUT, floor=0.05, env=env)
 
 
 def _redact(url: str) -> str:

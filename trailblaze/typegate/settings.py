@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 from trailblaze.finding import Finding
+from trailblaze.options import env_milliseconds
 
 TIMEOUT_ENV = "TRAILBLAZE_TYPECHECK_TIMEOUT_MS"
 DEFAULT_TIMEOUT = 300.0
@@ -38,11 +38,7 @@ UNRESOLVED_CODES = frozenset(
 
 
 def timeout_seconds(env: Mapping[str, str] | None = None) -> float:
-    raw = (env if env is not None else os.environ).get(TIMEOUT_ENV, "").strip()
-    try:
-        return max(float(raw) / 1000.0, 1.0) if raw else DEFAULT_TIMEOUT
-    except ValueError:
-        return DEFAULT_TIMEOUT
+    return env_milliseconds(TIMEOUT_ENV, DEFAULT_TIMEOUT, floor=1.0, env=env)
 
 
 def infra_finding(
