@@ -175,3 +175,84 @@ def test_make_tasks_with_a_list_names_each_workspace(tmp_path: Path) -> None:
     assert {"check", "check:apps/shop", "check:apps/shop:run", "check:legacy"} <= names
     assert not any("notes" in name for name in names)
     assert "surfaces:legacy:kiosk" in names
+
+
+@pytest.mark.tsc
+def test_doit_check_shows_every_workspace_in_one_report_when_the_first_fails(
+    tsc: Compiler, tmp_path: Path
+) -> None:
+    root = monorepo(tmp_path, configured=True)
+    # The first workspace and the last have a finding each: doit stops at a failing task, so
+    # a `check` made of the workspaces' own would never have shown (or checked) the last.
+    write_tree(
+        root,
+        {
+            "apps/notes/trailmaps/notes/trails/pin.trail.yaml": TRAIL.format(
+                id="notes", text="[1]"
+            ),
+            "legacy/trails/kiosk/reset.trail.yaml": TRAIL.format(id="kiosk", text="{a: 1}"),
+        },
+    )
+    code, out = doit(root, "check", "--format", "json", "--output", "merged.json")
+    assert code == 1, out
+    assert [t for t in ran(out) if t.endswith(":run")] == [
+        "check:apps/notes:run",
+        "check:apps/shop:run",
+        "check:legacy:run",
+    ]
+    # The text shows both findings, with their paths from the monorepo root, and one verdict.
+    assert "apps/notes/trailmaps/notes/trails/pin.trail.yaml:" in out
+    assert "legacy/trails/kiosk/reset.trail.yaml:" in out
+    assert "trailblaze check: 2 finding(s)" in out
+    # The file is the report `trailblaze check --all` gives.
+    cli = run_python(root, "-m", "trailblaze.cli", "check", "--all", "--format", "json")
+    assert cli.returncode == 1, cli.stderr
+    assert json.loads((root / "merged.json").read_text("utf-8")) == json.loads(cli.stdout)
+    assert [f["path"] for f in json.loads(cli.stdout)["findings"] if f["fatal"]] == [
+        "apps/notes/trailmaps/notes/trails/pin.trail.yaml",
+        "legacy/trails/kiosk/reset.trail.yaml",
+    ]
+
+    # Nothing changed: no workspace checks again, and the report still stands.
+    again_code, again = doit(root, "check")
+    assert again_code == 1, again
+    assert [t for t in ran(again) if t.endswith(":run")] == []
+    assert "legacy/trails/kiosk/reset.trail.yaml:" in again
+
+    # One workspace alone shows and fails for its own finding only.
+    code, out = doit(root, "check:legacy")
+    assert code == 1, out
+    assert "reset.trail.yaml" in out
+    assert "pin.trail.yaml" not in out
+
+    # Both fixed: the two workspaces check again, then the whole check is up to date.
+    write_tree(
+        root,
+        {
+            "apps/notes/trailmaps/notes/trails/pin.trail.yaml": TRAIL.format(
+                id="notes", text="Pin"
+            ),
+            "legacy/trails/kiosk/reset.trail.yaml": TRAIL.format(id="kiosk", text="Reset"),
+        },
+    )
+    code, out = doit(root, "check")
+    assert code == 0, out
+    assert [t for t in ran(out) if t.endswith(":run")] == [
+        "check:apps/notes:run",
+        "check:legacy:run",
+    ]
+    code, out = doit(root, "check")
+    assert code == 0, out
+    assert ran(out) == []
+    assert "-- check: up to date, apps/notes: 1 trailmaps, 1 trails" in out
+
+
+def test_doit_surfaces_writes_every_workspace_when_the_first_fails(tmp_path: Path) -> None:
+    root = monorepo(tmp_path, configured=True)
+    write_tree(root, {"apps/notes/trailmaps/notes/trailmap.yaml": "id: notes\ntarget: [\n"})
+    code, out = doit(root, "surfaces")
+    assert code == 1, out
+    assert "trailblaze surfaces: apps/notes: 1 problem(s) in trailmap.yaml" in out
+    for tools in ("apps/shop/trailmaps/shop/tools", "legacy/trails/config/trailmaps/kiosk/tools"):
+        assert (root / tools / "trailblaze-client.d.ts").is_file(), tools
+    assert not (root / "apps/notes/trailmaps/notes/tools/trailblaze-client.d.ts").exists()

@@ -33,8 +33,8 @@ NOTES_TRAIL = "apps/notes/trailmaps/notes/trails/pin.trail.yaml"
 WARNING = "trailblaze: warning: remote cache "
 FIXED = BROKEN_TRAIL.replace("[5, 6]", '"Shopping"')
 """`EDITED` (the bundled workspace's trail with a type finding) without it."""
-CONTINUED = 2
-"""`doit --continue check` with findings in a workspace: the group's dependency is unmet."""
+FINDINGS = 1
+"""`doit check` with findings in a workspace (every workspace is still checked and shown)."""
 
 
 def fresh(where: Path) -> Path:
@@ -108,15 +108,14 @@ def merged(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def cold(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A purely local `doit --continue check` of a fresh clone, then `check --all`: what every
+    """A purely local `doit check` of a fresh clone, then `check --all`: what every
     run with a remote must equal."""
     root = fresh(tmp_path_factory.mktemp("cold") / "repo")
     with pytest.MonkeyPatch.context() as env:
         isolate_env(env)  # a module fixture: the per-test clean environment is not on yet
-        done = doit(root, "--continue", "check")
+        done = doit(root, "check")
         cli = check_all(root)
-    # doit --continue: a failed workspace leaves the `check` group's dependency unmet (exit 2).
-    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    assert done.returncode == FINDINGS, done.stdout + done.stderr
     assert ran(done.stdout) == [f"check:{name}:run" for name in NAMES]
     assert done.stderr.count("warning") == 0, done.stderr
     assert cli.returncode == 1, cli.stderr
@@ -135,8 +134,8 @@ def ci_run(
     root = fresh(tmp_path_factory.mktemp("fill") / "repo")
     with pytest.MonkeyPatch.context() as env:
         isolate_env(env)
-        done = doit(root, "--continue", "check", **{REMOTE_ENV: nginx.url})
-    assert done.returncode == CONTINUED, done.stdout + done.stderr
+        done = doit(root, "check", **{REMOTE_ENV: nginx.url})
+    assert done.returncode == FINDINGS, done.stdout + done.stderr
     assert reports(root) == cold["reports"]
     assert {name: s["remote_run"] for name, s in stats(root).items()} == dict.fromkeys(
         NAMES, "stored"
@@ -201,8 +200,8 @@ def test_doit_check_answers_every_workspace_by_its_run_entry(
 ) -> None:
     remote = {REMOTE_ENV: server.url}
     root = fresh(tmp_path / "ci")
-    done = doit(root, "--continue", "check", **remote)
-    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    done = doit(root, "check", **remote)
+    assert done.returncode == FINDINGS, done.stdout + done.stderr
     assert_hits(root)
     # What doit wrote and printed is a local run's, and so are the surfaces an editor reads.
     assert reports(root) == cold["reports"]
@@ -212,10 +211,11 @@ def test_doit_check_answers_every_workspace_by_its_run_entry(
     assert server.entries() == filled  # a hit stores nothing
 
     # doit's state is right: nothing changed is a local no-op that never asks the remote.
-    again = doit(root, "--continue", "check", **{REMOTE_ENV: refused_url()})
-    assert again.returncode == CONTINUED, again.stdout + again.stderr  # the findings still stand
+    again = doit(root, "check", **{REMOTE_ENV: refused_url()})
+    assert again.returncode == FINDINGS, again.stdout + again.stderr  # the findings still stand
     assert ran(again.stdout) == []
-    assert "-- check:apps/notes: up to date, 1 trailmaps, 1 trails:" in again.stdout
+    # The one report of every workspace, shown again from what was recorded.
+    assert again.stdout.partition(".  check\n")[2] == done.stdout.partition(".  check\n")[2]
     assert again.stderr == ""
     assert reports(root) == cold["reports"]
 
@@ -223,8 +223,8 @@ def test_doit_check_answers_every_workspace_by_its_run_entry(
     # that answered the hit come back from the remote, and only the edited trail is parsed
     # and compiled. The report is what a local check of the edited clone gives.
     write_tree(root, {f"apps/shop/{EDITED}": FIXED})
-    edited = doit(root, "--continue", "check", **remote)
-    assert edited.returncode == CONTINUED, edited.stdout + edited.stderr
+    edited = doit(root, "check", **remote)
+    assert edited.returncode == FINDINGS, edited.stdout + edited.stderr
     assert edited.stderr == ""
     assert ran(edited.stdout) == ["check:apps/shop:run"]
     shop = stats(root)["apps/shop"]
@@ -250,8 +250,8 @@ def test_one_workspace_alone_and_all_in_parallel_read_their_own_entries(
     assert reports(alone) == {"apps/notes": cold["reports"]["apps/notes"]}
 
     parallel = fresh(tmp_path / "parallel")
-    done = doit(parallel, "--continue", "-n", "3", "check", **remote)
-    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    done = doit(parallel, "-n", "3", "check", **remote)
+    assert done.returncode == FINDINGS, done.stdout + done.stderr
     assert ran(done.stdout) == [f"check:{name}:run" for name in NAMES]
     assert_hits(parallel)
     assert reports(parallel) == cold["reports"]
@@ -265,16 +265,16 @@ def test_read_only_doit_check_reads_the_run_entries_and_stores_nothing(
 ) -> None:
     remote = {REMOTE_ENV: server.url, REMOTE_READ_ONLY_ENV: "1"}
     root = fresh(tmp_path / "pr")
-    done = doit(root, "--continue", "check", **remote)
-    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    done = doit(root, "check", **remote)
+    assert done.returncode == FINDINGS, done.stdout + done.stderr
     assert_hits(root)
     assert reports(root) == cold["reports"]
     # A pull request that edits a workspace misses its run entry, works locally (the other
     # trails' verdicts still come from the remote) and stores nothing.
     edited = fresh(tmp_path / "pr-edited")
     write_tree(edited, {NOTES_TRAIL: TRAIL.format(id="notes", text="[1]")})
-    done = doit(edited, "--continue", "check", **remote)
-    assert done.returncode == CONTINUED, done.stdout + done.stderr
+    done = doit(edited, "check", **remote)
+    assert done.returncode == FINDINGS, done.stdout + done.stderr
     assert stats(edited)["apps/notes"]["remote_run"] == "miss"
     assert stats(edited)["apps/notes"]["compiler_runs"] == 1
     assert_hits(edited, ("apps/shop", "legacy"))
@@ -304,8 +304,8 @@ def test_a_fault_falls_back_to_local_work_with_one_warning_for_the_whole_run(
         proxy.mode = mode
         proxy.only = only
         url = refused_url() if fault == "refused" else proxy.url
-        done = doit(root, "--continue", "check", **{REMOTE_ENV: url, TIMEOUT_ENV: "2000"})
-    assert done.returncode == CONTINUED, done.stdout + done.stderr
+        done = doit(root, "check", **{REMOTE_ENV: url, TIMEOUT_ENV: "2000"})
+    assert done.returncode == FINDINGS, done.stdout + done.stderr
     if fault != "refused":
         # The first workspace's entry, then its body, cut short; the rest of the run never
         # asks the remote again.

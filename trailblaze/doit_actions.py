@@ -108,6 +108,56 @@ def check_report(root: str, format: str = "text", output: str = "", path_base: s
     return None
 
 
+@_action("check")
+def check_monorepo_report(
+    root: str,
+    workspaces: list[tuple[str, str]],
+    broken: list[str],
+    *,
+    format: str = "text",
+    output: str = "",
+    path_base: str = "",
+) -> Verdict:
+    """A monorepo's `check`: one report of every workspace's recorded one (as `trailblaze
+    check --all` shows), and a failure for all their findings and broken workspaces."""
+    from trailblaze.errors import UsageError  # noqa: PLC0415 - only when the task runs
+    from trailblaze.monorepo import combine  # noqa: PLC0415
+    from trailblaze.output import as_shown, emit  # noqa: PLC0415
+    from trailblaze.pathbase import default_base  # noqa: PLC0415
+    from trailblaze.recorded import forget_outcome, recorded_report  # noqa: PLC0415
+    from trailblaze.report import Report  # noqa: PLC0415
+
+    if path_base and not Path(path_base).is_dir():
+        raise UsageError(f"--path-base {path_base}: not a directory")
+    problems = list(broken)
+    parts: list[tuple[str, Report]] = []
+    for name, ws_root in workspaces:
+        ws = find_workspace(Path(ws_root), explicit=True)
+        report = recorded_report(ws)
+        if report is None:
+            forget_outcome(Layout(ws.scratch))  # so that the next run checks it again
+            problems.append(f"{name}: the recorded report cannot be read; run again")
+        else:
+            parts.append((name, report))
+    mono = Path(root)
+    combined = combine(mono, parts)
+    target = Path(output) if output else None
+    for fmt in ("text", format) if target is not None and format != "text" else (format,):
+        base = (Path(path_base) if path_base else default_base(fmt, mono)).absolute()
+        shown, frames = as_shown([(combined, mono, None)], base, fmt)
+        emit(shown, frames, fmt=fmt, output=target if fmt == format else None)
+    if problems:
+        return TaskError("trailblaze check: " + "; ".join(problems))
+    if combined.exit_code == EXIT_INFRA:
+        return TaskError(
+            "trailblaze check: the type check could not run completely and is required "
+            "(CI, TRAILBLAZE_REQUIRE_TYPECHECK=1)"
+        )
+    if combined.exit_code != EXIT_OK:
+        return TaskFailed(f"trailblaze check: {len(combined.fatal_findings)} finding(s)")
+    return None
+
+
 def check_clean(root: str) -> None:
     """`doit clean`: the generated tool files that carry our banner, and the scratch dir."""
     from trailblaze.clean import clean_workspace  # noqa: PLC0415
@@ -148,6 +198,22 @@ def surfaces_result(root: str, steps: list[str]) -> Verdict:
     from trailblaze.surfacebuild import verdict  # noqa: PLC0415 - only when the task runs
 
     return _failed(verdict(find_workspace(Path(root), explicit=True), steps))
+
+
+@_action("surfaces")
+def surfaces_monorepo_result(steps: list[tuple[str, str, list[str]]], broken: list[str]) -> Verdict:
+    """A monorepo's `surfaces`: every workspace's problems, named by the workspace."""
+    from trailblaze.surfacebuild import verdict  # noqa: PLC0415 - only when the task runs
+
+    prefix = "trailblaze surfaces: "
+    problems = list(broken)
+    for name, ws_root, ws_steps in steps:
+        failed = verdict(find_workspace(Path(ws_root), explicit=True), ws_steps)
+        if failed is not None:
+            problems.append(f"{name}: {failed.removeprefix(prefix)}")
+    if broken:
+        return TaskError(prefix + "; ".join(problems))
+    return TaskFailed(prefix + "; ".join(problems)) if problems else None
 
 
 def surfaces_clean(root: str, tools_dir: str) -> None:

@@ -35,15 +35,16 @@ from trailblaze.errors import TrailblazeError
 from trailblaze.options import CheckOptions
 from trailblaze.scratch import Layout
 from trailblaze.surfacebuild import BUILD, MANIFESTS, passed
-from trailblaze.surfaceplan import surface_plan, trailmaps_scan
+from trailblaze.surfaceplan import SurfacePlan, surface_plan, trailmaps_scan
 from trailblaze.uptodate import (
+    EveryVerdict,
     InputsDigest,
     ReportVerdict,
     check_inputs,
     last_run_complete,
     options_fingerprint,
 )
-from trailblaze.workspace import GENERATED_TOOL_FILES, Workspace, scan
+from trailblaze.workspace import GENERATED_TOOL_FILES, Scan, Workspace, scan
 
 if TYPE_CHECKING:
     from trailblaze.monorepo import Monorepo
@@ -121,10 +122,37 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
     return _or_failing("check", doc, lambda: _check_tasks(workspace_of(workspace), doc))
 
 
-def _check_tasks(ws: Workspace, doc: str) -> Iterator[dict[str, Any]]:
+def _check_parts(ws: Workspace) -> tuple[Scan, Layout, InputsDigest]:
+    """What a workspace's check tasks are made of: its scan, scratch layout and inputs."""
     found = scan(ws)
-    layout = Layout(ws.scratch)
     inputs = InputsDigest(check_inputs(found), options_fingerprint(CheckOptions.from_env()))
+    return found, Layout(ws.scratch), inputs
+
+
+def _report_params() -> list[dict[str, Any]]:
+    """`--format`, `--output` and `--path-base` of a task that shows a report."""
+    return [
+        {
+            "name": "format",
+            "long": "format",
+            "type": str,
+            "default": "text",
+            "choices": tuple((name, "") for name in FORMAT_NAMES),
+            "help": "text (default), json, sarif, junit or github",
+        },
+        _option("output", "write the report in --format to FILE (the text still shows)"),
+        _option(
+            "path_base",
+            "paths relative to DIR (default: where doit runs; github/sarif: the git root)",
+            long="path-base",
+        ),
+    ]
+
+
+def _check_tasks(
+    ws: Workspace, doc: str, parts: tuple[Scan, Layout, InputsDigest] | None = None
+) -> Iterator[dict[str, Any]]:
+    found, layout, inputs = parts if parts is not None else _check_parts(ws)
     verdict = ReportVerdict(inputs, layout)
     yield {
         "basename": "check:run",
@@ -141,22 +169,7 @@ def _check_tasks(ws: Workspace, doc: str) -> Iterator[dict[str, Any]]:
         "task_dep": ["check:run"],
         "uptodate": [verdict],
         "title": verdict.title,
-        "params": [
-            {
-                "name": "format",
-                "long": "format",
-                "type": str,
-                "default": "text",
-                "choices": tuple((name, "") for name in FORMAT_NAMES),
-                "help": "text (default), json, sarif, junit or github",
-            },
-            _option("output", "write the report in --format to FILE (the text still shows)"),
-            _option(
-                "path_base",
-                "paths relative to DIR (default: where doit runs; github/sarif: the git root)",
-                long="path-base",
-            ),
-        ],
+        "params": _report_params(),
         "verbosity": 2,
         "doc": doc,
     }
@@ -173,9 +186,20 @@ def surfaces_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any
     return _or_failing("surfaces", doc, lambda: _surfaces_tasks(workspace_of(workspace)))
 
 
-def _surfaces_tasks(ws: Workspace) -> Iterator[dict[str, Any]]:
+def _surfaces_plan(ws: Workspace) -> tuple[Scan, SurfacePlan]:
     found = trailmaps_scan(ws)
-    plan = surface_plan(ws, found)
+    return found, surface_plan(ws, found)
+
+
+def _surface_steps(plan: SurfacePlan) -> list[str]:
+    """What `surfaces:_result` gives the verdict of: the manifests, then every trailmap."""
+    return [MANIFESTS, *sorted(plan.trailmaps)]
+
+
+def _surfaces_tasks(
+    ws: Workspace, parts: tuple[Scan, SurfacePlan] | None = None
+) -> Iterator[dict[str, Any]]:
+    found, plan = parts if parts is not None else _surfaces_plan(ws)
     versions = {"generator": __version__, "catalog": plan.catalog}
     yield {
         "basename": "surfaces",
@@ -206,7 +230,7 @@ def _surfaces_tasks(ws: Workspace) -> Iterator[dict[str, Any]]:
         }
     # Then: the steps record their failures instead of failing (doit would stop at the first),
     # so every valid trailmap's surface is written; this one fails with them all.
-    steps = [MANIFESTS, *sorted(plan.trailmaps)]
+    steps = _surface_steps(plan)
     yield {
         "basename": "surfaces",
         "name": "_result",
@@ -323,34 +347,11 @@ def monorepo_tasks(
 
         return find_monorepo(Path(root), workspaces)
 
-    def fan_out(
-        basename: str, doc: str, make: Callable[[Path], Iterator[dict[str, Any]]]
-    ) -> Iterator[dict[str, Any]]:
-        """One `basename` task over every workspace's own, named by the workspace's path."""
-        return _or_failing(basename, doc, lambda: fanned(basename, doc, make))
-
-    def fanned(
-        basename: str, doc: str, make: Callable[[Path], Iterator[dict[str, Any]]]
-    ) -> Iterator[dict[str, Any]]:
-        mono = find()
-        names = [mono.name(ws) for ws in mono.workspaces]
-        yield {
-            "basename": basename,
-            "actions": None,
-            "task_dep": [f"{basename}:{name}" for name in names],
-            "doc": doc,
-        }
-        for ws, name in zip(mono.workspaces, names, strict=True):
-            for task in make(ws.root):
-                yield _in_workspace(task, basename, name)
-
     def task_check() -> Iterator[dict[str, Any]]:
-        yield from fan_out("check", "check every workspace of the monorepo", check_task)
+        yield from _or_failing("check", CHECK_ALL, lambda: _monorepo_check(find()))
 
     def task_surfaces() -> Iterator[dict[str, Any]]:
-        yield from fan_out(
-            "surfaces", "generate the surfaces of every workspace of the monorepo", surfaces_task
-        )
+        yield from _or_failing("surfaces", SURFACES_ALL, lambda: _monorepo_surfaces(find()))
 
     task_check.__doc__ = "Check every workspace of the monorepo."
     task_surfaces.__doc__ = "Generate the surfaces of every workspace of the monorepo."
@@ -358,6 +359,83 @@ def monorepo_tasks(
         "task_check": task_check,
         "task_surfaces": task_surfaces,
         "task_toolchain": task_toolchain,
+    }
+
+
+CHECK_ALL = "check every workspace of the monorepo"
+SURFACES_ALL = "generate the surfaces of every workspace of the monorepo"
+
+
+def _monorepo_check(mono: Monorepo) -> Iterator[dict[str, Any]]:
+    """Each workspace's check tasks under its name, and `check` over them all.
+
+    `check` depends on every workspace's `check:<name>:run`, not on its `check:<name>`: that
+    one fails for its findings, and doit stops at the first failure, so the workspaces after
+    a failing one would never be shown. `check` shows one report of every workspace (as
+    `trailblaze check --all` does) and fails with all their findings; it is up to date while
+    every workspace's own `check` would be. A workspace whose tasks cannot be made fails
+    `check` too, after the others' report.
+    """
+    shown: list[tuple[str, str]] = []
+    verdicts: list[tuple[str, ReportVerdict]] = []
+    broken: list[str] = []
+    for ws in mono.workspaces:
+        name = mono.name(ws)
+        doc = f"check every trail of workspace '{name}'"
+        try:
+            parts = _check_parts(ws)
+        except TrailblazeError as exc:
+            yield _in_workspace(_failing_task("check", doc, exc), "check", name)
+            broken.append(f"{name}: {exc}")
+            continue
+        for task in _check_tasks(ws, doc, parts):
+            yield _in_workspace(task, "check", name)
+        shown.append((name, str(ws.root)))
+        verdicts.append((name, ReportVerdict(parts[2], parts[1])))
+    every = EveryVerdict(verdicts)
+    yield {
+        "basename": "check",
+        "actions": [(actions.check_monorepo_report, [str(mono.root), shown, broken])],
+        "task_dep": [f"check:{name}:run" for name, _ in shown],
+        "uptodate": [every if not broken else False],
+        "title": every.title,
+        "params": _report_params(),
+        "verbosity": 2,
+        "doc": CHECK_ALL,
+    }
+
+
+def _monorepo_surfaces(mono: Monorepo) -> Iterator[dict[str, Any]]:
+    """Each workspace's surfaces tasks under its name, and `surfaces` over them all.
+
+    As with `check`: `surfaces` depends on every workspace's builds, not on its `_result`
+    (which fails, and would stop doit before the next workspace's surfaces are written), and
+    fails with every workspace's problems.
+    """
+    steps: list[tuple[str, str, list[str]]] = []
+    deps: list[str] = []
+    broken: list[str] = []
+    for ws in mono.workspaces:
+        name = mono.name(ws)
+        try:
+            found, plan = _surfaces_plan(ws)
+        except TrailblazeError as exc:
+            doc = f"generate the surfaces of workspace '{name}'"
+            yield _in_workspace(_failing_task("surfaces", doc, exc), "surfaces", name)
+            broken.append(f"{name}: {exc}")
+            continue
+        for task in _surfaces_tasks(ws, (found, plan)):
+            yield _in_workspace(task, "surfaces", name)
+        steps.append((name, str(ws.root), _surface_steps(plan)))
+        deps.append(f"surfaces:{name}:{MANIFESTS}")
+        deps.extend(f"surfaces:{name}:{tm}:{BUILD}" for tm in sorted(plan.trailmaps))
+    yield {
+        "basename": "surfaces",
+        "actions": [(actions.surfaces_monorepo_result, [steps, broken])],
+        "task_dep": deps,
+        "uptodate": [False],
+        "verbosity": 2,
+        "doc": SURFACES_ALL,
     }
 
 

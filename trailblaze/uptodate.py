@@ -145,3 +145,47 @@ class ReportVerdict:
             if self.summary
             else f"{task.name}: up to date"
         )
+
+
+class EveryVerdict:
+    """doit `uptodate` of a monorepo's `check`: every workspace's `ReportVerdict` at once.
+
+    Each verdict saves its values under its workspace's name (their keys would collide in one
+    task), and every one is asked, so that all are saved when the task succeeds. The title
+    is the workspaces' one-line summaries.
+    """
+
+    def __init__(self, verdicts: list[tuple[str, ReportVerdict]]) -> None:
+        self.verdicts = verdicts
+        self.fresh = False
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        fresh = True
+        for name, verdict in self.verdicts:
+            key = f"workspace:{name}"
+            mine = _Values(task.options)
+            saved = values.get(key)
+            fresh = verdict(mine, saved if isinstance(saved, dict) else {}) and fresh
+            task.value_savers.append(lambda key=key, mine=mine: {key: mine.saved()})
+        self.fresh = fresh
+        return fresh
+
+    def title(self, task: Any) -> str:
+        if not self.fresh:
+            return str(task.name)
+        summaries = "; ".join(f"{name}: {v.summary}" for name, v in self.verdicts if v.summary)
+        return f"{task.name}: up to date, {summaries}" if summaries else f"{task.name}: up to date"
+
+
+class _Values:
+    """The part of a doit task an `uptodate` callable uses, for one workspace's values."""
+
+    def __init__(self, options: dict[str, Any] | None) -> None:
+        self.options = options
+        self.value_savers: list[Callable[[], dict[str, Any]]] = []
+
+    def saved(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for saver in self.value_savers:
+            out.update(saver())
+        return out
