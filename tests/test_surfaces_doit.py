@@ -1,4 +1,5 @@
-"""`doit surfaces` and `trailblaze surfaces`: incremental per trailmap, through real processes."""
+"""`doit surfaces` and `trailblaze surfaces`: incremental per trailmap, through real processes
+(and the surfaces `doit check` and `trailblaze check` write, where a file is in their way)."""
 
 from __future__ import annotations
 
@@ -281,3 +282,86 @@ def test_one_trailmap_alone_fails_for_its_own_problem_and_passes_for_a_good_one(
     assert task_lines(good.stdout.splitlines()) == [".  surfaces:app:build", "-- surfaces:app"]
     assert generated(ws, "app") == GENERATED
     assert generated(ws, "lib") == []  # nothing but the trailmap asked for
+
+
+IN_THE_WAY = {
+    "doit surfaces": ("trail.schema.json", "trail JSON Schema"),
+    "trailblaze surfaces": ("trailblaze-client.d.ts", "typed surface"),
+    "doit check": ("tsconfig.json", "tsconfig"),
+    "trailblaze check": ("trail.schema.json", "trail JSON Schema"),
+}
+
+
+@pytest.mark.parametrize("entry", sorted(IN_THE_WAY))
+def test_a_directory_where_a_generated_file_goes_is_a_located_error_and_is_left_alone(
+    ws: Path, entry: str, request: pytest.FixtureRequest
+) -> None:
+    """Writing the file over it ended in an IsADirectoryError traceback (and the trailmaps after
+    it unwritten). Now: one located error, the directory as it was, none of that trailmap's
+    files written, the others' all written, and the failure shown again until it is fixed;
+    never the pass of the run before the directory came."""
+    if entry.endswith("check"):
+        request.getfixturevalue("tsc")  # the check compiles the scripted tools
+    name, what = IN_THE_WAY[entry]
+    write_tree(ws, {"dodo.py": DODO.replace("task_surfaces", "task_check, task_surfaces")})
+    tool, command = entry.split()
+    argv = ("-m", "doit" if tool == "doit" else "trailblaze.cli", command)
+    for _ in range(2):  # the second run is one a check may repeat without checking
+        passed = run_python(ws, *argv)
+        assert passed.returncode == 0, passed.stdout + passed.stderr
+    tools = ws / "trailmaps" / "app" / "tools"
+    for generated_file in GENERATED:
+        (tools / generated_file).unlink()
+    # A file in it would be an input of the check (a tool file walked to): empty, the inputs
+    # are as when the check passed.
+    mine = {} if command == "check" else {"notes.txt": "mine\n"}
+    (tools / name).mkdir()
+    write_tree(tools / name, mine)
+    expected = (
+        f"manifest: trailmaps/app/tools/{name}:1:1: is a directory, not a file: the {what} goes "
+        "here; none of the generated files of trailmap 'app' were written"
+    )
+    for _ in range(2):  # failed: no pass remembered, the same again
+        result = run_python(ws, *argv)
+        out = result.stdout + result.stderr
+        assert result.returncode == 1, out
+        assert "Traceback" not in out
+        assert expected in result.stdout.splitlines(), out
+        assert {p.name: p.read_text() for p in (tools / name).iterdir()} == mine
+        assert generated(ws, "app") == [name]  # the directory, nothing else generated
+        assert [p.name for p in tools.iterdir() if p.name.endswith(".tmp")] == []
+        assert generated(ws, "lib") == GENERATED
+    shutil.rmtree(tools / name)
+    fixed = run_python(ws, *argv)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert generated(ws, "app") == GENERATED
+    assert (tools / name).is_file()
+
+
+def test_a_file_for_tools_and_a_pipe_for_a_generated_file_are_located_errors(
+    tmp_path: Path,
+) -> None:
+    """A pipe named tsconfig.json hung the check (its code frame was read from it)."""
+    root = write_tree(
+        tmp_path,
+        {
+            "trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: App\n",
+            "trailmaps/app/tools": "mine\n",
+            "trailmaps/web/trailmap.yaml": "id: web\ntarget:\n  display_name: Web\n",
+        },
+    )
+    (root / "trailmaps/web/tools").mkdir()
+    os.mkfifo(root / "trailmaps/web/tools/tsconfig.json")
+    result = run_python(root, "-m", "trailblaze.cli", "check", timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.splitlines()[:4] == [
+        "manifest: trailmaps/app/tools:1:1: is a file, not a directory: the generated files go "
+        "in it; none of the generated files of trailmap 'app' were written",
+        "    1 | mine",
+        "      | ^",
+        "manifest: trailmaps/web/tools/tsconfig.json:1:1: is not a regular file: the tsconfig "
+        "goes here; none of the generated files of trailmap 'web' were written",
+    ]
+    assert (root / "trailmaps/app/tools").read_text() == "mine\n"
+    assert (root / "trailmaps/web/tools/tsconfig.json").is_fifo()
+    assert generated(root, "web") == ["tsconfig.json"]

@@ -29,7 +29,7 @@ from trailblaze.pathbase import default_base
 from trailblaze.report import Report
 from trailblaze.scope import check_scope, resolve_scopes
 from trailblaze.toolchain import TSC_ENV
-from trailblaze.uptodate import check_inputs
+from trailblaze.uptodate import check_inputs, outputs_in_the_way
 from trailblaze.workspace import WorkspaceError, find_workspace, is_workspace, scan
 
 
@@ -70,6 +70,7 @@ def check_command(args: argparse.Namespace) -> int:
             "trailmap": scopes[0].trailmap,
             "path_base": str(base),
             "tool_diagnostics": not args.no_typecheck,
+            "in_the_way": outputs_in_the_way(found),
         }
         outputs = Outputs(ws.scratch)
         if options.remote_cache and not outputs.any_recorded():
@@ -130,7 +131,7 @@ def check_command(args: argparse.Namespace) -> int:
 
         # None when the run did not look at every input before checking: not recorded.
         key = known_key(files, settings, stats or {})
-    if report.infra_findings:
+    if not report.complete:
         outputs.forget()  # not a complete check: the next run checks again
     elif key is not None:
         outputs.remember(key, variant, text.encode("utf-8"), report.exit_code)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -115,6 +116,8 @@ def source_lines(root: Path, findings: Iterable[Finding]) -> dict[str, str]:
     for path, numbers in wanted.items():
         last = max(numbers)
         try:
+            if not stat.S_ISREG(os.stat(root / path).st_mode):
+                continue  # a pipe (a finding may be about one) would block the read
             with (root / path).open("rb") as handle:
                 for number, raw in enumerate(handle, start=1):
                     if number in numbers:

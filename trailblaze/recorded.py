@@ -191,7 +191,7 @@ def record(ws: Workspace, report: Report, stats: Mapping[str, os.stat_result | N
         frames, stamps = frames_of(ws.root, report.findings, stats=stats, previous=previous)
         view = report.view(frames, stamps)
         outcome = CheckOutcome(
-            complete=not report.infra_findings,
+            complete=report.complete,
             exit_code=report.exit_code,
             summary=one_line_summary(view),
         )

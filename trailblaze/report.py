@@ -33,6 +33,9 @@ REASON_DISABLED = "type gate disabled"
 REASON_NO_SURFACE = "no surface"
 REASON_INFRA = "type check could not run"
 
+INCOMPLETE_CODE = "surface-unwritable"
+"""A generated file that could not be written (`surface.in_the_way`): the next run writes it."""
+
 
 def fatal_findings(findings: Iterable[Finding]) -> list[Finding]:
     """The findings that fail a check: fatal ones, not infra problems or warnings."""
@@ -144,6 +147,13 @@ class Report:
     @property
     def infra_findings(self) -> list[Finding]:
         return [f for f in self.findings if f.kind == "infra"]
+
+    @property
+    def complete(self) -> bool:
+        """The run did everything a check does: no type check that could not run, no generated
+        file that could not be written. Only a complete run is repeated without checking (the
+        command line's no-op, doit's up-to-date check) or shared (the remote cache)."""
+        return not any(f.kind == "infra" or f.code == INCOMPLETE_CODE for f in self.findings)
 
     @property
     def exit_code(self) -> int:

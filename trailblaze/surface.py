@@ -22,6 +22,7 @@ from trailblaze.catalog import Catalog
 from trailblaze.checkcontext import CheckContext
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_if_changed
+from trailblaze.report import INCOMPLETE_CODE
 from trailblaze.resolve import Resolution, ToolEntry
 from trailblaze.scratch import Layout, write_scratch
 from trailblaze.scratch import module_specifier as module_specifier  # noqa: PLC0414 - re-exported
@@ -30,6 +31,7 @@ from trailblaze.store import Kind, Store
 from trailblaze.targets import Resolved, Targets, resolve_workspace
 from trailblaze.tooldefs import RelPath
 from trailblaze.trailschema import trail_schema
+from trailblaze.workspace import generated_in_the_way
 
 
 def write_sdk(scratch: Path, catalog: Catalog) -> list[Path]:
@@ -120,9 +122,31 @@ def write_surfaces(
 
     # The validation-only surfaces of bundled targets are scratch: ours to repair.
     ours = scratch if trailmap_dir.is_relative_to(scratch) else None
+    if ours is None:
+        # Something of the user's where a generated file belongs (a directory named like it)
+        # is left as it is, and then none of the trailmap's files are written, not some.
+        none = f"none of the generated files of trailmap '{resolution.trailmap}' were written"
+        blocked = [
+            _unwritable(rel(path), f"{problem}; {none}", resolution.trailmap)
+            for path, problem in generated_in_the_way(tools_dir)
+        ]
+        if blocked:
+            if memo is not None:
+                memo.drop(WRITTEN, slot)
+            return SurfaceOutcome(written=(), findings=tuple(blocked))
 
     def put(path: Path, text: str) -> None:
-        wrote = write_scratch(path, text, ours) if ours else write_if_changed(path, text)
+        if any(f.code == INCOMPLETE_CODE for f in findings):
+            return  # the next run writes them all, once the problem is gone
+        try:
+            wrote = write_scratch(path, text, ours) if ours else write_if_changed(path, text)
+        except OSError as exc:  # the file is as it was: `write_atomic` replaces it in one step
+            message = (
+                f"cannot be written: {exc.strerror or exc}; the generated files of trailmap "
+                f"'{resolution.trailmap}' after it were not written"
+            )
+            findings.append(_unwritable(rel(path), message, resolution.trailmap))
+            return
         if wrote:
             written.append(path)
 
@@ -184,7 +208,8 @@ def write_surfaces(
         elif (updated := artifacts.updated_gitignore(existing)) is not None:
             put(ignore, updated)
     if memo is not None:
-        if findings:  # a kept hand-written tsconfig: its warning is worked out on every run
+        if findings:  # a kept hand-written tsconfig: its warning is worked out on every run,
+            # and a file that could not be written is written by the next one
             memo.drop(WRITTEN, slot)
         else:
             names = [DTS_NAME, TSCONFIG_NAME, SIDECAR_NAME, SCHEMA_NAME]
@@ -193,6 +218,11 @@ def write_surfaces(
                 files.append(trailmap_dir / ".gitignore")
             memo.put(WRITTEN, slot, True, key=key, files=files)
     return SurfaceOutcome(written=tuple(written), findings=tuple(findings))
+
+
+def _unwritable(path: str, message: str, trailmap: str) -> Finding:
+    # Its code makes the run incomplete (`report.Report.complete`): nothing remembers it as done.
+    return Finding("manifest", path, 1, 1, message, code=INCOMPLETE_CODE, trailmap=trailmap)
 
 
 # -- the whole workspace --------------------------------------------------------------------------

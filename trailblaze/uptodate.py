@@ -5,7 +5,8 @@ doit calls each `uptodate` entry as `check(task, values)` (or with no arguments)
 computed up-to-date check, and all this module knows of doit (it imports none of it).
 
 - `InputsDigest`: `check:run` and `check` are up to date while every input (trails, manifests,
-  tool files) has the path, size, mtime and inode it had, and the options are the same.
+  tool files) has the path, size, mtime and inode it had, the options are the same, and nothing
+  has taken the place of a generated file.
 - `last_run_complete`: `check:run` runs again after a run that could not check everything.
 - `ReportVerdict`: `check` is up to date only while the inputs and the recorded report are as
   when it last passed cleanly; its `title` is the one line an up-to-date run shows.
@@ -24,7 +25,7 @@ from trailblaze.options import CheckOptions
 from trailblaze.recorded import recorded_outcome
 from trailblaze.report import EXIT_OK
 from trailblaze.scratch import Layout
-from trailblaze.workspace import Scan, trailmap_files
+from trailblaze.workspace import Scan, generated_in_the_way, trailmap_files
 
 
 def check_inputs(found: Scan) -> list[str]:
@@ -33,6 +34,15 @@ def check_inputs(found: Scan) -> list[str]:
     for trailmap in found.trailmaps:
         files.extend(str(p) for p in trailmap_files(trailmap))
     return files
+
+
+def outputs_in_the_way(found: Scan) -> list[str]:
+    """Where a generated file goes but something else is (`workspace.generated_in_the_way`).
+
+    Not an input, yet the same inputs check clean without it and fail with it: part of the key,
+    or a check that passed before a directory took a generated file's place would be repeated.
+    """
+    return [str(p) for t in found.trailmaps for p, _ in generated_in_the_way(t.path / "tools")]
 
 
 def options_fingerprint(options: CheckOptions) -> dict[str, Any]:
@@ -58,9 +68,12 @@ class InputsDigest:
 
     KEY = "trailblaze-inputs"
 
-    def __init__(self, paths: list[str], options: dict[str, Any]) -> None:
+    def __init__(
+        self, paths: list[str], options: dict[str, Any], found: Scan | None = None
+    ) -> None:
         self.paths = paths
         self.options = json.dumps(options, sort_keys=True)
+        self.found = found
         self.stats: dict[str, os.stat_result | None] = {}
         """What `digest` saw, for the pipeline: it need not stat every trail a second time."""
         self._digest: str | None = None
@@ -73,7 +86,10 @@ class InputsDigest:
         return self._digest
 
     def _compute(self) -> str:
-        return stamps_digest(self.options, self.paths, self.stats)
+        header = self.options
+        if self.found is not None:
+            header += json.dumps(outputs_in_the_way(self.found))
+        return stamps_digest(header, self.paths, self.stats)
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         current = self.digest()

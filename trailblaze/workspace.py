@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -430,14 +431,41 @@ def _looks_like_config(path: Path) -> bool:
 TOOL_DIRS = ("tools", "shortcuts", "trailheads", "toolsets")
 """The subdirectories of a trailmap that hold its tool files."""
 
-GENERATED_TOOL_FILES = frozenset(
-    {
-        "trailblaze-client.d.ts",
-        "tsconfig.json",
-        "trailblaze-tool-descriptors.json",
-        "trail.schema.json",
-    }
-)
+_GENERATED_WHAT = {
+    "trailblaze-client.d.ts": "typed surface",
+    "tsconfig.json": "tsconfig",
+    "trailblaze-tool-descriptors.json": "tool descriptors",
+    "trail.schema.json": "trail JSON Schema",
+}
+GENERATED_TOOL_FILES = frozenset(_GENERATED_WHAT)
+"""What we generate into a trailmap's `tools/` (`surface.write_surfaces`), each name with what
+its error says it is."""
+
+
+def generated_in_the_way(tools_dir: Path) -> list[tuple[Path, str]]:
+    """What stands where a trailmap's generated files go, each with what is wrong with it: a
+    `tools` that is no directory, a directory (or pipe, socket, device) named like one of them.
+    Left as it is: it is the user's (`surface.write_surfaces` reports it)."""
+    try:
+        if not stat.S_ISDIR(os.stat(tools_dir).st_mode):
+            return [(tools_dir, "is a file, not a directory: the generated files go in it")]
+    except FileNotFoundError:
+        if os.path.lexists(tools_dir):
+            return [(tools_dir, "is a symbolic link to nothing: the generated files go in it")]
+        return []
+    except OSError:
+        return []  # writing says what is wrong
+    blocked = []
+    for name, what in _GENERATED_WHAT.items():
+        try:
+            mode = os.stat(tools_dir / name).st_mode
+        except OSError:
+            continue  # none yet (or a link to nothing, which the write replaces)
+        if stat.S_ISDIR(mode):
+            blocked.append((tools_dir / name, f"is a directory, not a file: the {what} goes here"))
+        elif not stat.S_ISREG(mode):
+            blocked.append((tools_dir / name, f"is not a regular file: the {what} goes here"))
+    return blocked
 
 
 def tool_files(

@@ -206,7 +206,7 @@ def _status(raw: Any) -> TrailStatus:
 def proven(report: Report) -> bool:
     """Whether a report may be shared as a whole: every trail checked or not checked for a
     reason that holds wherever the same inputs are checked, and nothing left undone."""
-    if report.infra_findings or report.stats.get("remote_fault"):
+    if not report.complete or report.stats.get("remote_fault"):
         return False
     if any(t.reason == REASON_INFRA for t in report.trails):
         return False
