@@ -2,8 +2,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
+
+from tests.conftest import write_tree
+from trailblaze.cli import main
 from trailblaze.finding import Finding
 from trailblaze.formats import github, junit, render, sarif
 from trailblaze.report import Report, TrailStatus
@@ -63,6 +68,31 @@ def test_github_annotations_escape_what_the_runner_would_misread() -> None:
         "::warning file=trailmaps/shop/trailmap.yaml,line=4,col=1,title=trailblaze warning "
         "tool-source-missing::a, b: 100%25 odd%0Anew line",
     ]
+
+
+def test_github_annotations_of_a_hostile_file_name_escape_it_as_the_runner_reads_it(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub's own escaping: `%`, CR, LF in data, `:` and `,` too in a property. A newline in
+    the file name was `\\x0a`, which the runner does not read back: no annotation on the file."""
+    name = "a\nb,c:d%e\rf.trail.yaml"
+    write_tree(compact_ws, {f"trailmaps/app/trails/{name}": "trail:\n  - step: a\n    stpe: b\n"})
+    monkeypatch.chdir(compact_ws)
+    assert main(["check", "--format", "github"]) == 1
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.splitlines() == [
+        "::error file=trailmaps/app/trails/a%0Ab%2Cc%3Ad%25e%0Df.trail.yaml,line=3,col=5,"
+        "title=trailblaze parse unknown-key::trail[0]: unknown key 'stpe' (did you mean 'step'?)"
+    ]
+
+
+def test_github_annotation_data_keeps_colons_and_commas_and_escapes_line_breaks() -> None:
+    finding = Finding("parse", "x,y:z.trail.yaml", 1, 1, "a:b, c\r\nd 5% \x1b[31m", code="c,d")
+    assert github(dataclasses.replace(REPORT, findings=(finding,))) == (
+        "::error file=x%2Cy%3Az.trail.yaml,line=1,col=1,title=trailblaze parse c%2Cd::"
+        "a:b, c%0D%0Ad 5%25 \\x1b[31m\n"
+    )
 
 
 def test_sarif_has_one_result_per_finding_with_its_location() -> None:

@@ -5,7 +5,8 @@ would recolour or rewrite the terminal), line breaks (a finding would read as tw
 overrides (text that displays in another order than it reads) and lone surrogates (file names
 that are not UTF-8; no encoder accepts them).
 
-- `printable`: the terminal and GitHub annotations. Such characters read as `\\xNN` / `\\uNNNN`.
+- `printable`: the terminal and GitHub annotations. Such characters read as `\\xNN` / `\\uNNNN`
+  (in annotations line breaks are the runner's own `%0A` / `%0D`).
 - `xml_text`: JUnit XML. What XML 1.0 forbids is written the same way; what it allows is kept.
 - `json_text`: JSON documents (JSON itself escapes control characters; lone surrogates are
   written as their `\\u` escape).
@@ -22,8 +23,8 @@ from typing import Any
 _UNPRINTABLE = re.compile(
     "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_UNPRINTABLE_BUT_NEWLINE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+_UNPRINTABLE_BUT_LINE_BREAKS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -37,9 +38,10 @@ def _escape(match: re.Match[str]) -> str:
 def printable(text: str, *, newlines: bool = False) -> str:
     """`text` with every control, line-break, bidi and lone-surrogate character escaped.
 
-    `newlines=True` keeps line feeds (a multi-line message stays multi-line).
+    `newlines=True` keeps line feeds and carriage returns, for a caller that escapes them its
+    own way (GitHub annotations: `%0A`, `%0D`).
     """
-    pattern = _UNPRINTABLE_BUT_NEWLINE if newlines else _UNPRINTABLE
+    pattern = _UNPRINTABLE_BUT_LINE_BREAKS if newlines else _UNPRINTABLE
     return pattern.sub(_escape, text) if pattern.search(text) else text
 
 

@@ -264,13 +264,19 @@ def _well_formed(root: ElementTree.Element) -> None:
 
 
 def _escape_data(text: str) -> str:
+    """A workflow command's data as the runner reads it back: `%`, CR and LF as `%25`, `%0D`,
+    `%0A`; any other control character as `\\xNN` (`printable`), never raw in the log."""
     return (
         printable(text, newlines=True).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     )
 
 
 def _escape_property(text: str) -> str:
-    return _escape_data(printable(text)).replace(":", "%3A").replace(",", "%2C")
+    """A property value (`file=`, `title=`): the data escapes, and `:` and `,` as `%3A`, `%2C`.
+
+    A line break in a file name was `\\x0a` here (`printable` first): a name the runner could
+    not match to the file."""
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def github(report: Report) -> str:
