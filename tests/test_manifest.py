@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from tests.conftest import dedent, write_tree
+from trailblaze.cli import main
 from trailblaze.manifest import is_safe_id, load_manifest, manifest_schema, parse_manifest
 from trailblaze.yamlnode import load
 
@@ -206,3 +208,38 @@ def test_broken_yaml_in_a_manifest_is_located(tmp_path: Path) -> None:
     assert outcome.trailmap is None
     assert len(outcome.findings) == 1
     assert outcome.findings[0].text.startswith("a/trailmap.yaml:2:1: invalid YAML: ")
+
+
+def test_a_manifest_that_is_no_mapping_gets_one_finding_at_its_top_level_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A list or a scalar also got "'platforms' belongs to library trailmaps" (the schema's
+    rule for targets held for any document that is not a mapping)."""
+    write_tree(
+        tmp_path,
+        {
+            "trailmaps/app/trailmap.yaml": "- id: app\n- target: {display_name: App}\n",
+            "trailmaps/lib/trailmap.yaml": "# lib\n\n  'lib'\n",
+            "trailmaps/web/trailmap.yaml": "---\n[id, web]\n",
+            "trailmaps/ok/trailmap.yaml": "id: ok\ntarget:\n  display_name: OK\n",
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--format", "json"]) == 1
+    out, err = capsys.readouterr()
+    assert err == ""
+    report = json.loads(out)
+    assert [
+        (f["kind"], f["path"], f["line"], f["column"], f["message"]) for f in report["findings"]
+    ] == [
+        ("manifest", "trailmaps/app/trailmap.yaml", 1, 1, "expected a mapping, found a list"),
+        (
+            "manifest",
+            "trailmaps/lib/trailmap.yaml",
+            3,
+            3,
+            "expected a mapping, found the quoted string 'lib'",
+        ),
+        ("manifest", "trailmaps/web/trailmap.yaml", 2, 1, "expected a mapping, found a list"),
+    ]
+    assert report["trailmaps"] == ["ok"]
