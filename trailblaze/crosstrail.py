@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from trailblaze.finding import Finding
-from trailblaze.runif import RUNIF
+
+# `runif` (and with it the YAML model and ruamel.yaml) is imported only where a warning is
+# made: `report merge` and a warm clone's hit put a report together from stored trails and
+# parse no YAML, and the import is a tenth of a hit's own time.
 
 
 def repeated_branches(
@@ -17,6 +20,8 @@ def repeated_branches(
 
     `branches` maps a trail path to the (signature, line, column) of each of its runIf trees.
     """
+    from trailblaze.runif import RUNIF  # noqa: PLC0415 - see the imports above
+
     groups: dict[str, list[tuple[str, int, int]]] = {}
     for path, found in sorted(branches.items()):
         for sig, line, column in found:
