@@ -219,6 +219,14 @@ def test_doit_check_shows_every_workspace_in_one_report_when_the_first_fails(
     assert [t for t in ran(again) if t.endswith(":run")] == []
     assert "legacy/trails/kiosk/reset.trail.yaml:" in again
 
+    # `--output` alone writes the text there, and the text still shows.
+    code, out = doit(root, "check", "--output", "report.txt")
+    assert code == 1, out
+    assert "legacy/trails/kiosk/reset.trail.yaml:" in out
+    written = (root / "report.txt").read_text("utf-8")
+    assert "apps/notes/trailmaps/notes/trails/pin.trail.yaml:" in written
+    assert "legacy/trails/kiosk/reset.trail.yaml:" in written
+
     # One workspace alone shows and fails for its own finding only.
     code, out = doit(root, "check:legacy")
     assert code == 1, out

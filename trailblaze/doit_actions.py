@@ -96,15 +96,20 @@ def check_report(root: str, format: str = "text", output: str = "", path_base: s
         output=Path(output) if output else None,
         path_base=Path(path_base) if path_base else None,
     )
-    if view.exit_code == EXIT_INFRA:
+    return _check_verdict(view.exit_code, len(view.fatal_findings))
+
+
+def _check_verdict(exit_code: int, findings: int) -> Verdict:
+    """What doit makes of a shown report's exit code."""
+    if exit_code == EXIT_INFRA:
         # doit has no exit code of its own for "the required type check could not run": an
         # error (doit exits 2), not a finding.
         return TaskError(
             "trailblaze check: the type check could not run completely and is required "
             "(CI, TRAILBLAZE_REQUIRE_TYPECHECK=1)"
         )
-    if view.exit_code != EXIT_OK:
-        return TaskFailed(f"trailblaze check: {len(view.fatal_findings)} finding(s)")
+    if exit_code != EXIT_OK:
+        return TaskFailed(f"trailblaze check: {findings} finding(s)")
     return None
 
 
@@ -118,17 +123,15 @@ def check_monorepo_report(
     output: str = "",
     path_base: str = "",
 ) -> Verdict:
-    """A monorepo's `check`: one report of every workspace's recorded one (as `trailblaze
-    check --all` shows), and a failure for all their findings and broken workspaces."""
-    from trailblaze.errors import UsageError  # noqa: PLC0415 - only when the task runs
+    """A monorepo's `check`: one report of every workspace's recorded one (the one `trailblaze
+    check --all` gives), shown as one workspace's is, and a failure for all their findings and
+    broken workspaces."""
+    from trailblaze.console import source_lines  # noqa: PLC0415 - only when the task runs
     from trailblaze.monorepo import combine  # noqa: PLC0415
-    from trailblaze.output import as_shown, emit  # noqa: PLC0415
-    from trailblaze.pathbase import default_base  # noqa: PLC0415
+    from trailblaze.output import show_recorded  # noqa: PLC0415
     from trailblaze.recorded import forget_outcome, recorded_report  # noqa: PLC0415
     from trailblaze.report import Report  # noqa: PLC0415
 
-    if path_base and not Path(path_base).is_dir():
-        raise UsageError(f"--path-base {path_base}: not a directory")
     problems = list(broken)
     parts: list[tuple[str, Report]] = []
     for name, ws_root in workspaces:
@@ -141,21 +144,17 @@ def check_monorepo_report(
             parts.append((name, report))
     mono = Path(root)
     combined = combine(mono, parts)
-    target = Path(output) if output else None
-    for fmt in ("text", format) if target is not None and format != "text" else (format,):
-        base = (Path(path_base) if path_base else default_base(fmt, mono)).absolute()
-        shown, frames = as_shown([(combined, mono, None)], base, fmt)
-        emit(shown, frames, fmt=fmt, output=target if fmt == format else None)
+    show_recorded(
+        mono,
+        combined.view(source_lines(mono, combined.findings)),
+        combined if format != "text" else None,
+        fmt=format,
+        output=Path(output) if output else None,
+        path_base=Path(path_base) if path_base else None,
+    )
     if problems:
         return TaskError("trailblaze check: " + "; ".join(problems))
-    if combined.exit_code == EXIT_INFRA:
-        return TaskError(
-            "trailblaze check: the type check could not run completely and is required "
-            "(CI, TRAILBLAZE_REQUIRE_TYPECHECK=1)"
-        )
-    if combined.exit_code != EXIT_OK:
-        return TaskFailed(f"trailblaze check: {len(combined.fatal_findings)} finding(s)")
-    return None
+    return _check_verdict(combined.exit_code, len(combined.fatal_findings))
 
 
 def check_clean(root: str) -> None:

@@ -390,8 +390,9 @@ def _monorepo_check(mono: Monorepo) -> Iterator[dict[str, Any]]:
             continue
         for task in _check_tasks(ws, doc, parts):
             yield _in_workspace(task, "check", name)
+        _, layout, inputs = parts
         shown.append((name, str(ws.root)))
-        verdicts.append((name, ReportVerdict(parts[2], parts[1])))
+        verdicts.append((name, ReportVerdict(inputs, layout)))
     every = EveryVerdict(verdicts)
     yield {
         "basename": "check",
