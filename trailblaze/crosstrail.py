@@ -20,8 +20,6 @@ def repeated_branches(
 
     `branches` maps a trail path to the (signature, line, column) of each of its runIf trees.
     """
-    from trailblaze.runif import RUNIF  # noqa: PLC0415 - see the imports above
-
     groups: dict[str, list[tuple[str, int, int]]] = {}
     for path, found in sorted(branches.items()):
         for sig, line, column in found:
@@ -31,6 +29,8 @@ def repeated_branches(
         trails = {path for path, _, _ in places}
         if len(trails) < 2:
             continue
+        from trailblaze.runif import RUNIF  # noqa: PLC0415 - see the imports above
+
         first, *_ = places
         where = ", ".join(f"{p}:{line}:{col}" for p, line, col in places)
         warnings.append(
