@@ -96,15 +96,16 @@ def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc
     # unsharded report (a difference is a problem, and `verified` would be false).
     assert checks["shards-cold"]["files_compiled"] == checkable
     assert sum(checks["shards-cold"]["shard_trails"]) == ws["trails"]
-    # The warm clone is answered by the shards' run entries (its own miss, the index, each
-    # shard's entry and body, the files' body they share), the warm shards each by their own.
+    # The warm clone is answered by the shards' run entries (the generated files' entry and the
+    # body the shards share, its own miss, the index, each shard's entry and body), the warm
+    # shards each by their own (and the files' entry and body).
     assert checks["warm-clone"]["compiler_runs"] == 0
     assert checks["warm-clone"]["remote_run"] == "hit"
-    assert checks["warm-clone"]["remote_requests"] == 3 + 2 * SHARDS
+    assert checks["warm-clone"]["remote_requests"] == 4 + 2 * SHARDS
     assert checks["warm-clone"]["remote_bytes_read"] > 0
     assert checks["shards-warm"]["compiler_runs"] == 0
     assert checks["shards-warm"]["remote_runs_hit"] == SHARDS
-    assert checks["shards-warm"]["remote_requests"] == 3 * SHARDS
+    assert checks["shards-warm"]["remote_requests"] == 4 * SHARDS
     summary = (out / "results.md").read_text("utf-8")
     assert "## Projection: 100,000 trails over 8 shards" in summary
     # The closing note's figures, at every size: the CLI no-op against the floor, and the warm
@@ -114,7 +115,7 @@ def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc
     warm_table = summary.split("## A fresh clone with a warm remote cache", 1)[1].split("##", 1)[0]
     warm_row = next(line for line in warm_table.splitlines() if line.startswith("| 20 | "))
     fetched = f"{checks['warm-clone']['remote_bytes_read']:,}"
-    assert warm_row.endswith(f"| 0 | 1 of 1 | {3 + 2 * SHARDS} | {fetched} |"), warm_row
+    assert warm_row.endswith(f"| 0 | 1 of 1 | {4 + 2 * SHARDS} | {fetched} |"), warm_row
 
     assert set(size["ratios"]) >= {
         "noop_over_floor",

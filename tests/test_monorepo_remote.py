@@ -146,7 +146,8 @@ def ci_run(
         assert f"ac/{found['remote_run_key']}" in entries
         assert f"ac/{rows_key(found['remote_run_key'])}" in entries
         assert found["remote_rows_stored"] is True
-    assert len([k for k in run_entries(nginx) if k.startswith("ac/")]) == len(NAMES)
+    # Each workspace's run entry and the entry naming the files its run generated.
+    assert len([k for k in run_entries(nginx) if k.startswith("ac/")]) == 2 * len(NAMES)
     assert len([k for k in run_entries(nginx, rows=True) if k.startswith("ac/")]) == len(NAMES)
     return entries
 
@@ -183,7 +184,8 @@ def assert_hits(root: Path, names: tuple[str, ...] = NAMES) -> None:
         assert found["remote_run"] == "hit", (name, found)
         assert found["compiler_runs"] == 0, name
         assert found["trails_parsed"] == 0, name
-        assert found["remote_requests"] == 3, name  # one action-cache entry, two CAS bodies
+        # The generated files' entry and body, the run's entry and body.
+        assert found["remote_requests"] == 4, name
         assert not (scratch(root)[name] / "typegate").exists(), name
 
 

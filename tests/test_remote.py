@@ -344,5 +344,6 @@ def test_doit_check_uses_the_remote_cache_from_the_environment(
     done = run_python(ws, "-m", "doit", "check", env={"TRAILBLAZE_REMOTE_CACHE": server.url})
     assert done.returncode == 1, done.stdout + done.stderr
     entries = server.entries()
-    # Each trail's verdict, the whole run's entry and its trail rows' (`runstate.py`).
-    assert len([k for k in entries if k.startswith("ac/")]) == 11 + 2, sorted(entries)
+    # Each trail's verdict, the whole run's entry, its generated files' and its trail rows'
+    # (`runstate.py`).
+    assert len([k for k in entries if k.startswith("ac/")]) == 11 + 3, sorted(entries)

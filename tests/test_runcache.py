@@ -107,7 +107,9 @@ def run_entries(server: NginxCache, *, rows: bool = False) -> dict[str, bytes]:
         if name.startswith("ac/"):
             entry = json.loads(data)
             body = entries.get(f"cas/{entry.get('sha256')}")
-            if (isinstance(entry.get("count"), int) and not rows) or _is_run_body(body, rows):
+            # A shard index, and the entry naming the files a run generates (with their body).
+            ours = isinstance(entry.get("count"), int) or "files_sha256" in entry
+            if (ours and not rows) or _is_run_body(body, rows):
                 out[name] = data
         elif _is_run_body(data, rows):
             out[name] = data
@@ -175,7 +177,9 @@ def test_a_fresh_clone_is_answered_by_one_run_entry(
     assert counts["remote_run"] == "hit"
     assert counts["compiler_runs"] == 0
     assert counts["trails_parsed"] == 0
-    assert counts["remote_requests"] == 3  # one action-cache entry, two CAS bodies
+    # The files' entry and body (fetched and written while the trails are read), the run's
+    # entry and body.
+    assert counts["remote_requests"] == 4
     assert counts["remote_bytes_read"] == sum(len(v) for v in run_entries(server).values())
     # The trail rows stored beside them are not fetched: only the run after a hit that misses
     # wants them.
@@ -197,6 +201,19 @@ def test_a_fresh_clone_is_answered_by_one_run_entry(
 
 
 @pytest.mark.tsc
+def test_a_run_entry_without_its_files_entry_is_a_hit_that_writes_its_own_files(
+    server: NginxCache, filled: dict[str, bytes], local: dict[str, Any], ci: Path
+) -> None:
+    (server.store / "ac" / entry_inputs(ci).generated).unlink()  # evicted, or an older store
+    assert cli(ci, "--remote-cache", server.url) == 1
+    assert shown(ci) == local["report"]
+    assert stats(ci)["remote_run"] == "hit"
+    # The files' entry (a miss), the run's entry, its body and the files' body it names.
+    assert stats(ci)["remote_requests"] == 4
+    assert generated(ci) == local["files"]
+
+
+@pytest.mark.tsc
 def test_an_edited_trail_misses_the_run_and_reuses_every_other_verdict(
     server: NginxCache,
     filled: dict[str, bytes],
@@ -210,6 +227,9 @@ def test_an_edited_trail_misses_the_run_and_reuses_every_other_verdict(
     assert cli(reference) == 1  # the rejected trail
     assert cli(ws, "--remote-cache", server.url) == 1  # the rejected trail
     assert shown(ws) == shown(reference)
+    # The generated files' entry matched (the trailmaps are unchanged) and its files were
+    # written before the run missed: they are what the check generates.
+    assert generated(ws) == generated(reference)
     counts = stats(ws)
     assert counts["remote_run"] == "stored"
     assert counts["files_compiled"] == [EDITED]  # only the edited trail
@@ -265,9 +285,9 @@ def test_an_unsharded_clone_puts_the_run_together_from_the_shards_entries(
     counts = stats(ci)
     assert counts["remote_run"] == "hit"
     assert counts["compiler_runs"] == 0
-    # Its own entry (a miss), the shard index, each shard's entry and body, and the files'
-    # body they share.
-    assert counts["remote_requests"] == 7
+    # The files' entry and the body the shards share, its own entry (a miss), the shard
+    # index, each shard's entry and body.
+    assert counts["remote_requests"] == 8
     assert generated(ci) == local["files"]
     # A shard of a fresh clone is answered by its own entry.
     again = clone(tmp_path / "shard-again")
@@ -413,6 +433,12 @@ def _checked(body: dict[str, Any]) -> dict[str, Any]:
         ("missing-trail", "does not cover every trail"),
         ("inconsistent-status", "is not usable"),
         ("other-key", "was stored for another key"),
+        # The entry naming the generated files, which a run fetches and writes first.
+        ("files-foreign-file", "would write files that no check writes"),
+        ("files-wrong-lengths", "inflates to other than"),
+        ("files-other-split", "otherwise than the run entry"),
+        ("files-other-key", "was stored for another key"),
+        ("files-not-json", "is not JSON"),
     ],
 )
 def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
@@ -427,9 +453,27 @@ def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     key = entry_inputs(ci).key
-    if case == "foreign-file":
+    named = server.store / "ac" / entry_inputs(ci).generated
+    files = json.loads(named.read_bytes())
+    if case == "files-foreign-file":
+        files["files"][0][0] = "../evil.txt"
+        named.write_bytes(json.dumps(files).encode())
+    elif case == "files-wrong-lengths":
+        files["files"][0][1] = 1 << 40
+        named.write_bytes(json.dumps(files).encode())
+    elif case == "files-other-split":  # the same body cut elsewhere: other files' bytes
+        files["files"][0][1] += 1
+        files["files"][1][1] -= 1
+        named.write_bytes(json.dumps(files).encode())
+    elif case == "files-other-key":
+        named.write_bytes(json.dumps({**files, "key": "1" * 64}).encode())
+    elif case == "files-not-json":
+        named.write_bytes(named.read_bytes()[:-7])
+    elif case == "foreign-file":
+        named.unlink()  # evicted: the files are the run entry's to name
         _replace_body(server, key, lambda body: body["files"][0].__setitem__(0, "../evil.txt"))
     elif case == "wrong-lengths":
+        named.unlink()
         _replace_body(server, key, lambda body: body["files"][0].__setitem__(1, 1 << 40))
     elif case == "foreign-trail":
         _replace_body(
@@ -451,6 +495,7 @@ def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
     assert expected in err
     assert not (tmp_path / "evil.txt").exists()
     assert not (ci / "evil.txt").exists()
+    assert generated(ci) == local["files"]
 
 
 # -- what is stored ------------------------------------------------------------------------------

@@ -23,10 +23,11 @@ from trailblaze.workspace import Workspace
 STATUSES = frozenset({"rejected", "parsed", "type-checked"})
 
 
-def encode_body(inputs: RunInputs, report: Report) -> tuple[bytes, bytes]:
+def encode_body(inputs: RunInputs, report: Report) -> tuple[bytes, bytes, bytes]:
     """The CAS bodies of a proven run: its report (naming the files it generated, their lengths
     and the digest of their body) and those files, one after the other, compressed (the shards
-    of a build generate the same ones: one body serves them all)."""
+    of a build generate the same ones: one body serves them all); and the files entry
+    (`ac/<inputs.generated>`) naming the files and their body without the report."""
     data = report.to_json()
     data["workspace"] = ""
     data.pop("path_base", None)
@@ -60,7 +61,10 @@ def encode_body(inputs: RunInputs, report: Report) -> tuple[bytes, bytes]:
     files = zlib.compress(b"".join(blob), 6)
     body["files_sha256"] = hashlib.sha256(files).hexdigest()
     text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return zlib.compress(text.encode("utf-8"), 6), files
+    entry = {key: body[key] for key in ("format", "files", "gitignores", "files_sha256")}
+    entry["key"] = inputs.generated
+    named = json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return zlib.compress(text.encode("utf-8"), 6), files, named.encode("utf-8")
 
 
 class BadBody(ValueError):
@@ -123,11 +127,35 @@ def decode_body(data: bytes, key: str) -> Body:
         raise BadBody("the body is not a compressed run entry") from None
     if not isinstance(body, dict) or body.get("format") != RUN_FORMAT or body.get("key") != key:
         raise BadBody("the body belongs to another key or format")
-    report, files, digest_ = body.get("report"), body.get("files"), body.get("files_sha256")
-    if not isinstance(report, dict) or not isinstance(files, list):
+    report = body.get("report")
+    if not isinstance(report, dict):
         raise BadBody("the body has no report")
+    return Body(report, *_named_files(body, "the body"))
+
+
+def decode_files_entry(data: bytes, key: str) -> Body:
+    """A files entry (`ac/<RunInputs.generated>`, `encode_body`'s third part) as a `Body`
+    without a report, or `BadBody`."""
+    try:
+        entry = json.loads(data)
+    except ValueError:
+        raise BadBody("it is not JSON (cut short or altered)") from None
+    if not isinstance(entry, dict) or entry.get("format") != RUN_FORMAT:
+        raise BadBody("it is of an unknown format")
+    if entry.get("key") != key:
+        raise BadBody("it was stored for another key")
+    return Body({}, *_named_files(entry, "it"))
+
+
+def _named_files(
+    body: dict[str, Any], what: str
+) -> tuple[list[tuple[str, int]], str, dict[str, tuple[str | None, str]]]:
+    """The files a body or files entry names, their body's digest and the `.gitignore`s."""
+    files, digest_ = body.get("files"), body.get("files_sha256")
+    if not isinstance(files, list):
+        raise BadBody(f"{what} names no files")
     if not isinstance(digest_, str) or len(digest_) != 64:
-        raise BadBody("the body does not name its files")
+        raise BadBody(f"{what} does not name its files")
     if not all(
         isinstance(f, list)
         and len(f) == 2
@@ -137,10 +165,10 @@ def decode_body(data: bytes, key: str) -> Body:
         and f[1] >= 0
         for f in files
     ):
-        raise BadBody("the body's file list is malformed")
+        raise BadBody(f"{what} has a malformed file list")
     raw = body.get("gitignores")
     if not isinstance(raw, dict):
-        raise BadBody("the body has no .gitignore record")
+        raise BadBody(f"{what} has no .gitignore record")
     ignores: dict[str, tuple[str | None, str]] = {}
     for path, pair in raw.items():
         if (
@@ -149,9 +177,9 @@ def decode_body(data: bytes, key: str) -> Body:
             or not (pair[0] is None or isinstance(pair[0], str))
             or not isinstance(pair[1], str)
         ):
-            raise BadBody("the body's .gitignore record is malformed")
+            raise BadBody(f"{what} has a malformed .gitignore record")
         ignores[path] = (pair[0], pair[1])
-    return Body(report, [(f[0], f[1]) for f in files], digest_, ignores)
+    return [(f[0], f[1]) for f in files], digest_, ignores
 
 
 def report_of(

@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,10 @@ from trailblaze.options import CheckOptions
 from trailblaze.report import Report
 from trailblaze.runcache.body import (
     BadBody,
+    Body,
     Outputs,
     decode_body,
+    decode_files_entry,
     encode_body,
     inflate,
     proven,
@@ -45,7 +48,11 @@ class RunCache:
     """The run entries of one remote cache for one check (see the package docstring)."""
 
     def __init__(
-        self, options: CheckOptions, ws: Workspace, inputs: RunInputs, warn: Warn | None = None
+        self,
+        options: CheckOptions,
+        ws: Workspace,
+        inputs: RunInputs | None = None,
+        warn: Warn | None = None,
     ) -> None:
         from trailblaze.remote import HttpCache, RemoteConfig  # noqa: PLC0415
 
@@ -55,15 +62,59 @@ class RunCache:
         self.http = HttpCache(config)
         self.ws = ws
         self.options = options
-        self.inputs = inputs
+        self._inputs = inputs
         self._warn = warn or _stderr
         self.fault: str | None = None
-        self.stats: dict[str, Any] = {"remote_run": "miss", "remote_run_key": inputs.entry_key}
+        self.stats: dict[str, Any] = {"remote_run": "miss"}
+        if inputs is not None:
+            self.begin(inputs)
         self._blobs: dict[str, bytes] = {}
         """The files' bodies fetched in this run, by digest (every shard names the same one)."""
         self._writer: _Writer | None = None
         self._trails: dict[str, list[Any]] = {}
         """Entry key -> the trails of its report as stored (each checked by `report_of`)."""
+
+    @property
+    def inputs(self) -> RunInputs:
+        assert self._inputs is not None, "RunCache.begin first"
+        return self._inputs
+
+    def begin(self, inputs: RunInputs) -> None:
+        """The keys of this run, once `run_inputs` has made them (`surfaces` first)."""
+        self._inputs = inputs
+        self.stats["remote_run_key"] = inputs.entry_key
+
+    def surfaces(self, key: str, outputs: dict[str, Path], ignores: dict[str, str | None]) -> None:
+        """`run_inputs`' `surfaces`: the files a run of these trailmaps generates, fetched by
+        their own entry (`ac/<key>`, stored with every run entry) and written in a thread while
+        the trails are read for the run's key. On a hit they are the run entry's files (the
+        entry names the same body); on a miss the check generates the same files. Nothing is
+        written unless their body inflates to the files named and their names are outputs."""
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
+        try:
+            raw = self.http.get_ac(key)
+            if raw is None:
+                return
+            try:
+                named = decode_files_entry(raw, key)
+            except BadBody as exc:
+                raise RemoteFault(f"the files entry ac/{key[:12]}… is not usable: {exc}") from None
+            packed = self.http.get_cas(named.files_sha256)  # checked against its digest
+        except RemoteFault as exc:
+            self._fault(str(exc))
+            return
+        if packed is None:
+            return  # evicted: the run entry's own way
+
+        def unpacked() -> Outputs:
+            size = sum(length for _, length in named.files)
+            files = named.outputs(inflate(packed, size))
+            if not _only_outputs(files, outputs):
+                raise BadBody("it would write files that no check writes")
+            return files
+
+        self._writer = _Writer(unpacked, partial(write_outputs, outputs, ignores), named)
 
     def lookup(self) -> Report | None:
         """The report of this run from the remote, its generated files written; None on a
@@ -72,26 +123,12 @@ class RunCache:
             return self._lookup()
 
     def _lookup(self) -> Report | None:
-        from trailblaze.remote import RemoteFault  # noqa: PLC0415
-
         try:
-            try:
-                found = self._fetch(self.inputs.entry_key, whole=self.inputs.shard is None)
-                if found is None and self.inputs.shard is None:
-                    found = self._from_shards()
-            except RemoteFault as exc:
-                self._fault(str(exc))
-                return None
-            if found is None:
-                return None
-            report, files = found
-            try:
-                self._finish_writing(files)
-            except OSError:
-                return None  # the check writes them itself, and says what is wrong
+            report = self._found()
         finally:
-            if self._writer is not None:
-                self._writer.join()  # before anything else writes: the check, on a miss
+            self._settle()  # before anything else writes: the check, on a miss
+        if report is None or self.fault is not None:
+            return None
         self.stats.update(
             remote_run="hit",
             compiler_runs=0,
@@ -103,6 +140,28 @@ class RunCache:
         )
         report = dataclasses.replace(report, stats=dict(self.stats))
         _remember_stats(self.ws, report.stats)
+        return report
+
+    def _found(self) -> Report | None:
+        """The run's report, its files written (`lookup`, before the files' thread is joined)."""
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
+        if self.fault is not None:  # met while the files were fetched (`surfaces`)
+            return None
+        try:
+            found = self._fetch(self.inputs.entry_key, whole=self.inputs.shard is None)
+            if found is None and self.inputs.shard is None:
+                found = self._from_shards()
+        except RemoteFault as exc:
+            self._fault(str(exc))
+            return None
+        if found is None:
+            return None
+        report, files = found
+        try:
+            self._finish_writing(files)
+        except OSError:
+            return None  # the check writes them itself, and says what is wrong
         return report
 
     def _fetch(self, key: str, *, whole: bool) -> tuple[Report, Outputs] | None:
@@ -120,6 +179,34 @@ class RunCache:
             body = decode_body(data, key)
         except ValueError as exc:
             raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
+        if self._writer is not None and self._writer.sha256 == body.files_sha256:
+            try:
+                files = self._writer.unpacked()  # inflated while the trails were read
+            except BadBody as exc:
+                raise RemoteFault(f"cas/{body.files_sha256[:12]}… is not usable: {exc}") from None
+            if not self._writer.names(body):
+                raise RemoteFault(
+                    f"the files entry names the files of cas/{body.files_sha256[:12]}… "
+                    "otherwise than the run entry"
+                )
+        else:
+            named = self._files(body, digest_)
+            if named is None:
+                return None  # evicted: a miss
+            files = named
+        try:
+            report = report_of(body.report, self.ws, self.options, {})  # every field is checked
+        except ValueError as exc:
+            raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
+        self._check_trails(report, whole=whole)
+        self._trails[key] = body.report["trails"]
+        return report, files
+
+    def _files(self, body: Body, digest_: str) -> Outputs | None:
+        """The files `body` names, fetched (once per run) and checked, their writing begun;
+        None when their body is not stored (evicted)."""
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
         blob = self._blobs.get(body.files_sha256)
         if blob is None:
             packed = self.http.get_cas(body.files_sha256)  # checked against its digest
@@ -136,13 +223,7 @@ class RunCache:
             raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
         self._check_files(files)
         self._write_soon(files)  # while the report is checked
-        try:
-            report = report_of(body.report, self.ws, self.options, {})  # every field is checked
-        except ValueError as exc:
-            raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
-        self._check_trails(report, whole=whole)
-        self._trails[key] = body.report["trails"]
-        return report, files
+        return files
 
     def _entry(self, key: str) -> str | None:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
@@ -181,10 +262,7 @@ class RunCache:
     def _check_files(self, files: Outputs) -> None:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
-        generated, ignores = files
-        if not self.inputs.outputs.keys() >= generated.keys() | ignores.keys() or any(
-            not path.endswith("/.gitignore") for path in ignores
-        ):
+        if not _only_outputs(files, self.inputs.outputs):
             raise RemoteFault("a run entry would write files that no check writes")
 
     def _from_shards(self) -> tuple[Report, Outputs] | None:
@@ -233,38 +311,34 @@ class RunCache:
         files is kernel time, which another thread spends while this one decodes. Every shard's
         entry names the same files; `_finish_writing` writes any other."""
         if self._writer is None:
-            self._writer = _Writer(self._write, files)
+            inputs = self.inputs
+            self._writer = _Writer(
+                lambda: files, partial(write_outputs, inputs.outputs, inputs.ignores)
+            )
 
     def _finish_writing(self, files: Outputs) -> None:
         """Every file of the hit written (OSError: one could not be)."""
         done: Outputs = ({}, {})
         if self._writer is not None:
-            done = self._writer.files
             self._writer.join()
             if self._writer.error is not None:
                 raise self._writer.error
+            done = self._writer.files
         rest = (
             {k: v for k, v in files[0].items() if done[0].get(k) != v},
             {k: v for k, v in files[1].items() if done[1].get(k) != v},
         )
         if rest[0] or rest[1]:
-            self._write(rest)
+            write_outputs(self.inputs.outputs, self.inputs.ignores, rest)
 
-    def _write(self, files: Outputs) -> None:
-        """What the run wrote, written here: the generated files, and each `.gitignore` as the
-        run left it when it was the same before (else with the lines a check adds)."""
-        generated, ignores = files
-        for rel, text in sorted(generated.items()):
-            write_if_changed(self.inputs.outputs[rel], text)
-        for rel, (before, after) in sorted(ignores.items()):
-            now = self.inputs.ignores.get(rel)
-            wanted: str | None = after
-            if now not in (before, after):
-                from trailblaze.artifacts import updated_gitignore  # noqa: PLC0415 - rare
-
-                wanted = updated_gitignore(now)
-            if wanted is not None and wanted != now:
-                write_if_changed(self.inputs.outputs[rel], wanted)
+    def _settle(self) -> None:
+        """The files' thread joined; files it was handed that are not what their entry named
+        are a fault (the run entry did not use them, or a miss never asked)."""
+        if self._writer is None:
+            return
+        self._writer.join()
+        if self._writer.bad is not None:
+            self._fault(f"the files entry is not usable: {self._writer.bad}")
 
     def store(self, report: Report) -> None:
         """Share a proven run's report (nothing in read-only mode, after a fault, or when an
@@ -276,13 +350,14 @@ class RunCache:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         key = self.inputs.entry_key
-        body, files = encode_body(self.inputs, report)
+        body, files, named = encode_body(self.inputs, report)
         try:
             # The bodies first: an entry never points at nothing.
             self.http.put_cas(files)
             value = self.http.put_cas(body)
             entry = {"format": RUN_FORMAT, "key": key, "sha256": value}
             self.http.put_ac(key, json.dumps(entry, separators=(",", ":")).encode())
+            self.http.put_ac(self.inputs.generated, named)  # what the next run writes first
             if self.inputs.shard is not None:
                 index = {
                     "format": RUN_FORMAT,
@@ -308,6 +383,7 @@ class RunCache:
         return True
 
     def close(self) -> None:
+        self._settle()
         self.http.close()
 
     def _fault(self, message: str) -> None:
@@ -334,24 +410,94 @@ def gc_paused() -> Iterator[None]:
 
 
 class _Writer:
-    """`write(files)` in a thread of its own; `join` waits for it, `error` is what it met."""
+    """`write(prepare())` in a thread of its own; `join` waits for it. `bad` is what `prepare`
+    met (a `BadBody`: nothing written), `error` what the writing raised (an OSError: a file
+    that cannot be written, or a bug)."""
 
-    def __init__(self, write: Callable[[Outputs], None], files: Outputs) -> None:
-        self.files: Outputs = (dict(files[0]), dict(files[1]))
+    def __init__(
+        self,
+        prepare: Callable[[], Outputs],
+        write: Callable[[Outputs], None],
+        named: Body | None = None,
+    ) -> None:
+        self.files: Outputs = ({}, {})
+        """What it writes, once `prepare` has made it (nothing when that failed)."""
+        self.bad: BadBody | None = None
         self.error: Exception | None = None
-        """What the writing raised: an OSError (a file that cannot be written), or a bug."""
+        self._named = named
+        self._prepare = prepare
         self._write = write
+        self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="run-entry-files", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
+            try:
+                self.files = self._prepare()
+            except BadBody as exc:
+                self.bad = exc
+                return
+            finally:
+                self._ready.set()
             self._write(self.files)
         except Exception as exc:  # raised again in the thread that joins
             self.error = exc
 
+    @property
+    def sha256(self) -> str | None:
+        """The digest of the files' body it was handed by a files entry (else None)."""
+        return self._named.files_sha256 if self._named is not None else None
+
+    def names(self, body: Body) -> bool:
+        """Whether it writes the very files `body` names (the same body, files and lines)."""
+        named = self._named
+        return (
+            named is not None
+            and named.files_sha256 == body.files_sha256
+            and named.files == body.files
+            and named.ignores == body.ignores
+        )
+
+    def unpacked(self) -> Outputs:
+        """The files it writes, once they are made (BadBody: they could not be, and are not
+        written); the writing goes on."""
+        self._ready.wait()
+        if self.bad is not None:
+            bad, self.bad = self.bad, None  # the caller's fault now, not `_settle`'s
+            raise bad
+        return self.files
+
     def join(self) -> None:
         self._thread.join()
+
+
+def _only_outputs(files: Outputs, outputs: Mapping[str, Path]) -> bool:
+    """Whether `files` names only files a run may write (`RunInputs.outputs`)."""
+    generated, ignores = files
+    return outputs.keys() >= generated.keys() | ignores.keys() and all(
+        path.endswith("/.gitignore") for path in ignores
+    )
+
+
+def write_outputs(
+    outputs: Mapping[str, Path], before: Mapping[str, str | None], files: Outputs
+) -> None:
+    """What a run wrote, written here: the generated files (`outputs` says where), and each
+    `.gitignore` as the run left it when it was as `before` says (else with the lines a check
+    adds)."""
+    generated, ignores = files
+    for rel, text in sorted(generated.items()):
+        write_if_changed(outputs[rel], text)
+    for rel, (was, after) in sorted(ignores.items()):
+        now = before.get(rel)
+        wanted: str | None = after
+        if now not in (was, after):
+            from trailblaze.artifacts import updated_gitignore  # noqa: PLC0415 - rare
+
+            wanted = updated_gitignore(now)
+        if wanted is not None and wanted != now:
+            write_if_changed(outputs[rel], wanted)
 
 
 def _remember_stats(ws: Workspace, stats: dict[str, Any]) -> None:
@@ -385,13 +531,14 @@ def cached_run(
     if found is None or not options.remote_cache:
         return pipeline(options)
     seen = stats if isinstance(stats, dict) else None
-    inputs = run_inputs(ws, found, options, stats, seen=seen)
-    if inputs is None:
-        if seen is not None:
-            stat_inputs(found, seen)  # before the check, as the caller's no-op key needs
-        return pipeline(options)
-    cache = RunCache(options, ws, inputs, warn)
+    cache = RunCache(options, ws, warn=warn)
     try:
+        inputs = run_inputs(ws, found, options, stats, seen=seen, surfaces=cache.surfaces)
+        if inputs is None:
+            if seen is not None:
+                stat_inputs(found, seen)  # before the check, as the caller's no-op key needs
+            return pipeline(options)
+        cache.begin(inputs)
         hit = cache.lookup()
         if hit is not None:
             return hit

@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +46,9 @@ class RunInputs:
     layout: str
     """Digest of everything but the trails' content: settings, trailmap files, and every
     trail's path and size (what decides the shards). Names the shard index."""
+    generated: str
+    """Digest of what the files a run generates are made from: the settings and the trailmap
+    files, no trail (`ac/<generated>` names them: `files_entry`)."""
     shard: tuple[int, int] | None
     trails: tuple[str, ...]
     """The workspace-relative paths of the scanned trails, in scan order (sharded or not)."""
@@ -100,6 +103,10 @@ class RunInputs:
         return [f"{p}\0{self.contents[p]}" for p in trails]
 
 
+Surfaces = Callable[[str, dict[str, Path], dict[str, str | None]], None]
+"""`run_inputs`' `surfaces`: (the generated files' key, `RunInputs.outputs`, `.ignores`)."""
+
+
 def index_key(layout: str) -> str:
     """The key of the entry naming the shard count a sharded build of `layout` stored."""
     return digest("trailblaze-run-shards", layout)
@@ -112,13 +119,15 @@ def run_inputs(
     stats: Mapping[str, os.stat_result | None] | None = None,
     *,
     seen: dict[str, os.stat_result | None] | None = None,
+    surfaces: Surfaces | None = None,
 ) -> RunInputs | None:
     """The keys of this check of `ws` (the trails of `found`), or None when it has none.
 
     `stats` holds the `os.stat` of files the caller has just looked at (the trails' sizes
     decide the shards); a shard reads only its own trails. The `os.stat` of every file this
     looks at goes into `seen` (None: missing), so that neither the check nor the caller need
-    stat it again.
+    stat it again. `surfaces` is called once the generated files' key is known, before any
+    trail is read, with that key, the files a run may generate and each `.gitignore`'s text.
     """
     compiler = _compiler_key()
     if compiler is None or not _sdk_is_ours(ws):
@@ -178,18 +187,6 @@ def run_inputs(
         for file in sorted(p for p in targets.rglob("*") if p.is_file()):
             content, _ = read(str(file))
             files.append(f"{rel(str(file))}\0{content}")
-    trails: list[str] = []
-    sizes: dict[str, int] = {}
-    absolute: dict[str, str] = {}
-    contents: dict[str, str] = {}
-    whole = options.shard is None
-    for path in found.trail_paths:
-        name = rel(path)
-        trails.append(name)
-        absolute[name] = path
-        if whole:  # every trail is read: its size comes with it
-            contents[name], _ = read(path)
-        sizes[name] = size(path)
     settings = {
         "format": RUN_FORMAT,
         "version": __version__,
@@ -205,10 +202,28 @@ def run_inputs(
         "bundles": bundles,
         "scan": [f.to_json() for f in found.findings],
     }
+    described = json.dumps(settings, sort_keys=True)
+    listed = "\n".join(files)
+    generated = digest("trailblaze-run-files", described, listed)
+    if surfaces is not None:
+        # Before a single trail is read: the files are written while they are (`RunCache`).
+        surfaces(generated, outputs, ignores)
+    trails: list[str] = []
+    sizes: dict[str, int] = {}
+    absolute: dict[str, str] = {}
+    contents: dict[str, str] = {}
+    whole = options.shard is None
+    for path in found.trail_paths:
+        name = rel(path)
+        trails.append(name)
+        absolute[name] = path
+        if whole:  # every trail is read: its size comes with it
+            contents[name], _ = read(path)
+        sizes[name] = size(path)
     layout = digest(
         "trailblaze-run-layout",
-        json.dumps(settings, sort_keys=True),
-        "\n".join(files),
+        described,
+        listed,
         *(f"{name}\0{sizes[name]}" for name in trails),
     )
     splits: dict[int, list[list[str]]] = {}
@@ -223,6 +238,7 @@ def run_inputs(
         seen.update(taken)
     return RunInputs(
         layout=layout,
+        generated=generated,
         shard=options.shard,
         trails=tuple(trails),
         sizes=sizes,
