@@ -94,3 +94,27 @@ def test_indented_json_is_the_standard_library_s_to_the_byte(value: object, inde
     assert json_text(value, indent=indent) == re.sub(
         "[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", expected
     )
+
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(max_size=4), min_size=1, max_size=4, unique=True).flatmap(
+        lambda keys: st.lists(
+            st.fixed_dictionaries(dict.fromkeys(keys, _SCALARS)), min_size=1, max_size=5
+        )
+    ),
+    st.sampled_from([1, 2, 4]),
+)
+def test_rows_of_the_same_keys_are_the_standard_library_s_to_the_byte(
+    rows: list[dict[str, object]], indent: int
+) -> None:
+    # A report's trails and findings: one C-encoder call and one template for all the rows.
+    # Keys with `%` and strings with a NUL (the encoder's separator here) included.
+    value = {"trails": rows, "findings": [{"%s": "\x00", "b%": 1.5}] * 2}
+    expected = json.dumps(value, indent=indent, ensure_ascii=False)
+    assert json_text(value, indent=indent) == re.sub(
+        "[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", expected
+    )

@@ -18,6 +18,7 @@ import json
 import json.encoder
 import re
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 _UNPRINTABLE = re.compile(
@@ -64,6 +65,7 @@ def json_text(value: Any, *, indent: int | None = None) -> str:
 
 _make_encoder: Callable[..., Any] | None = getattr(json.encoder, "c_make_encoder", None)
 _CONTAINERS = (dict, list, tuple)
+_CONTAINER_SET = frozenset(_CONTAINERS)
 _flat_encoders: dict[str, Callable[[Any, int], list[str]]] = {}
 
 
@@ -119,6 +121,10 @@ def _indented(value: Any, step: str, pad: str, out: list[str]) -> None:
             return
     elif (kind is list or kind is tuple) and value:
         if any(type(v) in _CONTAINERS for v in value):
+            rows = _rows(value, step, inner)
+            if rows is not None:
+                out.append("[" + inner + rows + pad + "]")
+                return
             out.append("[")
             first = True
             for item in value:
@@ -135,6 +141,29 @@ def _indented(value: Any, step: str, pad: str, out: list[str]) -> None:
         return
     text = "".join(_flat("," + inner)(value, 0))
     out.append(text[0] + inner + text[1:-1] + pad + text[-1])
+
+
+def _rows(value: list[Any] | tuple[Any, ...], step: str, pad: str) -> str | None:
+    """The items of `value`, indented at `pad` and joined, when every item is a dict with the
+    same keys and only scalars (a report's trails and findings), else None. All their values go
+    to the C encoder in one call (a NUL between them: JSON writes a NUL in a string as
+    `\u0000`), and the rows are one `%` of a template made of the keys; every step is one call
+    over all the items, not a Python loop."""
+    if set(map(type, value)) != {dict}:
+        return None
+    keys = tuple(value[0])
+    if not keys or set(map(type, keys)) != {str} or set(map(tuple, value)) != {keys}:
+        return None
+    flat = list(chain.from_iterable(map(dict.values, value)))
+    if not _CONTAINER_SET.isdisjoint(map(type, flat)):
+        return None
+    tokens = "".join(_flat("\x00")(flat, 0))[1:-1].split("\x00")
+    if len(tokens) != len(flat):
+        return None  # cannot be: no value's JSON holds a NUL
+    deeper = pad + step
+    entries = (deeper + json.encoder.encode_basestring(k).replace("%", "%%") + ": %s" for k in keys)
+    row = "{" + ",".join(entries) + pad + "}"
+    return str(("," + pad).join([row] * len(value)) % tuple(tokens))
 
 
 def _escape_u(match: re.Match[str]) -> str:
