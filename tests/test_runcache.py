@@ -400,6 +400,49 @@ def test_a_fault_falls_back_to_local_work_with_one_warning(
     assert shown(ci) == local["report"]
 
 
+@pytest.mark.tsc
+@pytest.mark.parametrize(("sharded", "mode"), [(False, "alter"), (True, "truncate"), (True, "500")])
+def test_a_fault_on_the_run_s_body_after_its_files_were_written_falls_back(
+    sharded: bool,
+    mode: str,
+    *,
+    server: NginxCache,
+    local: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The files' entry and body are served as stored (their files written while the trails
+    # are read); then the run's own body (or the second shard's, fetched side by side with
+    # the first's) is not.
+    if sharded:
+        for k in (1, 2):
+            shard = clone(tmp_path / f"shard-{k}")
+            assert cli(shard, "--shard", f"{k}/2", "--remote-cache", server.url) in (0, 1)
+    else:
+        assert cli(clone(tmp_path / "first"), "--remote-cache", server.url) == 1
+    filled = server.entries()
+    ci = clone(tmp_path / "ci")
+    inputs = entry_inputs(ci)
+    key = inputs.shard_key(2, 2) if sharded else inputs.key
+    target = json.loads(filled[f"ac/{key}"])["sha256"]
+    capsys.readouterr()
+    monkeypatch.setenv(TIMEOUT_ENV, "3000")
+    with FaultProxy(server.url) as proxy:
+        proxy.mode = mode
+        proxy.only = f"/cas/{target}"
+        assert cli(ci, "--remote-cache", proxy.url) == 1
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warnings) == 1, warnings
+    assert f"cas/{target[:12]}" in warnings[0]
+    assert shown(ci) == local["report"]
+    assert generated(ci) == local["files"]
+    assert stats(ci)["compiler_runs"] >= 1  # worked out locally
+    assert server.entries() == filled
+    assert cli(ci) == 1
+    assert shown(ci) == local["report"]
+
+
 def _replace_body(server: NginxCache, key: str, change: Any) -> None:
     """Store a well-formed run entry (digests right) whose body `change` rewrote."""
     ac = server.store / "ac" / key

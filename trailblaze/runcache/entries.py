@@ -13,10 +13,10 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from trailblaze.fsutil import Stamp, stamp_of, write_if_changed
 from trailblaze.options import CheckOptions
@@ -167,6 +167,12 @@ class RunCache:
     def _fetch(self, key: str, *, whole: bool) -> tuple[Report, Outputs] | None:
         """The checked report and files of the entry under `ac/<key>`, or None (RemoteFault);
         `whole`: the report must cover every trail of the workspace."""
+        found = self._body(key)
+        return None if found is None else self._take(key, *found, whole=whole)
+
+    def _body(self, key: str) -> tuple[str, Body] | None:
+        """The digest and body of the entry under `ac/<key>`, shape checked, or None (a miss;
+        RemoteFault). Any thread may ask (each has its own connection)."""
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         digest_ = self._entry(key)
@@ -176,9 +182,17 @@ class RunCache:
         if data is None:
             return None  # evicted: a miss
         try:
-            body = decode_body(data, key)
+            return digest_, decode_body(data, key)
         except ValueError as exc:
             raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
+
+    def _take(
+        self, key: str, digest_: str, body: Body, *, whole: bool
+    ) -> tuple[Report, Outputs] | None:
+        """The checked report and files of `body` (the entry under `ac/<key>`), their writing
+        begun; None when the files' body is not stored (RemoteFault)."""
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
         if self._writer is not None and self._writer.sha256 == body.files_sha256:
             try:
                 files = self._writer.unpacked()  # inflated while the trails were read
@@ -282,8 +296,12 @@ class RunCache:
         parts = []
         generated: dict[str, bytes] = {}
         ignores: dict[str, tuple[str | None, str]] = {}
-        for index_, key in enumerate(self.inputs.shard_keys(count), start=1):
-            found = self._fetch(key, whole=False)
+        keys = self.inputs.shard_keys(count)
+        # Side by side: on a remote a round trip away, one after the other the shards' entries
+        # and bodies would cost 2 x count round trips.
+        bodies = _each(self._body, keys)
+        for index_, (key, body) in enumerate(zip(keys, bodies, strict=True), start=1):
+            found = None if body is None else self._take(key, *body, whole=False)
             if found is None:
                 return None  # a shard not stored (yet): the per-trail way
             # The report as `shard.merge` reads it, with the trails as stored (each checked):
@@ -470,6 +488,45 @@ class _Writer:
 
     def join(self) -> None:
         self._thread.join()
+
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def _each(work: Callable[[_T], _R], items: Sequence[_T], limit: int = 8) -> list[_R]:
+    """`work(item)` for each of `items`, in order, in up to `limit` threads at once; what the
+    first of them (in order) raised is raised."""
+    if len(items) < 2:
+        return [work(item) for item in items]
+    results: list[_R | None] = [None] * len(items)
+    errors: list[Exception | None] = [None] * len(items)
+    pending = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                at = next(pending, None)
+            if at is None:
+                return
+            try:
+                results[at] = work(items[at])
+            except Exception as exc:  # raised again in the calling thread
+                errors[at] = exc
+
+    threads = [
+        threading.Thread(target=worker, name="run-entry-fetch", daemon=True)
+        for _ in range(min(limit, len(items)))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return cast("list[_R]", results)
 
 
 def _only_outputs(files: Outputs, outputs: Mapping[str, Path]) -> bool:
