@@ -104,6 +104,27 @@ def test_every_kind_of_input_change_runs_the_check_again(compact_ws: Path) -> No
     assert ran()
 
 
+def test_a_generated_file_deleted_by_hand_is_written_again_and_then_up_to_date(
+    compact_ws: Path,
+) -> None:
+    # It used to stay gone: the check was up to date (its inputs unchanged), and an editor had
+    # no typed surface until an input changed.
+    write_tree(
+        compact_ws, {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "trail:\n  - step: a\n"}
+    )
+    assert doit(compact_ws).returncode == 0
+    # The first run's own files are part of what it saved: the second run is up to date.
+    assert doit(compact_ws).stdout.splitlines()[0] == "-- check:run"
+    surface = compact_ws / "trailmaps/app/tools/trailblaze-client.d.ts"
+    written = surface.read_bytes()
+    surface.unlink()
+    again = doit(compact_ws)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.splitlines()[0] == ".  check:run"
+    assert surface.read_bytes() == written
+    assert doit(compact_ws).stdout.splitlines()[0] == "-- check:run"
+
+
 def test_findings_fail_the_task_every_time_until_fixed(compact_ws: Path) -> None:
     write_tree(
         compact_ws,

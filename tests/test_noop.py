@@ -70,6 +70,28 @@ def test_an_unchanged_workspace_repeats_the_recorded_output_without_checking(
 
 
 @pytest.mark.tsc
+def test_a_generated_file_deleted_by_hand_is_written_again_by_the_next_check(
+    tsc: Compiler, ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It used to stay gone: the next check repeated the recorded output (its inputs were
+    # unchanged), and an editor had no typed surface until an input changed.
+    for path in (ws / "trailmaps").glob("*/tools/trailblaze-client.d.ts"):
+        path.unlink()  # as in a fresh clone
+    first = run(tmp_path / "1.json", "--format", "json")
+    surface = ws / "trailmaps/shop/tools/trailblaze-client.d.ts"
+    written = surface.read_bytes()
+    with monkeypatch.context() as patched:
+        no_pipeline(patched)  # the files the first run wrote are what its key was saved with
+        assert run(tmp_path / "2.json", "--format", "json") == first
+    surface.unlink()
+    assert run(tmp_path / "3.json", "--format", "json") == first
+    assert surface.read_bytes() == written
+    with monkeypatch.context() as patched:
+        no_pipeline(patched)
+        assert run(tmp_path / "4.json", "--format", "json") == first
+
+
+@pytest.mark.tsc
 def test_a_check_that_could_not_run_is_never_repeated(
     tsc: Compiler, ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

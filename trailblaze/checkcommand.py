@@ -29,7 +29,7 @@ from trailblaze.pathbase import default_base
 from trailblaze.report import Report
 from trailblaze.scope import check_scope, resolve_scopes
 from trailblaze.toolchain import TSC_ENV
-from trailblaze.uptodate import check_inputs, outputs_in_the_way
+from trailblaze.uptodate import check_inputs, outputs_state
 from trailblaze.workspace import WorkspaceError, find_workspace, is_workspace, scan
 
 
@@ -70,7 +70,7 @@ def check_command(args: argparse.Namespace) -> int:
             "trailmap": scopes[0].trailmap,
             "path_base": str(base),
             "tool_diagnostics": not args.no_typecheck,
-            "in_the_way": outputs_in_the_way(found),
+            "outputs": outputs_state(found),
         }
         outputs = Outputs(ws.scratch)
         if options.remote_cache and not outputs.any_recorded():
@@ -126,11 +126,14 @@ def check_command(args: argparse.Namespace) -> int:
     with _gc_paused():  # rendering makes many objects and no cycle (`runcache.gc_paused`)
         text = rendered(report, frames, args.format)
     deliver(text, args.output)
-    if key is None:
+    after = outputs_state(found) if found is not None else []
+    if key is None or after != settings["outputs"]:
         from trailblaze.noop import known_key  # noqa: PLC0415
 
-        # None when the run did not look at every input before checking: not recorded.
-        key = known_key(files, settings, stats or {})
+        # Recorded with the generated files as the run left them (a fresh clone's, written),
+        # and the inputs as they were before it. None when the run did not look at every
+        # input before checking: not recorded.
+        key = known_key(files, {**settings, "outputs": after}, stats or {})
     if not report.complete:
         outputs.forget()  # not a complete check: the next run checks again
     elif key is not None:

@@ -5,8 +5,8 @@ doit calls each `uptodate` entry as `check(task, values)` (or with no arguments)
 computed up-to-date check, and all this module knows of doit (it imports none of it).
 
 - `InputsDigest`: `check:run` and `check` are up to date while every input (trails, manifests,
-  tool files) has the path, size, mtime and inode it had, the options are the same, and nothing
-  has taken the place of a generated file.
+  tool files) has the path, size, mtime and inode it had, the options are the same, and each
+  generated file is in its place as the last run left it (none deleted, none stood in for).
 - `last_run_complete`: `check:run` runs again after a run that could not check everything.
 - `ReportVerdict`: `check` is up to date only while the inputs and the recorded report are as
   when it last passed cleanly; its `title` is the one line an up-to-date run shows.
@@ -25,7 +25,7 @@ from trailblaze.options import CheckOptions
 from trailblaze.recorded import recorded_outcome
 from trailblaze.report import EXIT_OK
 from trailblaze.scratch import Layout
-from trailblaze.workspace import Scan, generated_in_the_way, trailmap_files
+from trailblaze.workspace import Scan, generated_places, trailmap_files
 
 
 def check_inputs(found: Scan) -> list[str]:
@@ -36,13 +36,21 @@ def check_inputs(found: Scan) -> list[str]:
     return files
 
 
-def outputs_in_the_way(found: Scan) -> list[str]:
-    """Where a generated file goes but something else is (`workspace.generated_in_the_way`).
+def outputs_state(found: Scan) -> list[str]:
+    """Each generated file that is not in its place: something else is there
+    (`workspace.generated_in_the_way`), or nothing is (`missing:` and the path).
 
-    Not an input, yet the same inputs check clean without it and fail with it: part of the key,
-    or a check that passed before a directory took a generated file's place would be repeated.
+    Not an input, yet part of the no-op keys: the same inputs check clean without a directory
+    in a generated file's place and fail with it, and a generated file deleted by hand is
+    written again by the next check rather than left gone by a no-op. The keys are saved with
+    the state after the run (the files it wrote are there), so the run after it is a no-op.
     """
-    return [str(p) for t in found.trailmaps for p, _ in generated_in_the_way(t.path / "tools")]
+    out: list[str] = []
+    for trailmap in found.trailmaps:
+        blocked, missing = generated_places(trailmap.path / "tools")
+        out.extend(str(path) for path, _ in blocked)
+        out.extend(f"missing:{path}" for path in missing)
+    return out
 
 
 def options_fingerprint(options: CheckOptions) -> dict[str, Any]:
@@ -67,6 +75,7 @@ class InputsDigest:
     """
 
     KEY = "trailblaze-inputs"
+    OUTPUTS = "trailblaze-outputs"
 
     def __init__(
         self, paths: list[str], options: dict[str, Any], found: Scan | None = None
@@ -86,15 +95,18 @@ class InputsDigest:
         return self._digest
 
     def _compute(self) -> str:
-        header = self.options
-        if self.found is not None:
-            header += json.dumps(outputs_in_the_way(self.found))
-        return stamps_digest(header, self.paths, self.stats)
+        return stamps_digest(self.options, self.paths, self.stats)
+
+    def outputs(self) -> list[str]:
+        """`outputs_state` now (nothing without a scan)."""
+        return outputs_state(self.found) if self.found is not None else []
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         current = self.digest()
-        task.value_savers.append(lambda: {self.KEY: current})
-        return bool(values.get(self.KEY) == current)
+        now = self.outputs()
+        # Saved once the task has run: the generated files as it left them.
+        task.value_savers.append(lambda: {self.KEY: current, self.OUTPUTS: self.outputs()})
+        return bool(values.get(self.KEY) == current and values.get(self.OUTPUTS) == now)
 
 
 def last_run_complete(layout: Layout) -> Callable[[], bool]:

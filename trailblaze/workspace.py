@@ -446,26 +446,36 @@ def generated_in_the_way(tools_dir: Path) -> list[tuple[Path, str]]:
     """What stands where a trailmap's generated files go, each with what is wrong with it: a
     `tools` that is no directory, a directory (or pipe, socket, device) named like one of them.
     Left as it is: it is the user's (`surface.write_surfaces` reports it)."""
+    return generated_places(tools_dir)[0]
+
+
+def generated_places(tools_dir: Path) -> tuple[list[tuple[Path, str]], list[Path]]:
+    """`generated_in_the_way`, and the generated files that are not there (one `os.stat` each:
+    what the no-op keys hold, so that a file deleted by hand is written again)."""
     try:
         if not stat.S_ISDIR(os.stat(tools_dir).st_mode):
-            return [(tools_dir, "is a file, not a directory: the generated files go in it")]
+            return [(tools_dir, "is a file, not a directory: the generated files go in it")], []
     except FileNotFoundError:
         if os.path.lexists(tools_dir):
-            return [(tools_dir, "is a symbolic link to nothing: the generated files go in it")]
-        return []
+            return [(tools_dir, "is a symbolic link to nothing: the generated files go in it")], []
+        return [], [tools_dir / name for name in _GENERATED_WHAT]
     except OSError:
-        return []  # writing says what is wrong
+        return [], []  # writing says what is wrong
     blocked = []
+    missing = []
     for name, what in _GENERATED_WHAT.items():
         try:
             mode = os.stat(tools_dir / name).st_mode
+        except FileNotFoundError:
+            missing.append(tools_dir / name)  # none yet (or a link to nothing: replaced)
+            continue
         except OSError:
-            continue  # none yet (or a link to nothing, which the write replaces)
+            continue  # writing says what is wrong
         if stat.S_ISDIR(mode):
             blocked.append((tools_dir / name, f"is a directory, not a file: the {what} goes here"))
         elif not stat.S_ISREG(mode):
             blocked.append((tools_dir / name, f"is not a regular file: the {what} goes here"))
-    return blocked
+    return blocked, missing
 
 
 def tool_files(
