@@ -16,7 +16,7 @@ from pathlib import Path
 
 from trailblaze import __version__
 from trailblaze.checkcommand import check_command
-from trailblaze.errors import TrailblazeError, UsageError
+from trailblaze.errors import TrailblazeError, UsageError, machine_error
 from trailblaze.formats import FORMATS
 from trailblaze.output import as_shown, emit
 from trailblaze.report import EXIT_USAGE
@@ -204,17 +204,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         return commands[args.command](args)
-    except TrailblazeError as exc:
-        # The one place a user error ends a command: its message, its exit code, no traceback.
-        command = args.command if args.command != "report" else f"report {args.report_command}"
-        print(f"trailblaze {command}: {exc}", file=sys.stderr)
-        return exc.exit_code
     except BrokenPipeError:
         # The reader went away (`trailblaze schema | head`): stop quietly, as a filter does, and
         # point stdout at /dev/null so the interpreter's last flush cannot raise again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+    except (TrailblazeError, OSError) as exc:
+        # A full disk or a read-only directory is told as a user error is (any other OSError
+        # is a bug and keeps its traceback).
+        error = exc if isinstance(exc, TrailblazeError) else machine_error(exc)
+        if error is None:
+            raise
+        # The one place a user error ends a command: its message, its exit code, no traceback.
+        command = args.command if args.command != "report" else f"report {args.report_command}"
+        print(f"trailblaze {command}: {error}", file=sys.stderr)
+        return error.exit_code
 
 
 def _report(args: argparse.Namespace) -> int:

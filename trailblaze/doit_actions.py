@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeAlias
 from doit.exceptions import TaskError, TaskFailed
 
 from trailblaze.doitconfig import workspace_of
-from trailblaze.errors import TrailblazeError
+from trailblaze.errors import TrailblazeError, machine_error
 from trailblaze.report import EXIT_INFRA, EXIT_OK
 from trailblaze.scratch import Layout
 from trailblaze.toolchain import (
@@ -56,6 +56,11 @@ def _action(command: str) -> Callable[[Callable[P, Verdict]], Callable[P, Verdic
                 return action(*args, **kwargs)
             except TrailblazeError as exc:
                 return TaskError(f"trailblaze {command}: {exc}")
+            except OSError as exc:
+                error = machine_error(exc)  # a full disk, a read-only directory
+                if error is None:
+                    raise  # a bug: doit shows its traceback
+                return TaskError(f"trailblaze {command}: {error}")
 
         return guarded
 

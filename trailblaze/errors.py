@@ -14,6 +14,7 @@ This module imports nothing of the package, so that every module may import it.
 
 from __future__ import annotations
 
+import errno
 from typing import ClassVar
 
 
@@ -27,3 +28,35 @@ class TrailblazeError(Exception):
 
 class UsageError(TrailblazeError):
     """A bad command line or configuration: exit 2 with the message."""
+
+
+class MachineError(TrailblazeError):
+    """The machine refused a read or write the command needed (a full disk, a read-only file
+    system, no permission, too many open files): exit 2 with the file and the reason."""
+
+
+_MACHINE_ERRNOS = frozenset(
+    (
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EIO,
+        errno.EMFILE,
+        errno.ENFILE,
+        errno.ENAMETOOLONG,
+    )
+)
+
+
+def machine_error(exc: BaseException) -> MachineError | None:
+    """The `MachineError` an `OSError` of the machine's is (None for any other exception: a bug
+    keeps its traceback). The entry points turn such an error into their one message."""
+    if not isinstance(exc, OSError) or exc.errno not in _MACHINE_ERRNOS:
+        return None
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        reason += "; free some space and run again"
+    where = f"{exc.filename}: " if exc.filename else ""
+    return MachineError(f"{where}{reason}")

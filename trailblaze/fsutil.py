@@ -64,17 +64,30 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     """Replace `path` with `data` in one step."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _named(exc, path) from None
     try:
         # mkstemp creates 0600 files; give the file the mode a plain open() would have.
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _named(exc, path) from None
         raise
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """`exc` naming `path` when it names no file (a write that ran out of space names none):
+    what `errors.machine_error` tells the user."""
+    if exc.filename is None:
+        exc.filename = str(path)
+    return exc
 
 
 def write_named(path: Path, data: bytes | str) -> None:
@@ -134,8 +147,13 @@ def _write_generated(path: Path, data: str) -> bool:
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
         return _write_generated(path, data)
-    with open(fd, "wb") as handle:  # closes fd; writes every byte
-        handle.write(payload)
+    try:
+        with open(fd, "wb") as handle:  # closes fd; writes every byte
+            handle.write(payload)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # never half a generated module: it is made again next run
+        raise _named(exc, path) from None
     return True
 
 
