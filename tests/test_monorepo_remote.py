@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -322,6 +323,27 @@ def test_a_fault_falls_back_to_local_work_with_one_warning_for_the_whole_run(
     assert files(root) == cold["files"]
     assert all(s["compiler_runs"] >= 1 for s in stats(root).values())
     assert server.entries() == filled  # nothing poisoned is kept
+
+
+@pytest.mark.tsc
+def test_a_remote_that_is_down_is_one_warning_for_doit_s_parallel_workers_too(
+    cold: dict[str, Any], tmp_path: Path
+) -> None:
+    # `doit -n 3`: each workspace's check in a worker process of its own, each meeting the
+    # refused connection. It used to be one warning per worker.
+    root = fresh(tmp_path / "ci")
+    url = refused_url()
+    done = doit(root, "-n", "3", "check", **{REMOTE_ENV: url})
+    assert done.returncode == FINDINGS, done.stdout + done.stderr
+    [warning] = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert warning.startswith(f"{WARNING}{url}: ")
+    assert "connection refused" in warning
+    assert reports(root) == cold["reports"]
+    assert all(s["compiler_runs"] >= 1 for s in stats(root).values())
+    # The marker the first worker made is gone with the run.
+    assert not list(
+        Path(os.environ.get("TMPDIR") or "/tmp").glob(f"trailblaze-warned-{os.getuid()}-*")
+    )
 
 
 def _replace_rows(server: NginxCache, key: str, change: Any, *, trails: list[str]) -> None:

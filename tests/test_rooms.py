@@ -17,8 +17,8 @@ PACKAGE = ROOT / "trailblaze"
 # Top to bottom, as in ARCHITECTURE.md's table "The rooms, and what each may import".
 ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("entry points", ("cli", "checkcommand", "doit_tasks", "doit_actions", "doitconfig",
-                      "uptodate", "recorded", "surfaceplan", "surfacebuild", "monorepo", "scope",
-                      "typedtools", "clean")),
+                      "uptodate", "recorded", "surfaceplan", "surfacebuild", "monorepo",
+                      "monorepo_warn", "scope", "typedtools", "clean")),
     ("whole-run cache and no-op", ("runcache", "runstate", "noop")),
     ("orchestrator", ("check",)),
     ("replay", ("replay",)),  # the fake device included: tests/test_imports.py fences it

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeAlias
 
 from doit.exceptions import TaskError, TaskFailed
 
+import trailblaze.monorepo_warn  # noqa: F401 - its RUN is taken as doit loads the tasks
 from trailblaze.doitconfig import workspace_of
 from trailblaze.errors import TrailblazeError, machine_error
 from trailblaze.report import EXIT_INFRA, EXIT_OK

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trailblaze.finding import Finding
+from trailblaze.monorepo_warn import Run, first_to_warn
 from trailblaze.options import CheckOptions
 from trailblaze.report import Report, TrailStatus
 from trailblaze.workspace import (
@@ -131,8 +132,11 @@ class SharedRemote:
     of one `doit` process): after its first fault, warned about once, the rest of the run
     works without it, as the warning says."""
 
-    def __init__(self) -> None:
+    def __init__(self, run: Run | None = None) -> None:
         self.fault: str | None = None
+        self.run = run
+        """The doit run this process works for (`doit_actions.RUN`): its other workers' warning
+        is this one's too (`monorepo_warn`)."""
 
     def options(self, options: CheckOptions) -> CheckOptions:
         """`options` for the next check: without the remote once it has faulted."""
@@ -142,7 +146,8 @@ class SharedRemote:
         """The run entry's fault (`runcache.cached_run`'s `warn`): the run's one warning."""
         if self.fault is None:
             self.fault = message
-            print(f"trailblaze: warning: {message}", file=sys.stderr, flush=True)
+            if first_to_warn(self.run):
+                print(f"trailblaze: warning: {message}", file=sys.stderr, flush=True)
 
     def saw(self, report: Report) -> None:
         """A check's report: a per-trail fault inside it (warned about by the check) counts."""

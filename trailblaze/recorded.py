@@ -157,10 +157,13 @@ def check_and_record(
 @functools.cache
 def _shared_remote() -> SharedRemote:
     """The remote cache of this doit process's checks: after a fault in one workspace's,
-    warned about once, the others work locally (a `doit -n N` worker is a process of its own)."""
+    warned about once, the others work locally. The workers of `doit -n N` are processes of their
+    own, each with its own; the first of them to warn is the run's one warning
+    (`monorepo_warn.RUN`)."""
     from trailblaze.monorepo import SharedRemote  # noqa: PLC0415
+    from trailblaze.monorepo_warn import RUN  # noqa: PLC0415 - loaded with the tasks
 
-    return SharedRemote()
+    return SharedRemote(RUN)
 
 
 @contextlib.contextmanager
