@@ -87,34 +87,34 @@ class RunCache:
     def surfaces(self, key: str, outputs: dict[str, Path], ignores: dict[str, str | None]) -> None:
         """`run_inputs`' `surfaces`: the files a run of these trailmaps generates, fetched by
         their own entry (`ac/<key>`, stored with every run entry) and written in a thread while
-        the trails are read for the run's key. On a hit they are the run entry's files (the
-        entry names the same body); on a miss the check generates the same files. Nothing is
-        written unless their body inflates to the files named and their names are outputs."""
-        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+        the trails are read for the run's key (the fetching too: on a remote a round trip away
+        its two requests would wait for each other and hold the hashing up). On a hit they are
+        the run entry's files (the entry names the same body); on a miss the check generates
+        the same files. Nothing is written unless their body inflates to the files named and
+        their names are outputs; a fault on the way is the run's one warning (`_settle`)."""
+        http = self.http
 
-        try:
-            raw = self.http.get_ac(key)
+        def fetched() -> tuple[Body, bytes] | None:
+            from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
+            raw = http.get_ac(key)
             if raw is None:
-                return
+                return None
             try:
                 named = decode_files_entry(raw, key)
             except BadBody as exc:
                 raise RemoteFault(f"the files entry ac/{key[:12]}… is not usable: {exc}") from None
-            packed = self.http.get_cas(named.files_sha256)  # checked against its digest
-        except RemoteFault as exc:
-            self._fault(str(exc))
-            return
-        if packed is None:
-            return  # evicted: the run entry's own way
+            packed = http.get_cas(named.files_sha256)  # checked against its digest
+            return None if packed is None else (named, packed)  # None: evicted
 
-        def unpacked() -> Outputs:
+        def unpacked(named: Body, packed: bytes) -> Outputs:
             size = sum(length for _, length in named.files)
             files = named.outputs(inflate(packed, size))
             if not _only_outputs(files, outputs):
                 raise BadBody("it would write files that no check writes")
             return files
 
-        self._writer = _Writer(unpacked, partial(write_outputs, outputs, ignores), named)
+        self._writer = _Writer.fetching(fetched, unpacked, partial(write_outputs, outputs, ignores))
 
     def lookup(self) -> Report | None:
         """The report of this run from the remote, its generated files written; None on a
@@ -146,7 +146,10 @@ class RunCache:
         """The run's report, its files written (`lookup`, before the files' thread is joined)."""
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
-        if self.fault is not None:  # met while the files were fetched (`surfaces`)
+        met = self._writer.fault() if self._writer is not None else None
+        if met is not None:  # while the files were fetched (`surfaces`)
+            self._fault(met)
+        if self.fault is not None:
             return None
         try:
             found = self._fetch(self.inputs.entry_key, whole=self.inputs.shard is None)
@@ -328,7 +331,7 @@ class RunCache:
         stored for this very key) while the rest is fetched and checked: creating a hundred
         files is kernel time, which another thread spends while this one decodes. Every shard's
         entry names the same files; `_finish_writing` writes any other."""
-        if self._writer is None:
+        if self._writer is None or self._writer.empty():
             inputs = self.inputs
             self._writer = _Writer(
                 lambda: files, partial(write_outputs, inputs.outputs, inputs.ignores)
@@ -355,7 +358,10 @@ class RunCache:
         if self._writer is None:
             return
         self._writer.join()
-        if self._writer.bad is not None:
+        met = self._writer.fault()
+        if met is not None:
+            self._fault(met)
+        elif self._writer.bad is not None:
             self._fault(f"the files entry is not usable: {self._writer.bad}")
 
     def store(self, report: Report) -> None:
@@ -430,41 +436,84 @@ def gc_paused() -> Iterator[None]:
 class _Writer:
     """`write(prepare())` in a thread of its own; `join` waits for it. `bad` is what `prepare`
     met (a `BadBody`: nothing written), `error` what the writing raised (an OSError: a file
-    that cannot be written, or a bug)."""
+    that cannot be written, or a bug). Made by `fetching`, it first fetches what it writes."""
 
     def __init__(
         self,
         prepare: Callable[[], Outputs],
         write: Callable[[Outputs], None],
-        named: Body | None = None,
+        fetch: Callable[[], tuple[Body, bytes] | None] | None = None,
+        unpack: Callable[[Body, bytes], Outputs] | None = None,
     ) -> None:
         self.files: Outputs = ({}, {})
         """What it writes, once `prepare` has made it (nothing when that failed)."""
         self.bad: BadBody | None = None
         self.error: Exception | None = None
-        self._named = named
+        self._named: Body | None = None
+        self._fault: str | None = None
         self._prepare = prepare
         self._write = write
+        self._fetch = fetch
+        self._unpack = unpack
+        self._fetched = threading.Event()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="run-entry-files", daemon=True)
         self._thread.start()
 
+    @classmethod
+    def fetching(
+        cls,
+        fetch: Callable[[], tuple[Body, bytes] | None],
+        unpack: Callable[[Body, bytes], Outputs],
+        write: Callable[[Outputs], None],
+    ) -> _Writer:
+        """The files a files entry names: `fetch` gives the entry and its files' packed body
+        (None: no entry; a `RemoteFault`: `fault`), `unpack` makes the files of them."""
+        return cls(lambda: ({}, {}), write, fetch, unpack)
+
     def _run(self) -> None:
+        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+
         try:
             try:
-                self.files = self._prepare()
+                if self._fetch is None:
+                    self.files = self._prepare()
+                else:
+                    try:
+                        found = self._fetch()
+                    except RemoteFault as exc:
+                        self._fault = str(exc)
+                        return
+                    finally:
+                        self._fetched.set()
+                    if found is None:
+                        return
+                    self._named = found[0]
+                    assert self._unpack is not None
+                    self.files = self._unpack(*found)
             except BadBody as exc:
                 self.bad = exc
                 return
             finally:
+                self._fetched.set()
                 self._ready.set()
             self._write(self.files)
         except Exception as exc:  # raised again in the thread that joins
             self.error = exc
 
+    def empty(self) -> bool:
+        """Whether its fetching found no files entry (nothing written, nothing wrong)."""
+        return self._fetch is not None and self.fault() is None and self._named is None
+
+    def fault(self) -> str | None:
+        """The remote's fault its fetching met, once the fetching is over."""
+        self._fetched.wait()
+        return self._fault
+
     @property
     def sha256(self) -> str | None:
-        """The digest of the files' body it was handed by a files entry (else None)."""
+        """The digest of the files' body a files entry handed it, once fetched (else None)."""
+        self._fetched.wait()
         return self._named.files_sha256 if self._named is not None else None
 
     def names(self, body: Body) -> bool:
