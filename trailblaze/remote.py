@@ -253,6 +253,20 @@ class HttpCache:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
+def decoded_entry(raw: bytes, key: str, format_: int, what: str) -> dict[str, Any]:
+    """One of our action-cache entries as JSON: an object of format `format_` stored for `key`
+    (a `RemoteFault` naming it `what` when it is not)."""
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        raise RemoteFault(f"{what} is not JSON (cut short or altered)") from None
+    if not isinstance(entry, dict) or entry.get("format") != format_:
+        raise RemoteFault(f"{what} is of an unknown format")
+    if entry.get("key") != key:
+        raise RemoteFault(f"the entry under ac/{key[:12]}… was stored for another key")
+    return entry
+
+
 def _describe(exc: BaseException, timeout: float | None = None) -> str:
     if isinstance(exc, TimeoutError):
         return f"no answer within {timeout:.1f} s" if timeout else "timed out"
@@ -381,14 +395,7 @@ class RemoteResults:
     def _decode(self, body: bytes | None, key: str, path: str) -> list[dict[str, Any]] | None:
         if body is None:
             return None
-        try:
-            entry = json.loads(body)
-        except ValueError:
-            raise RemoteFault("an action-cache entry is not JSON (cut short or altered)") from None
-        if not isinstance(entry, dict) or entry.get("format") != ENTRY_FORMAT:
-            raise RemoteFault("an action-cache entry of an unknown format")
-        if entry.get("key") != key:
-            raise RemoteFault(f"the entry under ac/{key[:12]}… was stored for another key")
+        entry = decoded_entry(body, key, ENTRY_FORMAT, "an action-cache entry")
         digest = entry.get("sha256")
         if not isinstance(digest, str) or not _HEX64.match(digest):
             raise RemoteFault("an action-cache entry without a digest")

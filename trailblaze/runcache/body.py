@@ -133,17 +133,9 @@ def decode_body(data: bytes, key: str) -> Body:
     return Body(report, *_named_files(body, "the body"))
 
 
-def decode_files_entry(data: bytes, key: str) -> Body:
-    """A files entry (`ac/<RunInputs.generated>`, `encode_body`'s third part) as a `Body`
-    without a report, or `BadBody`."""
-    try:
-        entry = json.loads(data)
-    except ValueError:
-        raise BadBody("it is not JSON (cut short or altered)") from None
-    if not isinstance(entry, dict) or entry.get("format") != RUN_FORMAT:
-        raise BadBody("it is of an unknown format")
-    if entry.get("key") != key:
-        raise BadBody("it was stored for another key")
+def files_entry(entry: dict[str, Any]) -> Body:
+    """A files entry (`ac/<RunInputs.generated>`, `encode_body`'s third part, as
+    `remote.decoded_entry` read it) as a `Body` without a report, or `BadBody`."""
     return Body({}, *_named_files(entry, "it"))
 
 

@@ -26,8 +26,8 @@ from trailblaze.runcache.body import (
     Body,
     Outputs,
     decode_body,
-    decode_files_entry,
     encode_body,
+    files_entry,
     inflate,
     proven,
     report_of,
@@ -95,15 +95,16 @@ class RunCache:
         http = self.http
 
         def fetched() -> tuple[Body, bytes] | None:
-            from trailblaze.remote import RemoteFault  # noqa: PLC0415
+            from trailblaze.remote import RemoteFault, decoded_entry  # noqa: PLC0415
 
             raw = http.get_ac(key)
             if raw is None:
                 return None
+            what = f"the files entry ac/{key[:12]}…"
             try:
-                named = decode_files_entry(raw, key)
+                named = files_entry(decoded_entry(raw, key, RUN_FORMAT, what))
             except BadBody as exc:
-                raise RemoteFault(f"the files entry ac/{key[:12]}… is not usable: {exc}") from None
+                raise RemoteFault(f"{what} is not usable: {exc}") from None
             packed = http.get_cas(named.files_sha256)  # checked against its digest
             return None if packed is None else (named, packed)  # None: evicted
 
@@ -243,19 +244,12 @@ class RunCache:
         return files
 
     def _entry(self, key: str) -> str | None:
-        from trailblaze.remote import RemoteFault  # noqa: PLC0415
+        from trailblaze.remote import RemoteFault, decoded_entry  # noqa: PLC0415
 
         raw = self.http.get_ac(key)
         if raw is None:
             return None
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            raise RemoteFault("a run entry is not JSON (cut short or altered)") from None
-        if not isinstance(entry, dict) or entry.get("format") != RUN_FORMAT:
-            raise RemoteFault("a run entry of an unknown format")
-        if entry.get("key") != key:
-            raise RemoteFault(f"the entry under ac/{key[:12]}… was stored for another key")
+        entry = decoded_entry(raw, key, RUN_FORMAT, "a run entry")
         value = entry.get("sha256")
         if not isinstance(value, str) or len(value) != 64:
             raise RemoteFault("a run entry without a digest")
