@@ -62,7 +62,6 @@ def roomy(tmp_path: Path, tsc: Compiler) -> dict[str, object]:
     """The bundled workspace checked on a disk with room: its report and generated files."""
     ws = tmp_path / "roomy"
     shutil.copytree(ROOT / "trailmaps", ws / "trailmaps", ignore=_no_generated)
-    (ws / "dodo.py").write_text(DODO)
     done = run_python(ws, "-m", "trailblaze.cli", "check", "--format", "json")
     assert done.returncode == 0, done.stdout + done.stderr
     return {"report": _without_paths(done.stdout), "files": generated(ws)}

@@ -67,7 +67,8 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise _named(exc, path) from None
+        _name(exc, path)
+        raise
     try:
         # mkstemp creates 0600 files; give the file the mode a plain open() would have.
         os.fchmod(fd, 0o666 & ~_UMASK)
@@ -78,16 +79,15 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise _named(exc, path) from None
+            _name(exc, path)
         raise
 
 
-def _named(exc: OSError, path: Path) -> OSError:
-    """`exc` naming `path` when it names no file (a write that ran out of space names none):
-    what `errors.machine_error` tells the user."""
+def _name(exc: OSError, path: Path) -> None:
+    """Have `exc` name `path` when it names no file (a write that ran out of space names
+    none): what `errors.machine_error` tells the user."""
     if exc.filename is None:
         exc.filename = str(path)
-    return exc
 
 
 def write_named(path: Path, data: bytes | str) -> None:
@@ -153,7 +153,8 @@ def _write_generated(path: Path, data: str) -> bool:
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(path)  # never half a generated module: it is made again next run
-        raise _named(exc, path) from None
+        _name(exc, path)
+        raise
     return True
 
 

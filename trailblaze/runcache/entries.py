@@ -13,10 +13,11 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from trailblaze.fsutil import Stamp, stamp_of, write_if_changed
 from trailblaze.options import CheckOptions
@@ -94,7 +95,7 @@ class RunCache:
         their names are outputs; a fault on the way is the run's one warning (`_settle`)."""
         http = self.http
 
-        def fetched() -> tuple[Body, bytes] | None:
+        def made() -> tuple[Body, Outputs] | None:
             from trailblaze.remote import RemoteFault, decoded_entry  # noqa: PLC0415
 
             raw = http.get_ac(key)
@@ -106,16 +107,15 @@ class RunCache:
             except BadBody as exc:
                 raise RemoteFault(f"{what} is not usable: {exc}") from None
             packed = http.get_cas(named.files_sha256)  # checked against its digest
-            return None if packed is None else (named, packed)  # None: evicted
-
-        def unpacked(named: Body, packed: bytes) -> Outputs:
+            if packed is None:
+                return None  # evicted
             size = sum(length for _, length in named.files)
             files = named.outputs(inflate(packed, size))
             if not _only_outputs(files, outputs):
                 raise BadBody("it would write files that no check writes")
-            return files
+            return named, files
 
-        self._writer = _Writer.fetching(fetched, unpacked, partial(write_outputs, outputs, ignores))
+        self._writer = _Writer(made, partial(write_outputs, outputs, ignores))
 
     def lookup(self) -> Report | None:
         """The report of this run from the remote, its generated files written; None on a
@@ -198,15 +198,12 @@ class RunCache:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         if self._writer is not None and self._writer.sha256 == body.files_sha256:
-            try:
-                files = self._writer.unpacked()  # inflated while the trails were read
-            except BadBody as exc:
-                raise RemoteFault(f"cas/{body.files_sha256[:12]}… is not usable: {exc}") from None
             if not self._writer.names(body):
                 raise RemoteFault(
                     f"the files entry names the files of cas/{body.files_sha256[:12]}… "
                     "otherwise than the run entry"
                 )
+            files = self._writer.files  # fetched and inflated while the trails were read
         else:
             named = self._files(body, digest_)
             if named is None:
@@ -296,7 +293,10 @@ class RunCache:
         keys = self.inputs.shard_keys(count)
         # Side by side: on a remote a round trip away, one after the other the shards' entries
         # and bodies would cost 2 x count round trips.
-        bodies = _each(self._body, keys)
+        from trailblaze.remote import CONNECTIONS  # noqa: PLC0415
+
+        with ThreadPoolExecutor(min(len(keys), CONNECTIONS), "run-entry-fetch") as pool:
+            bodies = list(pool.map(self._body, keys))  # the first error, in order, is raised
         for index_, (key, body) in enumerate(zip(keys, bodies, strict=True), start=1):
             found = None if body is None else self._take(key, *body, whole=False)
             if found is None:
@@ -328,7 +328,7 @@ class RunCache:
         if self._writer is None or self._writer.empty():
             inputs = self.inputs
             self._writer = _Writer(
-                lambda: files, partial(write_outputs, inputs.outputs, inputs.ignores)
+                lambda: (None, files), partial(write_outputs, inputs.outputs, inputs.ignores)
             )
 
     def _finish_writing(self, files: Outputs) -> None:
@@ -428,86 +428,60 @@ def gc_paused() -> Iterator[None]:
 
 
 class _Writer:
-    """`write(prepare())` in a thread of its own; `join` waits for it. `bad` is what `prepare`
-    met (a `BadBody`: nothing written), `error` what the writing raised (an OSError: a file
-    that cannot be written, or a bug). Made by `fetching`, it first fetches what it writes."""
+    """`write` of what `make` gives, in a thread of its own; `join` waits for it.
+
+    `make` returns the files entry they come from (None: the caller's own) and the files, or
+    None (nothing to write); what it raises is kept: a `RemoteFault` (`fault`) or a `BadBody`
+    (`bad`), nothing written. `error` is what the writing raised (an OSError: a file that
+    cannot be written, or a bug)."""
 
     def __init__(
         self,
-        prepare: Callable[[], Outputs],
+        make: Callable[[], tuple[Body | None, Outputs] | None],
         write: Callable[[Outputs], None],
-        fetch: Callable[[], tuple[Body, bytes] | None] | None = None,
-        unpack: Callable[[Body, bytes], Outputs] | None = None,
     ) -> None:
         self.files: Outputs = ({}, {})
-        """What it writes, once `prepare` has made it (nothing when that failed)."""
+        """What it writes, once made (nothing when nothing was)."""
         self.bad: BadBody | None = None
         self.error: Exception | None = None
         self._named: Body | None = None
         self._fault: str | None = None
-        self._prepare = prepare
+        self._make = make
         self._write = write
-        self._fetch = fetch
-        self._unpack = unpack
-        self._fetched = threading.Event()
-        self._ready = threading.Event()
+        self._made = threading.Event()
         self._thread = threading.Thread(target=self._run, name="run-entry-files", daemon=True)
         self._thread.start()
-
-    @classmethod
-    def fetching(
-        cls,
-        fetch: Callable[[], tuple[Body, bytes] | None],
-        unpack: Callable[[Body, bytes], Outputs],
-        write: Callable[[Outputs], None],
-    ) -> _Writer:
-        """The files a files entry names: `fetch` gives the entry and its files' packed body
-        (None: no entry; a `RemoteFault`: `fault`), `unpack` makes the files of them."""
-        return cls(lambda: ({}, {}), write, fetch, unpack)
 
     def _run(self) -> None:
         from trailblaze.remote import RemoteFault  # noqa: PLC0415
 
         try:
             try:
-                if self._fetch is None:
-                    self.files = self._prepare()
-                else:
-                    try:
-                        found = self._fetch()
-                    except RemoteFault as exc:
-                        self._fault = str(exc)
-                        return
-                    finally:
-                        self._fetched.set()
-                    if found is None:
-                        return
-                    self._named = found[0]
-                    assert self._unpack is not None
-                    self.files = self._unpack(*found)
+                made = self._make()
+                if made is None:
+                    return
+                self._named, self.files = made
+            except RemoteFault as exc:
+                self._fault = str(exc)
+                return
             except BadBody as exc:
                 self.bad = exc
                 return
             finally:
-                self._fetched.set()
-                self._ready.set()
+                self._made.set()
             self._write(self.files)
         except Exception as exc:  # raised again in the thread that joins
             self.error = exc
 
-    def empty(self) -> bool:
-        """Whether its fetching found no files entry (nothing written, nothing wrong)."""
-        return self._fetch is not None and self.fault() is None and self._named is None
-
     def fault(self) -> str | None:
-        """The remote's fault its fetching met, once the fetching is over."""
-        self._fetched.wait()
+        """The remote's fault its making met, once it is made."""
+        self._made.wait()
         return self._fault
 
     @property
     def sha256(self) -> str | None:
-        """The digest of the files' body a files entry handed it, once fetched (else None)."""
-        self._fetched.wait()
+        """The digest of the files' body a files entry handed it, once made (else None)."""
+        self._made.wait()
         return self._named.files_sha256 if self._named is not None else None
 
     def names(self, body: Body) -> bool:
@@ -520,56 +494,13 @@ class _Writer:
             and named.ignores == body.ignores
         )
 
-    def unpacked(self) -> Outputs:
-        """The files it writes, once they are made (BadBody: they could not be, and are not
-        written); the writing goes on."""
-        self._ready.wait()
-        if self.bad is not None:
-            bad, self.bad = self.bad, None  # the caller's fault now, not `_settle`'s
-            raise bad
-        return self.files
+    def empty(self) -> bool:
+        """Whether it writes nothing and met nothing wrong (no files entry was found)."""
+        self._made.wait()
+        return self._fault is None and self.bad is None and not any(self.files)
 
     def join(self) -> None:
         self._thread.join()
-
-
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-
-
-def _each(work: Callable[[_T], _R], items: Sequence[_T], limit: int = 8) -> list[_R]:
-    """`work(item)` for each of `items`, in order, in up to `limit` threads at once; what the
-    first of them (in order) raised is raised."""
-    if len(items) < 2:
-        return [work(item) for item in items]
-    results: list[_R | None] = [None] * len(items)
-    errors: list[Exception | None] = [None] * len(items)
-    pending = iter(range(len(items)))
-    lock = threading.Lock()
-
-    def worker() -> None:
-        while True:
-            with lock:
-                at = next(pending, None)
-            if at is None:
-                return
-            try:
-                results[at] = work(items[at])
-            except Exception as exc:  # raised again in the calling thread
-                errors[at] = exc
-
-    threads = [
-        threading.Thread(target=worker, name="run-entry-fetch", daemon=True)
-        for _ in range(min(limit, len(items)))
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for error in errors:
-        if error is not None:
-            raise error
-    return cast("list[_R]", results)
 
 
 def _only_outputs(files: Outputs, outputs: Mapping[str, Path]) -> bool:
