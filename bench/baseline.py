@@ -28,22 +28,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from trailblaze.artifacts import DTS_NAME
-from trailblaze.batch import parse_bytes
-from trailblaze.bundled import discover
-from trailblaze.catalog import load_catalog
-from trailblaze.codegen import generate
-from trailblaze.discovery import load_manifests
-from trailblaze.linetable import GenLine
-from trailblaze.proc import run
-from trailblaze.proof import parse_output
-from trailblaze.runif import runif_findings
-from trailblaze.scratch import Layout
-from trailblaze.sdk import sdk_type_names
-from trailblaze.surface import generate_surfaces
-from trailblaze.toolchain import BASELINE_TS_VERSION, find_compiler
-from trailblaze.typegate.settings import COMPILER_OPTIONS
-from trailblaze.typegate.surfaces import module_surface
+from trailblaze.check.discover import load_manifests
+from trailblaze.check.surfaces import generate_surfaces
+from trailblaze.check.typegate.proof import parse_output
+from trailblaze.check.typegate.settings import COMPILER_OPTIONS
+from trailblaze.check.typegate.surfaces import module_surface
+from trailblaze.check.workers import parse_bytes
+from trailblaze.generate.artifacts import DTS_NAME
+from trailblaze.generate.codegen import generate
+from trailblaze.generate.linetable import GenLine
+from trailblaze.generate.sdk import sdk_type_names
+from trailblaze.state.scratch import Layout
+from trailblaze.toolchain.compilers import BASELINE_TS_VERSION, find_compiler
+from trailblaze.toolchain.proc import run
+from trailblaze.toolmodel.bundled import discover
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.trail.runif import runif_findings
 from trailblaze.workspace import find_workspace, scan
 
 TIMEOUT = 1800.0

@@ -16,7 +16,7 @@ as a user runs them:
 
 The edit is the first `text:`, `textRegex:`, `url:` or `appId:` argument of the first trail the
 cold run type-checked whose file has one; a workspace with none is measured without `one-edit`. Every sample records the
-check's stored stats (`trailblaze.check.last_stats`): compiler runs, files compiled, trails parsed.
+check's stored stats (`trailblaze.check.run.last_stats`): compiler runs, files compiled, trails parsed.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from trailblaze.catalog import Catalog, Tool, load_catalog
+from trailblaze.toolmodel.catalog import Catalog, Tool, load_catalog
 
 GENERATOR_VERSION = "3"
 DODO = "from trailblaze.doit_tasks import DOIT_CONFIG, task_check  # noqa: F401\n"

@@ -56,7 +56,7 @@ def descendants(token: str) -> list[int]:
 def start(ws: Path, token: str, *, keep_output: bool) -> subprocess.Popen[bytes]:
     env = {**os.environ, TOKEN_ENV: token, "NO_COLOR": "1"}
     return subprocess.Popen(
-        [sys.executable, "-m", "trailblaze.cli", "check", str(ws), "--format", "json"],
+        [sys.executable, "-m", "trailblaze", "check", str(ws), "--format", "json"],
         # A run to be killed writes nowhere: a full pipe nobody reads would stop it early.
         stdout=subprocess.PIPE if keep_output else subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

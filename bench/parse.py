@@ -18,9 +18,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from trailblaze.parse import parse_trail
+from trailblaze.trail.parse import parse_trail
 from trailblaze.workspace import PROJECT_CONFIG_NAME, is_project_config, is_trail_name
-from trailblaze.yamlnode import has_c_extension, read_text
+from trailblaze.yaml.node import has_c_extension, read_text
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DIRS = (REPO / "tests" / "data" / "corpus", REPO / "trailmaps")

@@ -71,8 +71,8 @@ from typing import Any
 
 from bench.generate import EDIT_TEXT, ERROR_KINDS, Manifest, Spec, ensure
 from bench.nginx import NginxCache
-from trailblaze.proc import ProcError
-from trailblaze.proc import run as run_program
+from trailblaze.toolchain.proc import ProcError
+from trailblaze.toolchain.proc import run as run_program
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SIZES = (100, 1000, 10000)
@@ -254,7 +254,7 @@ def measure(
 
 def read_stats(scratch: Path) -> dict[str, Any]:
     """The stats of the last check of a scratch directory (its state store); {} when none."""
-    from trailblaze.check import last_stats  # noqa: PLC0415
+    from trailblaze.check.run import last_stats  # noqa: PLC0415
 
     return last_stats(scratch)
 
@@ -399,16 +399,16 @@ class Bench:
         """The compiler alone over the cold run's files; `canary`: with the proof of compile
         the type gate adds to every run (the canary module and `--listFiles`), proven the same
         way, so that `bare-tsc-canary` / `bare-tsc` is what the proof costs."""
-        from trailblaze.proc import ProcResult  # noqa: PLC0415
-        from trailblaze.proof import (  # noqa: PLC0415
+        from trailblaze.check.typegate.proof import (  # noqa: PLC0415
             Canary,
             Unproven,
             abs_path,
             parse_output,
             prove,
         )
-        from trailblaze.scratch import Layout  # noqa: PLC0415
-        from trailblaze.typegate.settings import COMPILER_OPTIONS  # noqa: PLC0415
+        from trailblaze.check.typegate.settings import COMPILER_OPTIONS  # noqa: PLC0415
+        from trailblaze.state.scratch import Layout  # noqa: PLC0415
+        from trailblaze.toolchain.proc import ProcResult  # noqa: PLC0415
 
         name = "bare-tsc-canary" if canary else "bare-tsc"
         layout = Layout(self.ws / ".trailblaze")
@@ -526,7 +526,7 @@ class Bench:
         whole: bool = True,
     ) -> Sample:
         """`trailblaze check --format json`; `whole`: of every trail (its exit code is known)."""
-        argv = [sys.executable, "-m", "trailblaze.cli", "check", "--format", "json"]
+        argv = [sys.executable, "-m", "trailblaze", "check", "--format", "json"]
         sample = measure(
             [*argv, "--output", str(out), *extra],
             cwd=cwd,
@@ -573,7 +573,7 @@ class Bench:
             samples[-1].checks.update(self.remote_stats(clone))
         merged = self.reports / f"{name}-{run}-merged.json"
         joined = run_program(
-            [sys.executable, "-m", "trailblaze.cli", "report", "merge", *map(str, files)],
+            [sys.executable, "-m", "trailblaze", "report", "merge", *map(str, files)],
             cwd=self.ws,
             timeout=600,
         )
@@ -961,7 +961,7 @@ def machine(tsc_version: str, baseline_version: str) -> dict[str, Any]:
 
 def run_benchmark(options: Options) -> dict[str, Any]:
     """Run every size; returns the results (also written to `options.out`)."""
-    from trailblaze.toolchain import BASELINE_TS_VERSION, TS_VERSION, find_compiler  # noqa: PLC0415
+    from trailblaze.toolchain.compilers import BASELINE_TS_VERSION, TS_VERSION, find_compiler  # noqa: PLC0415
 
     # Bytecode first, as `pip install` does: under PYTHONDONTWRITEBYTECODE (set on some CI
     # images) an editable checkout would otherwise compile every module in every process.

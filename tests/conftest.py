@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from bench.nginx import NginxCache
-from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, TS_VERSION, TSC_ENV, Compiler, find_compiler
+from trailblaze.toolchain.compilers import (
+    TOOLCHAIN_DIR_ENV,
+    TS_VERSION,
+    TSC_ENV,
+    Compiler,
+    find_compiler,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"

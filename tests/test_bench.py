@@ -16,7 +16,7 @@ import pytest
 from bench.generate import ERROR_KINDS, Manifest, Spec, generate, manifest_path
 from bench.run import MEASURES, SHARDS, Options, run_benchmark
 from tests.conftest import DATA, ROOT, toolchain_cache
-from trailblaze.toolchain import BASELINE_TS_VERSION, Compiler, find_compiler
+from trailblaze.toolchain.compilers import BASELINE_TS_VERSION, Compiler, find_compiler
 
 
 def test_generator_is_deterministic_and_plants_one_error_per_erroneous_trail(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bench.generate import Spec, _spec_key
 from bench.run import Options, compiled_count, doit_stats, read_stats
-from trailblaze.store import STATS, Store
+from trailblaze.state.store import STATS, Store
 
 
 def test_stats_of_a_run_and_of_a_skipped_one(tmp_path: Path) -> None:

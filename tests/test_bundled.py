@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_python, write_tree
-from trailblaze.bundled import ENTRY_POINT_GROUP, discover
-from trailblaze.catalog import load_catalog
-from trailblaze.toolchain import Compiler
+from trailblaze.toolchain.compilers import Compiler
+from trailblaze.toolmodel.bundled import ENTRY_POINT_GROUP, discover
+from trailblaze.toolmodel.catalog import load_catalog
 
 KIOSK = """
     id: kiosk
@@ -49,7 +49,7 @@ def make_package(site: Path) -> Path:
 
 def trailblaze(cwd: Path, site: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # Keeps the test session's toolchain directory: `check` type-checks with its tsc.
-    return run_python(cwd, "-m", "trailblaze.cli", *args, env={"PYTHONPATH": str(site)})
+    return run_python(cwd, "-m", "trailblaze", *args, env={"PYTHONPATH": str(site)})
 
 
 def test_discover_reads_trailmaps_and_baked_targets(tmp_path: Path) -> None:

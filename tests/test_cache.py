@@ -6,8 +6,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from trailblaze.cache import LocalResults, ResultKey, decode_result, encode_result
 from trailblaze.finding import Finding
+from trailblaze.state.results import LocalResults, ResultKey, decode_result, encode_result
 
 FULL = Finding(
     "type",

@@ -1,4 +1,4 @@
-"""Tests for trailblaze.catalog: the bundled framework tool catalog and its loader.
+"""Tests for trailblaze.toolmodel.catalog: the bundled framework tool catalog and its loader.
 
 The facts in ``trailblaze/data/catalog.json`` are compared with the research notes in
 ``tests/data/reference/tool-catalog.json`` (see the NOTICE next to it). Where the catalog is
@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from trailblaze.catalog import (
+from trailblaze.toolmodel.catalog import (
     FORMAT_VERSION,
     Catalog,
     CatalogError,

@@ -10,14 +10,14 @@ import trailblaze
 PACKAGE = Path(trailblaze.__file__).parent
 
 STAGES = (
-    "trailblaze.checkcontext",
-    "trailblaze.discovery",
-    "trailblaze.targets",
-    "trailblaze.surface",
-    "trailblaze.parsestage",
-    "trailblaze.typegate.gate",
-    "trailblaze.reporting",
-    "trailblaze.check",
+    "trailblaze.check.context",
+    "trailblaze.check.discover",
+    "trailblaze.check.resolve",
+    "trailblaze.check.surfaces",
+    "trailblaze.check.parse",
+    "trailblaze.check.typegate.gate",
+    "trailblaze.check.report",
+    "trailblaze.check.run",
 )
 """The check's context, its stages in the order they run, and the orchestrator last."""
 
@@ -41,7 +41,7 @@ def test_a_stage_imports_no_stage_after_it() -> None:
 
 
 def test_only_the_orchestrator_runs_the_stages() -> None:
-    orchestrator = imported("trailblaze.check")
+    orchestrator = imported("trailblaze.check.run")
     assert set(STAGES[:-1]) <= orchestrator
     # Nothing outside the check's own modules starts a stage: entry points call run_check.
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -49,11 +49,12 @@ def test_only_the_orchestrator_runs_the_stages() -> None:
         if module in STAGES or module.endswith(".__init__"):
             continue
         text = path.read_text("utf-8")
-        for name in ("parsestage import Parser", "typegate.gate import TypeGate"):
+        for name in ("check.parse import Parser", "typegate.gate import TypeGate"):
             assert name not in text, (module, name)
 
 
 TYPEGATE = (
+    "proof",
     "settings",
     "jobs",
     "mapping",
@@ -70,10 +71,10 @@ TYPEGATE = (
 
 
 def test_a_type_gate_room_imports_only_rooms_above_it() -> None:
-    rooms = [f"trailblaze.typegate.{name}" for name in TYPEGATE]
+    rooms = [f"trailblaze.check.typegate.{name}" for name in TYPEGATE]
     on_disk = {
-        f"trailblaze.typegate.{p.stem}"
-        for p in (PACKAGE / "typegate").glob("*.py")
+        f"trailblaze.check.typegate.{p.stem}"
+        for p in (PACKAGE / "check" / "typegate").glob("*.py")
         if p.stem != "__init__"
     }
     assert set(rooms) == on_disk

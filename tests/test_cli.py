@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, write_tree
-from trailblaze.cli import main
-from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, TSC_ENV
+from trailblaze.cli.main import main
+from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, TSC_ENV
 
 GOOD = "config:\n  target: app\ntrail:\n  - step: a\n"
 
@@ -242,7 +242,7 @@ def test_a_full_disk_under_stdout_is_an_error_not_a_traceback_or_a_pass(compact_
     for fmt in ("json", "text"):
         with Path("/dev/full").open("w") as full:
             result = subprocess.run(
-                [sys.executable, "-m", "trailblaze.cli", "check", "--format", fmt],
+                [sys.executable, "-m", "trailblaze", "check", "--format", fmt],
                 cwd=compact_ws,
                 stdout=full,
                 stderr=subprocess.PIPE,
@@ -268,7 +268,7 @@ def test_a_timeout_that_is_no_number_falls_back_with_a_warning(
     for value in ("nan", "inf", "1e400", "abc"):
         shutil.rmtree(compact_ws / ".trailblaze", ignore_errors=True)
         result = subprocess.run(
-            [sys.executable, "-m", "trailblaze.cli", "check", "--format", "json"],
+            [sys.executable, "-m", "trailblaze", "check", "--format", "json"],
             cwd=compact_ws,
             capture_output=True,
             text=True,
@@ -287,7 +287,7 @@ def test_a_timeout_that_is_no_number_falls_back_with_a_warning(
 def test_console_script_runs_without_a_traceback_on_a_bad_path(tmp_path: Path) -> None:
     env = {**os.environ, "NO_COLOR": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "trailblaze.cli", "check", str(tmp_path / "missing")],
+        [sys.executable, "-m", "trailblaze", "check", str(tmp_path / "missing")],
         capture_output=True,
         text=True,
         env=env,
@@ -306,7 +306,7 @@ def test_a_reader_that_stops_early_ends_the_output_quietly_with_141() -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)
     result = subprocess.run(
-        [sys.executable, "-m", "trailblaze.cli", "schema", "shop"],
+        [sys.executable, "-m", "trailblaze", "schema", "shop"],
         cwd=ROOT,
         stdout=write_end,
         stderr=subprocess.PIPE,

@@ -5,11 +5,11 @@ import json
 import pytest
 
 from tests.conftest import CORPUS, dedent
-from trailblaze.catalog import load_catalog
-from trailblaze.codegen import HEADER_LINES, callee, emitted_calls, generate, json_literal
-from trailblaze.linetable import pack_lines, unpack_lines
-from trailblaze.parse import parse_trail
-from trailblaze.trail import Trail
+from trailblaze.generate.codegen import HEADER_LINES, callee, emitted_calls, generate, json_literal
+from trailblaze.generate.linetable import pack_lines, unpack_lines
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.trail.model import Trail
+from trailblaze.trail.parse import parse_trail
 
 
 def trail(text: str) -> Trail:

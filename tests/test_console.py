@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_tree
-from trailblaze.console import render_report, report_console, source_lines
 from trailblaze.finding import Finding
-from trailblaze.report import Report
+from trailblaze.report.console import render_report, report_console, source_lines
+from trailblaze.report.record import Report
 
 
 def finding(path: str, line: int, column: int = 1) -> Finding:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import CORPUS
-from trailblaze.parse import parse_trail
+from trailblaze.trail.parse import parse_trail
 from trailblaze.workspace import PROJECT_CONFIG_NAME, is_project_config, is_trail_name
-from trailblaze.yamlnode import read_text
+from trailblaze.yaml.node import read_text
 
 REJECTED_DIR = "history/c2d541b76462/examples/android-sample-app/trails/android-host"
 

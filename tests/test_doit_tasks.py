@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import ROOT, write_tree
-from trailblaze.scratch import Layout
+from trailblaze.state.scratch import Layout
 
 DODO = """\
 from trailblaze.doit_tasks import DOIT_CONFIG, task_check
@@ -378,7 +378,7 @@ def test_a_user_error_in_an_action_is_a_task_error_with_its_message(
 def test_every_action_turns_a_user_error_into_a_task_error(tmp_path: Path) -> None:
     from doit.exceptions import TaskError  # noqa: PLC0415
 
-    from trailblaze import doit_actions  # noqa: PLC0415
+    from trailblaze.doit_tasks import actions as doit_actions  # noqa: PLC0415
 
     gone = tmp_path / "gone"
     for command, action in (

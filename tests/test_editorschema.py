@@ -17,10 +17,10 @@ from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 
 from tests.conftest import CORPUS, run_python, write_tree
-from trailblaze.check import run_check
-from trailblaze.editorschema import as_checked
+from trailblaze.check.run import run_check
+from trailblaze.generate.editorschema import as_checked
 from trailblaze.options import CheckOptions
-from trailblaze.report import Report
+from trailblaze.report.record import Report
 from trailblaze.workspace import find_workspace, is_trail_name
 
 pytestmark = pytest.mark.usefixtures("tsc")
@@ -181,13 +181,13 @@ def test_trailblaze_schema_prints_the_schema_the_surfaces_write(compact_ws: Path
     write_tree(
         compact_ws, {"trailmaps/app/trails/a.trail.yaml": "config: {target: app}\ntrail: []\n"}
     )
-    printed = run_python(compact_ws, "-m", "trailblaze.cli", "schema", "app")
+    printed = run_python(compact_ws, "-m", "trailblaze", "schema", "app")
     assert printed.returncode == 0, printed.stderr
     schema = json.loads(printed.stdout)
     assert schema["title"] == "Trail of trailmap 'app'"
     assert "tool.swipe" in schema["$defs"]
-    assert run_python(compact_ws, "-m", "trailblaze.cli", "schema").stdout == printed.stdout
-    missing = run_python(compact_ws, "-m", "trailblaze.cli", "schema", "shop")
+    assert run_python(compact_ws, "-m", "trailblaze", "schema").stdout == printed.stdout
+    missing = run_python(compact_ws, "-m", "trailblaze", "schema", "shop")
     assert (missing.returncode, missing.stderr.strip()) == (
         2,
         f"trailblaze schema: no target trailmap 'shop' in {compact_ws} (targets: app)",

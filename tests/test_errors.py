@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+import fakeadb
 import trailblaze
 from tests.conftest import write_tree
-from trailblaze.cli import main
+from trailblaze.cli.main import main
 from trailblaze.errors import TrailblazeError, UsageError
-from trailblaze.report import EXIT_USAGE
+from trailblaze.report.record import EXIT_USAGE
 
 NOT_USER_ERRORS = {
     # Outcomes that become data (findings, tool failures) where they are raised.
@@ -52,7 +53,8 @@ NOT_USER_ERRORS = {
 
 def _exception_types() -> dict[str, type[BaseException]]:
     found: dict[str, type[BaseException]] = {}
-    for info in pkgutil.walk_packages(trailblaze.__path__, "trailblaze."):
+    packages = [(trailblaze.__path__, "trailblaze."), (fakeadb.__path__, "fakeadb.")]
+    for info in (i for path, prefix in packages for i in pkgutil.walk_packages(path, prefix)):
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if (
@@ -130,7 +132,7 @@ def test_no_traceback_from_the_installed_command_for_a_bad_workspace_table(
 ) -> None:
     write_tree(tmp_path, {"pyproject.toml": "[tool.trailblaze]\nlayout = 'sideways'\n"})
     done = subprocess.run(
-        [sys.executable, "-m", "trailblaze.cli", "check", "--workspace", str(tmp_path)],
+        [sys.executable, "-m", "trailblaze", "check", "--workspace", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,

@@ -12,11 +12,11 @@ from xml.etree import ElementTree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trailblaze.console import render_report, report_console
-from trailblaze.escaping import json_text, printable, xml_text
 from trailblaze.finding import Finding
-from trailblaze.formats import render
-from trailblaze.report import Report, TrailStatus
+from trailblaze.report.console import render_report, report_console
+from trailblaze.report.escaping import json_text, printable, xml_text
+from trailblaze.report.formats import render
+from trailblaze.report.record import Report, TrailStatus
 
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\ud800-\udfff]")
 ANY_TEXT = st.text(st.characters(), max_size=30)  # lone surrogates included

@@ -8,10 +8,10 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.conftest import write_tree
-from trailblaze.cli import main
+from trailblaze.cli.main import main
 from trailblaze.finding import Finding
-from trailblaze.formats import github, junit, render, sarif
-from trailblaze.report import Report, TrailStatus
+from trailblaze.report.formats import github, junit, render, sarif
+from trailblaze.report.record import Report, TrailStatus
 
 REPORT = Report(
     workspace="/ws",

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, toolchain_cache, write_tree
-from trailblaze.cli import main
-from trailblaze.npmtool import install_npm_tool
-from trailblaze.proc import run
-from trailblaze.toolchain import ToolchainError
+from trailblaze.cli.main import main
+from trailblaze.toolchain.compilers import ToolchainError
+from trailblaze.toolchain.npm import install_npm_tool
+from trailblaze.toolchain.proc import run
 
 MULTITOOL_VERSION = "5.7.0"
 _PLATFORMS = {"linux": "linux", "darwin": "darwin", "win32": "win32"}

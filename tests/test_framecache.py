@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from trailblaze.finding import Finding
-from trailblaze.framecache import frames_of
 from trailblaze.fsutil import stamp_of
-from trailblaze.report import ReportView
+from trailblaze.report.frames import frames_of
+from trailblaze.report.record import ReportView
 
 TRAIL = "trailmaps/app/trails/a.trail.yaml"
 

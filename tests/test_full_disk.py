@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_python
-from trailblaze.toolchain import Compiler
+from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import GENERATED_TOOL_FILES
 
 ROOM_KIB = 150
@@ -62,7 +62,7 @@ def roomy(tmp_path: Path, tsc: Compiler) -> dict[str, object]:
     """The bundled workspace checked on a disk with room: its report and generated files."""
     ws = tmp_path / "roomy"
     shutil.copytree(ROOT / "trailmaps", ws / "trailmaps", ignore=_no_generated)
-    done = run_python(ws, "-m", "trailblaze.cli", "check", "--format", "json")
+    done = run_python(ws, "-m", "trailblaze", "check", "--format", "json")
     assert done.returncode == 0, done.stdout + done.stderr
     return {"report": _without_paths(done.stdout), "files": generated(ws)}
 
@@ -97,7 +97,7 @@ def test_a_full_disk_is_one_message_and_the_next_run_with_room_checks(
     shutil.copytree(ROOT / "trailmaps", ws / "trailmaps", ignore=_no_generated)
     (ws / "dodo.py").write_text(DODO)
     filler = fill(disk)
-    argv = ("-m", "trailblaze.cli", "check") if entry == "trailblaze check" else ("-m", "doit")
+    argv = ("-m", "trailblaze", "check") if entry == "trailblaze check" else ("-m", "doit")
     for _ in range(2):  # nothing recorded as checked: the same again
         full = run_python(ws, *argv)
         out = full.stdout + full.stderr
@@ -108,7 +108,7 @@ def test_a_full_disk_is_one_message_and_the_next_run_with_room_checks(
         assert message.endswith(": No space left on device; free some space and run again")
         _no_partial_files(ws, roomy)
     filler.unlink()
-    again = run_python(ws, "-m", "trailblaze.cli", "check", "--format", "json")
+    again = run_python(ws, "-m", "trailblaze", "check", "--format", "json")
     assert again.returncode == 0, again.stdout + again.stderr
     assert _without_paths(again.stdout) == roomy["report"]
     assert generated(ws) == roomy["files"]
@@ -123,9 +123,7 @@ def test_a_report_that_does_not_fit_leaves_the_last_one_whole(
     last = disk / "report.json"
     last.write_text('{"the last": "report"}\n')
     fill(disk, room=0)
-    full = run_python(
-        ws, "-m", "trailblaze.cli", "check", "--format", "json", "--output", str(last)
-    )
+    full = run_python(ws, "-m", "trailblaze", "check", "--format", "json", "--output", str(last))
     assert full.returncode == 2, full.stdout + full.stderr
     assert full.stderr == f"trailblaze check: cannot write {last}: No space left on device\n"
     assert last.read_text() == '{"the last": "report"}\n'

@@ -29,10 +29,10 @@ import pytest
 
 from tests.conftest import DATA, isolate_env
 from tests.golden import assert_golden, mismatch, scrub
-from trailblaze.cli import main
+from trailblaze.cli.main import main
 from trailblaze.options import DISABLE_ENV
-from trailblaze.scratch import Layout
-from trailblaze.toolchain import Compiler
+from trailblaze.state.scratch import Layout
+from trailblaze.toolchain.compilers import Compiler
 
 SEEDED = DATA / "seeded"
 FORMATS = {

@@ -1,6 +1,6 @@
 """One grammar: the parse gate and the editor's trail JSON Schema accept the same keys.
 
-Both are derived from `trailblaze.grammar`. Here they are run side by side, the real parser on
+Both are derived from `trailblaze.trail.grammar`. Here they are run side by side, the real parser on
 trail text and jsonschema with the grammar's `$defs`, on a sample trail per key of every block:
 each declared key is accepted by both, an unknown key is refused by both, a missing required
 key (or a broken one-of / any-of) is refused by both, and lenient mode drops exactly the
@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from trailblaze import grammar
-from trailblaze.grammar import Block
-from trailblaze.parse import parse_trail
+from trailblaze.trail import grammar
+from trailblaze.trail.grammar import Block
+from trailblaze.trail.parse import parse_trail
 
 Doc = Any
 CALL = {"type": "object", "minProperties": 1, "maxProperties": 1}

@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import write_tree
-from trailblaze.argvalues import canonical_number
-from trailblaze.check import run_check
+from trailblaze.check.run import run_check
+from trailblaze.generate.argvalues import canonical_number
+from trailblaze.generate.tsrender import import_path, json_text, ts_comment, ts_key, ts_string
 from trailblaze.options import CheckOptions
-from trailblaze.tsrender import import_path, json_text, ts_comment, ts_key, ts_string
 from trailblaze.workspace import find_workspace
 
 pytestmark = pytest.mark.usefixtures("tsc")

@@ -18,8 +18,8 @@ import pytest
 from bench.generate import Spec, generate
 from bench.kill_loop import complete_run, descendants, start, wait_gone
 from tests.test_proc import _gone, kill_parent_of
-from trailblaze.batch import PARALLEL_MIN
-from trailblaze.toolchain import Compiler
+from trailblaze.check.workers import PARALLEL_MIN
+from trailblaze.toolchain.compilers import Compiler
 
 pytestmark = [pytest.mark.usefixtures("tsc"), pytest.mark.slow]
 
@@ -74,7 +74,7 @@ def _pythons(pids: list[int]) -> list[int]:
     found = []
     for pid in pids:
         try:
-            if b"trailblaze.cli" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"trailblaze" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 found.append(pid)
         except OSError:
             continue

@@ -7,9 +7,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tests.conftest import dedent, write_tree
-from trailblaze.cli import main
-from trailblaze.manifest import is_safe_id, load_manifest, manifest_schema, parse_manifest
-from trailblaze.yamlnode import load
+from trailblaze.cli.main import main
+from trailblaze.toolmodel.manifest import is_safe_id, load_manifest, manifest_schema, parse_manifest
+from trailblaze.yaml.node import load
 
 
 def messages(text: str, dir_name: str = "app") -> list[str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_python, write_tree
-from trailblaze.monorepo import find_monorepo
-from trailblaze.toolchain import Compiler
+from trailblaze.runs.monorepo import find_monorepo
+from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import WorkspaceError
 
 MANIFEST = "id: {id}\ntarget:\n  display_name: {id}\n"
@@ -143,7 +143,7 @@ def test_one_dodo_checks_every_workspace_alone_together_and_in_parallel(
     ]
 
     # The command line: every workspace, one report.
-    result = run_python(root, "-m", "trailblaze.cli", "check", "--all", "--format", "json")
+    result = run_python(root, "-m", "trailblaze", "check", "--all", "--format", "json")
     assert result.returncode == 1, result.stderr
     merged = json.loads(result.stdout)
     assert [t["path"] for t in merged["trails"]] == [
@@ -205,7 +205,7 @@ def test_doit_check_shows_every_workspace_in_one_report_when_the_first_fails(
     assert "legacy/trails/kiosk/reset.trail.yaml:" in out
     assert "trailblaze check: 2 finding(s)" in out
     # The file is the report `trailblaze check --all` gives.
-    cli = run_python(root, "-m", "trailblaze.cli", "check", "--all", "--format", "json")
+    cli = run_python(root, "-m", "trailblaze", "check", "--all", "--format", "json")
     assert cli.returncode == 1, cli.stderr
     assert json.loads((root / "merged.json").read_text("utf-8")) == json.loads(cli.stdout)
     assert [f["path"] for f in json.loads(cli.stdout)["findings"] if f["fatal"]] == [

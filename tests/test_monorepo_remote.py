@@ -22,12 +22,12 @@ from tests.faultproxy import FaultProxy, refused_url
 from tests.test_monorepo import TRAIL, monorepo
 from tests.test_remote import BROKEN_TRAIL
 from tests.test_runcache import EDITED, clone, generated, run_entries
-from trailblaze.check import last_stats
-from trailblaze.monorepo import find_monorepo
+from trailblaze.check.run import last_stats
 from trailblaze.options import REMOTE_ENV, REMOTE_READ_ONLY_ENV
-from trailblaze.remote import TIMEOUT_ENV
-from trailblaze.runstate import ROWS_FORMAT, decode_rows, encode_rows, rows_key
-from trailblaze.toolchain import Compiler
+from trailblaze.runs.monorepo import find_monorepo
+from trailblaze.runs.rows import ROWS_FORMAT, decode_rows, encode_rows, rows_key
+from trailblaze.state.remote import TIMEOUT_ENV
+from trailblaze.toolchain.compilers import Compiler
 
 NAMES = ("apps/notes", "apps/shop", "legacy")
 NOTES_TRAIL = "apps/notes/trailmaps/notes/trails/pin.trail.yaml"
@@ -54,7 +54,7 @@ def doit(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]
 
 def check_all(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`trailblaze check --all --format json` at the monorepo's root."""
-    return run_python(root, "-m", "trailblaze.cli", "check", "--all", "--format", "json", *args)
+    return run_python(root, "-m", "trailblaze", "check", "--all", "--format", "json", *args)
 
 
 def scratch(root: Path) -> dict[str, Path]:
@@ -432,9 +432,7 @@ def test_the_rows_a_ci_trailblaze_check_stored_serve_a_developer_s_doit_check(
     server: NginxCache, fixed_report: dict[str, Any], tmp_path: Path
 ) -> None:
     ci = fresh(tmp_path / "ci")
-    done = run_python(
-        ci / "apps/shop", "-m", "trailblaze.cli", "check", "--remote-cache", server.url
-    )
+    done = run_python(ci / "apps/shop", "-m", "trailblaze", "check", "--remote-cache", server.url)
     assert done.returncode == 1, done.stdout + done.stderr
     assert stats(ci)["apps/shop"]["remote_rows_stored"] is True
     # A developer's clone: the hit, then an edit, which gets the CI run's trail rows.

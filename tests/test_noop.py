@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-import trailblaze.check
+import trailblaze.check.run
 from tests.conftest import ROOT, write_tree
-from trailblaze.cli import main
-from trailblaze.noop import inputs_key, known_key
-from trailblaze.toolchain import TSC_ENV, Compiler
+from trailblaze.cli.main import main
+from trailblaze.cli.noop import inputs_key, known_key
+from trailblaze.toolchain.compilers import TSC_ENV, Compiler
 
 BROKEN = """
 config:
@@ -43,7 +43,7 @@ def no_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the check pipeline ran on a no-op")
 
-    monkeypatch.setattr(trailblaze.check, "run_check", refuse)
+    monkeypatch.setattr(trailblaze.check.run, "run_check", refuse)
 
 
 @pytest.mark.tsc
@@ -100,13 +100,13 @@ def test_a_check_that_could_not_run_is_never_repeated(
     broken.chmod(0o755)
     monkeypatch.setenv(TSC_ENV, str(broken))
     runs: list[int] = []
-    real = trailblaze.check.run_check
+    real = trailblaze.check.run.run_check
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         runs.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(trailblaze.check, "run_check", counted)
+    monkeypatch.setattr(trailblaze.check.run, "run_check", counted)
     for attempt in (1, 2):
         code, output = run(tmp_path / f"{attempt}.json", "--format", "json")
         assert b'"kind": "infra"' in output

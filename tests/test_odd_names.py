@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import write_tree
-from trailblaze.check import run_check
-from trailblaze.formats import render
+from trailblaze.check.run import run_check
 from trailblaze.options import CheckOptions
-from trailblaze.report import Report
-from trailblaze.scratch import generated_name
+from trailblaze.report.formats import render
+from trailblaze.report.record import Report
+from trailblaze.state.scratch import generated_name
 from trailblaze.workspace import find_workspace, shown_path
 
 pytestmark = pytest.mark.usefixtures("tsc")

@@ -5,9 +5,9 @@ import dataclasses
 import pytest
 
 from tests.conftest import dedent
-from trailblaze.parse import parse_trail
-from trailblaze.trail import Trail
-from trailblaze.yamlnode import YScalar
+from trailblaze.trail.model import Trail
+from trailblaze.trail.parse import parse_trail
+from trailblaze.yaml.node import YScalar
 
 UNIFIED = dedent(
     """

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, write_tree
-from trailblaze.cli import main
-from trailblaze.pathbase import git_root, rebaser
+from trailblaze.cli.main import main
+from trailblaze.report.pathbase import git_root, rebaser
 
 TRAIL = "apps/shop/trailmaps/shop/trails/bad.trail.yaml"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, ROOT, toolchain_cache, write_tree
-from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, Compiler
+from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, Compiler
 
 FIXED = {
     "GIT_AUTHOR_NAME": "trailblaze tests",

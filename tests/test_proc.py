@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.proc import ProcCancelled, ProcError, ProcResult, ProcTimeout, run
+from trailblaze.toolchain.proc import ProcCancelled, ProcError, ProcResult, ProcTimeout, run
 
 PY = sys.executable
 
@@ -156,7 +156,7 @@ def test_ctrl_c_kills_the_children_then_propagates(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     script = textwrap.dedent(
         f"""
-        from trailblaze.proc import run
+        from trailblaze.toolchain.proc import run
         try:
             run(["sh", "-c", "echo $$ > {pidfile}; exec sleep 30"], timeout=60)
         except KeyboardInterrupt:
@@ -211,7 +211,7 @@ def _child_of(parent: int, within: float = 30.0) -> int:
 
 PARENT = """\
 import sys
-from trailblaze.proc import run
+from trailblaze.toolchain.proc import run
 run(sys.argv[1:], timeout=300)
 """
 

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import write_tree
-from trailblaze.check import last_stats, run_check
+from trailblaze.check.run import last_stats, run_check
+from trailblaze.check.typegate.proof import Canary, Unproven, abs_path, prove
 from trailblaze.options import CheckOptions
-from trailblaze.proc import ProcResult
-from trailblaze.proof import Canary, Unproven, abs_path, prove
-from trailblaze.report import Report
-from trailblaze.toolchain import Compiler
+from trailblaze.report.record import Report
+from trailblaze.toolchain.compilers import Compiler
+from trailblaze.toolchain.proc import ProcResult
 from trailblaze.workspace import find_workspace
 
 pytestmark = pytest.mark.usefixtures("tsc")

@@ -16,9 +16,10 @@ import pytest
 from bench.nginx import NginxCache
 from tests.conftest import ROOT, run_python, toolchain_cache, write_tree
 from tests.faultproxy import FaultProxy, refused_url
-from trailblaze.check import run_check
+from trailblaze.check.run import run_check
 from trailblaze.options import CheckOptions
-from trailblaze.remote import (
+from trailblaze.report.record import Report
+from trailblaze.state.remote import (
     HEADER_ENV,
     TIMEOUT_ENV,
     HttpCache,
@@ -27,8 +28,7 @@ from trailblaze.remote import (
     RemoteFault,
     RemoteResults,
 )
-from trailblaze.report import Report
-from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, Compiler
+from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, Compiler
 from trailblaze.workspace import find_workspace
 
 BROKEN_TRAIL = """
@@ -294,7 +294,7 @@ def test_an_entry_stored_under_another_key_is_not_trusted(
 @pytest.mark.tsc
 def test_cli_remote_cache_options(tsc: Compiler, server: NginxCache, tmp_path: Path) -> None:
     ws = clone(tmp_path / "ws")
-    bad = run_python(ws, "-m", "trailblaze.cli", "check", "--remote-cache", "cache.example")
+    bad = run_python(ws, "-m", "trailblaze", "check", "--remote-cache", "cache.example")
     assert bad.returncode == 2
     assert bad.stderr == (
         "trailblaze check: remote cache URL 'cache.example' is not http(s)://HOST[:PORT][/PATH]\n"
@@ -302,7 +302,7 @@ def test_cli_remote_cache_options(tsc: Compiler, server: NginxCache, tmp_path: P
     down = run_python(
         ws,
         "-m",
-        "trailblaze.cli",
+        "trailblaze",
         "check",
         "--format",
         "json",

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import write_tree
-from trailblaze.catalog import load_catalog
-from trailblaze.discovery import load_manifests
-from trailblaze.resolve import Resolution, Resolver
+from trailblaze.check.discover import load_manifests
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.toolmodel.resolution import Resolution, Resolver
 from trailblaze.workspace import find_workspace, scan
 
 LIB_SHARE = """
@@ -335,7 +335,8 @@ def test_declared_scripted_tool_without_a_source_warns_and_stays_callable(tmp_pa
 def test_tool_files_are_read_only_for_the_trailmaps_a_resolution_needs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trailblaze import resolve, tooldefs  # noqa: PLC0415
+    from trailblaze.toolmodel import resolution as resolve  # noqa: PLC0415
+    from trailblaze.toolmodel import tooldefs  # noqa: PLC0415
 
     write_tree(
         tmp_path,

@@ -18,14 +18,16 @@ from bench.nginx import NginxCache
 from tests.conftest import ROOT, isolate_env, write_tree
 from tests.faultproxy import FaultProxy, refused_url
 from tests.test_remote import BROKEN_TRAIL
-from trailblaze import artifacts, bundled, fsutil, sdk
-from trailblaze.check import last_stats
-from trailblaze.cli import main
+from trailblaze import fsutil
+from trailblaze.check.run import last_stats
+from trailblaze.cli.main import main
+from trailblaze.doit_tasks.uptodate import check_inputs
 from trailblaze.finding import Finding
+from trailblaze.generate import artifacts, sdk
+from trailblaze.generate.sdk import OURS_LABEL
 from trailblaze.options import CheckOptions
-from trailblaze.remote import TIMEOUT_ENV
-from trailblaze.report import REASON_INFRA, Report, TrailStatus
-from trailblaze.runcache import (
+from trailblaze.report.record import REASON_INFRA, Report, TrailStatus
+from trailblaze.runs.runcache import (
     ENTRY_POINT_GROUP,
     OUR_BANNER,
     RunCache,
@@ -34,10 +36,10 @@ from trailblaze.runcache import (
     proven,
     run_inputs,
 )
-from trailblaze.runcache.keys import stat_inputs
-from trailblaze.sdk import OURS_LABEL
-from trailblaze.toolchain import TSC_ENV, Compiler
-from trailblaze.uptodate import check_inputs
+from trailblaze.runs.runcache.keys import stat_inputs
+from trailblaze.state.remote import TIMEOUT_ENV
+from trailblaze.toolchain.compilers import TSC_ENV, Compiler
+from trailblaze.toolmodel import bundled
 from trailblaze.workspace import GENERATED_TOOL_FILES, find_workspace, scan
 
 EDITED = "trailmaps/notes/trails/broken.trail.yaml"
@@ -327,7 +329,7 @@ def test_a_hit_whose_files_cannot_be_written_is_checked_as_a_local_run_is(
             raise OSError(28, "No space left on device")
         return real(path, data)
 
-    monkeypatch.setattr("trailblaze.runcache.entries.write_if_changed", refuse)
+    monkeypatch.setattr("trailblaze.runs.runcache.entries.write_if_changed", refuse)
     assert cli(ci, "--remote-cache", server.url) == 1
     assert shown(ci) == local["report"]
     assert stats(ci)["remote_run"] != "hit"

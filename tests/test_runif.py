@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_tree
-from trailblaze.check import run_check
+from trailblaze.check.run import run_check
 from trailblaze.options import CheckOptions
-from trailblaze.parse import parse_trail
-from trailblaze.runif import parse_runif
+from trailblaze.trail.parse import parse_trail
+from trailblaze.trail.runif import parse_runif
 from trailblaze.workspace import find_workspace
 
 HEAD = "config: {target: app}\ntrail:\n  - step: popup\n    recording:\n      android:\n"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, write_tree
-from trailblaze.cli import main
+from trailblaze.cli.main import main
 
 BAD = "config:\n  target: {target}\ntrail:\n  - stpe: a\n"
 RECORDED = """\

@@ -1,6 +1,6 @@
 """The scratch directory: every path of ours that is broken is repaired, and the report is the same.
 
-Each case damages one path that `trailblaze.scratch.Layout` names (a file replaced by a
+Each case damages one path that `trailblaze.state.scratch.Layout` names (a file replaced by a
 directory, a directory replaced by a file, the state store or result cache made garbage), then
 checks again: no traceback, the same report as an undamaged run, and the path healthy again.
 """
@@ -20,10 +20,10 @@ import pytest
 
 from tests.conftest import run_python, write_tree
 from tests.test_store import LOCKER
-from trailblaze.check import last_stats, run_check
+from trailblaze.check.run import last_stats, run_check
 from trailblaze.options import CheckOptions
-from trailblaze.scratch import Layout, clear_way
-from trailblaze.toolchain import Compiler
+from trailblaze.state.scratch import Layout, clear_way
+from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace
 
 TRAIL = "trailmaps/app/trails/a.trail.yaml"
@@ -173,12 +173,12 @@ def test_a_file_where_the_scratch_directory_belongs_is_cleared_by_every_check(
 ) -> None:
     """`doit check` always cleared it for its database; `trailblaze check` (the workspace or
     trail files) failed with NotADirectoryError's traceback."""
-    clean = run_python(ws, "-m", "trailblaze.cli", "check", "--format", "json")
+    clean = run_python(ws, "-m", "trailblaze", "check", "--format", "json")
     outside = write_tree(tmp_path / "elsewhere", {"b.trail.yaml": FILES[TRAIL]})
     for argv in ((), (TRAIL,), ("--workspace", str(ws), str(outside / "b.trail.yaml"))):
         shutil.rmtree(ws / ".trailblaze")
         (ws / ".trailblaze").write_text("in the way\n")
-        again = run_python(ws, "-m", "trailblaze.cli", "check", "--format", "json", *argv)
+        again = run_python(ws, "-m", "trailblaze", "check", "--format", "json", *argv)
         assert "Traceback" not in again.stderr, again.stderr
         assert again.returncode == clean.returncode, (argv, again.stderr)
         assert json.loads(again.stdout)["summary"]["trails"] == (2 if not argv else 1)
@@ -245,7 +245,7 @@ def test_clear_way_touches_nothing_outside_its_directory(tmp_path: Path) -> None
 def test_a_check_with_its_store_locked_is_a_full_check_and_a_warning(
     ws: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from trailblaze import store as store_module  # noqa: PLC0415
+    from trailblaze.state import store as store_module  # noqa: PLC0415
 
     clean = report_of(ws)
     layout = Layout(ws / ".trailblaze")
@@ -282,7 +282,7 @@ def test_a_finding_moved_by_an_inserted_line_is_not_taken_from_the_cache(ws: Pat
 def test_a_recorded_cli_output_in_the_way_is_a_miss_and_is_replaced(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trailblaze.cli import main  # noqa: PLC0415
+    from trailblaze.cli.main import main  # noqa: PLC0415
 
     monkeypatch.chdir(ws)
     out = tmp_path / "report.json"

@@ -19,13 +19,9 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.conftest import DATA, write_tree
-from trailblaze.catalog import load_catalog
-from trailblaze.check import run_check
+from trailblaze.check.run import run_check
 from trailblaze.finding import Finding
-from trailblaze.formats import junit, sarif
-from trailblaze.options import CheckOptions
-from trailblaze.report import Report
-from trailblaze.sdk import (
+from trailblaze.generate.sdk import (
     OURS_LABEL,
     SDK_TYPE_NAMES,
     SUBPATHS,
@@ -33,7 +29,11 @@ from trailblaze.sdk import (
     render_subpath,
     strip_jsonc,
 )
-from trailblaze.toolchain import install_library
+from trailblaze.options import CheckOptions
+from trailblaze.report.formats import junit, sarif
+from trailblaze.report.record import Report
+from trailblaze.toolchain.compilers import install_library
+from trailblaze.toolmodel.catalog import load_catalog
 from trailblaze.workspace import find_workspace
 
 pytestmark = pytest.mark.usefixtures("tsc")

@@ -12,12 +12,12 @@ import pytest
 
 from bench.generate import Spec, generate
 from tests.conftest import ROOT, run_python, write_tree
-from trailblaze.check import run_check
-from trailblaze.formats import render
+from trailblaze.check.run import run_check
+from trailblaze.check.shard import Shard, ShardError, load_report, merge, split
 from trailblaze.options import CheckOptions
-from trailblaze.report import Report
-from trailblaze.shard import Shard, ShardError, load_report, merge, split
-from trailblaze.toolchain import Compiler
+from trailblaze.report.formats import render
+from trailblaze.report.record import Report
+from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace
 
 
@@ -170,35 +170,35 @@ def test_cli_shard_and_merge(tsc: Compiler, tmp_path: Path) -> None:
     for k in (1, 2):
         out = tmp_path / f"shard-{k}.json"
         result = run_python(
-            ws, "-m", "trailblaze.cli", "check", "--shard", f"{k}/2", "--format", "json",
+            ws, "-m", "trailblaze", "check", "--shard", f"{k}/2", "--format", "json",
             "--output", str(out),
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         files.append(str(out))
-    whole = run_python(ws, "-m", "trailblaze.cli", "check", "--format", "sarif")
-    joined = run_python(ws, "-m", "trailblaze.cli", "report", "merge", *files, "--format", "sarif")
+    whole = run_python(ws, "-m", "trailblaze", "check", "--format", "sarif")
+    joined = run_python(ws, "-m", "trailblaze", "report", "merge", *files, "--format", "sarif")
     assert joined.returncode == 0, joined.stderr
     assert joined.stdout == whole.stdout
-    text = run_python(ws, "-m", "trailblaze.cli", "report", "merge", *files, "--format", "text")
+    text = run_python(ws, "-m", "trailblaze", "report", "merge", *files, "--format", "text")
     assert text.returncode == 0
     assert "runIf branch is recorded in 2 trails" in text.stdout
 
-    lonely = run_python(ws, "-m", "trailblaze.cli", "report", "merge", files[0])
+    lonely = run_python(ws, "-m", "trailblaze", "report", "merge", files[0])
     assert lonely.returncode == 2
     assert lonely.stderr == "trailblaze report merge: shard(s) 2/2 missing from the merge\n"
-    twice = run_python(ws, "-m", "trailblaze.cli", "report", "merge", files[0], files[0])
+    twice = run_python(ws, "-m", "trailblaze", "report", "merge", files[0], files[0])
     assert twice.stderr == (
         f"trailblaze report merge: {files[0]} and {files[0]} are both shard 1/2\n"
     )
     plain = tmp_path / "plain.json"
     plain.write_text(json.dumps(check(ws).to_json()), "utf-8")
-    refused = run_python(ws, "-m", "trailblaze.cli", "report", "merge", str(plain))
+    refused = run_python(ws, "-m", "trailblaze", "report", "merge", str(plain))
     assert refused.returncode == 2
     assert refused.stderr == (
         f"trailblaze report merge: {plain}: not the report of a shard "
         "(run `trailblaze check --shard K/N`)\n"
     )
-    bad = run_python(ws, "-m", "trailblaze.cli", "check", "--shard", "2/1")
+    bad = run_python(ws, "-m", "trailblaze", "check", "--shard", "2/1")
     assert bad.returncode == 2
     assert (
         bad.stderr == "trailblaze check: --shard '2/1': K must be between 1 and N (N at least 1)\n"

@@ -6,9 +6,9 @@ import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
-from trailblaze.scratch import Layout
-from trailblaze.state import TrailRecord, TrailState
-from trailblaze.store import Store
+from trailblaze.check.rows import TrailRecord, TrailState
+from trailblaze.state.scratch import Layout
+from trailblaze.state.store import Store
 
 
 def record(path: str, **changes: object) -> TrailRecord:

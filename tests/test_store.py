@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from trailblaze import store as store_module
-from trailblaze.scratch import Layout
-from trailblaze.store import Kind, Store
+from trailblaze.state import store as store_module
+from trailblaze.state.scratch import Layout
+from trailblaze.state.store import Kind, Store
 
 
 def _words(value: Any) -> list[str]:
@@ -174,7 +174,7 @@ def test_a_locked_store_is_a_miss_and_a_warning_not_an_error(
 WRITER = """
 import sys
 from pathlib import Path
-from trailblaze.store import Kind, Store
+from trailblaze.state.store import Kind, Store
 WORDS = Kind("words", list)
 scratch, me = Path(sys.argv[1]), sys.argv[2]
 for i in range(40):

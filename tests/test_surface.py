@@ -17,19 +17,19 @@ from jsonschema import Draft202012Validator
 
 from tests.conftest import DATA, ROOT, write_tree
 from tests.golden import assert_golden, mismatch
-from trailblaze import artifacts as artifacts_module
-from trailblaze.artifacts import DTS_NAME, SCHEMA_NAME, SIDECAR_NAME, TSCONFIG_NAME
-from trailblaze.catalog import load_catalog
-from trailblaze.discovery import load_manifests
+from trailblaze.check.discover import load_manifests
+from trailblaze.check.surfaces import WorkspaceSurfaces, generate_surfaces
+from trailblaze.check.typegate.surfaces import module_surface
 from trailblaze.finding import Finding
-from trailblaze.resolve import Resolution, Resolver
-from trailblaze.scratch import Layout
-from trailblaze.sdk import OURS_LABEL, hand_tools, render_sdk, sdk_type_names
-from trailblaze.surface import WorkspaceSurfaces, generate_surfaces
-from trailblaze.trailschema import trail_schema
-from trailblaze.typegate.surfaces import module_surface
+from trailblaze.generate import artifacts as artifacts_module
+from trailblaze.generate.artifacts import DTS_NAME, SCHEMA_NAME, SIDECAR_NAME, TSCONFIG_NAME
+from trailblaze.generate.sdk import OURS_LABEL, hand_tools, render_sdk, sdk_type_names
+from trailblaze.generate.trailschema import trail_schema
+from trailblaze.state.scratch import Layout
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.toolmodel.resolution import Resolution, Resolver
 from trailblaze.workspace import Workspace, find_workspace, scan
-from trailblaze.yamlnode import load, read_text
+from trailblaze.yaml.node import load, read_text
 
 FIXTURE = DATA / "surfaces"
 ARTIFACTS = (DTS_NAME, TSCONFIG_NAME, SIDECAR_NAME, SCHEMA_NAME)
@@ -617,8 +617,8 @@ def test_an_unreadable_gitignore_is_a_warning(ws_copy: Path) -> None:
 
 
 def test_boolean_property_schemas_are_rendered_not_crashed_on(tmp_path: Path) -> None:
-    from trailblaze.artifacts import render_client_dts, render_sidecar  # noqa: PLC0415
-    from trailblaze.resolve import ToolEntry  # noqa: PLC0415
+    from trailblaze.generate.artifacts import render_client_dts, render_sidecar  # noqa: PLC0415
+    from trailblaze.toolmodel.resolution import ToolEntry  # noqa: PLC0415
 
     schema = {
         "type": "object",
@@ -645,8 +645,8 @@ def test_boolean_property_schemas_are_rendered_not_crashed_on(tmp_path: Path) ->
 def test_the_model_digest_covers_every_field_of_an_entry() -> None:
     import dataclasses  # noqa: PLC0415
 
-    from trailblaze.resolve import ToolEntry  # noqa: PLC0415
-    from trailblaze.surface import _model_digest  # noqa: PLC0415
+    from trailblaze.check.surfaces import _model_digest  # noqa: PLC0415
+    from trailblaze.toolmodel.resolution import ToolEntry  # noqa: PLC0415
 
     base = ToolEntry("app_x", "yaml", "d", {"type": "object"}, True, True, False, None, "here")
     changed: dict[str, Any] = {

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, write_tree
-from trailblaze.surfaceplan import (
+from trailblaze.doit_tasks.surfaceplan import (
     SURFACES_PLAN,
     PlannedSurface,
     SurfacePlan,

@@ -146,7 +146,7 @@ def test_added_removed_tools_and_a_deleted_artifact_regenerate(ws: Path) -> None
 def test_trailblaze_surfaces_runs_the_same_tasks_without_a_dodo(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     shutil.copytree(DATA / "surfaces", root)
-    first = run(tmp_path, "-m", "trailblaze.cli", "surfaces", str(root))
+    first = run(tmp_path, "-m", "trailblaze", "surfaces", str(root))
     assert first.returncode == 0, first.stdout + first.stderr
     assert task_lines(first.stdout.splitlines()) == [
         ".  surfaces:_manifests",
@@ -157,7 +157,7 @@ def test_trailblaze_surfaces_runs_the_same_tasks_without_a_dodo(tmp_path: Path) 
         "-- surfaces:lib",
     ]
     age(root)
-    second = run(tmp_path, "-m", "trailblaze.cli", "surfaces", str(root))
+    second = run(tmp_path, "-m", "trailblaze", "surfaces", str(root))
     assert (second.returncode, second.stdout.splitlines()) == (
         0,
         [
@@ -221,7 +221,7 @@ def test_an_invalid_manifest_fails_the_run_but_the_valid_surfaces_are_written(
             "trailmaps/uses/trailmap.yaml": "id: uses\ndependencies:\n  - broken\n",
         },
     )
-    argv = ("-m", "doit", "surfaces") if entry == "doit" else ("-m", "trailblaze.cli", "surfaces")
+    argv = ("-m", "doit", "surfaces") if entry == "doit" else ("-m", "trailblaze", "surfaces")
     for _ in range(2):  # failed: not up to date, the same again
         result = run(ws, *argv)
         out = result.stdout + result.stderr
@@ -305,7 +305,7 @@ def test_a_directory_where_a_generated_file_goes_is_a_located_error_and_is_left_
     name, what = IN_THE_WAY[entry]
     write_tree(ws, {"dodo.py": DODO.replace("task_surfaces", "task_check, task_surfaces")})
     tool, command = entry.split()
-    argv = ("-m", "doit" if tool == "doit" else "trailblaze.cli", command)
+    argv = ("-m", "doit" if tool == "doit" else "trailblaze", command)
     for _ in range(2):  # the second run is one a check may repeat without checking
         passed = run_python(ws, *argv)
         assert passed.returncode == 0, passed.stdout + passed.stderr
@@ -352,7 +352,7 @@ def test_a_file_for_tools_and_a_pipe_for_a_generated_file_are_located_errors(
     )
     (root / "trailmaps/web/tools").mkdir()
     os.mkfifo(root / "trailmaps/web/tools/tsconfig.json")
-    result = run_python(root, "-m", "trailblaze.cli", "check", timeout=60)
+    result = run_python(root, "-m", "trailblaze", "check", timeout=60)
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout.splitlines()[:4] == [
         "manifest: trailmaps/app/tools:1:1: is a file, not a directory: the generated files go "

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import CORPUS, DATA, write_tree
-from trailblaze.artifacts import DTS_NAME
-from trailblaze.catalog import load_catalog
-from trailblaze.discovery import load_manifests
-from trailblaze.proc import ProcResult, run
-from trailblaze.proof import parse_output
-from trailblaze.surface import generate_surfaces
-from trailblaze.toolchain import Compiler
+from trailblaze.check.discover import load_manifests
+from trailblaze.check.surfaces import generate_surfaces
+from trailblaze.check.typegate.proof import parse_output
+from trailblaze.generate.artifacts import DTS_NAME
+from trailblaze.toolchain.compilers import Compiler
+from trailblaze.toolchain.proc import ProcResult, run
+from trailblaze.toolmodel.catalog import load_catalog
 from trailblaze.workspace import find_workspace, scan
 
 pytestmark = pytest.mark.tsc

@@ -20,9 +20,8 @@ import pytest
 from doit.exceptions import TaskError
 
 from tests.conftest import ROOT, write_tree
-from trailblaze import doit_tasks
-from trailblaze.proc import run
-from trailblaze.toolchain import (
+from trailblaze.doit_tasks import tasks as doit_tasks
+from trailblaze.toolchain.compilers import (
     BASELINE_TS_VERSION,
     LIBRARIES,
     TOOLCHAIN_DIR_ENV,
@@ -42,6 +41,7 @@ from trailblaze.toolchain import (
     toolchain_dir,
     version_dir,
 )
+from trailblaze.toolchain.proc import run
 
 # Read at import: the autouse `_clean_env` fixture removes TRAILBLAZE_* before each test.
 CACHE = (
@@ -349,7 +349,7 @@ def test_a_toolchain_dir_that_is_a_file_is_a_message_and_the_check_still_reports
     env[TOOLCHAIN_DIR_ENV] = str(mine)
     for ci, code in (("0", 0), ("1", 3)):
         done = subprocess.run(
-            [sys.executable, "-m", "trailblaze.cli", "check", "--format", "json"],
+            [sys.executable, "-m", "trailblaze", "check", "--format", "json"],
             cwd=ws,
             capture_output=True,
             text=True,
@@ -381,7 +381,7 @@ INSTALLER = textwrap.dedent(
     """
     import logging, sys
     from pathlib import Path
-    from trailblaze.toolchain import install_typescript
+    from trailblaze.toolchain.compilers import install_typescript
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     print(install_typescript(base=Path(sys.argv[1])))
     """

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_tree
-from trailblaze.catalog import load_catalog
-from trailblaze.store import Store
-from trailblaze.tooldefs import RelPath, TrailmapTools, load_trailmap_tools
+from trailblaze.state.store import Store
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.toolmodel.tooldefs import RelPath, TrailmapTools, load_trailmap_tools
 
 
 def load(root: Path, files: dict[str, str]) -> TrailmapTools:
@@ -318,7 +318,8 @@ def test_a_module_export_is_located_at_its_declaration(tmp_path: Path) -> None:
 
 
 def test_tool_file_schemas_are_built_and_digested_once(tmp_path: Path) -> None:
-    from trailblaze import schemavalidation, tooldefs  # noqa: PLC0415
+    from trailblaze.toolmodel import tooldefs  # noqa: PLC0415
+    from trailblaze.yaml import schema as schemavalidation  # noqa: PLC0415
 
     assert tooldefs.loader.file_schema("toolYaml") is tooldefs.loader.file_schema("toolYaml")
     files = {

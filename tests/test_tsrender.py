@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from trailblaze.resolve import ToolEntry
-from trailblaze.tsrender import (
+from trailblaze.generate.tsrender import (
     doc_escape,
     ordered_params,
     render_def,
@@ -15,6 +14,7 @@ from trailblaze.tsrender import (
     ts_name,
     ts_type,
 )
+from trailblaze.toolmodel.resolution import ToolEntry
 
 
 def entry(

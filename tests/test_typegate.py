@@ -15,17 +15,17 @@ from typing import Any
 import pytest
 
 from tests.conftest import CORPUS, DATA, write_tree
-from trailblaze.catalog import load_catalog
-from trailblaze.check import last_stats, run_check
-from trailblaze.linetable import GenLine, pack_lines
+from trailblaze.check.rows import TrailState
+from trailblaze.check.run import last_stats, run_check
+from trailblaze.check.typegate.compilation import compile_jobs
+from trailblaze.check.typegate.jobs import Job
+from trailblaze.generate.linetable import GenLine, pack_lines
 from trailblaze.options import CheckOptions
-from trailblaze.report import Report
-from trailblaze.scratch import Layout
-from trailblaze.state import TrailState
-from trailblaze.store import Store
-from trailblaze.toolchain import TOOLCHAIN_DIR_ENV, Compiler
-from trailblaze.typegate.compilation import compile_jobs
-from trailblaze.typegate.jobs import Job
+from trailblaze.report.record import Report
+from trailblaze.state.scratch import Layout
+from trailblaze.state.store import Store
+from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, Compiler
+from trailblaze.toolmodel.catalog import load_catalog
 from trailblaze.workspace import find_workspace
 
 pytestmark = pytest.mark.usefixtures("tsc")
@@ -561,7 +561,7 @@ def test_two_concurrent_checks_leave_a_consistent_cache(sample_ws: Path) -> None
     env = {**os.environ, "NO_COLOR": "1"}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "trailblaze.cli", "check", str(sample_ws), "--format", "json"],
+            [sys.executable, "-m", "trailblaze", "check", str(sample_ws), "--format", "json"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

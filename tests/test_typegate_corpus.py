@@ -26,12 +26,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, DATA
-from trailblaze.check import run_check
+from trailblaze.check.run import run_check
+from trailblaze.check.typegate.settings import COMPILER_OPTIONS
 from trailblaze.options import CheckOptions
-from trailblaze.report import Report
-from trailblaze.scratch import Layout
-from trailblaze.toolchain import Compiler
-from trailblaze.typegate.settings import COMPILER_OPTIONS
+from trailblaze.report.record import Report
+from trailblaze.state.scratch import Layout
+from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace, is_trail_name
 
 pytestmark = pytest.mark.tsc

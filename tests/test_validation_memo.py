@@ -9,13 +9,13 @@ from pathlib import Path
 
 from tests.conftest import write_tree
 from trailblaze import __version__
-from trailblaze.check import run_check
+from trailblaze.check.run import run_check
 from trailblaze.options import CheckOptions
-from trailblaze.schemavalidation import VALID, ValidMemo, check, remembering
-from trailblaze.scratch import Layout
-from trailblaze.store import Store
+from trailblaze.state.scratch import Layout
+from trailblaze.state.store import Store
 from trailblaze.workspace import find_workspace
-from trailblaze.yamlnode import load
+from trailblaze.yaml.node import load
+from trailblaze.yaml.schema import VALID, ValidMemo, check, remembering
 
 SCHEMA = {
     "type": "object",
@@ -62,7 +62,7 @@ def test_the_memo_tells_documents_apart_by_type_not_only_text(tmp_path: Path) ->
 SCRIPT = """
 import sys
 from pathlib import Path
-from trailblaze.check import run_check
+from trailblaze.check.run import run_check
 from trailblaze.options import CheckOptions
 from trailblaze.workspace import find_workspace
 report = run_check(find_workspace(Path(sys.argv[1]), explicit=True), CheckOptions(typecheck=False))
@@ -100,7 +100,7 @@ def test_a_key_named_document_is_not_the_document() -> None:
 
 
 def test_a_schema_is_serialised_once_per_object() -> None:
-    from trailblaze import schemavalidation  # noqa: PLC0415
+    from trailblaze.yaml import schema as schemavalidation  # noqa: PLC0415
 
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
     first = schemavalidation._schema_text(schema)

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MINIMAL_MANIFEST, run_python, write_tree
-from trailblaze.catalog import load_catalog
-from trailblaze.monorepo import find_monorepo
-from trailblaze.tooldefs import RelPath, load_trailmap_tools
+from trailblaze.runs.monorepo import find_monorepo
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.toolmodel.tooldefs import RelPath, load_trailmap_tools
 from trailblaze.workspace import (
     WorkspaceError,
     find_workspace,
@@ -182,7 +182,7 @@ def test_a_bad_table_is_one_line_from_trailblaze_check_and_doit_check(tmp_path: 
             root = tmp_path / f"{name}-{len(text)}"
             write_tree(root, {**files, "pyproject.toml": text, "dodo.py": dodos[name]})
             expected = f"trailblaze check: {root / 'pyproject.toml'}:{line}\n"
-            cli = run_python(root, "-m", "trailblaze.cli", *command.split())
+            cli = run_python(root, "-m", "trailblaze", *command.split())
             assert (cli.returncode, cli.stderr) == (2, expected), (name, text)
             doit = run_python(root, "-m", "doit", "check")
             assert doit.returncode == 2, (name, text, doit.stdout, doit.stderr)
@@ -203,7 +203,7 @@ def test_a_bad_table_is_one_line_from_trailblaze_check_and_doit_check(tmp_path: 
     expected = (
         f"trailblaze check: {root / 'ws' / 'pyproject.toml'}:1:1: [tool] must be a table, not 1\n"
     )
-    cli = run_python(root / "ws", "-m", "trailblaze.cli", "check")
+    cli = run_python(root / "ws", "-m", "trailblaze", "check")
     assert (cli.returncode, cli.stderr) == (2, expected)
     doit = run_python(root, "-m", "doit", "check")
     assert doit.returncode == 2, doit.stdout + doit.stderr
@@ -323,7 +323,7 @@ def test_a_trailmap_yaml_that_cannot_be_read_is_a_located_error_not_a_vanished_t
     else:
         manifest.symlink_to("nowhere.yaml" if broken == "dangling link" else "trailmap.yaml")
     expected = f"manifest: trailmaps/app/trailmap.yaml:1:1: {message}"
-    cli = run_python(root, "-m", "trailblaze.cli", "check")
+    cli = run_python(root, "-m", "trailblaze", "check")
     assert cli.returncode == 1, cli.stdout + cli.stderr
     assert expected in cli.stdout.splitlines()
     assert "no typed surface" in cli.stdout

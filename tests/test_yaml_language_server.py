@@ -31,10 +31,10 @@ import pytest
 
 from tests.conftest import DATA, ROOT, isolate_env, toolchain_cache
 from tests.golden import GOLDEN_DIR
-from trailblaze.cli import main
-from trailblaze.npmtool import install_npm_tool
-from trailblaze.proc import run
-from trailblaze.toolchain import ToolchainError
+from trailblaze.cli.main import main
+from trailblaze.toolchain.compilers import ToolchainError
+from trailblaze.toolchain.npm import install_npm_tool
+from trailblaze.toolchain.proc import run
 
 pytestmark = pytest.mark.slow
 

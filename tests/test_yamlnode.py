@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml.error import MarkedYAMLError
 
-from trailblaze.yamlnode import (
+from trailblaze.yaml.node import (
     MAX_DEPTH,
     YamlError,
     YMap,
@@ -219,7 +219,7 @@ def test_unreadable_file(tmp_path: Path) -> None:
     child = """
 import os, sys
 from pathlib import Path
-from trailblaze.yamlnode import YamlError, read_text
+from trailblaze.yaml.node import YamlError, read_text
 os.setgroups([])
 os.setgid(65534)
 os.setuid(65534)

@@ -3,4 +3,8 @@ type gate) and replayed on Android devices."""
 
 from __future__ import annotations
 
+import os
+
 __version__ = "0.1.0"
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+"""This package's directory: what the no-op and run keys digest as "our own code"."""

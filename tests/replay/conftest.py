@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from fakeadb import FakeAdbServer, FakeDevice, ModelDevice
 from trailblaze.replay.device import ShellDevice
-from trailblaze.replay.fake import FakeAdbServer, FakeDevice, ModelDevice
 
 # support imports adbutils (the [test] extra) and fails with a clear message if it is missing:
 # a broken install must fail the adb half of these tests, not skip it.

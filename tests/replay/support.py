@@ -16,16 +16,16 @@ except ImportError as exc:  # pragma: no cover - only on a broken test install
         f"(pip install -e '.[test]'): {exc}"
     ) from exc
 
-from trailblaze.catalog import load_catalog
-from trailblaze.parse import parse_trail
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device
 from trailblaze.replay.engine import Runner
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.toolsource import ToolSource
-from trailblaze.toolchain import TOOLCHAIN_DIR_ENV
-from trailblaze.trail import ToolCall, Trail
+from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.trail.model import ToolCall, Trail
+from trailblaze.trail.parse import parse_trail
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "tests" / "data" / "replay"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.replay.fake import FakeDevice, ModelDevice
+from fakeadb import FakeDevice, ModelDevice
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.workspace import find_workspace, scan
 

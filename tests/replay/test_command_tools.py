@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from fakeadb import CommandOverride, FakeAdbServer, FakeDevice
 from trailblaze.replay.adb import connect
 from trailblaze.replay.device import Device
-from trailblaze.replay.fake import CommandOverride, FakeAdbServer, FakeDevice
 from trailblaze.replay.invocation import RecordingOutcome
 
 from .support import FAST, PACKAGE, calls, runner

@@ -13,6 +13,13 @@ from typing import Any
 
 import pytest
 
+from fakeadb import (
+    CommandOverride,
+    FakeAdbServer,
+    FakeDevice,
+    ModelDevice,
+    load_devices,
+)
 from trailblaze.replay.device import (
     DUMP_PATH,
     AmbiguousDeviceError,
@@ -24,13 +31,6 @@ from trailblaze.replay.device import (
     NoDeviceError,
     ShellDevice,
     UnsupportedInputError,
-)
-from trailblaze.replay.fake import (
-    CommandOverride,
-    FakeAdbServer,
-    FakeDevice,
-    ModelDevice,
-    load_devices,
 )
 from trailblaze.replay.hierarchy import Hierarchy, parse_hierarchy
 from trailblaze.replay.matches import center, find, find_by_text, pick_for_tap

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from fakeadb import FakeAdbServer, load_devices
 from tests.conftest import MINIMAL_MANIFEST, write_tree
-from trailblaze.cli import main
+from trailblaze.cli.main import main
 from trailblaze.replay.adb import connect_many
 from trailblaze.replay.device import Device
-from trailblaze.replay.fake import FakeAdbServer, load_devices
 from trailblaze.replay.results import RunResult
 from trailblaze.replay.run import ReplayRequest, replay
 

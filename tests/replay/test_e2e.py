@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.cli import main
-from trailblaze.replay.fake import FakeAdbServer, FakeDevice, load_devices
+from fakeadb import FakeAdbServer, FakeDevice, load_devices
+from trailblaze.cli.main import main
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.scope import KILL_SWITCH
-from trailblaze.toolchain import Compiler
+from trailblaze.toolchain.compilers import Compiler
 
 from .support import (
     BUNDLED_MODEL,
@@ -335,7 +335,7 @@ def test_ctrl_c_stops_at_the_next_tool_boundary(tmp_path: Path) -> None:
     path = write_trail(tmp_path, taps, "- pressBack: {}")
     with FakeAdbServer(model) as server:
         child = subprocess.Popen(
-            [sys.executable, "-m", "trailblaze.cli", "replay", str(path)],
+            [sys.executable, "-m", "trailblaze", "replay", str(path)],
             env=child_env(server.port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.catalog import load_catalog
-from trailblaze.discovery import load_manifests
+from fakeadb import FakeDevice, ModelDevice
+from trailblaze.check.discover import load_manifests
 from trailblaze.replay.arguments import Tokens
-from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.invocation import Hooks, ToolEvent
 from trailblaze.replay.scope import KILL_SWITCH, active_scope
 from trailblaze.replay.toolsource import ToolSource
-from trailblaze.resolve import Resolver
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.toolmodel.resolution import Resolver
 from trailblaze.workspace import find_workspace, scan
 
 from .support import CLIPBOARD, FAST, OPEN_FORMS, PACKAGE, ROOT, calls, runner

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from trailblaze.replay.device import KeyCode
-from trailblaze.replay.fake import (
+from fakeadb import (
     KEY_NAMES,
     FakeAdbServer,
     FakeDevice,
@@ -24,7 +23,8 @@ from trailblaze.replay.fake import (
     load_devices,
     load_specs,
 )
-from trailblaze.replay.fake import server as fake_server
+from fakeadb import server as fake_server
+from trailblaze.replay.device import KeyCode
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from typing import Any
 import adbutils
 import pytest
 
-from trailblaze.replay.fake import (
+from fakeadb import (
     FakeAdbServer,
     FakeDevice,
     ModelError,
@@ -379,7 +379,7 @@ def test_spec_files_share_elements_with_merge_keys(tmp_path: Path) -> None:
 def test_demo_entry_point_serves_a_model(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "trailblaze.replay.fake", str(SAMPLE_APP), "--port", "0"],
+        [sys.executable, "-m", "fakeadb", str(SAMPLE_APP), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -402,7 +402,7 @@ def test_demo_entry_point_reports_a_bad_model(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("serail: x\n", encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "trailblaze.replay.fake", str(path)],
+        [sys.executable, "-m", "fakeadb", str(path)],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -417,8 +417,8 @@ def test_the_product_side_never_imports_adbutils() -> None:
     code = (
         "import sys\n"
         "import trailblaze.replay, trailblaze.replay.device, trailblaze.replay.hierarchy\n"
-        "import trailblaze.replay.selector, trailblaze.replay.fake\n"
-        "import trailblaze.replay.fake.server\n"
+        "import trailblaze.replay.selector, fakeadb\n"
+        "import fakeadb.server\n"
         "assert 'adbutils' not in sys.modules, sorted(m for m in sys.modules if 'adb' in m)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=30)

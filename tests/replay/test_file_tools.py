@@ -12,9 +12,9 @@ import base64
 
 import pytest
 
+from fakeadb import FakeAdbServer, FakeDevice
 from trailblaze.replay.adb import connect
 from trailblaze.replay.device import Device
-from trailblaze.replay.fake import FakeAdbServer, FakeDevice
 from trailblaze.replay.invocation import RecordingOutcome
 
 from .support import PACKAGE, calls, runner

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.catalog import load_catalog
+from fakeadb import FakeDevice, ModelDevice
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.device import Device
-from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.invocation import RecordingOutcome
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.tools import ANDROID_TOOLS, REFUSED
-from trailblaze.runif import RUNIF
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.trail.runif import RUNIF
 
 from .conftest import DeviceFactory
 from .support import FAST, PACKAGE, calls, parse, runner, trail_text

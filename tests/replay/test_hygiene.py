@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.cli import main
-from trailblaze.replay.fake import FakeAdbServer
+from fakeadb import FakeAdbServer
+from trailblaze.cli.main import main
 
 from .support import SAMPLE_APP, trail_text
 
@@ -57,7 +57,7 @@ def fake_adb(tmp_path: Path) -> Path:
                 sys.exit(f"fake adb: unsupported: {{args}}")
             with open({str(tmp_path / "adb.log")!r}, "a") as log:
                 subprocess.Popen(
-                    [sys.executable, "-m", "trailblaze.replay.fake", {str(SAMPLE_APP)!r},
+                    [sys.executable, "-m", "fakeadb", {str(SAMPLE_APP)!r},
                      "--port", str(port), "--quiet"],
                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                 )

@@ -49,7 +49,7 @@ def test_doit_check_and_trailblaze_check_run_without_adbutils(tmp_path: Path) ->
     ws = workspace(tmp_path)
     done = run_blocked(
         f"""
-        from trailblaze.cli import main
+        from trailblaze.cli.main import main
         from trailblaze.doit_tasks import run_tasks
         code = main(["check", {str(ws)!r}])
         doit_code = run_tasks({str(ws)!r}, ["check"])
@@ -65,7 +65,7 @@ def test_replay_without_adbutils_is_a_usage_error(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     done = run_blocked(
         """
-        from trailblaze.cli import main
+        from trailblaze.cli.main import main
         sys.exit(main(["replay"]))
         """,
         ws,

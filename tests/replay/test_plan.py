@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.cli import main
-from trailblaze.replay.fake import FakeDevice, ModelDevice
+from fakeadb import FakeDevice, ModelDevice
+from trailblaze.cli.main import main
 from trailblaze.replay.plan import PlanError, classifier_chain, plan_trail
 from trailblaze.replay.run import ReplayRequest, ReplayUsageError, replay
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from trailblaze.replay.fake import FakeDevice, ModelDevice
+from fakeadb import FakeDevice, ModelDevice
 
 from .support import OPEN_FORMS, SAMPLE_APP, calls, runner
 

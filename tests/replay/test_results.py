@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.console import make_console
-from trailblaze.replay.fake import FakeDevice, ModelDevice
+from fakeadb import FakeDevice, ModelDevice
 from trailblaze.replay.render import render_summary, render_trail
 from trailblaze.replay.results import RunResult, junit_xml
 from trailblaze.replay.run import ReplayRequest, replay
+from trailblaze.report.console import make_console
 
 from .support import FAST, OPEN_FORMS, SAMPLE_APP, trail_text
 

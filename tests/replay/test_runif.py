@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.check import run_check
-from trailblaze.cli import main
+from fakeadb import FakeAdbServer, FakeDevice
+from trailblaze.check.run import run_check
+from trailblaze.cli.main import main
 from trailblaze.options import CheckOptions
-from trailblaze.replay.fake import FakeAdbServer, FakeDevice
 from trailblaze.replay.results import TrailResult
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.workspace import find_workspace

@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from fakeadb import FakeDevice, ModelDevice
 from tests.conftest import write_tree
-from trailblaze.catalog import load_catalog
-from trailblaze.discovery import load_manifests
+from trailblaze.check.discover import load_manifests
 from trailblaze.replay.arguments import Tokens
-from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.scope import KILL_SWITCH
 from trailblaze.replay.scripted import ScriptHost
 from trailblaze.replay.structured import structured_value
 from trailblaze.replay.toolsource import ToolSource
-from trailblaze.resolve import Resolver
-from trailblaze.toolchain import Compiler
+from trailblaze.toolchain.compilers import Compiler
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.toolmodel.resolution import Resolver
 from trailblaze.workspace import find_workspace, scan
 
 from .support import PACKAGE, SAMPLE_APP, calls, runner

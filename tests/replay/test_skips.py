@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.replay.fake import FakeDevice, ModelDevice
+from fakeadb import FakeDevice, ModelDevice
 from trailblaze.replay.results import RunResult
 from trailblaze.replay.run import ReplayRequest, replay
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.console import make_console
-from trailblaze.replay.fake import FakeDevice
+from fakeadb import FakeDevice
 from trailblaze.replay.render import render_summary
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.timing import PHASES, Timeline
+from trailblaze.report.console import make_console
 
 from .conftest import DeviceFactory
 from .support import FAST, PACKAGE, trail_text

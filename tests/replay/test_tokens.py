@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from trailblaze.argtokens import parse_token
+from fakeadb import FakeDevice, ModelDevice
 from trailblaze.replay.arguments import Tokens, substitute
 from trailblaze.replay.failure import ToolError
-from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.plan import plan_trail
+from trailblaze.trail.argtokens import parse_token
 
 from .support import OPEN_FORMS, PACKAGE, SAMPLE_APP, calls, runner, trail_text
 

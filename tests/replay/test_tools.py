@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trailblaze.replay.fake import FakeDevice, ModelDevice
+from fakeadb import FakeDevice, ModelDevice
 from trailblaze.replay.invocation import RecordingOutcome
 
 from .support import OPEN_FORMS, PACKAGE, SAMPLE_APP, calls, runner

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from fakeadb import FakeDevice, ModelDevice
 from tests.conftest import MINIMAL_MANIFEST, write_tree
 from trailblaze.replay import trailfiles, trailmaps
-from trailblaze.replay.fake import FakeDevice, ModelDevice
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.workspace import scan
 

@@ -25,7 +25,6 @@ from typing import Any
 import adbutils
 from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 
-from trailblaze import proc
 from trailblaze.replay.device import (
     IDLE_RETRY_DELAYS,
     AmbiguousDeviceError,
@@ -36,6 +35,7 @@ from trailblaze.replay.device import (
     ShellDevice,
     ShellResult,
 )
+from trailblaze.toolchain import proc
 
 logger = logging.getLogger(__name__)
 

@@ -26,11 +26,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trailblaze.argtokens import TOKEN, is_args_body, malformed_message, parse_token, token_body
-from trailblaze.argvalues import json_args, runtime_values
+from trailblaze.generate.argvalues import json_args, runtime_values
 from trailblaze.replay.failure import ToolError
-from trailblaze.schemavalidation import check
-from trailblaze.yamlnode import PLAIN, YMap, YNode, YScalar, YSeq
+from trailblaze.trail.argtokens import (
+    TOKEN,
+    is_args_body,
+    malformed_message,
+    parse_token,
+    token_body,
+)
+from trailblaze.yaml.node import PLAIN, YMap, YNode, YScalar, YSeq
+from trailblaze.yaml.schema import check
 
 _PARAM = re.compile(r"\{\{\s*params\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 

@@ -13,11 +13,11 @@ from typing import IO
 
 from rich.console import Console
 
-from trailblaze.console import make_console
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.render import render_summary, render_trail, run_interruptible
 from trailblaze.replay.results import RunResult
 from trailblaze.replay.run import ReplayRequest, ReplayUsageError, replay
+from trailblaze.report.console import make_console
 
 EXIT_USAGE = 2
 

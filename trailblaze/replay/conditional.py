@@ -10,14 +10,14 @@ the same dispatch; their results carry positions such as ``runIf.then[1]``.
 
 from __future__ import annotations
 
-from trailblaze.argvalues import json_args
+from trailblaze.generate.argvalues import json_args
 from trailblaze.replay.arguments import substitute
 from trailblaze.replay.failure import Cancelled, ToolError
 from trailblaze.replay.invocation import Dispatcher, Frame, Invocation, fail, skipped
 from trailblaze.replay.matches import find
 from trailblaze.replay.nested import run_sequence
 from trailblaze.replay.selector import compile_selector
-from trailblaze.runif import Branch, RunIf, parse_runif
+from trailblaze.trail.runif import Branch, RunIf, parse_runif
 
 _SELECTOR_SCHEMA = {"$ref": "#/$defs/TrailblazeNodeSelector"}
 

@@ -46,8 +46,8 @@ from trailblaze.replay.scope import batch_scope
 from trailblaze.replay.scripted import SCRIPTED_KINDS
 from trailblaze.replay.tools import ANDROID_TOOLS, REFUSED
 from trailblaze.replay.toolsource import ToolSource
-from trailblaze.runif import RUNIF, RunIf
-from trailblaze.trail import ToolCall
+from trailblaze.trail.model import ToolCall
+from trailblaze.trail.runif import RUNIF, RunIf
 
 logger = logging.getLogger(__name__)
 

@@ -28,9 +28,9 @@ from trailblaze.replay.failure import (
 )
 from trailblaze.replay.results import Failure, Status, ToolResult
 from trailblaze.replay.toolsource import ToolSource
-from trailblaze.runif import RunIf
-from trailblaze.trail import ToolCall
-from trailblaze.yamlnode import YMap
+from trailblaze.trail.model import ToolCall
+from trailblaze.trail.runif import RunIf
+from trailblaze.yaml.node import YMap
 
 _FAILURES: dict[FailureKind, type[ToolFailure]] = {
     "expected": ExpectedFailure,

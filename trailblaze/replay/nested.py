@@ -24,7 +24,7 @@ from trailblaze.replay.invocation import Dispatcher, Frame, Invocation, fail, sk
 from trailblaze.replay.results import ToolResult
 from trailblaze.replay.scripted import OPEN_SCHEMA
 from trailblaze.replay.toolsource import ResolvedTool
-from trailblaze.trail import ToolCall
+from trailblaze.trail.model import ToolCall
 
 
 def run_sequence(engine: Dispatcher, invocations: Sequence[Invocation], frame: Frame) -> None:

@@ -27,12 +27,12 @@ from pathlib import Path, PurePosixPath
 
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
-from trailblaze.parse import parse_trail
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.results import NEEDS_AI
-from trailblaze.runif import runif_findings
-from trailblaze.trail import ArgDecl, Recording, Step, Trail
-from trailblaze.yamlnode import YScalar
+from trailblaze.trail.model import ArgDecl, Recording, Step, Trail
+from trailblaze.trail.parse import parse_trail
+from trailblaze.trail.runif import runif_findings
+from trailblaze.yaml.node import YScalar
 
 DEFAULT_CLASSIFIER = "android-phone"
 #: The platforms classifiers start with (``android-phone`` is the Android phone form factor).

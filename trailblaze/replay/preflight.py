@@ -17,8 +17,8 @@ from trailblaze.finding import Finding
 from trailblaze.replay.failure import ToolFailure
 from trailblaze.replay.plan import TrailPlan
 from trailblaze.replay.toolsource import ToolSource, unreplayable
-from trailblaze.runif import RUNIF, parse_runif
-from trailblaze.trail import ToolCall
+from trailblaze.trail.model import ToolCall
+from trailblaze.trail.runif import RUNIF, parse_runif
 
 
 def refuse_unreplayable(plan: TrailPlan, source: ToolSource, chain: tuple[str, ...]) -> TrailPlan:

@@ -1,6 +1,6 @@
 """Replay results for people: one block per trail as it finishes, then the summary.
 
-Only renders ``results`` records on a console made by ``trailblaze.console.make_console``;
+Only renders ``results`` records on a console made by ``trailblaze.report.console.make_console``;
 ``run_interruptible`` is the Ctrl-C policy the CLI and doit share: the first Ctrl-C asks the
 run to stop at the next tool boundary, a second one stops at once.
 """

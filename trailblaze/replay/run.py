@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
-from trailblaze.catalog import load_catalog
 from trailblaze.fsutil import write_named
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
@@ -42,6 +41,7 @@ from trailblaze.replay.results import RunResult, TrailResult, junit_xml
 from trailblaze.replay.trailfiles import TrailFiles, find_trails, plan_file
 from trailblaze.replay.trailmaps import TrailmapSources
 from trailblaze.replay.trailrun import RunSettings, run_trail
+from trailblaze.toolmodel.catalog import load_catalog
 
 # The request and its usage error are part of this entry point's signature.
 __all__ = ["ReplayRequest", "ReplayUsageError", "replay"]

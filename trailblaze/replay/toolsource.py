@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trailblaze.catalog import JSON_SCHEMA_DIALECT, Catalog
 from trailblaze.finding import did_you_mean
-from trailblaze.resolve import Resolution
-from trailblaze.trail import ToolCall
+from trailblaze.toolmodel.catalog import JSON_SCHEMA_DIALECT, Catalog
+from trailblaze.toolmodel.resolution import Resolution
+from trailblaze.trail.model import ToolCall
 
 #: Composed tools inside composed tools: the engine stops at a cycle, so does this check.
 _MAX_BODY_DEPTH = 8

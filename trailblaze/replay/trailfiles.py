@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from trailblaze.parse import file_error
 from trailblaze.replay.plan import TrailPlan, plan_trail
 from trailblaze.replay.request import ReplayUsageError
+from trailblaze.trail.parse import file_error
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
     Scan,
@@ -24,7 +24,7 @@ from trailblaze.workspace import (
     find_workspace,
     scan,
 )
-from trailblaze.yamlnode import YamlError, read_text
+from trailblaze.yaml.node import YamlError, read_text
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from trailblaze.catalog import Catalog
-from trailblaze.discovery import load_manifests
-from trailblaze.manifest import Trailmap
+from trailblaze.check.discover import load_manifests
 from trailblaze.replay.plan import TrailPlan
 from trailblaze.replay.scripted import ScriptHost, TrailmapScripts
 from trailblaze.replay.toolsource import ToolSource
-from trailblaze.resolve import Resolution, Resolver
+from trailblaze.toolmodel.catalog import Catalog
+from trailblaze.toolmodel.manifest import Trailmap
+from trailblaze.toolmodel.resolution import Resolution, Resolver
 from trailblaze.workspace import Scan, Workspace, scan
 
 

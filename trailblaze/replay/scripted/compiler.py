@@ -23,7 +23,12 @@ from importlib import resources
 from pathlib import Path
 
 from trailblaze.fsutil import write_atomic
-from trailblaze.toolchain import TS_VERSION, ToolchainError, find_compiler, install_library
+from trailblaze.toolchain.compilers import (
+    TS_VERSION,
+    ToolchainError,
+    find_compiler,
+    install_library,
+)
 
 logger = logging.getLogger(__name__)
 

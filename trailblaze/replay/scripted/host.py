@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trailblaze.manifest import Trailmap
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ToolError
 from trailblaze.replay.scripted.child import NodeChild
@@ -33,8 +32,9 @@ from trailblaze.replay.scripted.protocol import (
     ScriptOutcome,
     Validate,
 )
-from trailblaze.tooldefs import MODULE_SUFFIXES
-from trailblaze.yamlnode import YamlError, YMap, YScalar, load, read_text
+from trailblaze.toolmodel.manifest import Trailmap
+from trailblaze.toolmodel.tooldefs import MODULE_SUFFIXES
+from trailblaze.yaml.node import YamlError, YMap, YScalar, load, read_text
 
 #: Seconds a scripted tool may stay silent (not counting the nested calls the engine runs).
 DEFAULT_TIMEOUT = 30.0

@@ -25,13 +25,13 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from trailblaze import proc
-from trailblaze.escaping import printable
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.device import CommandTimeout, UnsupportedInputError
 from trailblaze.replay.failure import Cancelled, ToolError
 from trailblaze.replay.javaregex import compile_regex, translate_java_regex
 from trailblaze.replay.tools.base import ToolImpl
+from trailblaze.report.escaping import printable
+from trailblaze.toolchain import proc
 
 _EXCERPT = 400
 

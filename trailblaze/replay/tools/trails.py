@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ToolError
 from trailblaze.replay.tools.base import ToolImpl
-from trailblaze.yamlnode import YamlError, read_text
+from trailblaze.yaml.node import YamlError, read_text
 
 if TYPE_CHECKING:
     from trailblaze.replay.plan import TrailPlan

@@ -1,0 +1,56 @@
+"""What every stage of one check reads: the workspace, its options, its store, and the clock.
+
+A check is a flat sequence of stages (`trailblaze.check.run`); each takes this context and the
+record of the stages before it, and returns a record of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from trailblaze.options import CheckOptions
+from trailblaze.state.scratch import Layout
+from trailblaze.state.store import Store
+from trailblaze.toolmodel.catalog import Catalog
+from trailblaze.workspace import Workspace
+
+
+class Progress(Protocol):
+    """Reports progress of the long phases (parsing, generating) of big runs."""
+
+    def start(self, phase: str, total: int) -> None: ...
+    def advance(self, done: int) -> None: ...
+    def stop(self) -> None: ...
+
+
+@dataclass(slots=True)
+class Timer:
+    """The time each phase of a run took, summed per name (the stats' `seconds`)."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            total = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            self.seconds[name] = round(total, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckContext:
+    """One check's fixed inputs. The store is open for the whole run and committed at its end."""
+
+    ws: Workspace
+    options: CheckOptions
+    layout: Layout
+    store: Store
+    catalog: Catalog
+    timer: Timer
+    progress: Progress | None = None

@@ -1,0 +1,177 @@
+"""The parse stage: every trail's record, from the state when its file is unchanged, else parsed.
+
+An unchanged stamp costs one `stat`; a changed stamp with unchanged content costs a read and a
+hash; only changed content is parsed (in worker processes when there is much of it, `batch`),
+and the module of a trail whose target is type-checked is generated as it is parsed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trailblaze.check.context import CheckContext
+from trailblaze.check.discover import Stats
+from trailblaze.check.resolve import Targets
+from trailblaze.check.rows import TrailRecord, stamp_of
+from trailblaze.check.workers import Context, Item, Parsed, process_many
+from trailblaze.state.results import digest
+from trailblaze.trail.parse import file_error
+from trailblaze.workspace import shown_path
+from trailblaze.yaml.node import MAX_FILE_BYTES, YamlError
+
+OnParsed = Callable[[list[Parsed]], None]
+"""Sees each chunk of freshly parsed trails (their modules already written) as it arrives."""
+
+
+@dataclass(frozen=True, slots=True)
+class Trails:
+    """What the parse stage gives back: every trail's record, in scan order."""
+
+    records: dict[str, TrailRecord]
+    real_paths: dict[str, str]
+    """The file of each trail whose report path is not its file name (`shown_path`)."""
+
+
+class Parser:
+    """The parse stage of one check; `regenerate` serves the type gate's stale trails after it."""
+
+    def __init__(self, ctx: CheckContext, targets: Targets) -> None:
+        self.ctx = ctx
+        options = ctx.options
+        schemas = (
+            {
+                target: {e.name: e.input_schema for e in resolution.entries}
+                for target, resolution in targets.resolutions.items()
+            }
+            if options.typecheck
+            else {}
+        )
+        self.context = Context(
+            strict=options.strict, schemas=schemas, defs=ctx.catalog.defs, layout=ctx.layout
+        )
+        self.parsed = 0
+        self.files_read = 0
+        self.real_paths: dict[str, str] = {}
+
+    def trails(
+        self,
+        paths: Sequence[str],
+        *,
+        old: Mapping[str, TrailRecord],
+        stats: Stats,
+        on_parsed: OnParsed,
+    ) -> Trails:
+        """The parse stage: a record of every trail in `paths`, in scan order."""
+        out: dict[str, TrailRecord] = {}
+        to_parse: list[Item] = []
+        ws = self.ctx.ws
+        strict = self.ctx.options.strict
+        prefix = str(ws.root) + os.sep
+        for path in paths:
+            # String slicing, not Path: this loop runs for every trail on every check.
+            rel = (
+                shown_path(path[len(prefix) :].replace(os.sep, "/"))
+                if path.startswith(prefix)
+                else ws.rel(Path(path))
+            )
+            if rel != path[len(prefix) :]:
+                self.real_paths[rel] = path
+            previous = old.get(rel)
+            st: os.stat_result | None
+            if path in stats:
+                st = stats[path]
+            else:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    st = None
+            is_dir = st is not None and stat.S_ISDIR(st.st_mode)
+            stamp = stamp_of(st) if st is not None and not is_dir else None
+            if (
+                previous is not None
+                and stamp is not None
+                and previous.stamp == stamp
+                and previous.strict == strict
+            ):
+                out[rel] = previous
+                continue
+            try:
+                if is_dir:
+                    raise YamlError("is a directory, not a file")
+                if st is not None and st.st_size > MAX_FILE_BYTES:
+                    raise YamlError(
+                        f"file is {st.st_size / 1024 / 1024:.1f} MiB; files over "
+                        f"{MAX_FILE_BYTES // 1024 // 1024} MiB are not read"
+                    )
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                self.files_read += 1
+            except (YamlError, OSError) as exc:
+                error = (
+                    exc
+                    if isinstance(exc, YamlError)
+                    else YamlError(f"cannot read file: {exc.strerror or exc}")
+                )
+                out[rel] = TrailRecord.from_outcome(
+                    path=rel,
+                    stamp=None,
+                    content="",
+                    outcome=file_error(rel, error),
+                    runif=[],
+                    strict=strict,
+                )
+                continue
+            content = digest(data)
+            if previous is not None and previous.content == content and previous.strict == strict:
+                out[rel] = previous.restamp(stamp)
+                continue
+            to_parse.append(Item(path=rel, stamp=stamp, content=content, data=data))
+            out[rel] = previous  # type: ignore[assignment]  # holds its place; replaced when parsed
+
+        def arrived(chunk: list[Parsed]) -> None:
+            for parsed in chunk:
+                out[parsed.record.path] = parsed.record
+            on_parsed(chunk)
+
+        self._process(to_parse, "parsing", arrived)
+        return Trails(records=out, real_paths=dict(self.real_paths))
+
+    def regenerate(self, paths: list[str], records: Mapping[str, TrailRecord]) -> list[Parsed]:
+        """Generate again the modules of trails whose outcome came from the state (their
+        surface changed, or their last check could not complete)."""
+        items = []
+        root = self.ctx.ws.root
+        for rel in paths:
+            data = Path(self.real_paths.get(rel) or root / rel).read_bytes()
+            self.files_read += 1
+            record = records[rel]
+            items.append(Item(path=rel, stamp=record.stamp, content=record.content, data=data))
+        return self._process(items, "generating")
+
+    def _process(
+        self, items: list[Item], phase: str, on_chunk: OnParsed | None = None
+    ) -> list[Parsed]:
+        if not items:
+            return []
+        progress = self.ctx.progress
+        self.parsed += len(items)
+        if progress is not None:
+            progress.start(phase, len(items))
+        results = process_many(
+            items,
+            self.context,
+            progress=progress.advance if progress else None,
+            on_chunk=on_chunk,
+        )
+        if progress is not None:
+            progress.stop()
+        return results
+
+    def stats(self) -> dict[str, Any]:
+        """Trails parsed (or generated again) and files read this run, regenerating included."""
+        return {"trails_parsed": self.parsed, "files_read": self.files_read}

@@ -1,0 +1,160 @@
+"""The report stage: every trail's status and every finding of the run, as one `Report`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from trailblaze.check.context import CheckContext
+from trailblaze.check.crosstrail import no_surface_finding, repeated_branches
+from trailblaze.check.discover import Discovery
+from trailblaze.check.resolve import Targets
+from trailblaze.check.rows import TrailRecord
+from trailblaze.check.typegate.gate import GateOutcome
+from trailblaze.finding import Finding
+from trailblaze.report.record import (
+    REASON_DISABLED,
+    REASON_INFRA,
+    REASON_INVALID_RUNIF,
+    REASON_NO_CALLS,
+    REASON_NO_SURFACE,
+    REASON_NO_TARGET,
+    REASON_UNKNOWN_TARGET,
+    Report,
+    TrailStatus,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What the stages before the report found, as the report stage reads it."""
+
+    discovery: Discovery
+    targets: Targets
+    artifacts: tuple[Finding, ...]
+    """What writing the surfaces found."""
+    records: Mapping[str, TrailRecord]
+    """Every trail's record, in scan order, with the type gate's results."""
+    gate: GateOutcome
+    stats: dict[str, Any]
+
+
+def report(ctx: CheckContext, checked: Checked) -> Report:
+    """The report stage."""
+    with ctx.timer.phase("report"):
+        return _report(ctx, checked)
+
+
+def _report(ctx: CheckContext, checked: Checked) -> Report:
+    options = ctx.options
+    targets = checked.targets
+    resolutions = targets.resolutions
+    exempt = targets.exempt
+    records = checked.records
+    gate = checked.gate
+    findings: list[Finding] = [
+        *checked.discovery.findings,
+        *targets.resolved.findings,
+        *checked.artifacts,
+    ]
+    for record in records.values():
+        findings.extend(record.parse_findings())
+        if record.status != "rejected":
+            findings.extend(record.runif_findings())
+    findings.extend(gate.findings)
+    statuses: list[TrailStatus] = []
+    missing_surface: dict[str, int] = {}
+    for rel, record in records.items():
+        status = _status(
+            record,
+            resolutions=resolutions,
+            known=targets.known,
+            typecheck=options.typecheck,
+            failed=rel in gate.failed,
+        )
+        if status.reason == REASON_NO_SURFACE and record.target is not None:
+            missing_surface[record.target] = missing_surface.get(record.target, 0) + 1
+        statuses.append(status)
+        if status.status == "type-checked":
+            fatal = record.target not in exempt
+            findings.extend(
+                f.with_(fatal=fatal) if f.kind == "type" else f for f in record.type_findings()
+            )
+    dirs = checked.discovery.manifests.dirs
+    for target, count in sorted(missing_surface.items()):
+        if target in exempt:
+            continue
+        manifest = ctx.ws.rel(dirs[target] / "trailmap.yaml") if target in dirs else target
+        findings.append(no_surface_finding(manifest, target, count))
+    findings.extend(gate.infra)
+    if options.shard is None:
+        findings.extend(repeated_branches({p: r.branches for p, r in records.items()}))
+    return Report(
+        workspace=str(ctx.ws.root),
+        trailmaps=tuple(sorted(checked.discovery.manifests.trailmaps)),
+        trails=tuple(statuses),
+        findings=tuple(_sorted(findings)),
+        require_typecheck=options.require_typecheck,
+        stats=checked.stats,
+        shard=_shard_json(options.shard, checked.discovery, records),
+        sdks=gate.sdks,
+    )
+
+
+def _shard_json(
+    shard: tuple[int, int] | None, discovery: Discovery, records: Mapping[str, TrailRecord]
+) -> dict[str, Any] | None:
+    """What a shard's report carries for `report merge` (`shard.py`)."""
+    if shard is None:
+        return None
+    return {
+        "index": shard[0],
+        "count": shard[1],
+        "total": len(discovery.whole.trail_paths),
+        "positions": list(discovery.positions),
+        "branches": [
+            [sig, path, line, column]
+            for path, record in records.items()
+            for sig, line, column in record.branches
+        ],
+    }
+
+
+def _status(
+    record: TrailRecord,
+    *,
+    resolutions: Mapping[str, Any],
+    known: frozenset[str],
+    typecheck: bool,
+    failed: bool,
+) -> TrailStatus:
+    path, target, calls = record.path, record.target, record.calls
+    if record.status == "rejected":
+        return TrailStatus(path=path, trailmap=None, status="rejected")
+    if target is None:
+        reason = REASON_NO_TARGET
+    elif target not in resolutions:
+        reason = REASON_NO_SURFACE if target in known else REASON_UNKNOWN_TARGET
+        return TrailStatus(
+            path=path, trailmap=None, status="parsed", reason=reason, target=target, calls=calls
+        )
+    elif calls == 0:
+        # No call generated: none recorded, or only runIf trees that failed validation (a
+        # recorded call of any other kind, or a valid tree, is generated).
+        reason = REASON_INVALID_RUNIF if record.runif else REASON_NO_CALLS
+    elif not typecheck:
+        reason = REASON_DISABLED
+    elif failed or record.key is None:
+        reason = REASON_INFRA
+    else:
+        return TrailStatus(
+            path=path, trailmap=target, status="type-checked", target=target, calls=calls
+        )
+    return TrailStatus(
+        path=path, trailmap=target, status="parsed", reason=reason, target=target, calls=calls
+    )
+
+
+def _sorted(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.path, f.line, f.column, f.kind, f.message))

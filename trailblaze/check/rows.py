@@ -1,0 +1,177 @@
+"""What the last check knew about each trail, so an unchanged trail costs one `stat`.
+
+The `trails` table of the state store (`trailblaze.state.store`), one row per trail: its file stamp (size, mtime, inode) and content hash, its
+parse outcome (status, target, number of calls, findings) and the key and findings of its last
+completed type check.
+
+Rows rather than one document: a check that changed one trail of ten thousand writes one row,
+not six megabytes. The store's commit is one transaction, so two concurrent checks leave a
+consistent state (each row is some run's complete record of that trail, and a record is only
+trusted while its stamp and content hash match the file). Unreadable, corrupt or from another
+format version: empty, and everything is re-read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from trailblaze.finding import Finding
+from trailblaze.fsutil import Stamp
+from trailblaze.fsutil import stamp_of as stamp_of  # noqa: PLC0414 - re-exported (PEP 484 form)
+from trailblaze.generate.codegen import emitted_calls
+from trailblaze.state.store import Store
+from trailblaze.trail.parse import ParseOutcome
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class TrailRecord:
+    """What a check knows about one trail. Treated as immutable (changes make a new record:
+    the pipeline tells a changed trail by identity); not `frozen` because a frozen dataclass
+    is built three times slower, and ten thousand are read on every run."""
+
+    path: str
+    stamp: Stamp | None
+    content: str
+    strict: bool
+    status: str
+    target: str | None
+    calls: int
+    """The calls the type gate checks of it (`codegen.emitted_calls`), not the recorded ones."""
+    key: str | None = None
+    surface_key: str | None = None
+    base_key: str | None = None
+    parse: tuple[dict[str, Any], ...] = ()
+    runif: tuple[dict[str, Any], ...] = ()
+    types: tuple[dict[str, Any], ...] = ()
+    branches: tuple[tuple[str, int, int], ...] = ()
+    """(signature, line, column) of every valid runIf tree, for the repetition lint."""
+
+    @classmethod
+    def from_outcome(
+        cls,
+        *,
+        path: str,
+        stamp: Stamp | None,
+        content: str,
+        outcome: ParseOutcome,
+        runif: list[Finding],
+        strict: bool,
+        branches: tuple[tuple[str, int, int], ...] = (),
+    ) -> TrailRecord:
+        trail = outcome.trail
+        return cls(
+            path=path,
+            stamp=stamp,
+            content=content,
+            strict=strict,
+            status="rejected" if trail is None else "parsed",
+            target=trail.config.target if trail is not None else None,
+            calls=emitted_calls(trail) if trail is not None else 0,
+            parse=tuple(f.to_json() for f in outcome.findings),
+            runif=tuple(f.to_json() for f in runif),
+            branches=branches,
+        )
+
+    def restamp(self, stamp: Stamp | None) -> TrailRecord:
+        return replace(self, stamp=stamp)
+
+    def with_result(
+        self,
+        key: str | None,
+        findings: Any,
+        surface_key: str | None = None,
+        base_key: str | None = None,
+    ) -> TrailRecord:
+        return replace(
+            self,
+            key=key,
+            types=tuple(f.to_json() for f in findings),
+            surface_key=surface_key,
+            base_key=base_key,
+        )
+
+    def parse_findings(self) -> list[Finding]:
+        return [Finding.from_json(f) for f in self.parse]
+
+    def runif_findings(self) -> list[Finding]:
+        return [Finding.from_json(f) for f in self.runif]
+
+    def type_findings(self) -> list[Finding]:
+        return [Finding.from_json(f) for f in self.types]
+
+    def to_row(self) -> tuple[Any, ...]:
+        """The database row: the fields in order, the rarely non-empty findings and runIf
+        signatures together in one JSON column that is NULL for most trails."""
+        extra = (
+            json.dumps(
+                [self.parse, self.runif, self.types, self.branches],
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+            if self.parse or self.runif or self.types or self.branches
+            else None
+        )
+        return (
+            self.path,
+            self.stamp,
+            self.content,
+            int(self.strict),
+            self.status,
+            self.target,
+            self.calls,
+            self.key,
+            self.surface_key,
+            self.base_key,
+            extra,
+        )
+
+    @classmethod
+    def from_rows(cls, rows: list[tuple[Any, ...]]) -> dict[str, TrailRecord]:
+        """Records from database rows, keyed by path (the common row costs one constructor call)."""
+        out: dict[str, TrailRecord] = {}
+        for row in rows:
+            if not isinstance(row[6], int):  # SQLite keeps any type in any column
+                raise TypeError("malformed trail state row")
+            record = out[row[0]] = cls(*row[:10])
+            if row[10] is not None:  # a fresh record, not yet shared: filled in place
+                parse, runif, types, branches = json.loads(row[10])
+                record.parse = tuple(parse)
+                record.runif = tuple(runif)
+                record.types = tuple(types)
+                record.branches = tuple(map(tuple, branches))
+        return out
+
+
+@dataclass
+class TrailState:
+    trails: dict[str, TrailRecord] = field(default_factory=dict)
+    _saved: dict[str, TrailRecord] = field(default_factory=dict, repr=False)
+    """The records as they are in the store: `save` stages only what differs."""
+
+    @classmethod
+    def load(cls, store: Store) -> TrailState:
+        rows = store.trail_rows()
+        if not rows:
+            return cls()
+        try:
+            trails = TrailRecord.from_rows(rows)
+        except (ValueError, TypeError, IndexError, AttributeError) as exc:
+            log.info("trail state in %s unreadable (%s); starting from nothing", store.db.path, exc)
+            return cls()
+        return cls(trails, dict(trails))
+
+    def save(self, store: Store) -> bool:
+        """Stage the records that changed since `load` (or the last save) for the store's next
+        commit; True when any did."""
+        changed = [r.to_row() for p, r in self.trails.items() if self._saved.get(p) is not r]
+        gone = list(self._saved.keys() - self.trails.keys())
+        if not changed and not gone:
+            return False
+        store.stage_trails(changed, gone)
+        self._saved = dict(self.trails)
+        return True

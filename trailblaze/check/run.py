@@ -1,0 +1,146 @@
+"""The check: a flat sequence of stages, called one after another from `run_check`.
+
+`run_check` is what `trailblaze check`, the doit `check` task and the monorepo runner call. It
+returns a `Report` (data); rendering and the exit code are the caller's business.
+
+    discover   (discovery.py)     scan, shard, manifests, bundled trailmaps      -> Discovery
+    resolve    (targets.py)       every target's tool model and exemption        -> Targets
+    surfaces   (surface.py)       each target's tools/ artifacts, the SDK        -> findings
+    parse      (parsestage.py)    every trail's record, from the state or parsed -> Trails
+    type gate  (typegate/gate.py) generated modules compiled, verdicts mapped    -> GateOutcome
+    report     (reporting.py)     statuses and findings                          -> Report
+
+Each stage takes the run's `CheckContext` and the records of the stages before it; no stage
+calls another. The parse and type gate stages overlap: the gate is opened before the parse and
+is handed each chunk of parsed trails as it arrives, so the compiler starts on the first full
+batch while the workers parse the rest.
+
+Incremental at the level of single trails: the state store remembers, for every trail, its file
+stat and content hash, its parse outcome, and the key and findings of its last type check. A
+trail whose file and surface did not change is neither re-read nor re-parsed nor re-generated;
+a trail whose key is in the result cache costs no compiler work.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trailblaze.check.context import CheckContext, Progress, Timer
+from trailblaze.check.discover import Stats, discover
+from trailblaze.check.parse import Parser
+from trailblaze.check.report import Checked, report
+from trailblaze.check.resolve import resolve
+from trailblaze.check.rows import TrailRecord, TrailState
+from trailblaze.check.surfaces import write_artifacts
+from trailblaze.check.typegate.gate import TypeGate
+from trailblaze.check.workers import no_gc
+from trailblaze.options import CheckOptions
+from trailblaze.report.record import Report
+from trailblaze.state.scratch import Layout, prepare_scratch
+from trailblaze.state.store import STATS, Store
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.workspace import Scan, Workspace
+from trailblaze.yaml.schema import remembering
+
+
+def last_stats(scratch: Path) -> dict[str, Any]:
+    """The stats of the last check of this scratch directory; {} when there are none."""
+    with Store.open(scratch) as store:
+        return store.get(STATS) or {}
+
+
+def run_check(
+    ws: Workspace,
+    options: CheckOptions,
+    *,
+    progress: Progress | None = None,
+    found: Scan | None = None,
+    stats: Stats | None = None,
+) -> Report:
+    """Check the workspace.
+
+    `found` is its scan and `stats` the `os.stat` of its files (None: missing) when the caller
+    has just made them; anything not in `stats` is looked at again.
+    """
+    # The run builds tens of thousands of long-lived objects (records, findings, statuses) and
+    # no reference cycles worth collecting: the cyclic collector's passes over them cost a
+    # fifth of a one-trail check of a large workspace and free nothing.
+    with no_gc():
+        layout = Layout(ws.scratch)
+        prepare_scratch(ws.scratch)  # a file in its place: every write below would fail
+        with Store.open(layout) as store:
+            ctx = CheckContext(
+                ws=ws,
+                options=options,
+                layout=layout,
+                store=store,
+                catalog=load_catalog(),
+                timer=Timer(),
+                progress=progress,
+            )
+            return _stages(ctx, found=found, stats=stats or {})
+
+
+def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
+    """The stages, in order (see the module docstring)."""
+    options = ctx.options
+    with remembering(ctx.store):
+        discovery = discover(ctx, found=found, stats=stats)
+        targets = resolve(ctx, discovery)
+        artifacts = write_artifacts(ctx, targets)
+
+    with ctx.timer.phase("state load"):
+        state = TrailState.load(ctx.store)
+    gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs)
+    parser = Parser(ctx, targets)
+    with ctx.timer.phase("trails"):
+        trails = parser.trails(
+            discovery.found.trail_paths, old=state.trails, stats=stats, on_parsed=gate.offer_parsed
+        )
+    records = trails.records
+    stale = gate.offer_unchanged(records)
+    with ctx.timer.phase("regenerate"):
+        for parsed in parser.regenerate(stale, records):
+            records[parsed.record.path] = parsed.record
+            gate.offer(parsed.record, parsed)
+    previously = {p for p, r in state.trails.items() if r.surface_key is not None}
+    # A shard keeps the generated modules of the other shards' trails (the next run may be
+    # another shard of the same workspace).
+    verdicts = gate.finish(
+        keep_generated=gate.offered,
+        trails_changed=options.shard is None and previously != gate.offered,
+    )
+    records.update(verdicts.records)
+
+    run_stats = {**verdicts.stats, **parser.stats(), "seconds": ctx.timer.seconds}
+    checked = Checked(
+        discovery=discovery,
+        targets=targets,
+        artifacts=artifacts,
+        records=records,
+        gate=verdicts,
+        stats=run_stats,
+    )
+    result = report(ctx, checked)
+    _save(ctx, state, records, run_stats)
+    return result
+
+
+def _save(
+    ctx: CheckContext, state: TrailState, records: dict[str, TrailRecord], run_stats: dict[str, Any]
+) -> None:
+    """Every changed record and memo of the run in one transaction, then the run's stats."""
+    if ctx.options.shard is not None:
+        # The other shards' trails keep their records: they are still in the workspace.
+        others = {p: r for p, r in state.trails.items() if p not in records}
+        state.trails = {**others, **records}
+    else:
+        state.trails = records
+    with ctx.timer.phase("state"):
+        state.save(ctx.store)  # the records that changed, not all of them
+        ctx.store.commit()  # with every memo the run staged, in one transaction
+    # After the phase, so that it has the state's time too (`seconds` is the timer's own dict,
+    # which the report's stats share).
+    ctx.store.put(STATS, "", run_stats)
+    ctx.store.commit()

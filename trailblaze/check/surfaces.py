@@ -1,0 +1,326 @@
+"""The surfaces stage: each trailmap's artifacts (`artifacts`) and the SDK bundle, written.
+
+Every file is written only when its content changes, atomically; a memo (`WRITTEN`) skips the
+rendering of a trailmap whose model and files are as they were. `generate_surfaces` is the
+resolve and surfaces stages together, for `doit surfaces`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trailblaze import __version__
+from trailblaze.check.context import CheckContext
+from trailblaze.check.resolve import Resolved, Targets, resolve_workspace
+from trailblaze.finding import Finding
+from trailblaze.fsutil import write_if_changed
+from trailblaze.generate import artifacts
+from trailblaze.generate.artifacts import DTS_NAME, SCHEMA_NAME, SIDECAR_NAME, TSCONFIG_NAME
+from trailblaze.generate.sdk import choose_sdk, write_declarations
+from trailblaze.generate.trailschema import trail_schema
+from trailblaze.report.record import INCOMPLETE_CODE
+from trailblaze.state.results import digest
+from trailblaze.state.scratch import Layout, write_scratch
+from trailblaze.state.scratch import module_specifier as module_specifier  # noqa: PLC0414 - re-exported
+from trailblaze.state.store import Kind, Store
+from trailblaze.toolmodel.bundled import BundledTrailmap
+from trailblaze.toolmodel.catalog import Catalog
+from trailblaze.toolmodel.resolution import Resolution, ToolEntry
+from trailblaze.toolmodel.tooldefs import RelPath
+from trailblaze.workspace import generated_in_the_way
+
+
+def write_sdk(scratch: Path, catalog: Catalog) -> list[Path]:
+    """Write our declarations where they belong; the index files that changed.
+
+    The conventional directory keeps a bundle that is not ours (the reference CLI's).
+    """
+    return [
+        directory / "dist" / "index.d.ts"
+        for directory in (Layout(scratch).own_sdk_dir, Layout(scratch).sdk_dir)
+        if write_declarations(directory, catalog)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceOutcome:
+    written: tuple[Path, ...]
+    findings: tuple[Finding, ...]
+
+
+WRITTEN: Kind[bool] = Kind("surfaces-written", bool)
+"""A trailmap's artifacts as last rendered: slot = its directory, key = `surface_key`, files =
+what was written. Rendering the artifacts of a large trailmap (its JSON Schema, its sidecar)
+costs tens of milliseconds; a check of an unchanged workspace should not pay that for every
+trailmap. The entry holds only while every file it wrote has the size, mtime and inode it had:
+a file edited, replaced or deleted by hand is rendered and written again."""
+
+
+_MODEL_DIGESTS: dict[int, tuple[Resolution, str]] = {}
+
+
+def model_digest(resolution: Resolution) -> str:
+    """A digest of a resolved tool model: everything any surface of it is rendered from.
+
+    Remembered per model object: a check asks twice (its artifacts, its module surface).
+    """
+    cached = _MODEL_DIGESTS.get(id(resolution))
+    if cached is not None and cached[0] is resolution:
+        return cached[1]
+    if len(_MODEL_DIGESTS) > 512:
+        _MODEL_DIGESTS.clear()
+    value = _model_digest(resolution)
+    _MODEL_DIGESTS[id(resolution)] = (resolution, value)
+    return value
+
+
+def _model_digest(resolution: Resolution) -> str:
+    # Every field of every entry (paths become strings, tuples lists), so a field added to
+    # ToolEntry cannot leave stale artifacts behind.
+    names = [f.name for f in dataclasses.fields(ToolEntry)]
+    entries = [[getattr(e, name) for name in names] for e in resolution.entries]
+    model = json.dumps([resolution.trailmap, list(resolution.dependencies), entries], default=str)
+    return digest(__version__, model)
+
+
+def surface_key(
+    resolution: Resolution, trailmap_dir: Path, scratch: Path, catalog: Catalog, gitignore: bool
+) -> str:
+    """Everything a trailmap's artifacts are rendered from, as one digest."""
+    return digest(
+        model_digest(resolution), catalog.version, str(trailmap_dir), str(scratch), str(gitignore)
+    )
+
+
+def write_surfaces(
+    resolution: Resolution,
+    trailmap_dir: Path,
+    scratch: Path,
+    catalog: Catalog,
+    rel: Any,
+    *,
+    gitignore: bool = True,
+    memo: Store | None = None,
+) -> SurfaceOutcome:
+    """Write one trailmap's artifacts; only files whose content changed are touched.
+
+    With a `memo`, nothing is rendered when the model and the files are as the memo recorded.
+    """
+    tools_dir = trailmap_dir / "tools"
+    written: list[Path] = []
+    findings: list[Finding] = []
+    slot = str(trailmap_dir)
+    key = ""
+    if memo is not None:
+        key = surface_key(resolution, trailmap_dir, scratch, catalog, gitignore)
+        if memo.fresh(WRITTEN, slot, key):
+            return SurfaceOutcome(written=(), findings=())
+
+    # The validation-only surfaces of bundled targets are scratch: ours to repair.
+    ours = scratch if trailmap_dir.is_relative_to(scratch) else None
+    if ours is None:
+        # Something of the user's where a generated file belongs (a directory named like it)
+        # is left as it is, and then none of the trailmap's files are written, not some.
+        none = f"none of the generated files of trailmap '{resolution.trailmap}' were written"
+        blocked = [
+            _unwritable(rel(path), f"{problem}; {none}", resolution.trailmap)
+            for path, problem in generated_in_the_way(tools_dir)
+        ]
+        if blocked:
+            if memo is not None:
+                memo.drop(WRITTEN, slot)
+            return SurfaceOutcome(written=(), findings=tuple(blocked))
+
+    def put(path: Path, text: str) -> None:
+        if any(f.code == INCOMPLETE_CODE for f in findings):
+            return  # the next run writes them all, once the problem is gone
+        try:
+            wrote = write_scratch(path, text, ours) if ours else write_if_changed(path, text)
+        except OSError as exc:  # the file is as it was: `write_atomic` replaces it in one step
+            message = (
+                f"cannot be written: {exc.strerror or exc}; the generated files of trailmap "
+                f"'{resolution.trailmap}' after it were not written"
+            )
+            findings.append(_unwritable(rel(path), message, resolution.trailmap))
+            return
+        if wrote:
+            written.append(path)
+
+    put(tools_dir / DTS_NAME, artifacts.render_client_dts(resolution, tools_dir, catalog))
+    tsconfig = tools_dir / TSCONFIG_NAME
+    wanted = artifacts.render_tsconfig(tools_dir, scratch)
+    try:
+        current: str | None = tsconfig.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        current = None
+    if current is None or current == wanted or artifacts.is_generated_tsconfig(current):
+        put(tsconfig, wanted)
+    else:
+        choice = choose_sdk(
+            tools_dir, Layout(scratch).sdk_dir, rel.root, "", generated_tsconfig=False
+        )
+        findings.append(
+            Finding(
+                "warning",
+                rel(tsconfig),
+                1,
+                1,
+                choice.warning or "hand-written tsconfig.json kept",
+                code="tsconfig-kept",
+                fatal=False,
+                trailmap=resolution.trailmap,
+            )
+        )
+    put(tools_dir / SIDECAR_NAME, artifacts.render_sidecar(resolution))
+    put(tools_dir / SCHEMA_NAME, json.dumps(trail_schema(resolution, catalog), indent=1) + "\n")
+    if gitignore:
+        ignore = trailmap_dir / ".gitignore"
+        problem = None
+        existing: str | None = None
+        try:
+            # Bytes, not read_text: universal newlines would turn a CRLF file into LF.
+            existing = ignore.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            pass
+        except UnicodeDecodeError:
+            problem = "it is not UTF-8 text"
+        except OSError as exc:
+            problem = f"it cannot be read ({exc.strerror or exc})"
+        if problem is not None:
+            # Left as it is: rewriting it would lose what it says.
+            findings.append(
+                Finding(
+                    "warning",
+                    rel(ignore),
+                    1,
+                    1,
+                    f".gitignore left unchanged: {problem}; the generated tools/ files are not "
+                    "added to it",
+                    code="gitignore-unreadable",
+                    fatal=False,
+                    trailmap=resolution.trailmap,
+                )
+            )
+        elif (updated := artifacts.updated_gitignore(existing)) is not None:
+            put(ignore, updated)
+    if memo is not None:
+        if findings:  # a kept hand-written tsconfig: its warning is worked out on every run,
+            # and a file that could not be written is written by the next one
+            memo.drop(WRITTEN, slot)
+        else:
+            names = [DTS_NAME, TSCONFIG_NAME, SIDECAR_NAME, SCHEMA_NAME]
+            files = [tools_dir / name for name in names]
+            if gitignore:
+                files.append(trailmap_dir / ".gitignore")
+            memo.put(WRITTEN, slot, True, key=key, files=files)
+    return SurfaceOutcome(written=tuple(written), findings=tuple(findings))
+
+
+def _unwritable(path: str, message: str, trailmap: str) -> Finding:
+    # Its code makes the run incomplete (`report.Report.complete`): nothing remembers it as done.
+    return Finding("manifest", path, 1, 1, message, code=INCOMPLETE_CODE, trailmap=trailmap)
+
+
+# -- the whole workspace --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What writing the artifacts of resolved trailmaps did."""
+
+    written: tuple[Path, ...]
+    findings: dict[str, tuple[Finding, ...]]
+    """Per trailmap: what writing its artifacts found (a kept tsconfig, an unreadable .gitignore)."""
+
+
+def write_workspace(
+    resolved: Resolved, *, root: Path, scratch: Path, catalog: Catalog, memo: Store | None
+) -> Written:
+    """Write the SDK bundle and every resolved trailmap's artifacts (see `write_surfaces`)."""
+    written = write_sdk(scratch, catalog)
+    findings: dict[str, tuple[Finding, ...]] = {}
+    rel = RelPath(root)
+    for trailmap_id, resolution in resolved.resolutions.items():
+        outcome = write_surfaces(
+            resolution,
+            resolved.dirs[trailmap_id],
+            scratch,
+            catalog,
+            rel,
+            gitignore=trailmap_id in resolved.workspace,
+            memo=memo,
+        )
+        written.extend(outcome.written)
+        findings[trailmap_id] = outcome.findings
+    return Written(written=tuple(written), findings=findings)
+
+
+def write_artifacts(ctx: CheckContext, targets: Targets) -> tuple[Finding, ...]:
+    """The surfaces stage: every target's artifacts written; what writing them found."""
+    with ctx.timer.phase("surfaces"):
+        done = write_workspace(
+            targets.resolved,
+            root=ctx.ws.root,
+            scratch=ctx.ws.scratch,
+            catalog=ctx.catalog,
+            memo=ctx.store,
+        )
+    return tuple(f for found in done.findings.values() for f in found)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceSurfaces:
+    """Every trailmap's resolution, what was written, and the findings of resolving."""
+
+    resolutions: dict[str, Resolution]
+    written: tuple[Path, ...]
+    findings: tuple[Finding, ...]
+
+
+def generate_surfaces(
+    root: Path,
+    scratch: Path,
+    trailmaps: Mapping[str, tuple[Any, Path]],
+    catalog: Catalog,
+    *,
+    only: Iterable[str] | None = None,
+    bundled: Mapping[str, BundledTrailmap] | None = None,
+    memo: bool = True,
+    store: Store | None = None,
+) -> WorkspaceSurfaces:
+    """Resolve trailmaps (all, or `only` these) and write their artifacts and the SDK bundle:
+    the resolve and surfaces stages of a check, for `doit surfaces`.
+
+    Bundled targets that no workspace trailmap shadows get validation-only surfaces in the
+    scratch directory. With `memo=False` every artifact is rendered (and compared) again.
+    What was written is remembered in `store` (committed by its owner), or in the scratch
+    directory's store, committed here, when none is given.
+    """
+    resolved = resolve_workspace(root, scratch, trailmaps, catalog, only=only, bundled=bundled)
+    own_store = Store.open(scratch) if memo and store is None else None
+    try:
+        done = write_workspace(
+            resolved,
+            root=root,
+            scratch=scratch,
+            catalog=catalog,
+            memo=(store or own_store) if memo else None,
+        )
+        if own_store is not None:
+            own_store.commit()
+    finally:
+        if own_store is not None:
+            own_store.close()
+    findings = [
+        f
+        for trailmap_id, resolution in resolved.resolutions.items()
+        for f in (*resolution.findings, *done.findings[trailmap_id])
+    ]
+    return WorkspaceSurfaces(
+        resolutions=resolved.resolutions, written=done.written, findings=tuple(findings)
+    )

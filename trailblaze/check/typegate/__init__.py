@@ -1,0 +1,36 @@
+"""The type gate: generated trail modules compiled by tsc, diagnostics mapped back to YAML.
+
+Its rooms; each imports only rooms above it:
+
+- `proof`: a compiler run counts only when it shows that it checked the program (canary and
+  `--listFiles`);
+- `settings`: the compiler options, batch size and timeout every part shares;
+- `jobs`: one trail to compile, and what a batch of them gives back;
+- `mapping`: a compiler diagnostic back to the trail, step, tool and YAML line it is about;
+- `compilation`: batches of trail modules through one proven compiler run each;
+- `declarations`: declarations emitted by tsc from each trailmap's scripted `.ts` tools (also
+  the type check of those tools);
+- `surfaces`: the module surface of each trailmap (`export interface Tools {...}`) and its probes;
+- `surfacecheck`: the strict compile of the module surfaces, their probes and the declarations;
+- `preparation`: what the first batch needs, made once (`Prepared`: compiler, declarations,
+  surface keys, the surface check's verdicts);
+- `remoteverdicts`: the remote result cache's part in a run;
+- `orphans`: generated modules whose trail is gone;
+- `gate`: the type gate stage of a check (`TypeGate`), which uses the others.
+
+Outside the package, only the check's orchestrator and its report stage import `gate`.
+
+Layout in the scratch directory (`typegate/`, named in `trailblaze.state.scratch`):
+
+- `surfaces/<trailmap>.d.ts`: one plain module per trailmap, `export interface Tools {...}`,
+  rendered by the same entry renderer as the trailmap's `trailblaze-client.d.ts`;
+- `tooldecl/<trailmap>/...`: declarations tsc emits from the trailmap's scripted `.ts` tools,
+  so a scripted tool's input type is the one its own module declares;
+- `trails/<trail path>.ts`: one generated module per trail, rewritten only when it changes;
+- `tsconfig.<pid>.<n>.json`: the files of one compiler run (only cache misses).
+
+No silent passes: every compiler run is proven (`proof.py`: the canary's error came back, the
+output is complete and every file was in the program); an unproven run, a diagnostic on a
+generated line that maps to no call, in a surface, an unresolved import, a syntax error, a
+timeout or a crash makes the affected trails an infrastructure problem, never a cached pass.
+"""

@@ -1,0 +1,324 @@
+"""Declarations of the scripted `.ts` tools, emitted by tsc from each trailmap's `tools/`."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trailblaze.check.typegate.proof import parse_output
+from trailblaze.check.typegate.settings import COMPILER_OPTIONS, infra_finding
+from trailblaze.finding import Finding
+from trailblaze.generate.artifacts import is_generated_tsconfig
+from trailblaze.generate.sdk import OURS_LABEL, SdkChoice, choose_sdk, override_tsconfig
+from trailblaze.state.results import decode_findings, digest
+from trailblaze.state.scratch import Layout, make_dir, write_scratch
+from trailblaze.state.store import Kind, Store
+from trailblaze.toolchain.compilers import Compiler
+from trailblaze.toolchain.proc import ProcError, run
+
+
+@dataclass(frozen=True, slots=True)
+class Declarations:
+    decls: dict[Path, Path]
+    findings: tuple[Finding, ...]
+    runs: int
+    identity: str
+    """A digest of every emitted declaration; part of the cache key of the trails using them."""
+
+
+OURS = SdkChoice("ours", own=True, override=False, identity="")
+
+
+def tool_sources(tools_dir: Path) -> list[Path]:
+    """The authored sources of a `tools/` directory: what its tsconfig compiles, tests aside."""
+    if not tools_dir.is_dir():
+        return []
+    return sorted(
+        p
+        for p in tools_dir.rglob("*")
+        if p.suffix in (".ts", ".js", ".mts", ".cts", ".mjs", ".cjs")
+        and not p.name.endswith((".d.ts", ".d.mts", ".d.cts"))
+        and not _TEST_SOURCE.search(p.name)
+        and "node_modules" not in p.relative_to(tools_dir).parts
+        and p.is_file()
+    )
+
+
+_TEST_SOURCE = re.compile(r"\.(test|spec)\.[cm]?[jt]s$")
+
+
+@dataclass(frozen=True, slots=True)
+class Emitted:
+    """One trailmap's declaration emit: its findings, a digest of what it wrote, the files."""
+
+    complete: bool
+    """False when the emit could not run to the end: nothing of it is remembered."""
+    findings: tuple[Finding, ...]
+    output: str
+    files: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "findings": [f.to_json() for f in self.findings],
+            "output": self.output,
+            "files": list(self.files),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Emitted:
+        files = data["files"]
+        if not isinstance(data["output"], str) or not all(isinstance(f, str) for f in files):
+            raise TypeError("malformed declaration emit")
+        return cls(
+            complete=True,
+            findings=tuple(decode_findings(data["findings"])),
+            output=data["output"],
+            files=tuple(files),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EmitPlan:
+    """One trailmap's declaration emit, as planned: where its tools are and its output goes,
+    its memo key, the memo's last complete emit under that key (None: emit again), its SDK."""
+
+    trailmap: str
+    tools_dir: Path
+    out_dir: Path
+    key: str
+    remembered: Emitted | None
+    choice: SdkChoice
+
+
+DECLARATIONS: Kind[Emitted] = Kind("declarations", Emitted.from_json, Emitted.to_json)
+"""Per trailmap: its last complete declaration emit, keyed by its sources, tsconfig, SDK and
+compiler, vouching for the declaration files it wrote."""
+
+
+def emit_declarations(
+    tools_dirs: Mapping[str, Path],
+    compiler: Compiler,
+    layout: Layout,
+    rel: Callable[[Path], str],
+    *,
+    timeout: float,
+    choices: Mapping[str, SdkChoice] | None = None,
+    store: Store | None = None,
+) -> Declarations:
+    """Declarations of every scripted `.ts` tool, emitted by tsc from each trailmap's `tools/`.
+
+    This is also the type check of the authored tools: their errors are findings of kind
+    `tool`, at the tool file. Each trailmap compiles against the SDK `choices` names for it
+    (ours when absent). A trailmap whose tools, tsconfig, SDK and compiler did not change since
+    the last emit (and whose declarations are as emitted) is not recompiled: `store` remembers
+    each emit (`DECLARATIONS`), staged for its owner to commit.
+    """
+    decls: dict[Path, Path] = {}
+    findings: list[Finding] = []
+    plans: list[EmitPlan] = []
+    for trailmap, tools_dir in sorted(tools_dirs.items()):
+        choice = (choices or {}).get(trailmap, OURS)
+        out_dir = layout.tooldecl(trailmap)
+        sources = sorted(
+            p
+            for p in tools_dir.rglob("*")
+            if p.is_file()
+            and (p.suffix in (".ts", ".js", ".mts", ".cts") or p.name == "tsconfig.json")
+            and "node_modules" not in p.parts
+        )
+        key = digest(
+            compiler.identity,
+            choice.identity,
+            str(choice.override),
+            *(f"{p}\0{p.read_bytes().hex()}" for p in sources),
+        )
+        remembered = store.get(DECLARATIONS, trailmap, key) if store is not None else None
+        for source in sources:
+            if source.name != "tsconfig.json":
+                decls[source] = out_dir / _declaration_name(source.relative_to(tools_dir))
+        plans.append(
+            EmitPlan(
+                trailmap=trailmap,
+                tools_dir=tools_dir,
+                out_dir=out_dir,
+                key=key,
+                remembered=remembered,
+                choice=choice,
+            )
+        )
+
+    def emit(plan: EmitPlan) -> Emitted:
+        if plan.remembered is not None:
+            return plan.remembered
+        make_dir(plan.out_dir, layout.scratch)
+        tsconfig = plan.tools_dir / "tsconfig.json"
+        if plan.choice.override:
+            tsconfig = layout.tools_tsconfig(plan.trailmap)
+            write_scratch(
+                tsconfig,
+                override_tsconfig(
+                    plan.tools_dir / "tsconfig.json",
+                    layout.own_sdk_dir,
+                    _fallback_tsconfig(plan.tools_dir),
+                ),
+                layout.scratch,
+            )
+        return _emit(plan, tsconfig=tsconfig, compiler=compiler, timeout=timeout, rel=rel)
+
+    # Each emit is a short compiler process that mostly waits on its own start-up: a few at
+    # once keep both cores busy.
+    runs = sum(1 for plan in plans if plan.remembered is None)
+    with ThreadPoolExecutor(4) as pool:
+        states = list(pool.map(emit, plans))
+    identity_parts: list[str] = []
+    for plan, state in zip(plans, states, strict=True):
+        if store is not None and plan.remembered is None:
+            if state.complete:
+                store.put(DECLARATIONS, plan.trailmap, state, key=plan.key, files=state.files)
+            else:
+                store.drop(DECLARATIONS, plan.trailmap)
+        findings.extend(state.findings)
+        identity_parts.append(state.output)
+    return Declarations(
+        decls=decls, findings=tuple(findings), runs=runs, identity=digest(*identity_parts)
+    )
+
+
+def _fallback_tsconfig(tools_dir: Path) -> dict[str, Any]:
+    """The tsconfig we generate for a `tools/`, with absolute paths (for a scratch directory)."""
+    base = tools_dir.absolute().as_posix()
+    options = {k: v for k, v in COMPILER_OPTIONS.items() if k not in ("paths", "types")}
+    return {
+        "compilerOptions": {**options, "allowJs": True, "checkJs": False, "skipLibCheck": True},
+        "include": [f"{base}/**/*.ts", f"{base}/**/*.js"],
+        "exclude": [f"{base}/**/*.test.ts"],
+    }
+
+
+def _emit(
+    plan: EmitPlan,
+    *,
+    tsconfig: Path,
+    compiler: Compiler,
+    timeout: float,
+    rel: Callable[[Path], str],
+) -> Emitted:
+    tools_dir, out_dir, trailmap = plan.tools_dir, plan.out_dir, plan.trailmap
+    shown = tools_dir / "tsconfig.json"
+    with tempfile.TemporaryDirectory(
+        prefix="tooldecl-", dir=out_dir.parent if out_dir.parent.exists() else None
+    ) as tmp:
+        argv = [
+            *compiler.argv_prefix,
+            "-p",
+            str(tsconfig),
+            "--noEmit",
+            "false",
+            # Declarations of a tool with a type error are still what its callers are checked
+            # against (and probed): without them every trail of the trailmap would go unchecked.
+            "--noEmitOnError",
+            "false",
+            "--declaration",
+            "--emitDeclarationOnly",
+            "--outDir",
+            tmp,
+            "--rootDir",
+            str(tools_dir),
+            "--pretty",
+            "false",
+        ]
+        findings: list[Finding] = []
+        try:
+            result = run(argv, cwd=tools_dir, timeout=timeout)
+        except ProcError as exc:
+            failed = infra_finding(
+                f"{rel(shown)}",
+                f"declarations of scripted tools could not be emitted: {exc}",
+                trailmap,
+            )
+            return Emitted(complete=False, findings=(failed,), output="", files=())
+        for diagnostic in parse_output(result.stdout + result.stderr, tools_dir):
+            findings.append(
+                Finding(
+                    "tool",
+                    rel(diagnostic.file),
+                    diagnostic.line,
+                    diagnostic.column,
+                    diagnostic.message,
+                    code=diagnostic.code,
+                    trailmap=trailmap,
+                )
+            )
+        output_digest = []
+        produced: set[Path] = set()
+        for emitted in sorted(
+            p for p in Path(tmp).rglob("*") if p.name.endswith((".d.ts", ".d.mts", ".d.cts"))
+        ):
+            target = out_dir / emitted.relative_to(tmp)
+            data = emitted.read_bytes()
+            write_scratch(target, data, out_dir)
+            produced.add(target)
+            # By the path inside the trailmap's output, not the absolute one: the digest is part of
+            # the remote cache's keys, which must not depend on where the workspace is.
+            output_digest.append(digest(f"{trailmap}/{emitted.relative_to(tmp).as_posix()}", data))
+        # A declaration this emit did not produce is stale: it must not keep a surface compiling.
+        if out_dir.is_dir():
+            for old in out_dir.rglob("*.d.*ts"):
+                if old not in produced:
+                    old.unlink(missing_ok=True)
+        if result.returncode != 0 and not findings:
+            findings.append(
+                infra_finding(
+                    rel(shown),
+                    f"tsc exited {result.returncode} emitting scripted tool declarations: {(result.stdout + result.stderr).strip()[:500]}",
+                    trailmap,
+                )
+            )
+        complete = not any(f.kind == "infra" for f in findings)
+    return Emitted(
+        complete=complete,
+        findings=tuple(findings),
+        output=digest(*output_digest),
+        files=tuple(sorted(str(p) for p in produced)),
+    )
+
+
+def _declaration_name(source: Path) -> Path:
+    """Where tsc writes the declarations of a source: x.ts -> x.d.ts, x.mts -> x.d.mts, ..."""
+    suffix = {".mts": ".d.mts", ".cts": ".d.cts", ".mjs": ".d.mts", ".cjs": ".d.cts"}.get(
+        source.suffix, ".d.ts"
+    )
+    return source.with_name(source.name[: -len(source.suffix)] + suffix)
+
+
+def tools_root(module: Path) -> Path:
+    """The `tools/` directory a scripted tool module lives in (the trailmap is its parent)."""
+    for parent in module.parents:
+        if parent.name == "tools":
+            return parent
+    return module.parent
+
+
+def sdk_choices(
+    tools_dirs: Mapping[str, Path], *, layout: Layout, root: Path, ours: str
+) -> dict[str, SdkChoice]:
+    """The SDK each trailmap's tools compile against (`sdk.choose_sdk`); `ours` is the
+    identity of our own declarations."""
+    choices: dict[str, SdkChoice] = {}
+    for trailmap, tools in tools_dirs.items():
+        try:
+            generated = is_generated_tsconfig((tools / "tsconfig.json").read_text("utf-8"))
+        except (OSError, UnicodeDecodeError):
+            # No tsconfig (its manifest did not load, so none was generated): the tools
+            # compile with the one we would have generated, from the scratch directory.
+            choices[trailmap] = SdkChoice(OURS_LABEL, own=True, override=True, identity=ours)
+            continue
+        choices[trailmap] = choose_sdk(
+            tools, layout.sdk_dir, root, ours, generated_tsconfig=generated
+        )
+    return choices

@@ -1,0 +1,442 @@
+"""The type gate stage: one run over a workspace's trails, fed while they are still being parsed.
+
+The check offers every eligible trail as soon as its parse outcome is known. A trail whose last
+result still holds (same generated text, surface, compiler and generator) costs nothing; one
+whose key is in the result cache costs a lookup; the others become compiler jobs. Jobs are
+compiled in batches by a background thread as soon as a batch is full, so the compiler runs
+while the workers go on parsing; one batch at a time bounds memory.
+
+Everything the compiler needs before the first batch (the compiler itself, the scripted
+tools' declarations, the module surfaces and their strict check) is prepared when the first
+trail is offered: a workspace without recordings never installs or starts a compiler.
+
+The check's orchestrator opens the gate after the resolve stage, hands it each chunk of parsed
+trails (`offer_parsed`), then the unchanged ones (`offer_unchanged`) and the modules it asked to
+have generated again (`stale`), and takes its verdicts with `finish`: a `GateOutcome` holding
+the record of every trail whose result changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trailblaze.check.context import CheckContext
+from trailblaze.check.resolve import Targets
+from trailblaze.check.rows import TrailRecord
+from trailblaze.check.typegate.compilation import compile_jobs
+from trailblaze.check.typegate.jobs import GateResult, Job
+from trailblaze.check.typegate.orphans import modules_on_disk, remove_orphans
+from trailblaze.check.typegate.preparation import NoCompiler, prepare, tools_dirs
+from trailblaze.check.typegate.remoteverdicts import RemoteVerdicts
+from trailblaze.check.typegate.settings import (
+    BATCH_SIZE,
+    infra_finding,
+    timeout_seconds,
+)
+from trailblaze.check.workers import Parsed
+from trailblaze.finding import Finding
+from trailblaze.generate.linetable import unpack_lines
+from trailblaze.state.results import ResultCache, ResultKey, open_results
+from trailblaze.state.scratch import generated_name
+from trailblaze.toolchain.compilers import (
+    Compiler,
+    compiler_location,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """What the type gate stage gives back."""
+
+    records: dict[str, TrailRecord]
+    """The new record of every offered trail whose result changed (the others are as given)."""
+    failed: frozenset[str]
+    """Trails whose check could not complete (not type-checked, never cached)."""
+    infra: tuple[Finding, ...]
+    findings: tuple[Finding, ...]
+    """Findings that are not about one trail (errors in scripted tool modules)."""
+    stats: dict[str, Any]
+    sdks: dict[str, str]
+    """Trailmap -> the SDK its scripted tools were compiled against (for the report)."""
+
+
+@dataclass
+class _Collected:
+    """What the run collects on its way to a `GateOutcome`."""
+
+    failed: set[str] = field(default_factory=set)
+    infra: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    stats: dict[str, Any] = field(
+        default_factory=lambda: {
+            "compiler_runs": 0,
+            "files_compiled": [],
+            "cache_hits": 0,
+            "decl_runs": 0,
+        }
+    )
+
+
+class TypeGate:
+    """One run of the type gate over a workspace's trails (see the module docstring)."""
+
+    def __init__(
+        self, ctx: CheckContext, targets: Targets, *, trailmap_dirs: Mapping[str, Path]
+    ) -> None:
+        self.ctx = ctx
+        self.root = ctx.ws.root
+        self.layout = ctx.layout
+        self.options = ctx.options
+        self.catalog = ctx.catalog
+        self.targets = targets.resolutions
+        self.trailmap_dirs = dict(trailmap_dirs)
+        self.store = ctx.store
+        self.phase = ctx.timer.phase
+        self.sdks: dict[str, str] = {}
+        self.results: dict[str, TrailRecord] = {}
+        """The records this run changed, by trail path."""
+        self.collected = _Collected()
+        self.offered: set[str] = set()
+        self.stale: list[str] = []
+        """Trails whose outcome came from the state but whose module must be generated again."""
+        self._prepared = False
+        self._compiler: Compiler | None = None
+        self._toolchain_error: str | None = None
+        self._toolchain_failed: list[str] = []
+        """The trails not type-checked because there is no compiler: one finding says so."""
+        self._toolchain_tools: list[str] = []
+        """The trailmaps whose scripted tools were not compiled for the same reason."""
+        self._broken: dict[str, str] = {}
+        self._unresolved: dict[str, dict[str, str]] = {}
+        self._surface_keys: dict[str, str] = {}
+        self._base_key = ""
+        self._options = ""
+        self._compiler_key = ""
+        self._keys: dict[str, ResultKey] = {}
+        self._cache: ResultCache | None = None
+        self._pending: list[Job] = []
+        self._jobs: list[Job] = []
+        self._batches: list[Future[GateResult]] = []
+        self._compiling = ThreadPoolExecutor(1, thread_name_prefix="tsc")
+        self._timeout = timeout_seconds()
+        self._remote: RemoteVerdicts | None = None
+        self._on_disk: set[str] | None = None
+        """The generated modules found on disk, looked for once, by the first trail whose
+        verdict came from the state (its module must be there too, else it is generated again)."""
+
+    # -- preparing ------------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        if self._prepared:
+            return
+        self._prepared = True
+        ready = prepare(
+            self.ctx,
+            self.targets,
+            tools=tools_dirs(self.trailmap_dirs, self.targets),
+            timeout=self._timeout,
+        )
+        if isinstance(ready, NoCompiler):
+            # One finding for the run (in `finish`), not the same install error per trail and
+            # per tools directory.
+            self._toolchain_error = ready.error
+            self._toolchain_tools = list(ready.tools)
+            return
+        self._compiler = ready.compiler
+        self.sdks = ready.sdks
+        decls = ready.declarations
+        self.collected.stats["decl_runs"] = decls.runs
+        for finding in decls.findings:
+            if finding.kind == "infra":
+                self.collected.infra.append(finding)
+            else:
+                # Fatal whatever the trailmap's exemption, as in the reference's typecheck phase:
+                # an exemption is about recordings, not about the tools' own code.
+                self.collected.findings.append(finding.with_(fatal=True))
+        self._surface_keys = ready.surface_keys
+        self._options = ready.options
+        self._compiler_key = ready.compiler_key
+        self._base_key = ready.base_key
+        self._broken = ready.broken
+        self._unresolved = ready.unresolved
+        self._cache = open_results(self.layout)
+        self._remote = RemoteVerdicts.open(self.options)
+
+    # -- offering trails ------------------------------------------------------------------------
+
+    def eligible(self, record: TrailRecord) -> bool:
+        """Whether the gate checks this trail: it parsed, has calls, and targets a surface."""
+        return (
+            self.options.typecheck
+            and record.status != "rejected"
+            and record.target in self.targets
+            and record.calls > 0
+        )
+
+    def offer_parsed(self, chunk: Iterable[Parsed]) -> None:
+        """Freshly parsed trails: the eligible ones, with their generated modules."""
+        for parsed in chunk:
+            if parsed.module is not None and self.eligible(parsed.record):
+                self.offer(parsed.record, parsed)
+
+    def offer_unchanged(self, records: Mapping[str, TrailRecord]) -> list[str]:
+        """Every eligible trail not offered yet (its file did not change): its last result
+        holds, or it is `stale`; the trails whose modules must be generated again."""
+        offered = self.offered
+        for rel, record in records.items():
+            if rel not in offered and self.eligible(record):
+                self.offer(record)
+        return self.stale
+
+    def offer(self, record: TrailRecord, parsed: Parsed | None = None) -> None:
+        """An eligible trail, with its freshly generated module when it was parsed this run.
+
+        A trail generated again (`stale`) may turn out to have nothing to check (its record
+        was made by an older generator): it is not offered, and its old module is an orphan.
+        """
+        if parsed is not None and parsed.module is None:
+            return
+        self._prepare()
+        rel = record.path
+        target = record.target
+        assert target is not None
+        self.offered.add(rel)
+        if self._toolchain_error is not None:
+            self.collected.failed.add(rel)
+            self.results[rel] = record.with_result(None, ())
+            self._toolchain_failed.append(rel)
+            return
+        if target in self._broken:
+            self._fail(record, f"type check could not run: {self._broken[target]}", "typegate")
+            return
+        surface_key = self._surface_keys[target]
+        unresolved = self._unresolved.get(target)
+        if parsed is None and unresolved:
+            self.stale.append(rel)  # its calls must be looked at: regenerate its module
+            return
+        if parsed is not None and unresolved and self._unchecked_calls(record, parsed, unresolved):
+            return
+        if parsed is None:
+            if (
+                record.key is not None
+                and record.surface_key == surface_key
+                and record.base_key == self._base_key
+                and self._module_on_disk(rel)
+            ):
+                self.collected.stats["cache_hits"] += 1
+                return
+            self.stale.append(rel)
+            return
+        assert parsed.module is not None
+        assert parsed.lines is not None
+        assert self._cache is not None
+        key = self.result_key(parsed.module, surface_key)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self.collected.stats["cache_hits"] += 1
+            self.results[rel] = record.with_result(key.digest, cached, surface_key, self._base_key)
+            return
+        self.results[rel] = record.with_result(None, (), surface_key, self._base_key)
+        job = Job(
+            path=rel,
+            trailmap=target,
+            file=self.layout.trail_file(rel),
+            lines=parsed.lines,
+            key=key.digest,
+            lints=parsed.lints,
+        )
+        self._keys[rel] = key
+        self._pending.append(job)
+        if len(self._pending) >= BATCH_SIZE:
+            self._submit()
+
+    def _module_on_disk(self, rel: str) -> bool:
+        """Whether the trail's generated module is on disk: a verdict from the state stands for
+        a module that a run with the gate off, or a person, may have removed since."""
+        if self._on_disk is None:
+            self._on_disk = modules_on_disk(self.layout)
+        name = generated_name(rel)
+        if name in self._on_disk:
+            return True
+        self._on_disk.add(name)  # it is generated again, before the run ends
+        return False
+
+    def _unchecked_calls(
+        self, record: TrailRecord, parsed: Parsed, unresolved: Mapping[str, str]
+    ) -> bool:
+        """Report each call of the trail to a tool whose input type is unresolved; whether any.
+
+        Such a trail is not compiled and never cached: checked against `any`, it would pass.
+        """
+        assert parsed.lines is not None
+        rel = record.path
+        seen: set[tuple[int, int, str]] = set()
+        found: list[Finding] = []
+        for gen in sorted(unpack_lines(parsed.lines).values(), key=lambda g: (g.line, g.column)):
+            reason = unresolved.get(gen.tool)
+            where = (gen.line, gen.column, gen.tool)
+            if reason is None or where in seen or gen.property is not None:
+                continue  # one per call: its property lines are the same call
+            seen.add(where)
+            found.append(
+                Finding(
+                    "infra",
+                    rel,
+                    gen.line,
+                    gen.column,
+                    f"not type-checked: input type of `{gen.tool}` unresolved ({reason})",
+                    code="unresolved-input",
+                    fatal=False,
+                    step=gen.step,
+                    classifier=gen.classifier,
+                    tool=gen.tool,
+                    trailmap=record.target,
+                    position=gen.position,
+                )
+            )
+        if not found:
+            return False
+        self.collected.failed.add(rel)
+        self.results[rel] = record.with_result(None, ())
+        self.collected.infra.extend(found)
+        return True
+
+    def result_key(self, module: str, surface_key: str) -> ResultKey:
+        """The key of a trail's verdict (see `cache.ResultKey`): `module` is the digest of its
+        generated module and file content (`batch`), then its surface, the compiler, the
+        options. Its `digest` addresses the verdict in the local and the remote cache."""
+        return ResultKey(
+            trail=module, surface=surface_key, compiler=self._compiler_key, options=self._options
+        )
+
+    def _fail(self, record: TrailRecord, reason: str, code: str) -> None:
+        self.collected.failed.add(record.path)
+        self.results[record.path] = record.with_result(None, ())
+        self.collected.infra.append(infra_finding(record.path, reason, record.target, code))
+
+    def _submit(self, *, parsing: bool = True) -> None:
+        """Compile the pending jobs in the background; `parsing`: the workers still need the cores."""
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        assert self._compiler is not None
+        self._jobs.extend(batch)
+        self._batches.append(self._compiling.submit(self._compile, batch, parsing))
+
+    def _compile(self, batch: list[Job], parsing: bool) -> GateResult:
+        """One batch: what the remote cache holds, then the compiler for the rest (in the
+        background thread, so the remote is asked while the workers parse)."""
+        assert self._compiler is not None
+        remote = self._remote
+        hits = remote.fetch(batch) if remote is not None else {}
+        batch = [job for job in batch if job.path not in hits]
+        result = (
+            compile_jobs(
+                batch, self._compiler, self.layout, timeout=self._timeout, single_threaded=parsing
+            )
+            if batch
+            else GateResult()
+        )
+        if remote is not None and batch:
+            remote.store(batch, result)
+        result.findings.update(hits)
+        return result
+
+    # -- finishing ------------------------------------------------------------------------------
+
+    def _orphans_possible(self, keep: AbstractSet[str], *, trails_changed: bool) -> bool:
+        """Whether modules of trails not in `keep` may be on disk.
+
+        The modules on disk are those of the last run's trails: a change in that set (or a
+        state that was lost, which reads as "every trail is new") leaves orphans, and so does a
+        trail that stopped being checked while the gate was off (more modules than trails). A
+        run with the gate off leaves the modules alone: the next run with it on reuses them.
+        """
+        if not self.options.typecheck:
+            return False
+        if trails_changed:
+            return True
+        if self.options.shard is not None:
+            return False  # the other shards' modules are not orphans
+        if self._on_disk is None:
+            self._on_disk = modules_on_disk(self.layout)
+        # Every trail in `keep` has its module on disk by now, so more modules are orphans.
+        return len(self._on_disk) > len(keep)
+
+    def finish(self, *, keep_generated: AbstractSet[str], trails_changed: bool) -> GateOutcome:
+        """Compile what is left, wait for every batch, and record the results.
+
+        `keep_generated`: the trails whose generated modules stay on disk; `trails_changed`:
+        whether that set may differ from the last run's (else no orphan is looked for).
+        """
+        if (
+            self.options.typecheck
+            and not self._prepared
+            and tools_dirs(self.trailmap_dirs, self.targets)
+        ):
+            # No trail was offered, but authored tools are compiled all the same.
+            self._prepare()
+        self._submit(parsing=False)
+        results: list[GateResult] = []
+        with self.phase("compile"):
+            try:
+                results = [future.result() for future in self._batches]
+            finally:
+                self._compiling.shutdown(wait=True)
+        outcome = self.collected
+        if self._toolchain_error is not None and (self._toolchain_failed or self._toolchain_tools):
+            what = [f"{len(self._toolchain_failed)} trail(s)"] if self._toolchain_failed else []
+            if self._toolchain_tools:
+                what.append(f"the scripted tools of {len(self._toolchain_tools)} trailmap(s)")
+            outcome.infra.append(
+                infra_finding(
+                    compiler_location(),
+                    f"type check could not run for {' and '.join(what)}: {self._toolchain_error}",
+                    None,
+                    "toolchain",
+                )
+            )
+        by_path = {job.path: job for job in self._jobs}
+        stored: list[tuple[ResultKey, list[Finding]]] = []
+        for result in results:
+            outcome.failed |= result.failed
+            outcome.infra.extend(result.infra)
+            outcome.stats["compiler_runs"] += result.compiler_runs
+            outcome.stats["files_compiled"].extend(result.files_compiled)
+            for path, findings in result.findings.items():
+                job = by_path[path]
+                stored.append((self._keys[path], findings))
+                self.results[path] = self.results[path].with_result(
+                    job.key, findings, self._surface_keys[job.trailmap], self._base_key
+                )
+        # A job with neither a result nor a failure was not checked: never a silent pass.
+        for job in self._jobs:
+            if job.path not in outcome.failed and not any(job.path in r.findings for r in results):
+                self._fail(
+                    self.results[job.path],
+                    "type check could not run: the compiler gave no result",
+                    "typegate",
+                )
+        if self._cache is not None:
+            self._cache.put_many(stored)
+            self._cache.close()
+        if self._remote is not None:
+            outcome.stats.update(self._remote.close())
+        outcome.stats["removed"] = (
+            remove_orphans(self.layout, keep_generated)
+            if self._orphans_possible(keep_generated, trails_changed=trails_changed)
+            else 0
+        )
+        return GateOutcome(
+            records=self.results,
+            failed=frozenset(outcome.failed),
+            infra=tuple(outcome.infra),
+            findings=tuple(outcome.findings),
+            stats=outcome.stats,
+            sdks=dict(sorted(self.sdks.items())),
+        )

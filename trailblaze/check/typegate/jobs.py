@@ -1,0 +1,44 @@
+"""One trail to compile, and what compiling a batch of them gives back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trailblaze.check.typegate.settings import infra_finding
+from trailblaze.finding import Finding
+from trailblaze.generate.linetable import PackedLines
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One trail to compile: its generated module, line table and cache key."""
+
+    path: str
+    trailmap: str
+    file: Path
+    lines: PackedLines
+    """Its line table, packed (`linetable.unpack_lines`)."""
+    key: str
+    lints: tuple[Finding, ...] = ()
+    """Findings of the generator, reported with the compiler's."""
+
+
+@dataclass
+class GateResult:
+    findings: dict[str, list[Finding]] = field(default_factory=dict)
+    """Type findings per trail path, for every job that was really checked."""
+    infra: list[Finding] = field(default_factory=list)
+    failed: set[str] = field(default_factory=set)
+    """Trail paths whose check could not complete."""
+    compiler_runs: int = 0
+    files_compiled: list[str] = field(default_factory=list)
+
+    def fail(self, jobs: Iterable[Job], message: str) -> None:
+        """The jobs could not be checked: each is failed, with one infra finding."""
+        for job in jobs:
+            self.failed.add(job.path)
+            self.infra.append(
+                infra_finding(job.path, f"type check could not run: {message}", job.trailmap)
+            )

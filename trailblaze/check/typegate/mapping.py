@@ -1,0 +1,94 @@
+"""A compiler diagnostic mapped back to the trail, step, tool and YAML line it is about."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from trailblaze.check.typegate.jobs import GateResult, Job
+from trailblaze.check.typegate.proof import Diagnostic
+from trailblaze.check.typegate.proof import abs_path as _abs
+from trailblaze.finding import Finding
+from trailblaze.generate.codegen import HEADER_LINES
+from trailblaze.generate.linetable import GenLine, unpack_lines
+from trailblaze.state.scratch import Layout
+
+
+def map_diagnostics(
+    jobs: list[Job],
+    diagnostics: Sequence[Diagnostic],
+    layout: Layout,
+    result: GateResult,
+) -> None:
+    by_file = {_abs(job.file): job for job in jobs}
+    by_trailmap: dict[str, list[Job]] = defaultdict(list)
+    for job in jobs:
+        by_trailmap[job.trailmap].append(job)
+    findings: dict[str, list[Finding]] = {job.path: list(job.lints) for job in jobs}
+    failed: dict[str, str] = {}
+    surfaces_root = _abs(layout.surfaces_dir)
+    tables: dict[str, dict[int, GenLine]] = {}
+    for diagnostic in diagnostics:
+        owner = by_file.get(diagnostic.file)
+        if owner is not None:
+            job = owner
+            table = tables.get(job.path)
+            if table is None:
+                table = tables[job.path] = unpack_lines(job.lines)
+            gen = table.get(diagnostic.line)
+            if gen is None:
+                where = (
+                    "the header" if diagnostic.line <= HEADER_LINES else f"line {diagnostic.line}"
+                )
+                failed.setdefault(
+                    job.path,
+                    f"unmapped diagnostic on {where} of the generated module: {show(diagnostic, layout)}",
+                )
+                continue
+            line, column = gen.at(diagnostic.code)
+            findings[job.path].append(
+                Finding(
+                    "type",
+                    job.path,
+                    line,
+                    column,
+                    diagnostic.message,
+                    key_path=gen.key_path,
+                    code=diagnostic.code,
+                    step=gen.step,
+                    classifier=gen.classifier,
+                    tool=gen.tool,
+                    trailmap=job.trailmap,
+                    position=gen.position,
+                    property=gen.property,
+                )
+            )
+            continue
+        if diagnostic.file.parent == surfaces_root:
+            trailmap = diagnostic.file.name.removesuffix(".d.ts")
+            for affected in by_trailmap.get(trailmap, []):
+                failed.setdefault(
+                    affected.path,
+                    f"the surface of trailmap '{trailmap}' does not compile: {show(diagnostic, layout)}",
+                )
+            continue
+        for affected in jobs:
+            failed.setdefault(
+                affected.path,
+                f"a diagnostic outside the generated trails: {show(diagnostic, layout)}",
+            )
+    for job in jobs:
+        if job.path in failed:
+            result.fail([job], failed[job.path])
+        else:
+            result.findings[job.path] = findings[job.path]
+
+
+def show(diagnostic: Diagnostic, layout: Layout) -> str:
+    try:
+        where = diagnostic.file.relative_to(_abs(layout.scratch)).as_posix()
+    except ValueError:
+        where = diagnostic.file.as_posix()
+    return (
+        f"{where}({diagnostic.line},{diagnostic.column}): {diagnostic.code}: {diagnostic.message}"
+    )

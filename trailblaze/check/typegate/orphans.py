@@ -1,0 +1,51 @@
+"""The generated trail modules on disk: which are there, and removing those whose trail is gone."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable
+
+from trailblaze.state.scratch import Layout, generated_name
+
+
+def modules_on_disk(layout: Layout) -> set[str]:
+    """The generated modules under `typegate/trails/`, as `generated_name` names them.
+
+    One walk of the directory, not a `stat` per trail: a run served from the state looks at
+    every trail's module (a module that is gone is generated again), ten thousand of them.
+    """
+    trails = os.path.normpath(os.path.abspath(layout.trails_dir))
+    found: set[str] = set()
+    start = len(trails) + 1
+    for dirpath, _, filenames in os.walk(trails):
+        prefix = dirpath[start:].replace(os.sep, "/") + "/" if len(dirpath) > len(trails) else ""
+        found.update(prefix + name for name in filenames)
+    return found
+
+
+def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
+    """Delete generated trail modules whose trail is not in `keep_trails`; returns how many.
+
+    String paths throughout: this walks every generated module, ten thousand in a large
+    workspace, and pathlib would cost more than the walk.
+    """
+    trails = os.path.normpath(os.path.abspath(layout.trails_dir))
+    if not os.path.isdir(trails):
+        return 0
+    wanted = {os.path.normpath(os.path.join(trails, generated_name(rel))) for rel in keep_trails}
+    removed = 0
+    gone: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(trails, topdown=False):
+        left = len(filenames) + sum(os.path.join(dirpath, d) not in gone for d in dirnames)
+        for filename in filenames:
+            path = os.path.join(dirpath, filename)
+            if path not in wanted:
+                os.unlink(path)
+                removed += 1
+                left -= 1
+        if dirpath != trails and left == 0:
+            with contextlib.suppress(OSError):
+                os.rmdir(dirpath)
+                gone.add(dirpath)
+    return removed

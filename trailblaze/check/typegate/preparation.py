@@ -1,0 +1,147 @@
+"""What the type gate needs before its first batch: the compiler, the scripted tools'
+declarations, every target's module surface and key, and the surface check's verdicts.
+
+Made once per run, when the first trail is offered (or at the end, when authored tools are
+compiled without any trail): a workspace without recordings never installs or starts a compiler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from trailblaze import __version__
+from trailblaze.check.context import CheckContext
+from trailblaze.check.typegate.declarations import (
+    Declarations,
+    emit_declarations,
+    sdk_choices,
+    tool_sources,
+    tools_root,
+)
+from trailblaze.check.typegate.settings import COMPILER_OPTIONS
+from trailblaze.check.typegate.surfacecheck import surface_verdicts
+from trailblaze.check.typegate.surfaces import write_module_surfaces
+from trailblaze.generate.codegen import GENERATOR_VERSION
+from trailblaze.generate.sdk import OURS_LABEL, render_sdk
+from trailblaze.state.results import digest, options_digest
+from trailblaze.toolchain.compilers import (
+    LIBRARIES,
+    Compiler,
+    ToolchainError,
+    find_compiler,
+    install_library,
+)
+from trailblaze.toolmodel.resolution import Resolution
+from trailblaze.toolmodel.tooldefs import RelPath
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Everything the checks of single trails share."""
+
+    compiler: Compiler
+    declarations: Declarations
+    sdks: dict[str, str]
+    """Trailmap -> the SDK its scripted tools were compiled against (for the report)."""
+    surface_keys: dict[str, str]
+    """Target -> the key of its module surface (part of its trails' result keys)."""
+    options: str
+    """A digest of what the generated modules are compiled with (generator, options, SDK)."""
+    compiler_key: str
+    """The compiler's version and size: the same build on another machine, the same keys."""
+    base_key: str
+    """The compiler's local identity, the options and our SDK with its zod install."""
+    broken: dict[str, str]
+    """Target -> why none of its trails can be checked."""
+    unresolved: dict[str, dict[str, str]]
+    """Target -> scripted tool -> why its input type is unresolved (calls go unchecked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoCompiler:
+    """The toolchain could not be found or installed: nothing is compiled this run."""
+
+    error: str
+    """One line: npm's own lines joined, so that every format shows all of it."""
+    tools: tuple[str, ...]
+    """The trailmaps whose scripted tools are not compiled for that reason."""
+
+
+def tools_dirs(
+    trailmap_dirs: Mapping[str, Path], targets: Mapping[str, Resolution]
+) -> dict[str, Path]:
+    """Every `tools/` to compile: each workspace trailmap's with authored sources (targeted by
+    a trail or not, as the reference compiles them), and those that define a module tool of
+    some surface."""
+    found: dict[str, Path] = {}
+    for trailmap, directory in sorted(trailmap_dirs.items()):
+        if tool_sources(directory / "tools"):
+            found[trailmap] = directory / "tools"
+    for resolution in targets.values():
+        for entry in resolution.entries:
+            if entry.module is not None and entry.kind == "module":
+                tools = tools_root(entry.module)
+                found.setdefault(tools.parent.name, tools)
+    return found
+
+
+def prepare(
+    ctx: CheckContext,
+    targets: Mapping[str, Resolution],
+    *,
+    tools: Mapping[str, Path],
+    timeout: float,
+) -> Prepared | NoCompiler:
+    """Find the compiler, emit the declarations of `tools`, write and check the surfaces."""
+    try:
+        compiler = find_compiler(install=ctx.options.install)
+        zod = install_library("zod", install=ctx.options.install)
+    except ToolchainError as exc:
+        error = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        return NoCompiler(error=error.replace(":;", ":"), tools=tuple(sorted(tools)))
+    layout, root = ctx.layout, ctx.ws.root
+    ours = digest(render_sdk(ctx.catalog), str(zod), LIBRARIES["zod"])
+    choices = sdk_choices(tools, layout=layout, root=root, ours=ours)
+    sdks = dict.fromkeys(targets, OURS_LABEL) | {t: choice.label for t, choice in choices.items()}
+    with ctx.timer.phase("declarations"):
+        decls = emit_declarations(
+            tools,
+            compiler,
+            layout,
+            RelPath(root),
+            timeout=timeout,
+            choices=choices,
+            store=ctx.store,
+        )
+    surface_keys = write_module_surfaces(
+        targets, layout=layout, decls=decls, catalog=ctx.catalog, store=ctx.store
+    )
+    # Our SDK's declarations and the zod version they are checked with, by content.
+    sdk = digest(render_sdk(ctx.catalog), LIBRARIES["zod"])
+    options = options_digest(GENERATOR_VERSION, __version__, COMPILER_OPTIONS, sdk)
+    base_key = digest(compiler.identity, options, ours)
+    with ctx.timer.phase("surface check"):
+        checked = surface_verdicts(
+            targets,
+            surface_keys=surface_keys,
+            base_key=base_key,
+            decls=decls,
+            compiler=compiler,
+            layout=layout,
+            timeout=timeout,
+            store=ctx.store,
+            rel=RelPath(root),
+        )
+    return Prepared(
+        compiler=compiler,
+        declarations=decls,
+        sdks=sdks,
+        surface_keys=surface_keys,
+        options=options,
+        compiler_key=f"{compiler.version}:{compiler.path.stat().st_size}",
+        base_key=base_key,
+        broken=checked.broken,
+        unresolved=checked.unresolved,
+    )

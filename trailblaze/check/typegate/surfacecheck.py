@@ -1,0 +1,245 @@
+"""The strict compile of the module surfaces, their probes and the tool declarations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trailblaze.check.typegate.declarations import Declarations, tools_root
+from trailblaze.check.typegate.mapping import show as _show
+from trailblaze.check.typegate.proof import abs_path as _abs
+from trailblaze.check.typegate.proof import compile_proven
+from trailblaze.check.typegate.settings import SURFACE_OPTIONS, UNRESOLVED_CODES
+from trailblaze.check.typegate.surfaces import _UNRESOLVED, PROBE_REASONS, UNRESOLVED_MARK
+from trailblaze.finding import Finding
+from trailblaze.state.results import digest
+from trailblaze.state.scratch import Layout, write_scratch
+from trailblaze.state.store import Kind, Store
+from trailblaze.toolchain.compilers import Compiler
+from trailblaze.toolchain.proc import ProcError
+from trailblaze.toolmodel.resolution import Resolution
+from trailblaze.toolmodel.tooldefs import RelPath
+
+SURFACES_CHECKED: Kind[bool] = Kind("surface-checked", bool)
+"""Per trailmap: its module surface compiled clean, keyed by the surface and the compiler."""
+
+
+@dataclass
+class SurfaceCheck:
+    """What the strict compile of the module surfaces found."""
+
+    broken: dict[str, str] = field(default_factory=dict)
+    """Trailmap -> why none of its trails can be checked."""
+    unresolved: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Trailmap -> scripted tool -> why its input type is unresolved (calls to it go unchecked)."""
+
+
+def _declaration_twins(layout: Layout, trailmaps: Iterable[str]) -> dict[Path, Path]:
+    """Each tool declaration file again as a `.ts` file (twin -> declaration).
+
+    Declaration files are not checked (zod's alone would cost seconds); their twins are, so a
+    name or module a declaration cannot resolve, an error type anywhere in an input type, is
+    reported. Twins of declarations that are gone are removed.
+    """
+    twins: dict[Path, Path] = {}
+    for trailmap in trailmaps:
+        source_dir = layout.tooldecl(trailmap)
+        twin_dir = layout.tooldecl_check(trailmap)
+        wanted: set[Path] = set()
+        if source_dir.is_dir():
+            for decl in sorted(source_dir.rglob("*.d.ts")):
+                twin = twin_dir / decl.relative_to(source_dir).with_name(
+                    decl.name.removesuffix(".d.ts") + ".ts"
+                )
+                write_scratch(twin, decl.read_bytes(), layout.scratch)
+                wanted.add(twin)
+                twins[twin] = decl
+        if twin_dir.is_dir():
+            for old in twin_dir.rglob("*.ts"):
+                if old not in wanted:
+                    old.unlink(missing_ok=True)
+    return twins
+
+
+def check_surfaces(
+    surfaces: Mapping[str, Path],
+    compiler: Compiler,
+    layout: Layout,
+    *,
+    timeout: float,
+    scripted: Mapping[str, Mapping[Path, tuple[str, ...]]] | None = None,
+) -> SurfaceCheck:
+    """Compile the probes of module surfaces and the twins of the tool declarations, at once.
+
+    A probe diagnostic names a scripted tool whose input type accepts anything; a name or module
+    a trailmap's tool declarations cannot resolve makes the tools they declare unresolved
+    (`scripted` maps each trailmap's declaration files to their tools; a declaration of none,
+    a helper, makes all of them unresolved). Any other diagnostic of a surface or its probes
+    breaks that trailmap, one anywhere else (the SDK) breaks them all.
+    """
+    outcome = SurfaceCheck()
+    if not surfaces:
+        return outcome
+    twins = _declaration_twins(layout, surfaces)
+    try:
+        diagnostics = compile_proven(
+            [layout.probe(trailmap) for trailmap in surfaces] + sorted(twins),
+            SURFACE_OPTIONS,
+            compiler,
+            layout.root,
+            timeout=timeout,
+            prefix="tsconfig.surfaces.",
+        )
+    except ProcError as exc:
+        outcome.broken = dict.fromkeys(surfaces, f"the surfaces could not be compiled: {exc}")
+        return outcome
+    broken = outcome.broken
+    owner = {_abs(path): trailmap for trailmap, path in surfaces.items()}
+    owner |= {_abs(layout.probe(trailmap)): trailmap for trailmap in surfaces}
+    twin_of = {_abs(twin): _abs(decl) for twin, decl in twins.items()}
+    tooldecl = _abs(layout.tooldecl_dir)
+    declared = {
+        trailmap: {_abs(decl): tools for decl, tools in files.items()}
+        for trailmap, files in (scripted or {}).items()
+    }
+    probe_lines: dict[Path, list[str]] = {}
+    for diagnostic in diagnostics:
+        where = _show(diagnostic, layout)
+        trailmap = owner.get(diagnostic.file)
+        probe = None
+        if diagnostic.code == "TS2578" and trailmap is not None:
+            # An unused directive of a probe: the marker is on the directive's own line.
+            if diagnostic.file not in probe_lines:
+                try:
+                    probe_lines[diagnostic.file] = diagnostic.file.read_text("utf-8").splitlines()
+                except OSError:
+                    probe_lines[diagnostic.file] = []
+            text = probe_lines[diagnostic.file]
+            if 0 < diagnostic.line <= len(text):
+                probe = _UNRESOLVED.search(text[diagnostic.line - 1])
+        if trailmap is not None and probe is not None:
+            mark, tool = probe.group(1), probe.group(2)
+            reasons = outcome.unresolved.setdefault(trailmap, {})
+            if mark == UNRESOLVED_MARK or tool not in reasons:  # `any` fails both: say so
+                reasons[tool] = PROBE_REASONS[mark]
+            continue
+        decl = twin_of.get(diagnostic.file)
+        if decl is not None:
+            if diagnostic.code not in UNRESOLVED_CODES:
+                continue  # a twin is a copy: only what does not resolve is news
+            trailmap = decl.relative_to(tooldecl).parts[0]
+            files = declared.get(trailmap, {})
+            tools = files.get(decl) or tuple(t for ts in files.values() for t in ts)
+            for tool in tools:
+                outcome.unresolved.setdefault(trailmap, {}).setdefault(tool, where)
+            continue
+        if trailmap is None and diagnostic.file.is_relative_to(tooldecl):
+            trailmap = diagnostic.file.relative_to(tooldecl).parts[0]
+        if trailmap is not None and trailmap in surfaces:
+            broken.setdefault(
+                trailmap, f"the surface of trailmap '{trailmap}' does not compile: {where}"
+            )
+        else:
+            for each in surfaces:
+                broken.setdefault(
+                    each, f"a declaration shared by every surface does not compile: {where}"
+                )
+    return outcome
+
+
+def surface_verdicts(
+    targets: Mapping[str, Resolution],
+    *,
+    surface_keys: Mapping[str, str],
+    base_key: str,
+    decls: Declarations,
+    compiler: Compiler,
+    layout: Layout,
+    timeout: float,
+    store: Store,
+    rel: RelPath,
+) -> SurfaceCheck:
+    """Which targets cannot be checked at all, and which of their scripted tools not: the
+    module surfaces that changed since their last clean check compiled (`check_surfaces`),
+    and the tools whose own sources fail to resolve a name or module.
+
+    Only a surface with nothing broken and nothing unresolved is remembered as clean
+    (`SURFACES_CHECKED`): one with unresolved tools is checked again on every run, so its
+    reasons stay known.
+    """
+    wanted = {t: digest(base_key, key) for t, key in surface_keys.items()}
+    todo = {
+        t: layout.surface(t)
+        for t, key in wanted.items()
+        if not store.fresh(SURFACES_CHECKED, t, key)
+    }
+    scripted: dict[str, dict[Path, tuple[str, ...]]] = {}
+    for trailmap in todo:
+        files: dict[Path, list[str]] = {}
+        for entry in targets[trailmap].entries:
+            if entry.module is not None and entry.input_schema is None:
+                decl = decls.decls.get(entry.module)
+                if decl is not None:
+                    files.setdefault(decl, []).append(entry.name)
+        scripted[trailmap] = {decl: tuple(tools) for decl, tools in files.items()}
+    outcome = check_surfaces(todo, compiler, layout, timeout=timeout, scripted=scripted)
+    for trailmap in todo:
+        if trailmap in outcome.broken or trailmap in outcome.unresolved:
+            store.drop(SURFACES_CHECKED, trailmap)
+        else:
+            store.put(SURFACES_CHECKED, trailmap, True, key=wanted[trailmap])
+    # Say why in the words of the tool's own source when it has a finding there.
+    first_finding: dict[str, Finding] = {}
+    for finding in decls.findings:
+        first_finding.setdefault(finding.path, finding)
+    for trailmap, tools in outcome.unresolved.items():
+        for tool, reason in tools.items():
+            owner = targets[trailmap].entry(tool)
+            source = owner.module if owner is not None else None
+            found = first_finding.get(rel(source)) if source else None
+            if found is not None:
+                tools[tool] = f"{found.text} [{found.code}]" if found.code else found.text
+            elif reason.startswith("typegate/"):
+                tools[tool] = f"its declarations do not resolve: {reason}"
+    for trailmap, tools in _unresolved_by_findings(targets, decls.findings, rel).items():
+        for tool, text in tools.items():
+            outcome.unresolved.setdefault(trailmap, {}).setdefault(tool, text)
+    return outcome
+
+
+def _unresolved_by_findings(
+    targets: Mapping[str, Resolution], tool_findings: Iterable[Finding], rel: RelPath
+) -> dict[str, dict[str, str]]:
+    """Scripted tools whose sources fail to resolve a name or module: their declared input
+    types may hold error types anywhere, which no probe can see, so calls go unchecked."""
+    failing: dict[str, Finding] = {}
+    for finding in tool_findings:
+        if finding.kind == "tool" and finding.code in UNRESOLVED_CODES:
+            failing.setdefault(finding.path, finding)
+    found_reasons: dict[str, dict[str, str]] = {}
+    if not failing:
+        return found_reasons
+    for trailmap, resolution in targets.items():
+        scripted = [
+            e for e in resolution.entries if e.module is not None and e.input_schema is None
+        ]
+        for entry in scripted:
+            assert entry.module is not None
+            found = failing.get(rel(entry.module))
+            if found is None:
+                # A failing helper module beside it (not itself a tool) may be what it imports.
+                tools = rel(tools_root(entry.module)) + "/"
+                modules = {rel(e.module) for e in scripted if e.module is not None}
+                found = next(
+                    (
+                        f
+                        for path, f in sorted(failing.items())
+                        if path.startswith(tools) and path not in modules
+                    ),
+                    None,
+                )
+            if found is not None:
+                text = f"{found.text} [{found.code}]" if found.code else found.text
+                found_reasons.setdefault(trailmap, {}).setdefault(entry.name, text)
+    return found_reasons

@@ -1,0 +1,204 @@
+"""Parsing and generating many trails at once, on every core when it pays.
+
+A cold check of thousands of trails is dominated by Python work (YAML composing, the parse
+gate, code generation). It is spread over worker processes (forked, so the read-only context
+is inherited, not pickled), in chunks; small batches stay in the calling process, where
+starting workers would cost more than it saves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from trailblaze.check.rows import TrailRecord
+from trailblaze.finding import Finding
+from trailblaze.fsutil import Stamp, write_generated
+from trailblaze.generate.codegen import generate
+from trailblaze.generate.linetable import PackedLines
+from trailblaze.state.results import digest
+from trailblaze.state.scratch import Layout
+from trailblaze.trail.parse import ParseOutcome, file_error, parse_trail
+from trailblaze.trail.runif import runif_findings
+from trailblaze.yaml.node import YamlError, decode
+
+PARALLEL_MIN = 256
+"""Below this many trails, one process is faster than starting workers."""
+CHUNK = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Everything a worker needs, set before the workers fork."""
+
+    strict: bool
+    schemas: Mapping[str, Mapping[str, Mapping[str, Any] | None]]
+    """Per type-check target: tool name to input JSON Schema. Trails of other targets are only parsed."""
+    defs: Mapping[str, Any]
+    layout: Layout
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    path: str
+    stamp: Stamp | None
+    content: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    record: TrailRecord
+    module: str | None = None
+    """Digest of the generated module (already written), None when none was generated. The
+    text stays in the process that wrote it: sending it back cost more than hashing it."""
+    lines: PackedLines | None = None
+    lints: tuple[Finding, ...] = ()
+    """What the generator found about values it converted (`quoted-number`): part of the
+    trail's type result."""
+
+
+def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
+    try:
+        text = decode(data)
+    except YamlError as exc:
+        return file_error(rel, exc)
+    return parse_trail(rel, text, strict=strict)
+
+
+def process(item: Item, ctx: Context) -> Parsed:
+    """Parse one trail; generate its module when its target is type-checked."""
+    outcome = parse_bytes(item.path, item.data, strict=ctx.strict)
+    trail = outcome.trail
+    runif, branches = runif_findings(trail) if trail is not None else ([], ())
+    record = TrailRecord.from_outcome(
+        path=item.path,
+        stamp=item.stamp,
+        content=item.content,
+        outcome=outcome,
+        runif=runif,
+        strict=ctx.strict,
+        branches=branches,
+    )
+    target = trail.config.target if trail is not None else None
+    if trail is None or target is None or target not in ctx.schemas or record.calls == 0:
+        return Parsed(record=record)
+    generated = generate(
+        trail, ctx.layout.surface_import(item.path, target), ctx.schemas[target], ctx.defs
+    )
+    # Each worker writes what it generated: creating a file waits on the disk, and the waits
+    # overlap with the other workers' parsing.
+    write_generated(ctx.layout.trail_file(item.path), generated.text, ctx.layout.scratch)
+    # The module's key covers the trail's content too: the line table (YAML lines and columns)
+    # is not in the generated text, and a result must not outlive the positions it points at.
+    module = digest(generated.text, item.content)
+    return Parsed(record=record, module=module, lines=generated.rows, lints=generated.lints)
+
+
+_WORKER: dict[str, Context] = {}
+"""The context of a worker process, installed once by `_init` when it starts."""
+
+
+def _init(ctx: Context, parent: int) -> None:
+    _WORKER["ctx"] = ctx
+    threading.Thread(target=_watch, args=(parent,), name="parent-watch", daemon=True).start()
+    # Parsing allocates many small, long-lived objects: the cyclic collector would scan them
+    # again and again (it doubles the time per trail) and finds nothing to free.
+    gc.disable()
+
+
+PARENT_POLL = 0.1
+"""Seconds between a worker's looks at its parent."""
+
+
+def _watch(parent: int) -> None:
+    """End this worker as soon as its parent is gone, however the parent died.
+
+    A parent killed with SIGKILL closes nothing: the worker would wait on its task pipe forever
+    (its own copy of the write end keeps it open). When the parent dies the worker is adopted
+    by another process, so its parent id changes; that is checked, not a signal that a thread
+    of the parent may trigger by ending (`PR_SET_PDEATHSIG` fires when the forking thread exits).
+    """
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    os._exit(1)
+
+
+def _work(items: list[Item]) -> list[Parsed]:
+    ctx = _WORKER["ctx"]
+    return [process(item, ctx) for item in items]
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """The cyclic garbage collector off for a while (it is restored as it was)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _workers() -> int:
+    """Worker processes: one per core (measured: more did not help on 2 cores), or TRAILBLAZE_JOBS."""
+    override = os.environ.get("TRAILBLAZE_JOBS", "").strip()
+    if override.isdigit() and int(override) > 0:
+        return int(override)
+    return min(os.cpu_count() or 1, 8)
+
+
+def process_many(
+    items: Sequence[Item],
+    ctx: Context,
+    *,
+    progress: Callable[[int], None] | None = None,
+    on_chunk: Callable[[list[Parsed]], None] | None = None,
+) -> list[Parsed]:
+    """`process` for every item, in order; in worker processes when there are many.
+
+    `on_chunk` sees the results as they arrive (their modules already written), so the caller
+    can start compiling while the rest is parsed.
+    """
+    chunks = [list(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)]
+    # At most one worker per chunk: a fork pool starts every worker at once, so a large
+    # TRAILBLAZE_JOBS would fork that many processes for nothing (or exhaust the machine).
+    workers = min(_workers(), len(chunks))
+    if (
+        len(items) < PARALLEL_MIN
+        or workers < 2
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        out = []
+        with no_gc():
+            for i, item in enumerate(items):
+                out.append(process(item, ctx))
+                if progress is not None and i % CHUNK == CHUNK - 1:
+                    progress(CHUNK)
+        if on_chunk is not None:
+            on_chunk(out)
+        return out
+    results: list[Parsed] = []
+    fork = multiprocessing.get_context("fork")  # the context is inherited, not pickled
+    with (
+        no_gc(),
+        ProcessPoolExecutor(
+            workers, mp_context=fork, initializer=_init, initargs=(ctx, os.getpid())
+        ) as pool,
+    ):
+        for chunk_result in pool.map(_work, chunks):
+            results.extend(chunk_result)
+            if on_chunk is not None:
+                on_chunk(chunk_result)
+            if progress is not None:
+                progress(len(chunk_result))
+    return results

@@ -1,0 +1,293 @@
+"""`trailblaze` command line: `check`, `report merge`, `surfaces`, `schema`, `replay`.
+
+Parses arguments, calls the command (`check` is `checkcommand.py`; the others are small and
+live here), and returns the exit code: 0 clean, 1 findings, 2 usage or configuration error,
+3 a required type check that could not run. `main` is the one place a user error
+(`errors.TrailblazeError`) ends a command: one line on stderr, its exit code, no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from trailblaze import __version__
+from trailblaze.cli.check import check_command
+from trailblaze.errors import TrailblazeError, UsageError, machine_error
+from trailblaze.report.formats import FORMATS
+from trailblaze.report.output import as_shown, emit
+from trailblaze.report.record import EXIT_USAGE
+from trailblaze.workspace import find_workspace, scan
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a filter cut off by its reader
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trailblaze",
+        description="Validate and replay Trailblaze trails.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = sub.add_parser(
+        "check",
+        help="parse, type-check and lint the trails of a workspace, a trailmap or some files",
+        description=(
+            "Check trails: the whole workspace (default; from inside a trailmap's directory, "
+            "that trailmap), one trailmap (TRAILMAP_ID), or trail files (FILE..., '-' reads "
+            "standard input). A directory argument is the workspace, as before. "
+            "Exit codes: 0 clean, 1 findings, 2 usage or configuration error, "
+            "3 a required type check that could not run."
+        ),
+    )
+    check.add_argument(
+        "targets",
+        nargs="*",
+        metavar="TRAILMAP_ID | FILE | -",
+        help="a trailmap id, trail files ('-': standard input), or a workspace directory",
+    )
+    check.add_argument(
+        "--all",
+        action="store_true",
+        help="every trailmap, wherever the command runs from; at a monorepo root (not itself a "
+        "workspace): every workspace under it, in one report",
+    )
+    check.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="workspace root (default: found from the current directory, or from the files)",
+    )
+    check.add_argument(
+        "--no-typecheck",
+        action="store_true",
+        help="do not report diagnostics in the authored .ts tool sources (the trails' type gate "
+        "still runs; TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION=1 turns that off)",
+    )
+    check.add_argument(
+        "--show-typed-tools",
+        action="store_true",
+        help="list each checked trailmap's typed tools and their arguments (never fatal)",
+    )
+    check.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), json (the stable report), sarif (2.1.0), junit (XML), github (annotations)",
+    )
+    check.add_argument("--output", type=Path, help="write the report here instead of stdout")
+    check.add_argument(
+        "--path-base",
+        type=Path,
+        metavar="DIR",
+        help="show paths relative to DIR (default: the current directory; for github and "
+        "sarif the git root)",
+    )
+    check.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="the name to show for the trail read from standard input ('-')",
+    )
+    check.add_argument(
+        "--lenient",
+        action="store_true",
+        help="accept what the reference's runtime accepts; unknown keys become warnings",
+    )
+    check.add_argument(
+        "--require-typecheck",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="exit 3 when the type check could not run (default: on when CI is set; also "
+        "TRAILBLAZE_REQUIRE_TYPECHECK=1/0)",
+    )
+    check.add_argument("--color", action=argparse.BooleanOptionalAction, default=None)
+    check.add_argument(
+        "--remote-cache",
+        metavar="URL",
+        help="share type-gate results through a Bazel HTTP remote cache (also TRAILBLAZE_REMOTE_CACHE)",
+    )
+    check.add_argument(
+        "--remote-cache-read-only",
+        action="store_true",
+        help="read the remote cache, never write it (pull-request builds)",
+    )
+    check.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="check only the K-th of N balanced shards of the trails; join with `report merge`",
+    )
+
+    report = sub.add_parser("report", help="work with JSON reports of `trailblaze check`")
+    report_sub = report.add_subparsers(dest="report_command", required=True, metavar="ACTION")
+    merge = report_sub.add_parser(
+        "merge", help="join the JSON reports of every shard of a run into one report"
+    )
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
+    merge.add_argument("--format", choices=FORMATS, default="json")
+    merge.add_argument("--output", type=Path, help="write the report here instead of stdout")
+
+    surfaces = sub.add_parser(
+        "surfaces",
+        help="generate each trailmap's typed surface, tsconfig, sidecar and trail JSON Schema",
+    )
+    surfaces.add_argument(
+        "workspace",
+        nargs="?",
+        type=Path,
+        help="workspace root (default: found from the current directory)",
+    )
+
+    schema = sub.add_parser(
+        "schema",
+        help="print the trail JSON Schema of a trailmap (what editors validate trails with)",
+    )
+    schema.add_argument(
+        "trailmap", nargs="?", metavar="TRAILMAP", help="trailmap id (default: the only target)"
+    )
+    schema.add_argument(
+        "--workspace", type=Path, help="workspace root (default: found from the current directory)"
+    )
+
+    replay = sub.add_parser(
+        "replay",
+        help="replay recorded trails on an Android device (needs the replay extra: adbutils)",
+    )
+    replay.add_argument(
+        "trails",
+        nargs="*",
+        type=Path,
+        metavar="TRAIL",
+        help="trail files or directories (default: every trail of the current workspace)",
+    )
+    replay.add_argument(
+        "--device",
+        action="append",
+        default=[],
+        metavar="SERIAL",
+        help="adb serial; repeatable, trails spread over the devices "
+        "(default: ANDROID_SERIAL, else the only one)",
+    )
+    replay.add_argument(
+        "--all-devices", action="store_true", help="replay on every ready device, in parallel"
+    )
+    replay.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="value of a trail argument ({{args.NAME}}); repeatable",
+    )
+    replay.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
+    replay.add_argument("--junit", type=Path, metavar="FILE", help="write the results as JUnit XML")
+    replay.add_argument(
+        "--classifier",
+        metavar="C",
+        help="the device classifier whose recordings replay (default: android-phone, then android)",
+    )
+    replay.add_argument("--color", action=argparse.BooleanOptionalAction, default=None)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    commands = {
+        "check": check_command,
+        "surfaces": _surfaces,
+        "replay": _replay,
+        "report": _report,
+        "schema": _schema,
+    }
+    try:
+        return commands[args.command](args)
+    except BrokenPipeError:
+        # The reader went away (`trailblaze schema | head`): stop quietly, as a filter does, and
+        # point stdout at /dev/null so the interpreter's last flush cannot raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except (TrailblazeError, OSError) as exc:
+        # A full disk or a read-only directory is told as a user error is (any other OSError
+        # is a bug and keeps its traceback).
+        error = exc if isinstance(exc, TrailblazeError) else machine_error(exc)
+        if error is None:
+            raise
+        # The one place a user error ends a command: its message, its exit code, no traceback.
+        command = args.command if args.command != "report" else f"report {args.report_command}"
+        print(f"trailblaze {command}: {error}", file=sys.stderr)
+        return error.exit_code
+
+
+def _report(args: argparse.Namespace) -> int:
+    from trailblaze.check.shard import load_report, merge  # noqa: PLC0415
+
+    loaded = [(path, load_report(path)) for path in args.reports]
+    report = merge(loaded)
+    # A shard's paths are relative to where its check ran (its `path_base`), already as the
+    # reader wants them: they are read and shown from there.
+    first = Path(str(loaded[0][1].get("path_base") or report.workspace))
+    here = first if first.is_dir() else Path.cwd()
+    shown, frames = as_shown([(report, here, None)], here, args.format)
+    emit(shown, frames, fmt=args.format, output=args.output, color=getattr(args, "color", None))
+    return report.exit_code
+
+
+def _surfaces(args: argparse.Namespace) -> int:
+    ws = find_workspace(args.workspace, explicit=args.workspace is not None)
+    # The same incremental doit tasks as `doit surfaces`, for a workspace without a dodo.py.
+    from trailblaze.doit_tasks import run_tasks  # noqa: PLC0415 - only this command needs doit
+
+    code = run_tasks(ws.root, ["surfaces"])
+    return EXIT_USAGE if code >= 2 else code
+
+
+def _schema(args: argparse.Namespace) -> int:
+    """The trail JSON Schema of one trailmap on stdout, as `doit surfaces` writes it."""
+    from trailblaze.check.discover import load_manifests  # noqa: PLC0415
+    from trailblaze.generate.trailschema import trail_schema  # noqa: PLC0415
+    from trailblaze.generate.tsrender import json_text  # noqa: PLC0415
+    from trailblaze.toolmodel.bundled import discover  # noqa: PLC0415 - only this command needs them
+    from trailblaze.toolmodel.catalog import load_catalog  # noqa: PLC0415
+    from trailblaze.toolmodel.resolution import Resolver  # noqa: PLC0415
+
+    ws = find_workspace(args.workspace, explicit=args.workspace is not None)
+    catalog = load_catalog()
+    manifests = load_manifests(ws, scan(ws))
+    bundled = discover(catalog, workspace_targets=ws.targets_dir).trailmaps
+    known = sorted(
+        {name for name, tm in manifests.trailmaps.items() if tm.is_target}
+        | {name for name, item in bundled.items() if item.manifest.is_target}
+    )
+    wanted = args.trailmap
+    if wanted is None:
+        if len(known) != 1:
+            listed = ", ".join(known) or "none"
+            raise UsageError(f"name the trailmap whose schema to print (targets: {listed})")
+        wanted = known[0]
+    if wanted not in known:
+        listed = ", ".join(known) or "none"
+        raise UsageError(f"no target trailmap '{wanted}' in {ws.root} (targets: {listed})")
+    resolver = Resolver(manifests.with_dirs(), ws.root, catalog, bundled)
+    sys.stdout.write(json_text(trail_schema(resolver.resolve(wanted), catalog), indent=2) + "\n")
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    # Imported here: the device code (and adbutils behind it) loads only for `replay`.
+    from trailblaze.replay.command import run_command  # noqa: PLC0415
+    from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
+
+    request = ReplayRequest(
+        trails=tuple(args.trails),
+        serials=tuple(args.device),
+        all_devices=args.all_devices,
+        args=tuple(args.arg),
+        classifier=args.classifier,
+        json_path=args.json,
+        junit_path=args.junit,
+    )
+    return run_command(request, color=args.color)

@@ -1,0 +1,124 @@
+"""The command line's no-op: a check whose inputs did not change repeats its recorded output.
+
+`doit check` skips an unchanged workspace through doit's bookkeeping; `trailblaze check` (what
+CI runs, because it chooses the report format) does the same here. The key is a digest of
+every input file's path and stamp (size, mtime, inode; the same inputs as the doit task) with
+everything else that shapes the output: the options, the format, the directory the command
+runs in (paths are shown relative to it), our version and the stamps of our own files. A run whose check was complete (no
+infrastructure problem) records its output under that key; the next run with the same key
+writes the recorded bytes and exits with the recorded code, without loading the pipeline.
+
+The record is in the state store (`OUTPUT`), the output bytes in a scratch file it vouches for
+(`scratch.Layout.cli_output`). Anything missing, unreadable or changed is a miss: the check runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from trailblaze import PACKAGE_DIR, __version__
+from trailblaze.fsutil import stamp_of, stamps_digest
+from trailblaze.state.scratch import Layout, write_scratch
+from trailblaze.state.store import Kind, Store
+
+
+def inputs_key(paths: Iterable[str], settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The key of a run, and the `os.stat` of every input (None: missing) for the pipeline."""
+    seen: dict[str, os.stat_result | None] = {}
+    return stamps_digest(_header(settings), paths, seen), seen
+
+
+def known_key(
+    paths: Iterable[str], settings: Mapping[str, Any], stats: Mapping[str, os.stat_result | None]
+) -> str | None:
+    """`inputs_key` from the `os.stat` of every input taken before the check ran (a fresh
+    clone's run entry looked at each); None when some input is not in `stats` (statting it
+    now could stamp an edit made while the check ran with the output of the check before it)."""
+    parts = [_header(settings)]
+    for path in paths:
+        if path not in stats:
+            return None
+        st = stats[path]
+        parts.append(f"{path}\0{stamp_of(st) if st is not None else 'missing'}")
+    # As `fsutil.stamps_digest` (a test keeps the two equal).
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _header(settings: Mapping[str, Any]) -> str:
+    return json.dumps({**settings, "version": __version__, "code": _code()}, sort_keys=True)
+
+
+def _code() -> str:
+    """The stamps of our own installed files (modules, catalog, SDK declarations): an upgrade,
+    or an edited checkout, is a change even when the version number is not."""
+    parts = []
+    for dirpath, dirnames, filenames in os.walk(_PACKAGE):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith((".py", ".json", ".ts", ".cjs", ".js")):
+                path = os.path.join(dirpath, name)
+                with contextlib.suppress(OSError):
+                    parts.append(f"{path}\0{stamp_of(os.stat(path))}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+_PACKAGE = PACKAGE_DIR
+
+
+def _exit_code(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError("not an exit code")
+    return value
+
+
+OUTPUT: Kind[int] = Kind("cli-output", _exit_code)
+"""Per output variant: the exit code of the run whose output `Layout.cli_output` holds, keyed
+by the run's `inputs_key`, vouching for that file."""
+
+
+class Outputs:
+    """The outputs recorded for one key, one file per variant (format and its settings)."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.layout = Layout(scratch)
+
+    def any_recorded(self) -> bool:
+        """Whether there may be a recorded output: False in a fresh clone (no state store)."""
+        return self.layout.store.exists()
+
+    def lookup(self, key: str, variant: str) -> tuple[bytes, int] | None:
+        """(output, exit code) recorded for `key` in `variant`, or None."""
+        with Store.open(self.layout) as store:
+            code = store.get(OUTPUT, variant, key)
+        if code is None:
+            return None
+        try:
+            return self.layout.cli_output(variant).read_bytes(), code
+        except OSError:
+            return None
+
+    def remember(self, key: str, variant: str, output: bytes, exit_code: int) -> None:
+        path = self.layout.cli_output(variant)
+        with Store.open(self.layout) as store:
+            for other in store.slots(OUTPUT):
+                if store.get(OUTPUT, other, key) is None:
+                    store.drop(OUTPUT, other)  # another key's: the workspace changed since
+            try:
+                write_scratch(path, output, self.layout.scratch, always=True)
+            except OSError:
+                store.drop(OUTPUT, variant)  # not recorded: the next run checks again
+            else:
+                store.put(OUTPUT, variant, exit_code, key=key, files=[path])
+            store.commit()
+
+    def forget(self) -> None:
+        with Store.open(self.layout) as store:
+            for variant in store.slots(OUTPUT):
+                store.drop(OUTPUT, variant)
+            store.commit()

@@ -1,0 +1,219 @@
+"""When the `check` doit tasks are up to date: their `uptodate` callables.
+
+doit calls each `uptodate` entry as `check(task, values)` (or with no arguments) and saves what
+`task.value_savers` return when the task succeeds: that is doit's public protocol for a
+computed up-to-date check, and all this module knows of doit (it imports none of it).
+
+- `InputsDigest`: `check:run` and `check` are up to date while every input (trails, manifests,
+  tool files) has the path, size, mtime and inode it had, the options are the same, and each
+  generated file is in its place as the last run left it (none deleted, none stood in for).
+- `last_run_complete`: `check:run` runs again after a run that could not check everything.
+- `ReportVerdict`: `check` is up to date only while the inputs and the recorded report are as
+  when it last passed cleanly; its `title` is the one line an up-to-date run shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from trailblaze import __version__
+from trailblaze.doit_tasks.recorded import recorded_outcome
+from trailblaze.fsutil import stamp_of, stamps_digest
+from trailblaze.options import CheckOptions
+from trailblaze.report.record import EXIT_OK
+from trailblaze.state.scratch import Layout
+from trailblaze.workspace import Scan, generated_places, trailmap_files
+
+
+def check_inputs(found: Scan) -> list[str]:
+    """Every input of a check: the trails, then each trailmap's manifest and tool files."""
+    files = list(found.trail_paths)  # a directory named like a trail is an input too
+    for trailmap in found.trailmaps:
+        files.extend(str(p) for p in trailmap_files(trailmap))
+    return files
+
+
+def outputs_state(found: Scan) -> list[str]:
+    """Each generated file that is not in its place: something else is there
+    (`workspace.generated_in_the_way`), or nothing is (`missing:` and the path).
+
+    Not an input, yet part of the no-op keys: the same inputs check clean without a directory
+    in a generated file's place and fail with it, and a generated file deleted by hand is
+    written again by the next check rather than left gone by a no-op. The keys are saved with
+    the state after the run (the files it wrote are there), so the run after it is a no-op.
+    """
+    out: list[str] = []
+    for trailmap in found.trailmaps:
+        blocked, missing = generated_places(trailmap.path / "tools")
+        out.extend(str(path) for path, _ in blocked)
+        out.extend(f"missing:{path}" for path in missing)
+    return out
+
+
+def options_fingerprint(options: CheckOptions) -> dict[str, Any]:
+    """The options that change a check's outcome, with our version."""
+    return {
+        "strict": options.strict,
+        "typecheck": options.typecheck,
+        "require_typecheck": options.require_typecheck,
+        "version": __version__,
+    }
+
+
+class InputsDigest:
+    """doit `uptodate`: the task is up to date while its inputs and options are as last time.
+
+    The inputs are compared by a digest of every path with its size, mtime and inode, worked
+    out only when doit asks (not for `doit list` or another task). A `file_dep` on ten thousand
+    trails would do the same at several times the cost (doit stats, records and re-saves each
+    dependency on every run), and would miss a deleted or renamed trail; a digest of the path
+    list notices those. Content that did not change behind a new mtime costs one pipeline run,
+    which re-reads nothing else (the pipeline's own state compares content hashes).
+    """
+
+    KEY = "trailblaze-inputs"
+    OUTPUTS = "trailblaze-outputs"
+
+    def __init__(
+        self, paths: list[str], options: dict[str, Any], found: Scan | None = None
+    ) -> None:
+        self.paths = paths
+        self.options = json.dumps(options, sort_keys=True)
+        self.found = found
+        self.stats: dict[str, os.stat_result | None] = {}
+        """What `digest` saw, for the pipeline: it need not stat every trail a second time."""
+        self._digest: str | None = None
+
+    def digest(self) -> str:
+        """Worked out once per process: `check:run` and `check` ask for it, and the verdict
+        must be recorded against the inputs the run checked."""
+        if self._digest is None:
+            self._digest = self._compute()
+        return self._digest
+
+    def _compute(self) -> str:
+        return stamps_digest(self.options, self.paths, self.stats)
+
+    def outputs(self) -> list[str]:
+        """`outputs_state` now (nothing without a scan)."""
+        return outputs_state(self.found) if self.found is not None else []
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        current = self.digest()
+        now = self.outputs()
+        # Saved once the task has run: the generated files as it left them.
+        task.value_savers.append(lambda: {self.KEY: current, self.OUTPUTS: self.outputs()})
+        return bool(values.get(self.KEY) == current and values.get(self.OUTPUTS) == now)
+
+
+def last_run_complete(layout: Layout) -> Callable[[], bool]:
+    """An uptodate check: False when the last run could not check everything (infra problems).
+
+    doit would otherwise remember a run whose type check could not run as a success and skip
+    the next one: a cached pass for a run that did not really check. Findings do not make it
+    run again: they are in the recorded report, which `check` shows every time. A
+    recorded report that is gone makes it run too: doit checks that the task's targets exist,
+    and the outcome vouches for the report it was recorded with.
+    """
+
+    def check() -> bool:
+        outcome = recorded_outcome(layout)
+        return outcome is not None and outcome.complete
+
+    return check
+
+
+class ReportVerdict:
+    """doit `uptodate` of `check`: the inputs and the recorded report are as when it last
+    passed, the recorded run was complete and clean, and no other format was asked for. Also
+    its title: the one-line summary an up-to-date run shows.
+
+    The report is compared by stamp rather than as a `file_dep`: before the first run there is
+    none, and `doit info` would call that an error instead of saying the task will run.
+    """
+
+    KEY = "trailblaze-report"
+
+    def __init__(self, inputs: InputsDigest, layout: Layout) -> None:
+        self.inputs = inputs
+        self.layout = layout
+        self.fresh = False
+        self.summary = ""
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        options = task.options or {}
+        try:
+            report: str | None = stamp_of(os.stat(self.layout.report))
+        except OSError:
+            report = None
+        task.value_savers.append(lambda: {self.KEY: report})
+        unchanged = self.inputs(task, values)
+        outcome = recorded_outcome(self.layout)
+        self.summary = outcome.summary if outcome is not None else ""
+        self.fresh = (
+            unchanged
+            and report is not None
+            and values.get(self.KEY) == report
+            and outcome is not None
+            and outcome.complete
+            and outcome.exit_code == EXIT_OK
+            and options.get("format", "text") == "text"
+            and not options.get("output")
+        )
+        return self.fresh
+
+    def title(self, task: Any) -> str:
+        if not self.fresh:
+            return str(task.name)
+        return (
+            f"{task.name}: up to date, {self.summary}"
+            if self.summary
+            else f"{task.name}: up to date"
+        )
+
+
+class EveryVerdict:
+    """doit `uptodate` of a monorepo's `check`: every workspace's `ReportVerdict` at once.
+
+    Each verdict saves its values under its workspace's name (their keys would collide in one
+    task), and every one is asked, so that all are saved when the task succeeds. The title
+    is the workspaces' one-line summaries.
+    """
+
+    def __init__(self, verdicts: list[tuple[str, ReportVerdict]]) -> None:
+        self.verdicts = verdicts
+        self.fresh = False
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        fresh = True
+        for name, verdict in self.verdicts:
+            key = f"workspace:{name}"
+            mine = _Values(task.options)
+            saved = values.get(key)
+            fresh = verdict(mine, saved if isinstance(saved, dict) else {}) and fresh
+            task.value_savers.append(lambda key=key, mine=mine: {key: mine.saved()})
+        self.fresh = fresh
+        return fresh
+
+    def title(self, task: Any) -> str:
+        if not self.fresh:
+            return str(task.name)
+        summaries = "; ".join(f"{name}: {v.summary}" for name, v in self.verdicts if v.summary)
+        return f"{task.name}: up to date, {summaries}" if summaries else f"{task.name}: up to date"
+
+
+class _Values:
+    """The part of a doit task an `uptodate` callable uses, for one workspace's values."""
+
+    def __init__(self, options: dict[str, Any] | None) -> None:
+        self.options = options
+        self.value_savers: list[Callable[[], dict[str, Any]]] = []
+
+    def saved(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for saver in self.value_savers:
+            out.update(saver())
+        return out

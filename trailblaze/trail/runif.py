@@ -1,0 +1,280 @@
+"""`runIf`, the one conditional allowed in recordings: its grammar and the one validator.
+
+```yaml
+- runIf:
+    condition: { selector: { androidAccessibility: { textRegex: "Not now" } } }  # or { tool: { <name>: {args} } }
+    then: [ { tapOnElementBySelector: { ... } } ]
+    else: [ ... ]   # optional
+```
+
+Exactly one condition (a selector that must match, or one tool call that must succeed), a
+non-empty `then`, an optional `else`, no other keys, at most two levels of `runIf`. The whole
+tree is validated before anything runs, branches not taken included; `doit check` and
+`doit replay` both call `parse_runif`, so they reject exactly the same trees with the same
+messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from trailblaze.finding import Finding, did_you_mean, join_key
+from trailblaze.trail.model import BLANK_TOOL_NAME, ToolCall, Trail, is_blank_name
+from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq, kind_of
+
+RUNIF = "runIf"
+MAX_DEPTH = 2
+KEYS = ("condition", "then", "else")
+CONDITION_KEYS = ("selector", "tool")
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """A call inside a branch (or the condition tool), with its position in the tree."""
+
+    call: ToolCall
+    position: str
+    """Where it sits, e.g. `runIf.then[1]` or `runIf.then[0] › runIf.else[0]`."""
+    runif: RunIf | None = None
+    """Set when the call is itself a (valid) nested runIf."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunIf:
+    call: ToolCall
+    selector: YMap | None
+    condition_tool: Branch | None
+    then: tuple[Branch, ...]
+    otherwise: tuple[Branch, ...]
+
+    def calls(self) -> Iterator[Branch]:
+        """Every call of the tree (condition tool and both branches, nested ones too)."""
+        if self.condition_tool is not None:
+            yield self.condition_tool
+        for branch in (*self.then, *self.otherwise):
+            yield branch
+            if branch.runif is not None:
+                for inner in branch.runif.calls():
+                    yield Branch(
+                        call=inner.call,
+                        position=f"{branch.position} › {inner.position}",
+                        runif=inner.runif,
+                    )
+
+
+def signature(tree: RunIf) -> str:
+    """The same branch recorded twice has the same signature, however it was written."""
+    args = tree.call.args
+    assert args is not None, "a RunIf is only built from a call with arguments"
+    return json.dumps(args.to_python(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_runif(call: ToolCall, path: str, *, depth: int = 1) -> tuple[RunIf | None, list[Finding]]:
+    """Validate one `runIf` call; the tree when valid, else None and the located findings."""
+    v = _Validator(path)
+    tree = v.runif(call, call.key_path, depth)
+    return (tree if not v.findings else None), v.findings
+
+
+class _Validator:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.findings: list[Finding] = []
+
+    def error(
+        self, node: YNode | YScalar | ToolCall, key_path: str, message: str, code: str
+    ) -> None:
+        self.findings.append(
+            Finding(
+                "runif",
+                self.path,
+                node.line,
+                node.column,
+                message,
+                key_path=key_path,
+                code=code,
+                tool=RUNIF,
+            )
+        )
+
+    def runif(self, call: ToolCall, key_path: str, depth: int) -> RunIf | None:
+        here = join_key(key_path, RUNIF)
+        if depth > MAX_DEPTH:
+            self.error(call, here, f"runIf nested more than {MAX_DEPTH} levels deep", "runif-depth")
+            return None
+        args = call.args
+        if args is None:
+            self.error(call, here, "runIf needs 'condition' and 'then'", "runif-missing")
+            return None
+        for key, _ in args:
+            if key.text not in KEYS:
+                self.error(
+                    key,
+                    here,
+                    f"unknown key '{key.text}'{did_you_mean(key.text, KEYS)}; "
+                    f"runIf takes condition, then and else",
+                    "runif-unknown-key",
+                )
+        selector, tool = self.condition(args, here, call)
+        then = self.branch(args, "then", here, call, depth, required=True)
+        otherwise = self.branch(args, "else", here, call, depth, required=False)
+        return RunIf(
+            call=call, selector=selector, condition_tool=tool, then=then, otherwise=otherwise
+        )
+
+    def condition(self, args: YMap, here: str, call: ToolCall) -> tuple[YMap | None, Branch | None]:
+        node = args.get("condition")
+        key_path = join_key(here, "condition")
+        if node is None:
+            self.error(
+                call, here, "missing 'condition' (a selector or a tool call)", "runif-missing"
+            )
+            return None, None
+        if not isinstance(node, YMap):
+            self.error(
+                node,
+                key_path,
+                f"expected a mapping with 'selector' or 'tool', found {kind_of(node)}",
+                "runif-condition",
+            )
+            return None, None
+        for key, _ in node:
+            if key.text not in CONDITION_KEYS:
+                self.error(
+                    key,
+                    key_path,
+                    f"unknown condition '{key.text}'{did_you_mean(key.text, CONDITION_KEYS)}; "
+                    "a condition is either 'selector' or 'tool'",
+                    "runif-condition",
+                )
+        present = [k for k in CONDITION_KEYS if k in node]
+        if len(present) == 2:
+            self.error(
+                node,
+                key_path,
+                "a condition has either 'selector' or 'tool', not both",
+                "runif-condition",
+            )
+            return None, None
+        if not present:
+            if len(node) == 0:  # unknown keys were reported above
+                self.error(
+                    node, key_path, "a condition needs 'selector' or 'tool'", "runif-condition"
+                )
+            return None, None
+        value = node.get(present[0])
+        if present[0] == "selector":
+            if not isinstance(value, YMap) or len(value) == 0:
+                self.error(
+                    value or node,
+                    join_key(key_path, "selector"),
+                    f"expected a selector mapping, found {kind_of(value)}",
+                    "runif-condition",
+                )
+                return None, None
+            return value, None
+        tool_path = join_key(key_path, "tool")
+        if not isinstance(value, YMap) or len(value) != 1:
+            found = kind_of(value) if not isinstance(value, YMap) else f"{len(value)} keys"
+            self.error(
+                value or node,
+                tool_path,
+                f"expected one tool call '{{<tool>: {{...}}}}', found {found}",
+                "runif-condition",
+            )
+            return None, None
+        inner = self.call(value, tool_path)
+        if inner is None:
+            return None, None
+        if inner.name == RUNIF:
+            self.error(value, tool_path, "a condition tool cannot be runIf", "runif-condition")
+            return None, None
+        return None, Branch(call=inner, position="runIf.condition")
+
+    def branch(
+        self, args: YMap, name: str, here: str, call: ToolCall, depth: int, *, required: bool
+    ) -> tuple[Branch, ...]:
+        key_path = join_key(here, name)
+        node = args.get(name)
+        if node is None:
+            if required:
+                self.error(
+                    call,
+                    here,
+                    f"missing '{name}' (the calls to run when the condition holds)",
+                    "runif-missing",
+                )
+            return ()
+        if not isinstance(node, YSeq):
+            self.error(
+                node,
+                key_path,
+                f"expected a list of tool calls, found {kind_of(node)}",
+                "runif-branch",
+            )
+            return ()
+        if required and not node.items:
+            self.error(node, key_path, "must not be empty", "runif-branch")
+            return ()
+        out: list[Branch] = []
+        for i, item in enumerate(node.items):
+            item_path = join_key(key_path, i)
+            inner = self.call(item, item_path)
+            if inner is None:
+                continue
+            position = f"runIf.{name}[{i}]"
+            nested = None
+            if inner.name == RUNIF:
+                nested = self.runif(inner, item_path, depth + 1)
+                if nested is None:
+                    continue
+            out.append(Branch(call=inner, position=position, runif=nested))
+        return tuple(out)
+
+    def call(self, node: YNode, key_path: str) -> ToolCall | None:
+        if not isinstance(node, YMap) or len(node) != 1:
+            found = kind_of(node) if not isinstance(node, YMap) else f"{len(node)} keys"
+            self.error(
+                node,
+                key_path,
+                f"expected one tool call '<tool>: {{...}}', found {found}",
+                "runif-branch",
+            )
+            return None
+        key, args = node.items[0]
+        if is_blank_name(key):
+            self.error(key, key_path, BLANK_TOOL_NAME, "runif-branch")
+            return None
+        if isinstance(args, YScalar) and args.value is None and not args.quoted:
+            return ToolCall(
+                name=key.text, args=None, line=key.line, column=key.column, key_path=key_path
+            )
+        if not isinstance(args, YMap):
+            self.error(
+                args,
+                join_key(key_path, key.text),
+                f"arguments of '{key.text}' must be a mapping, found {kind_of(args)}",
+                "runif-branch",
+            )
+            return None
+        return ToolCall(
+            name=key.text, args=args, line=key.line, column=key.column, key_path=key_path
+        )
+
+
+def runif_findings(trail: Trail) -> tuple[list[Finding], tuple[tuple[str, int, int], ...]]:
+    """Every runIf tree of a trail through the shared validator, and the valid ones' signatures.
+
+    The one loop for the check (its parse workers), replay's refusal and the baseline.
+    """
+    out: list[Finding] = []
+    branches: list[tuple[str, int, int]] = []
+    for _, _, call in trail.calls():
+        if call.name == RUNIF:
+            tree, problems = parse_runif(call, trail.path)
+            out.extend(problems)
+            if tree is not None:
+                branches.append((signature(tree), call.line, call.column))
+    return out, tuple(branches)
