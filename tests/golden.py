@@ -3,11 +3,11 @@
 A mismatch fails with a unified diff (golden first, actual second), so a reviewer sees exactly
 what the generator now writes differently. Regenerating is explicit and opt-in:
 
-    TRAILBLAZE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_surface.py tests/test_golden.py
+    TRAILBLAZE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/generate/test_artifacts.py tests/report/test_golden.py
 
-Cases: `surfaces/` (the generated per-trailmap artifacts, `tests/test_surface.py`); `reports/`
+Cases: `surfaces/` (the generated per-trailmap artifacts, `tests/generate/test_artifacts.py`); `reports/`
 (every report format) and `typescript/` (the generated per-trail modules) of the seeded
-workspace, `tests/test_golden.py`. Review `git diff tests/data/golden` after regenerating.
+workspace, `tests/report/test_golden.py`. Review `git diff tests/data/golden` after regenerating.
 
 The variable is read when this module is imported, because the autouse `_clean_env` fixture
 removes every `TRAILBLAZE_*` variable before each test runs.

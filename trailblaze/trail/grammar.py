@@ -8,7 +8,7 @@ derived from these declarations and from nothing else:
 - the parse gate's key sets (`parse`): which keys a mapping accepts and requires;
 - the trail JSON Schema (`trailschema`): `trail_defs` builds its `$defs` of the grammar.
 
-`tests/test_grammar.py` runs both on a sample trail per key, so they cannot drift apart. What a
+`tests/trail/test_grammar.py` runs both on a sample trail per key, so they cannot drift apart. What a
 key's value means (a step's text, a recorded call) is the parser's business; which keys exist
 is this module's.
 """

@@ -17,7 +17,7 @@ import pytest
 from bench.nginx import NginxCache
 from tests.conftest import ROOT, isolate_env, write_tree
 from tests.faultproxy import FaultProxy, refused_url
-from tests.test_remote import BROKEN_TRAIL
+from tests.state.test_remote import BROKEN_TRAIL
 from trailblaze import fsutil
 from trailblaze.check.run import last_stats
 from trailblaze.cli.main import main

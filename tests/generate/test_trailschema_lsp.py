@@ -316,7 +316,7 @@ def test_the_editor_flags_each_trail_where_the_check_does(
 ) -> None:
     """Every seeded trail: the server's diagnostics start where the check's fatal findings do.
 
-    The check's findings are its pinned JSON report (`tests/test_golden.py`), 1-based.
+    The check's findings are its pinned JSON report (`tests/report/test_golden.py`), 1-based.
     """
     report = json.loads((GOLDEN_DIR / "reports" / "report.json").read_text("utf-8"))
     editor: dict[str, list[tuple[tuple[int, int], str]]] = {}

@@ -15,7 +15,7 @@ Only what differs from run to run is scrubbed first: the temporary workspace's p
 
 To regenerate after an intended change, then review `git diff tests/data/golden`:
 
-    TRAILBLAZE_UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_golden.py
+    TRAILBLAZE_UPDATE_GOLDEN=1 .venv/bin/pytest tests/report/test_golden.py
 """
 
 from __future__ import annotations

@@ -20,9 +20,8 @@ from fakeadb import (
     load_devices,
     load_specs,
 )
+from tests.replay.support import PACKAGE, ROOT, SAMPLE_APP
 from trailblaze.replay.hierarchy import Bounds
-
-from .support import PACKAGE, ROOT, SAMPLE_APP
 
 
 def client(server: FakeAdbServer) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import ROOT
 from trailblaze.state import store as store_module
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import Kind, Store
@@ -186,7 +187,7 @@ for i in range(40):
 
 
 def test_concurrent_writers_leave_a_consistent_store(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     writers = [
         subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), f"w{n}"], env=env)
         for n in range(3)

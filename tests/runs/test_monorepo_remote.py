@@ -19,9 +19,9 @@ import pytest
 from bench.nginx import NginxCache
 from tests.conftest import isolate_env, run_python, write_tree
 from tests.faultproxy import FaultProxy, refused_url
-from tests.test_monorepo import TRAIL, monorepo
-from tests.test_remote import BROKEN_TRAIL
-from tests.test_runcache import EDITED, clone, generated, run_entries
+from tests.runs.test_monorepo import TRAIL, monorepo
+from tests.runs.test_runcache import EDITED, clone, generated, run_entries
+from tests.state.test_remote import BROKEN_TRAIL
 from trailblaze.check.run import last_stats
 from trailblaze.options import REMOTE_ENV, REMOTE_READ_ONLY_ENV
 from trailblaze.runs.monorepo import find_monorepo

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_python, write_tree
-from tests.test_store import LOCKER
+from tests.state.test_store import LOCKER
 from trailblaze.check.run import last_stats, run_check
 from trailblaze.options import CheckOptions
 from trailblaze.state.scratch import Layout, clear_way

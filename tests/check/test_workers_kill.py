@@ -17,7 +17,7 @@ import pytest
 
 from bench.generate import Spec, generate
 from bench.kill_loop import complete_run, descendants, start, wait_gone
-from tests.test_proc import _gone, kill_parent_of
+from tests.toolchain.test_proc import _gone, kill_parent_of
 from trailblaze.check.workers import PARALLEL_MIN
 from trailblaze.toolchain.compilers import Compiler
 

@@ -12,12 +12,12 @@ import json
 import re
 from collections.abc import Iterator
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
+from tests.conftest import DATA
 from trailblaze.toolmodel.catalog import (
     FORMAT_VERSION,
     Catalog,
@@ -27,7 +27,7 @@ from trailblaze.toolmodel.catalog import (
     parse_catalog,
 )
 
-REFERENCE_PATH = Path(__file__).parent / "data" / "reference" / "tool-catalog.json"
+REFERENCE_PATH = DATA / "reference" / "tool-catalog.json"
 REFERENCE: dict[str, Any] = json.loads(REFERENCE_PATH.read_text(encoding="utf-8"))
 REF_TOOLS: dict[str, dict[str, Any]] = {t["name"]: t for t in REFERENCE["tools"]}
 
