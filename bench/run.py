@@ -298,9 +298,20 @@ class Bench:
     """Everything about one workspace size."""
 
     def __init__(
-        self, size: int, options: Options, tsc: Sequence[str], baseline_tsc: Sequence[str]
+        self,
+        size: int,
+        options: Options,
+        tsc: Sequence[str],
+        baseline_tsc: Sequence[str],
+        *,
+        python: str = sys.executable,
+        cli: Sequence[str] = (),
     ) -> None:
         self.size = size
+        # The Python that runs doit, and the `trailblaze` command: this process's own by
+        # default; another install's for `bench.compare`.
+        self.python = python
+        self.cli_argv = list(cli) or [python, "-m", "trailblaze"]
         self.options = options
         self.tsc = list(tsc)
         self.baseline_tsc = list(baseline_tsc)
@@ -360,7 +371,7 @@ class Bench:
     def doit(self, name: str, run: int, *, measured: bool = True, clean: bool = False) -> Sample:
         log = self.logs / f"{name}-{run}.log"
         sample = measure(
-            [sys.executable, "-m", "doit"],
+            [self.python, "-m", "doit"],
             cwd=self.clean_ws if clean else self.ws,
             env=self.env,
             log=log,
@@ -526,7 +537,7 @@ class Bench:
         whole: bool = True,
     ) -> Sample:
         """`trailblaze check --format json`; `whole`: of every trail (its exit code is known)."""
-        argv = [sys.executable, "-m", "trailblaze", "check", "--format", "json"]
+        argv = [*self.cli_argv, "check", "--format", "json"]
         sample = measure(
             [*argv, "--output", str(out), *extra],
             cwd=cwd,
@@ -573,7 +584,7 @@ class Bench:
             samples[-1].checks.update(self.remote_stats(clone))
         merged = self.reports / f"{name}-{run}-merged.json"
         joined = run_program(
-            [sys.executable, "-m", "trailblaze", "report", "merge", *map(str, files)],
+            [*self.cli_argv, "report", "merge", *map(str, files)],
             cwd=self.ws,
             timeout=600,
         )

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
+from bench.compare import MEASURES as COMPARED
+from bench.compare import main as compare_main
 from bench.generate import ERROR_KINDS, Manifest, Spec, generate, manifest_path
 from bench.run import MEASURES, SHARDS, Options, run_benchmark
 from tests.conftest import DATA, ROOT, toolchain_cache
@@ -168,3 +171,26 @@ def test_corpus_benchmark_times_cold_noop_and_one_edit_with_what_was_compiled(
     assert data["one-edit"]["files_compiled"] == [1]
     assert data["one-edit"]["trails_parsed"] == [1]
     assert "| one-edit |" in capsys.readouterr().out
+
+
+@pytest.mark.tsc
+@pytest.mark.slow
+def test_compare_measures_two_installs_side_by_side(tmp_path: Path, tsc: Compiler) -> None:
+    # This checkout's own venv on both sides: the harness, not a speed, is under test.
+    venv = Path(sys.prefix)
+    out = tmp_path / "compare.json"
+    argv = ["--a", str(venv), "--b", str(venv), "--size", "20", "--runs", "2"]
+    assert compare_main([*argv, "--work", str(tmp_path / "work"), "--out", str(out)]) == 0
+    result = json.loads(out.read_text("utf-8"))
+    assert result["problems"] == []
+    assert result["a"]["package"] == result["b"]["package"] == str(ROOT / "trailblaze")
+    assert set(result["measures"]) == set(COMPARED)
+    for row in result["measures"].values():
+        assert len(row["a_walls"]) == len(row["b_walls"]) == 2
+        assert row["b_over_a"] == pytest.approx(row["b_median_s"] / row["a_median_s"], rel=1e-2)
+    assert "| warm-clone |" in out.with_suffix(".md").read_text("utf-8")
+
+
+def test_compare_refuses_a_venv_without_the_package(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="missing"):
+        compare_main(["--a", str(tmp_path), "--b", str(tmp_path), "--size", "20", "--runs", "1"])
