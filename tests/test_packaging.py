@@ -1,12 +1,14 @@
 """The wheel a user installs: what it carries, what it leaves out, what it declares.
 
-Built for real from this checkout (`pip wheel`, the project's own build backend), once for the
-module.
+Built for real (`pip wheel`, the project's own build backend), once for the module, from a copy
+of what a clone holds: building in the checkout would reuse its `build/` directory, where a
+module deleted since the last build still lies.
 """
 
 from __future__ import annotations
 
 import email.parser
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -19,13 +21,18 @@ import pytest
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
+_UNTRACKED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[zipfile.ZipFile]:
     out = tmp_path_factory.mktemp("wheel")
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(ROOT / "trailblaze", source / "trailblaze", ignore=_UNTRACKED)
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
         capture_output=True,
         text=True,
         timeout=300,

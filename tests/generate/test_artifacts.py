@@ -27,7 +27,8 @@ from trailblaze.generate.sdk import OURS_LABEL, hand_tools, render_sdk, sdk_type
 from trailblaze.generate.trailschema import trail_schema
 from trailblaze.state.scratch import Layout
 from trailblaze.toolmodel.catalog import load_catalog
-from trailblaze.toolmodel.resolution import Resolution, Resolver
+from trailblaze.toolmodel.records import Resolution
+from trailblaze.toolmodel.resolution import Resolver
 from trailblaze.workspace import Workspace, find_workspace, scan
 from trailblaze.yaml.node import load, read_text
 
@@ -618,7 +619,7 @@ def test_an_unreadable_gitignore_is_a_warning(ws_copy: Path) -> None:
 
 def test_boolean_property_schemas_are_rendered_not_crashed_on(tmp_path: Path) -> None:
     from trailblaze.generate.artifacts import render_client_dts, render_sidecar  # noqa: PLC0415
-    from trailblaze.toolmodel.resolution import ToolEntry  # noqa: PLC0415
+    from trailblaze.toolmodel.records import ToolEntry  # noqa: PLC0415
 
     schema = {
         "type": "object",
@@ -645,8 +646,8 @@ def test_boolean_property_schemas_are_rendered_not_crashed_on(tmp_path: Path) ->
 def test_the_model_digest_covers_every_field_of_an_entry() -> None:
     import dataclasses  # noqa: PLC0415
 
-    from trailblaze.check.surfaces import _model_digest  # noqa: PLC0415
-    from trailblaze.toolmodel.resolution import ToolEntry  # noqa: PLC0415
+    from trailblaze.toolmodel.records import ToolEntry  # noqa: PLC0415
+    from trailblaze.toolmodel.resolution import _model_digest  # noqa: PLC0415
 
     base = ToolEntry("app_x", "yaml", "d", {"type": "object"}, True, True, False, None, "here")
     changed: dict[str, Any] = {

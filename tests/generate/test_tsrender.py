@@ -14,7 +14,7 @@ from trailblaze.generate.tsrender import (
     ts_name,
     ts_type,
 )
-from trailblaze.toolmodel.resolution import ToolEntry
+from trailblaze.toolmodel.records import ToolEntry
 
 
 def entry(

@@ -10,7 +10,8 @@ import pytest
 from tests.conftest import write_tree
 from trailblaze.check.discover import load_manifests
 from trailblaze.toolmodel.catalog import load_catalog
-from trailblaze.toolmodel.resolution import Resolution, Resolver
+from trailblaze.toolmodel.records import Resolution
+from trailblaze.toolmodel.resolution import Resolver
 from trailblaze.workspace import find_workspace, scan
 
 LIB_SHARE = """

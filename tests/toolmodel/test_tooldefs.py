@@ -9,7 +9,8 @@ import pytest
 from tests.conftest import write_tree
 from trailblaze.state.store import Store
 from trailblaze.toolmodel.catalog import load_catalog
-from trailblaze.toolmodel.tooldefs import RelPath, TrailmapTools, load_trailmap_tools
+from trailblaze.toolmodel.records import TrailmapTools
+from trailblaze.toolmodel.tooldefs import RelPath, load_trailmap_tools
 
 
 def load(root: Path, files: dict[str, str]) -> TrailmapTools:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from trailblaze.check.context import CheckContext
 from trailblaze.finding import Finding
-from trailblaze.toolmodel.bundled import Bundled
 from trailblaze.toolmodel.bundled import discover as discover_bundled
-from trailblaze.toolmodel.manifest import Trailmap, load_manifest
+from trailblaze.toolmodel.manifest import load_manifest
+from trailblaze.toolmodel.records import Bundled, Trailmap
 from trailblaze.workspace import Scan, Workspace, scan
 
 Stats = Mapping[str, os.stat_result | None]

@@ -11,7 +11,7 @@ from trailblaze.check.crosstrail import no_surface_finding, repeated_branches
 from trailblaze.check.discover import Discovery
 from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord
-from trailblaze.check.typegate.gate import GateOutcome
+from trailblaze.check.typegate.jobs import GateOutcome
 from trailblaze.finding import Finding
 from trailblaze.report.record import (
     REASON_DISABLED,

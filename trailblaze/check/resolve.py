@@ -17,9 +17,9 @@ from trailblaze.check.context import CheckContext
 from trailblaze.check.discover import Discovery
 from trailblaze.finding import Finding
 from trailblaze.state.scratch import Layout
-from trailblaze.toolmodel.bundled import BundledTrailmap
 from trailblaze.toolmodel.catalog import Catalog
-from trailblaze.toolmodel.resolution import Resolution, Resolver
+from trailblaze.toolmodel.records import BundledTrailmap, Resolution
+from trailblaze.toolmodel.resolution import Resolver
 
 TRANSITIONAL_EXEMPT = {"default": "the synthetic default host target has no trailmap.yaml"}
 """Kept from the reference: the synthetic `default` host target has no manifest and is exempt."""

@@ -23,7 +23,7 @@ from trailblaze.fsutil import Stamp
 from trailblaze.fsutil import stamp_of as stamp_of  # noqa: PLC0414 - re-exported (PEP 484 form)
 from trailblaze.generate.codegen import emitted_calls
 from trailblaze.state.store import Store
-from trailblaze.trail.parse import ParseOutcome
+from trailblaze.trail.model import ParseOutcome
 
 log = logging.getLogger(__name__)
 

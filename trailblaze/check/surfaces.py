@@ -7,14 +7,12 @@ resolve and surfaces stages together, for `doit surfaces`.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trailblaze import __version__
 from trailblaze.check.context import CheckContext
 from trailblaze.check.resolve import Resolved, Targets, resolve_workspace
 from trailblaze.finding import Finding
@@ -28,9 +26,9 @@ from trailblaze.state.results import digest
 from trailblaze.state.scratch import Layout, write_scratch
 from trailblaze.state.scratch import module_specifier as module_specifier  # noqa: PLC0414 - re-exported
 from trailblaze.state.store import Kind, Store
-from trailblaze.toolmodel.bundled import BundledTrailmap
 from trailblaze.toolmodel.catalog import Catalog
-from trailblaze.toolmodel.resolution import Resolution, ToolEntry
+from trailblaze.toolmodel.records import BundledTrailmap, Resolution
+from trailblaze.toolmodel.resolution import model_digest
 from trailblaze.toolmodel.tooldefs import RelPath
 from trailblaze.workspace import generated_in_the_way
 
@@ -59,33 +57,6 @@ what was written. Rendering the artifacts of a large trailmap (its JSON Schema, 
 costs tens of milliseconds; a check of an unchanged workspace should not pay that for every
 trailmap. The entry holds only while every file it wrote has the size, mtime and inode it had:
 a file edited, replaced or deleted by hand is rendered and written again."""
-
-
-_MODEL_DIGESTS: dict[int, tuple[Resolution, str]] = {}
-
-
-def model_digest(resolution: Resolution) -> str:
-    """A digest of a resolved tool model: everything any surface of it is rendered from.
-
-    Remembered per model object: a check asks twice (its artifacts, its module surface).
-    """
-    cached = _MODEL_DIGESTS.get(id(resolution))
-    if cached is not None and cached[0] is resolution:
-        return cached[1]
-    if len(_MODEL_DIGESTS) > 512:
-        _MODEL_DIGESTS.clear()
-    value = _model_digest(resolution)
-    _MODEL_DIGESTS[id(resolution)] = (resolution, value)
-    return value
-
-
-def _model_digest(resolution: Resolution) -> str:
-    # Every field of every entry (paths become strings, tuples lists), so a field added to
-    # ToolEntry cannot leave stale artifacts behind.
-    names = [f.name for f in dataclasses.fields(ToolEntry)]
-    entries = [[getattr(e, name) for name in names] for e in resolution.entries]
-    model = json.dumps([resolution.trailmap, list(resolution.dependencies), entries], default=str)
-    return digest(__version__, model)
 
 
 def surface_key(

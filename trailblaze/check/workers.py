@@ -26,7 +26,8 @@ from trailblaze.generate.codegen import generate
 from trailblaze.generate.linetable import PackedLines
 from trailblaze.state.results import digest
 from trailblaze.state.scratch import Layout
-from trailblaze.trail.parse import ParseOutcome, file_error, parse_trail
+from trailblaze.trail.model import ParseOutcome
+from trailblaze.trail.parse import file_error, parse_trail
 from trailblaze.trail.runif import runif_findings
 from trailblaze.yaml.node import YamlError, decode
 

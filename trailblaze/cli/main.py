@@ -239,7 +239,7 @@ def _report(args: argparse.Namespace) -> int:
 def _surfaces(args: argparse.Namespace) -> int:
     ws = find_workspace(args.workspace, explicit=args.workspace is not None)
     # The same incremental doit tasks as `doit surfaces`, for a workspace without a dodo.py.
-    from trailblaze.doit_tasks import run_tasks  # noqa: PLC0415 - only this command needs doit
+    from trailblaze.doit_tasks.tasks import run_tasks  # noqa: PLC0415 - only this command needs doit
 
     code = run_tasks(ws.root, ["surfaces"])
     return EXIT_USAGE if code >= 2 else code

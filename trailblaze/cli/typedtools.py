@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from trailblaze.toolmodel.resolution import ToolEntry
+from trailblaze.toolmodel.records import ToolEntry
 from trailblaze.workspace import Workspace, scan_trailmaps
 
 

@@ -1,17 +1,7 @@
-"""doit task creators: what a `dodo.py` imports, and the tasks' dicts.
-
-A monorepo's own `dodo.py` uses them after `pip install trailblaze-doit`::
-
-    from trailblaze.doit_tasks import DOIT_CONFIG, task_check, task_surfaces, task_toolchain
-
-or binds them to a workspace that is not the current directory::
-
-    from trailblaze.doit_tasks import doit_config, make_tasks
-    DOIT_CONFIG = doit_config("apps/shop")
-    globals().update(make_tasks("apps/shop"))
+"""The doit task dicts behind `trailblaze.doit_tasks` (the module a `dodo.py` imports).
 
 This module only translates into doit tasks: names, `targets`, `file_dep`, `uptodate`
-(`uptodate.py`), `params`, `clean`. What each task runs is `doit_actions.py`'s; together they
+(`uptodate.py`), `params`, `clean`. What each task runs is `actions.py`'s; together they
 are the only modules of the library that import doit. Importing either writes nothing.
 
 Tasks are coarse (one per workspace, or one per trailmap for surfaces), never one per trail:

@@ -25,7 +25,7 @@ from trailblaze.generate.sdk import hand_tools, sdk_type_names
 from trailblaze.generate.tsrender import NAMED_TYPE, import_path, json_text, render_entry
 from trailblaze.state.scratch import Layout, module_specifier
 from trailblaze.toolmodel.catalog import Catalog
-from trailblaze.toolmodel.resolution import Resolution, ToolEntry
+from trailblaze.toolmodel.records import Resolution, ToolEntry
 
 DTS_NAME = "trailblaze-client.d.ts"
 TSCONFIG_NAME = "tsconfig.json"

@@ -13,7 +13,7 @@ from typing import Any
 
 from trailblaze.generate.editorschema import as_checked
 from trailblaze.toolmodel.catalog import Catalog
-from trailblaze.toolmodel.resolution import Resolution, ToolEntry
+from trailblaze.toolmodel.records import Resolution, ToolEntry
 from trailblaze.trail.grammar import TARGET, trail_defs
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from trailblaze.toolmodel.resolution import ToolEntry
+from trailblaze.toolmodel.records import ToolEntry
 
 IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _REF = re.compile(r"#/(?:\$defs|definitions)/(.+)")

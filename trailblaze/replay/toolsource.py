@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from trailblaze.finding import did_you_mean
 from trailblaze.toolmodel.catalog import JSON_SCHEMA_DIALECT, Catalog
-from trailblaze.toolmodel.resolution import Resolution
+from trailblaze.toolmodel.records import Resolution
 from trailblaze.trail.model import ToolCall
 
 #: Composed tools inside composed tools: the engine stops at a cycle, so does this check.

@@ -14,8 +14,8 @@ from trailblaze.replay.plan import TrailPlan
 from trailblaze.replay.scripted import ScriptHost, TrailmapScripts
 from trailblaze.replay.toolsource import ToolSource
 from trailblaze.toolmodel.catalog import Catalog
-from trailblaze.toolmodel.manifest import Trailmap
-from trailblaze.toolmodel.resolution import Resolution, Resolver
+from trailblaze.toolmodel.records import Resolution, Trailmap
+from trailblaze.toolmodel.resolution import Resolver
 from trailblaze.workspace import Scan, Workspace, scan
 
 

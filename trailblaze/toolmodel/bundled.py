@@ -15,23 +15,27 @@ trailmap with the same id always wins.
 from __future__ import annotations
 
 import importlib.metadata
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 from trailblaze.finding import Finding
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.manifest import (
-    Named,
-    PlatformConfig,
-    Trailmap,
     is_safe_id,
     load_manifest,
     manifest_finding,
     names_of,
     schema_findings,
 )
-from trailblaze.toolmodel.tooldefs import ToolDef, TrailmapTools
+from trailblaze.toolmodel.records import (
+    Bundled,
+    BundledTrailmap,
+    Named,
+    PlatformConfig,
+    ToolDef,
+    Trailmap,
+    TrailmapTools,
+)
 from trailblaze.yaml.node import YamlError, YMap, YScalar, YSeq, load, read_text
 from trailblaze.yaml.schema import check
 
@@ -71,22 +75,6 @@ _BAKED_SCHEMA = {
         },
     },
 }
-
-
-@dataclass(frozen=True, slots=True)
-class BundledTrailmap:
-    """A trailmap from outside the workspace; `tools` is set for baked targets (inline tools)."""
-
-    manifest: Trailmap
-    directory: Path | None
-    origin: str
-    tools: TrailmapTools | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Bundled:
-    trailmaps: dict[str, BundledTrailmap]
-    findings: tuple[Finding, ...]
 
 
 def entry_point_dirs() -> list[tuple[str, Path]]:

@@ -11,12 +11,12 @@ import functools
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from trailblaze.finding import Finding
+from trailblaze.toolmodel.records import ManifestOutcome, Named, PlatformConfig, Trailmap
 from trailblaze.yaml.node import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
 from trailblaze.yaml.schema import SchemaIssue, check
 
@@ -32,71 +32,6 @@ _REMOVED_KEYS = {
     ),
 }
 _SAFE_ID = re.compile(r"(?!\.{1,2}$)[A-Za-z0-9_][A-Za-z0-9_.-]*")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Named:
-    """A name from a manifest list, with where it was written."""
-
-    value: str
-    line: int
-    column: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlatformConfig:
-    name: str
-    app_ids: tuple[str, ...] = ()
-    tool_sets: tuple[Named, ...] = ()
-    tools: tuple[Named, ...] = ()
-    excluded_tools: tuple[str, ...] = ()
-    drivers: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Trailmap:
-    """A trailmap's manifest. `dir_name` is what trails target; `id` is what the manifest says."""
-
-    id: str
-    dir_name: str
-    path: str
-    is_target: bool
-    display_name: str | None
-    dependencies: tuple[Named, ...]
-    exports: tuple[Named, ...]
-    toolset_files: tuple[Named, ...]
-    platforms: tuple[PlatformConfig, ...]
-    defaults: tuple[PlatformConfig, ...]
-    target_tools: tuple[Named, ...]
-    exempt_reason: str | None
-    line: int = 1
-    column: int = 1
-
-    @property
-    def own_tool_sets(self) -> tuple[Named, ...]:
-        """Union of `tool_sets` over the trailmap's own platforms, first occurrence wins."""
-        seen: dict[str, Named] = {}
-        for platform in self.platforms:
-            for name in platform.tool_sets:
-                seen.setdefault(name.value, name)
-        return tuple(seen.values())
-
-    @property
-    def scripted_tools(self) -> tuple[Named, ...]:
-        """`target.tools` plus every platform's `tools` (the loader hoists them), deduplicated."""
-        seen: dict[str, Named] = {}
-        for name in self.target_tools:
-            seen.setdefault(name.value, name)
-        for platform in self.platforms:
-            for name in platform.tools:
-                seen.setdefault(name.value, name)
-        return tuple(seen.values())
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ManifestOutcome:
-    trailmap: Trailmap | None
-    findings: tuple[Finding, ...]
 
 
 @functools.cache

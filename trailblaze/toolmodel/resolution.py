@@ -20,61 +20,33 @@ still checked by name.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from trailblaze import __version__
 from trailblaze.finding import Finding, did_you_mean
-from trailblaze.toolmodel.bundled import BundledTrailmap
-from trailblaze.toolmodel.catalog import Catalog, Tool, ToolSet
-from trailblaze.toolmodel.manifest import Named, Trailmap
-from trailblaze.toolmodel.tooldefs import (
-    RelPath,
+from trailblaze.state.results import digest
+from trailblaze.toolmodel.catalog import Catalog, ToolSet
+from trailblaze.toolmodel.records import (
+    BundledTrailmap,
+    EntryKind,
+    Named,
+    Resolution,
     ToolDef,
+    ToolEntry,
     ToolSetDef,
+    Trailmap,
     TrailmapTools,
-    load_trailmap_tools,
+    framework_entry,
 )
+from trailblaze.toolmodel.tooldefs import RelPath, load_trailmap_tools
 
-EntryKind = Literal["framework", "class", "yaml", "descriptor", "module", "open"]
 OPEN_ARGS: dict[str, Any] = {"type": "object", "additionalProperties": True}
-
-
-@dataclass(frozen=True, slots=True)
-class ToolEntry:
-    """One tool of a trailmap's surface. `input_schema` is None when a TS module types it."""
-
-    name: str
-    kind: EntryKind
-    description: str | None
-    input_schema: dict[str, Any] | None
-    recordable: bool
-    surface_to_llm: bool
-    requires_host: bool
-    result: str | None
-    source: str
-    module: Path | None = None
-    trailhead_to: str | None = None
-    body: tuple[tuple[str, Any], ...] = ()
-    implements: str | None = None
-    """For a `class:` tool: the framework tool whose class it registers (replay runs that)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Resolution:
-    trailmap: str
-    entries: tuple[ToolEntry, ...]
-    findings: tuple[Finding, ...]
-    dependencies: tuple[str, ...]
-    inputs: tuple[Path, ...]
-
-    def entry(self, name: str) -> ToolEntry | None:
-        for entry in self.entries:
-            if entry.name == name:
-                return entry
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,21 +405,6 @@ def _scripted(tools: TrailmapTools, name: str) -> ToolDef | None:
     return tools.modules.get(name)
 
 
-def framework_entry(tool: Tool, source: str) -> ToolEntry:
-    """The tool map entry of a catalog tool, attributed to `source` (framework, sdk, a toolset)."""
-    return ToolEntry(
-        name=tool.name,
-        kind="framework",
-        description=tool.description,
-        input_schema=dict(tool.input_schema),
-        recordable=tool.recordable,
-        surface_to_llm=tool.surface_to_llm,
-        requires_host=tool.requires_host,
-        result=tool.result,
-        source=source,
-    )
-
-
 def _from_def(tool: ToolDef, source: str) -> ToolEntry:
     kind: EntryKind = tool.kind
     return ToolEntry(
@@ -465,3 +422,30 @@ def _from_def(tool: ToolDef, source: str) -> ToolEntry:
         body=tool.body,
         implements=tool.implements,
     )
+
+
+_MODEL_DIGESTS: dict[int, tuple[Resolution, str]] = {}
+
+
+def model_digest(resolution: Resolution) -> str:
+    """A digest of a resolved tool model: everything any surface of it is rendered from.
+
+    Remembered per model object: a check asks twice (its artifacts, its module surface).
+    """
+    cached = _MODEL_DIGESTS.get(id(resolution))
+    if cached is not None and cached[0] is resolution:
+        return cached[1]
+    if len(_MODEL_DIGESTS) > 512:
+        _MODEL_DIGESTS.clear()
+    value = _model_digest(resolution)
+    _MODEL_DIGESTS[id(resolution)] = (resolution, value)
+    return value
+
+
+def _model_digest(resolution: Resolution) -> str:
+    # Every field of every entry (paths become strings, tuples lists), so a field added to
+    # ToolEntry cannot leave stale artifacts behind.
+    names = [f.name for f in dataclasses.fields(ToolEntry)]
+    entries = [[getattr(e, name) for name in names] for e in resolution.entries]
+    model = json.dumps([resolution.trailmap, list(resolution.dependencies), entries], default=str)
+    return digest(__version__, model)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from trailblaze.finding import Finding
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq
 
 Format = Literal["unified", "legacy"]
@@ -155,3 +156,15 @@ def scalars(node: YNode) -> Iterator[YScalar]:
             stack.extend(reversed(current.items))
         else:
             stack.extend(value for _, value in reversed(current.items))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParseOutcome:
+    """A trail (None when the parse gate rejected it) and every finding about the file."""
+
+    trail: Trail | None
+    findings: tuple[Finding, ...]
+
+    @property
+    def rejected(self) -> bool:
+        return self.trail is None

@@ -29,7 +29,7 @@ from trailblaze.check.context import CheckContext
 from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord
 from trailblaze.check.typegate.compilation import compile_jobs
-from trailblaze.check.typegate.jobs import GateResult, Job
+from trailblaze.check.typegate.jobs import GateOutcome, GateResult, Job
 from trailblaze.check.typegate.orphans import modules_on_disk, remove_orphans
 from trailblaze.check.typegate.preparation import NoCompiler, prepare, tools_dirs
 from trailblaze.check.typegate.remoteverdicts import RemoteVerdicts
@@ -47,22 +47,6 @@ from trailblaze.toolchain.compilers import (
     Compiler,
     compiler_location,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class GateOutcome:
-    """What the type gate stage gives back."""
-
-    records: dict[str, TrailRecord]
-    """The new record of every offered trail whose result changed (the others are as given)."""
-    failed: frozenset[str]
-    """Trails whose check could not complete (not type-checked, never cached)."""
-    infra: tuple[Finding, ...]
-    findings: tuple[Finding, ...]
-    """Findings that are not about one trail (errors in scripted tool modules)."""
-    stats: dict[str, Any]
-    sdks: dict[str, str]
-    """Trailmap -> the SDK its scripted tools were compiled against (for the report)."""
 
 
 @dataclass

@@ -1,11 +1,14 @@
-"""One trail to compile, and what compiling a batch of them gives back."""
+"""One trail to compile, what compiling a batch of them gives back, and what the type gate
+stage gives back (`GateOutcome`, the record the report stage reads)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from trailblaze.check.rows import TrailRecord
 from trailblaze.check.typegate.settings import infra_finding
 from trailblaze.finding import Finding
 from trailblaze.generate.linetable import PackedLines
@@ -42,3 +45,19 @@ class GateResult:
             self.infra.append(
                 infra_finding(job.path, f"type check could not run: {message}", job.trailmap)
             )
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """What the type gate stage gives back."""
+
+    records: dict[str, TrailRecord]
+    """The new record of every offered trail whose result changed (the others are as given)."""
+    failed: frozenset[str]
+    """Trails whose check could not complete (not type-checked, never cached)."""
+    infra: tuple[Finding, ...]
+    findings: tuple[Finding, ...]
+    """Findings that are not about one trail (errors in scripted tool modules)."""
+    stats: dict[str, Any]
+    sdks: dict[str, str]
+    """Trailmap -> the SDK its scripted tools were compiled against (for the report)."""

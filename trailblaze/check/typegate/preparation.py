@@ -33,7 +33,7 @@ from trailblaze.toolchain.compilers import (
     find_compiler,
     install_library,
 )
-from trailblaze.toolmodel.resolution import Resolution
+from trailblaze.toolmodel.records import Resolution
 from trailblaze.toolmodel.tooldefs import RelPath
 
 

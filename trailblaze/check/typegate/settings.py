@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from trailblaze.finding import Finding
@@ -51,3 +52,23 @@ def infra_finding(
 # Declaration files are not checked here either: zod's alone cost seconds. What could make a
 # call pass unchecked (an import that does not resolve, an `any` input) the probes find.
 SURFACE_OPTIONS = {**COMPILER_OPTIONS, "skipDefaultLibCheck": True}
+
+
+UNRESOLVED_MARK = "trailblaze-unresolved:"
+"""Marks the probe that `undefined` is refused: else the input type is `any` or `unknown`."""
+
+
+OPEN_MARK = "trailblaze-open:"
+"""Marks the probe that a property of any value is refused: else any arguments pass."""
+
+
+PROBE_MARK_PATTERN = re.compile(
+    f"({re.escape(UNRESOLVED_MARK)}|{re.escape(OPEN_MARK)})" + r"([^\"'`]+)"
+)
+
+
+PROBE_REASONS = {
+    UNRESOLVED_MARK: "it accepts anything: `any`, `unknown` or a type that does not resolve",
+    OPEN_MARK: "it accepts any arguments: an index signature of `any` or `unknown`",
+}
+"""Why a tool whose probe was not refused is not type-checked, by the probe's mark."""

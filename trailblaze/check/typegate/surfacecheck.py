@@ -10,15 +10,20 @@ from trailblaze.check.typegate.declarations import Declarations, tools_root
 from trailblaze.check.typegate.mapping import show as _show
 from trailblaze.check.typegate.proof import abs_path as _abs
 from trailblaze.check.typegate.proof import compile_proven
-from trailblaze.check.typegate.settings import SURFACE_OPTIONS, UNRESOLVED_CODES
-from trailblaze.check.typegate.surfaces import _UNRESOLVED, PROBE_REASONS, UNRESOLVED_MARK
+from trailblaze.check.typegate.settings import (
+    PROBE_MARK_PATTERN,
+    PROBE_REASONS,
+    SURFACE_OPTIONS,
+    UNRESOLVED_CODES,
+    UNRESOLVED_MARK,
+)
 from trailblaze.finding import Finding
 from trailblaze.state.results import digest
 from trailblaze.state.scratch import Layout, write_scratch
 from trailblaze.state.store import Kind, Store
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.toolchain.proc import ProcError
-from trailblaze.toolmodel.resolution import Resolution
+from trailblaze.toolmodel.records import Resolution
 from trailblaze.toolmodel.tooldefs import RelPath
 
 SURFACES_CHECKED: Kind[bool] = Kind("surface-checked", bool)
@@ -117,7 +122,7 @@ def check_surfaces(
                     probe_lines[diagnostic.file] = []
             text = probe_lines[diagnostic.file]
             if 0 < diagnostic.line <= len(text):
-                probe = _UNRESOLVED.search(text[diagnostic.line - 1])
+                probe = PROBE_MARK_PATTERN.search(text[diagnostic.line - 1])
         if trailmap is not None and probe is not None:
             mark, tool = probe.group(1), probe.group(2)
             reasons = outcome.unresolved.setdefault(trailmap, {})

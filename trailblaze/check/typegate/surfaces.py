@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from trailblaze.check.surfaces import model_digest
 from trailblaze.check.typegate.declarations import Declarations
+from trailblaze.check.typegate.settings import (
+    OPEN_MARK,
+    UNRESOLVED_MARK,
+)
 from trailblaze.generate.artifacts import imports_for, render_entries
 from trailblaze.generate.sdk import sdk_type_names
 from trailblaze.generate.tsrender import import_path, ts_comment, ts_string
@@ -16,7 +18,8 @@ from trailblaze.state.results import digest
 from trailblaze.state.scratch import Layout, module_specifier, write_scratch
 from trailblaze.state.store import Kind, Store
 from trailblaze.toolmodel.catalog import Catalog
-from trailblaze.toolmodel.resolution import Resolution, ToolEntry
+from trailblaze.toolmodel.records import Resolution, ToolEntry
+from trailblaze.toolmodel.resolution import model_digest
 
 SURFACE_FORMAT = "4"
 """Changes whenever module surfaces are rendered differently: old memo entries then miss."""
@@ -24,17 +27,6 @@ SURFACE_FORMAT = "4"
 MODULE_SURFACES: Kind[str] = Kind("module-surface", str)
 """Per trailmap: the digest of its module surface's text and probes, keyed by what they are
 rendered from, vouching for both files."""
-
-UNRESOLVED_MARK = "trailblaze-unresolved:"
-"""Marks the probe that `undefined` is refused: else the input type is `any` or `unknown`."""
-OPEN_MARK = "trailblaze-open:"
-"""Marks the probe that a property of any value is refused: else any arguments pass."""
-_UNRESOLVED = re.compile(f"({re.escape(UNRESOLVED_MARK)}|{re.escape(OPEN_MARK)})" + r"([^\"'`]+)")
-PROBE_REASONS = {
-    UNRESOLVED_MARK: "it accepts anything: `any`, `unknown` or a type that does not resolve",
-    OPEN_MARK: "it accepts any arguments: an index signature of `any` or `unknown`",
-}
-"""Why a tool whose probe was not refused is not type-checked, by the probe's mark."""
 
 
 def _decl_ref(layout: Layout, decls: Mapping[Path, Path]) -> Callable[[ToolEntry], str]:

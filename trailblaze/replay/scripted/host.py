@@ -32,8 +32,8 @@ from trailblaze.replay.scripted.protocol import (
     ScriptOutcome,
     Validate,
 )
-from trailblaze.toolmodel.manifest import Trailmap
-from trailblaze.toolmodel.tooldefs import MODULE_SUFFIXES
+from trailblaze.toolmodel.records import Trailmap
+from trailblaze.toolmodel.tooldefs.modules import MODULE_SUFFIXES
 from trailblaze.yaml.node import YamlError, YMap, YScalar, load, read_text
 
 #: Seconds a scripted tool may stay silent (not counting the nested calls the engine runs).

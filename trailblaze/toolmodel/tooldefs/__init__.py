@@ -12,7 +12,7 @@
 - `toolsets/*.yaml`: named tool sets.
 
 Every file is validated against `data/toolfiles.schema.json`; every problem is a located
-manifest finding. The records are in `model`; what every file shares, in `loader`.
+manifest finding. The records are in `toolmodel.records`; what every file shares, in `loader`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from trailblaze.toolmodel.catalog import Catalog
-from trailblaze.toolmodel.manifest import Named
+from trailblaze.toolmodel.records import Named, ToolSetDef, TrailmapTools
 from trailblaze.toolmodel.tooldefs.descriptor import read_descriptor
 from trailblaze.toolmodel.tooldefs.loader import Loader, RelPath, flag, text_of
-from trailblaze.toolmodel.tooldefs.model import ToolDef, ToolKind, ToolSetDef, TrailmapTools
 from trailblaze.toolmodel.tooldefs.modules import MODULE_SUFFIXES, is_tool_module, read_module
 from trailblaze.toolmodel.tooldefs.yamltool import PARAM_TYPES, YAML_TOOL_SUFFIXES, read_yaml_tool
 from trailblaze.workspace import tool_files
@@ -34,10 +33,6 @@ __all__ = [
     "PARAM_TYPES",
     "YAML_TOOL_SUFFIXES",
     "RelPath",
-    "ToolDef",
-    "ToolKind",
-    "ToolSetDef",
-    "TrailmapTools",
     "load_trailmap_tools",
 ]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from trailblaze.finding import did_you_mean, join_key
 from trailblaze.toolmodel.manifest import schema_findings
+from trailblaze.toolmodel.records import ToolDef
 from trailblaze.toolmodel.tooldefs.loader import Loader, file_schema, flag, text_of
-from trailblaze.toolmodel.tooldefs.model import ToolDef
 from trailblaze.toolmodel.tooldefs.yamltool import PARAM_TYPES, object_schema
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq
 from trailblaze.yaml.schema import check

@@ -14,7 +14,7 @@ from typing import Any
 from trailblaze.finding import Finding
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.manifest import manifest_finding, schema_findings
-from trailblaze.toolmodel.tooldefs.model import ToolDef, ToolSetDef
+from trailblaze.toolmodel.records import ToolDef, ToolSetDef
 from trailblaze.yaml.node import YamlError, YMap, YNode, YScalar, load, read_text
 from trailblaze.yaml.schema import check
 

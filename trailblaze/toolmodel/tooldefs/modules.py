@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from trailblaze.toolmodel.records import ToolDef
 from trailblaze.toolmodel.tooldefs.loader import Loader
-from trailblaze.toolmodel.tooldefs.model import ToolDef
 from trailblaze.yaml.node import YamlError, read_text
 
 MODULE_SUFFIXES = (".ts", ".mts", ".cts", ".js", ".mjs", ".cjs")

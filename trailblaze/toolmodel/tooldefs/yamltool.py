@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze.finding import did_you_mean, join_key
+from trailblaze.toolmodel.records import ToolDef
 from trailblaze.toolmodel.tooldefs.loader import Loader, flag, text_of
-from trailblaze.toolmodel.tooldefs.model import ToolDef
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq
 
 YAML_TOOL_SUFFIXES = (".tool.yaml", ".shortcut.yaml", ".trailhead.yaml")

@@ -16,29 +16,15 @@ The modules: `reader` (located values and findings), `calls` (recorded tool call
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from trailblaze.finding import Finding
 from trailblaze.trail.argtokens import check_tokens, offset_position
-from trailblaze.trail.model import Trail, scalars
+from trailblaze.trail.model import ParseOutcome, Trail, scalars
 from trailblaze.trail.parse.legacy import read_legacy
 from trailblaze.trail.parse.reader import Reader, Reject
 from trailblaze.trail.parse.unified import read_unified
 from trailblaze.yaml.node import YamlError, YMap, YNode, YScalar, YSeq, kind_of, load
 
 __all__ = ["ParseOutcome", "file_error", "parse_trail"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ParseOutcome:
-    """A trail (None when the parse gate rejected it) and every finding about the file."""
-
-    trail: Trail | None
-    findings: tuple[Finding, ...]
-
-    @property
-    def rejected(self) -> bool:
-        return self.trail is None
 
 
 def parse_trail(

@@ -1,0 +1,198 @@
+"""The tool model's records: manifests, the tools a trailmap defines, bundled trailmaps and a
+trailmap's resolved surface.
+
+They sit at the bottom of `toolmodel/` so that a module that only reads a record (a renderer,
+a stage that passes one along) imports the record and not the code that computes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from trailblaze.finding import Finding
+from trailblaze.toolmodel.catalog import Tool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Named:
+    """A name from a manifest list, with where it was written."""
+
+    value: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlatformConfig:
+    name: str
+    app_ids: tuple[str, ...] = ()
+    tool_sets: tuple[Named, ...] = ()
+    tools: tuple[Named, ...] = ()
+    excluded_tools: tuple[str, ...] = ()
+    drivers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Trailmap:
+    """A trailmap's manifest. `dir_name` is what trails target; `id` is what the manifest says."""
+
+    id: str
+    dir_name: str
+    path: str
+    is_target: bool
+    display_name: str | None
+    dependencies: tuple[Named, ...]
+    exports: tuple[Named, ...]
+    toolset_files: tuple[Named, ...]
+    platforms: tuple[PlatformConfig, ...]
+    defaults: tuple[PlatformConfig, ...]
+    target_tools: tuple[Named, ...]
+    exempt_reason: str | None
+    line: int = 1
+    column: int = 1
+
+    @property
+    def own_tool_sets(self) -> tuple[Named, ...]:
+        """Union of `tool_sets` over the trailmap's own platforms, first occurrence wins."""
+        seen: dict[str, Named] = {}
+        for platform in self.platforms:
+            for name in platform.tool_sets:
+                seen.setdefault(name.value, name)
+        return tuple(seen.values())
+
+    @property
+    def scripted_tools(self) -> tuple[Named, ...]:
+        """`target.tools` plus every platform's `tools` (the loader hoists them), deduplicated."""
+        seen: dict[str, Named] = {}
+        for name in self.target_tools:
+            seen.setdefault(name.value, name)
+        for platform in self.platforms:
+            for name in platform.tools:
+                seen.setdefault(name.value, name)
+        return tuple(seen.values())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ManifestOutcome:
+    trailmap: Trailmap | None
+    findings: tuple[Finding, ...]
+
+
+ToolKind = Literal["class", "yaml", "descriptor", "module"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolDef:
+    """One workspace tool. `input_schema` is None for module tools: tsc owns their type."""
+
+    name: str
+    kind: ToolKind
+    description: str | None
+    input_schema: dict[str, Any] | None
+    recordable: bool
+    surface_to_llm: bool
+    requires_host: bool
+    is_verification: bool
+    path: str
+    line: int
+    column: int
+    module: Path | None = None
+    auto: bool = False
+    """A module export declared with `trailblaze.tool(...)`: discovered without a manifest entry."""
+    implements: str | None = None
+    """For a `class:` tool: the framework tool whose class it registers."""
+    trailhead_to: str | None = None
+    body: tuple[tuple[str, Any], ...] = ()
+    """For composed tools: the (tool name, raw args) calls it runs, for replay."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSetDef:
+    id: str
+    description: str | None
+    always_enabled: bool
+    drivers: tuple[str, ...]
+    tools: tuple[Named, ...]
+    path: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrailmapTools:
+    """What one trailmap directory defines: tools by name, module exports, tool sets."""
+
+    tools: dict[str, ToolDef] = field(default_factory=dict)
+    modules: dict[str, ToolDef] = field(default_factory=dict)
+    toolsets: dict[str, ToolSetDef] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+    files: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BundledTrailmap:
+    """A trailmap from outside the workspace; `tools` is set for baked targets (inline tools)."""
+
+    manifest: Trailmap
+    directory: Path | None
+    origin: str
+    tools: TrailmapTools | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Bundled:
+    trailmaps: dict[str, BundledTrailmap]
+    findings: tuple[Finding, ...]
+
+
+EntryKind = Literal["framework", "class", "yaml", "descriptor", "module", "open"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    """One tool of a trailmap's surface. `input_schema` is None when a TS module types it."""
+
+    name: str
+    kind: EntryKind
+    description: str | None
+    input_schema: dict[str, Any] | None
+    recordable: bool
+    surface_to_llm: bool
+    requires_host: bool
+    result: str | None
+    source: str
+    module: Path | None = None
+    trailhead_to: str | None = None
+    body: tuple[tuple[str, Any], ...] = ()
+    implements: str | None = None
+    """For a `class:` tool: the framework tool whose class it registers (replay runs that)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    trailmap: str
+    entries: tuple[ToolEntry, ...]
+    findings: tuple[Finding, ...]
+    dependencies: tuple[str, ...]
+    inputs: tuple[Path, ...]
+
+    def entry(self, name: str) -> ToolEntry | None:
+        for entry in self.entries:
+            if entry.name == name:
+                return entry
+        return None
+
+
+def framework_entry(tool: Tool, source: str) -> ToolEntry:
+    """The tool map entry of a catalog tool, attributed to `source` (framework, sdk, a toolset)."""
+    return ToolEntry(
+        name=tool.name,
+        kind="framework",
+        description=tool.description,
+        input_schema=dict(tool.input_schema),
+        recordable=tool.recordable,
+        surface_to_llm=tool.surface_to_llm,
+        requires_host=tool.requires_host,
+        result=tool.result,
+        source=source,
+    )
