@@ -1,6 +1,6 @@
 """The rooms are folders: each folder of `trailblaze/` imports only folders below it.
 
-`FLOORS` is the table ARCHITECTURE.md shows, as data. Every import counts (module level, inside
+`FLOORS` is the table docs/architecture.md shows, as data. Every import counts (module level, inside
 functions, under TYPE_CHECKING), as in test_imports.py. The order within a folder is the
 folder's own business (test_check_stages.py pins the check's); this test pins the floors a
 newcomer reads, that every module lives in one, and that the package's top level holds nothing

@@ -4,9 +4,9 @@ The server is the npm package (pinned), installed by the test session into the t
 like the compiler, and run with Node over stdio JSON-RPC the way an editor runs it: `initialize`,
 `workspace/didChangeConfiguration`, `textDocument/didOpen`, then its
 `textDocument/publishDiagnostics`. The schema is what `trailblaze surfaces` writes to
-`tools/trail.schema.json`, and the editor is pointed at it exactly as the README says: its
+`tools/trail.schema.json`, and the editor is pointed at it exactly as docs/editors.md says: its
 modeline (one server, no settings) and its `yaml.schemas` setting (another server), both read
-from README.md so the README cannot drift from what works.
+from that page so it cannot drift from what works.
 
 The trails are the seeded workspace's (`tests/data/seeded/`, trailmap `shop`): a good trail has no
 diagnostic and is matched to our schema (asked of the server, so an empty list cannot mean
@@ -44,7 +44,7 @@ VERSION = "1.25.0"
 WAIT = 60.0
 """Seconds to wait for one answer: the server starts in about 3 s on a loaded machine."""
 
-README = ROOT / "README.md"
+EDITORS_PAGE = ROOT / "docs" / "editors.md"
 SEEDED_SHOP = DATA / "seeded" / "trailmaps" / "shop"
 GOOD = "trailmaps/shop/trails/browse.trail.yaml"
 BAD = "trailmaps/shop/trails/checkout.trail.yaml"
@@ -79,15 +79,15 @@ def yaml_language_server() -> Path:
     return _server_script(directory)
 
 
-def readme_modeline() -> str:
-    """The modeline line of the README's yaml example."""
-    [line] = re.findall(r"^# yaml-language-server: \$schema=\S+$", README.read_text(), re.M)
+def documented_modeline() -> str:
+    """The modeline line of the editors page's yaml example."""
+    [line] = re.findall(r"^# yaml-language-server: \$schema=\S+$", EDITORS_PAGE.read_text(), re.M)
     return str(line)
 
 
-def readme_settings() -> dict[str, Any]:
-    """The README's `.vscode/settings.json` example, as the editor sends it to the server."""
-    blocks = re.findall(r"```json\n(.*?)```", README.read_text(), re.S)
+def documented_settings() -> dict[str, Any]:
+    """The editors page's `.vscode/settings.json` example, as the editor sends it to the server."""
+    blocks = re.findall(r"```json\n(.*?)```", EDITORS_PAGE.read_text(), re.S)
     [settings] = [json.loads(b) for b in blocks if '"yaml.schemas"' in b]
     assert isinstance(settings, dict)
     return {"yaml": {"schemas": settings["yaml.schemas"]}}
@@ -259,7 +259,7 @@ def modeline_server(yaml_language_server: Path, workspace: Path) -> Iterator[Lan
 
 @pytest.fixture(scope="module")
 def settings_server(yaml_language_server: Path, workspace: Path) -> Iterator[LanguageServer]:
-    yield from _server(yaml_language_server, workspace, readme_settings())
+    yield from _server(yaml_language_server, workspace, documented_settings())
 
 
 def found(
@@ -272,17 +272,17 @@ def found(
 
 
 def with_modeline(workspace: Path, trail: str) -> tuple[Path, str]:
-    """A copy of `trail` with the README's modeline as its first line, in a sibling directory
+    """A copy of `trail` with the editors page's modeline as its first line, in a sibling directory
     of `trails/` (the modeline's path is relative to the trail)."""
     source = workspace / trail
     path = source.parent.parent / "modeline" / source.name
     path.parent.mkdir(exist_ok=True)
-    text = readme_modeline() + "\n" + source.read_text("utf-8")
+    text = documented_modeline() + "\n" + source.read_text("utf-8")
     path.write_text(text, "utf-8")
     return path, text
 
 
-def test_the_readme_modeline_gives_a_good_trail_no_diagnostic_and_a_bad_one_its_errors(
+def test_the_documented_modeline_gives_a_good_trail_no_diagnostic_and_a_bad_one_its_errors(
     modeline_server: LanguageServer, workspace: Path
 ) -> None:
     schema = (workspace / "trailmaps/shop/tools/trail.schema.json").as_uri()
@@ -298,7 +298,7 @@ def test_the_readme_modeline_gives_a_good_trail_no_diagnostic_and_a_bad_one_its_
     assert modeline_server.schemas(plain) == []
 
 
-def test_the_readme_yaml_schemas_setting_gives_the_same_verdicts(
+def test_the_documented_yaml_schemas_setting_gives_the_same_verdicts(
     settings_server: LanguageServer, workspace: Path
 ) -> None:
     schema = (workspace / "trailmaps/shop/tools/trail.schema.json").as_uri()
@@ -330,7 +330,7 @@ def test_the_editor_flags_each_trail_where_the_check_does(
             if f["path"] == rel and f["fatal"]
         )
     assert len(editor) == 7
-    # The one difference, listed in the README: a trail of another target under this trailmap's
+    # The one difference, listed in docs/editors.md: a trail of another target under this trailmap's
     # schema is red in the editor; the check counts it as not type-checked ("unknown target").
     assert editor.pop("elsewhere.trail.yaml") == [((1, 10), 'Value must be "shop".')]
     assert check.pop("elsewhere.trail.yaml") == []

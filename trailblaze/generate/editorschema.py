@@ -12,7 +12,7 @@ argument schema by exactly what the check accepts:
   the check converts with a `quoted-number` warning, as the runtime does.
 
 What a schema cannot express, so the two may still disagree (`EXPRESSIBLE_LIMITS`), is listed
-in the README and pinned by the comparison test.
+in docs/editors.md and pinned by the comparison test.
 """
 
 from __future__ import annotations
