@@ -24,7 +24,7 @@ from trailblaze.finding import Finding
 from trailblaze.fsutil import Stamp, write_generated
 from trailblaze.generate.codegen import generate
 from trailblaze.generate.linetable import PackedLines
-from trailblaze.state.results import digest
+from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout
 from trailblaze.trail.parse import ParseOutcome, file_error, parse_trail
 from trailblaze.trail.runif import runif_findings

@@ -13,7 +13,7 @@ from trailblaze.check.typegate.proof import compile_proven
 from trailblaze.check.typegate.settings import SURFACE_OPTIONS, UNRESOLVED_CODES
 from trailblaze.check.typegate.surfaces import _UNRESOLVED, PROBE_REASONS, UNRESOLVED_MARK
 from trailblaze.finding import Finding
-from trailblaze.state.results import digest
+from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout, write_scratch
 from trailblaze.state.store import Kind, Store
 from trailblaze.toolchain.compilers import Compiler
