@@ -15,7 +15,7 @@ from pathlib import Path
 from trailblaze import __version__
 from trailblaze.fsutil import Stamp, stamp_of
 from trailblaze.options import CheckOptions
-from trailblaze.state.keys import code_content_digest, digest, digest_of, file_digest
+from trailblaze.state.keys import MISSING, code_content_digest, digest, digest_of, file_digest
 from trailblaze.state.scratch import Layout
 from trailblaze.workspace import (
     GENERATED_TOOL_FILES,
@@ -148,7 +148,7 @@ def run_inputs(
     def read(path: str) -> tuple[str, os.stat_result | None]:
         content, st = file_digest(path)
         stamps[path] = stamp_of(st) if st is not None else None
-        if st is not None or content == "missing":
+        if st is not None or content == MISSING:
             taken[path] = st
         return content, st
 
