@@ -85,6 +85,31 @@ def upward_imports(root: Path = ROOT) -> list[str]:
     return upward
 
 
+def modules_importing(name: str, root: Path = ROOT) -> list[str]:
+    """Every module of `root`/trailblaze that imports `name` (or a module inside it), anywhere
+    in its body: what the tests of the one module allowed to use a library scan for."""
+    return sorted(
+        module_of(path, root)
+        for path in (root / "trailblaze").rglob("*.py")
+        if any(t == name or t.startswith(f"{name}.") for t, _ in imports_of(path))
+    )
+
+
+def package_copy(tmp_path: Path, plant: tuple[str, str] | None = None) -> Path:
+    """A copy of the package's modules under `tmp_path`/trailblaze, `plant` = (module, text)
+    appended to one of them; `tmp_path` is returned (the root the walks above take)."""
+    package = tmp_path / "trailblaze"
+    for path in PACKAGE.rglob("*.py"):
+        copy = package / path.relative_to(PACKAGE)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(path.read_bytes())
+    if plant is not None:
+        module, text = plant
+        with (package / module).open("a", encoding="utf-8") as out:
+            out.write(text)
+    return tmp_path
+
+
 def test_every_module_of_the_package_has_a_floor() -> None:
     homeless = [
         module_of(p) for p in sorted(PACKAGE.rglob("*.py"))
@@ -114,14 +139,7 @@ def test_no_module_imports_a_floor_above_its_own() -> None:
 )
 def test_an_upward_import_is_found(tmp_path: Path, module: str, statement: str) -> None:
     # The same walk over a copy of the package with one upward import planted.
-    package = tmp_path / "trailblaze"
-    for path in PACKAGE.rglob("*.py"):
-        copy = package / path.relative_to(PACKAGE)
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_bytes(path.read_bytes())
-    with (package / module).open("a", encoding="utf-8") as out:
-        out.write(statement)
-    found = upward_imports(tmp_path)
+    found = upward_imports(package_copy(tmp_path, (module, statement)))
     assert len(found) == 1, found
     assert found[0].startswith(f"trailblaze.{module.removesuffix('.py').replace('/', '.')}:")
 

@@ -8,12 +8,10 @@ see no change.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -33,22 +31,6 @@ Stamp = str
 def stamp_of(st: os.stat_result) -> Stamp:
     """A file's stamp from its `stat`: what tells a changed file (state, doit digests)."""
     return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
-
-
-def stamps_digest(header: str, paths: Iterable[str], seen: dict[str, os.stat_result | None]) -> str:
-    """A digest of `header` and of every path with its stamp (or `missing`): what tells that
-    a set of inputs changed (doit's up-to-date check, the command line's no-op). The `os.stat`
-    of each path goes into `seen` (None: missing), so the pipeline need not stat it again."""
-    stat = os.stat
-    parts = [header]
-    for path in paths:
-        try:
-            st = seen[path] = stat(path)
-            parts.append(f"{path}\0{stamp_of(st)}")
-        except OSError:
-            seen[path] = None
-            parts.append(f"{path}\0missing")
-    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def file_stamp(path: str | Path) -> list[int] | None:

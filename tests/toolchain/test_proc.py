@@ -13,7 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from trailblaze.toolchain.proc import ProcCancelled, ProcError, ProcResult, ProcTimeout, run
+from tests.test_rooms import modules_importing, package_copy
+from trailblaze.toolchain.proc import (
+    ProcCancelled,
+    ProcError,
+    ProcResult,
+    ProcTimeout,
+    Spawned,
+    run,
+    spawn,
+)
 
 PY = sys.executable
 
@@ -256,3 +265,159 @@ def test_a_child_dies_with_its_parent_killed_with_sigkill() -> None:
     child, program = kill_parent_of([PY, "-c", "import time; time.sleep(120)"])
     assert os.path.samefile(program, PY)
     assert _gone(child), "the child of a killed parent still runs"
+
+
+# -- spawn: a program that lives on, with pipes ---------------------------------------------
+
+ECHO = """\
+import sys
+print("ready", file=sys.stderr, flush=True)
+for line in sys.stdin:
+    sys.stdout.write(line.upper())
+    sys.stdout.flush()
+print("bye", file=sys.stderr, flush=True)
+"""
+
+
+def _read_line(fd: int, within: float = 20.0) -> bytes:
+    data = b""
+    deadline = time.monotonic() + within
+    while not data.endswith(b"\n"):
+        assert time.monotonic() < deadline, f"no line within {within} s: {data!r}"
+        chunk = os.read(fd, 1024)
+        assert chunk, f"end of output after {data!r}"
+        data += chunk
+    return data
+
+
+def test_a_spawned_program_talks_over_its_pipes_and_ends_when_its_stdin_closes(
+    tmp_path: Path,
+) -> None:
+    with spawn([PY, "-c", ECHO], cwd=tmp_path, env={**os.environ, "ONLY": "x"}) as child:
+        assert child.argv == (PY, "-c", ECHO)
+        assert child.stderr.readline() == b"ready\n"
+        child.stdin.write(b"hello\n")  # unbuffered: no flush needed
+        assert _read_line(child.stdout.fileno()) == b"HELLO\n"
+        assert child.poll() is None
+        assert child.wait(0.1) is None  # still running: no hang, no status
+        assert child.close(grace=20) == 0
+        assert child.stderr.read() == b"bye\n"
+
+
+def test_a_spawned_program_has_a_session_of_its_own() -> None:
+    # A signal to our process group (the terminal's ^C) is ours to handle, not the child's.
+    with spawn(["sleep", "30"]) as child:
+        assert os.getsid(child.pid) == os.getpgid(child.pid) == child.pid
+        assert os.getpgid(child.pid) != os.getpgid(0)
+        assert child.kill() == -signal.SIGKILL
+
+
+def test_kill_reaches_everything_the_program_started_and_does_not_hang() -> None:
+    with spawn(["sh", "-c", "sleep 30 & echo $!; wait"]) as child:
+        grandchild = int(_read_line(child.stdout.fileno()))
+        started = time.monotonic()
+        assert child.kill() == -signal.SIGKILL
+        assert time.monotonic() - started < 5
+        assert _gone(grandchild), f"sleep {grandchild} survived the kill"
+        assert child.kill() == -signal.SIGKILL  # again: nothing to do, the same status
+
+
+def test_close_kills_a_program_that_does_not_end_when_its_stdin_closes() -> None:
+    with spawn([PY, "-c", "import time; time.sleep(30)"]) as child:
+        started = time.monotonic()
+        assert child.close(grace=0.3) == -signal.SIGKILL
+        assert 0.3 <= time.monotonic() - started < 5
+        assert child.close(grace=0.3) == -signal.SIGKILL  # closing again is harmless
+
+
+def test_spawn_refuses_what_run_refuses(tmp_path: Path) -> None:
+    with pytest.raises(ProcError) as info:
+        spawn(["node", "host.cjs"], env={"PATH": str(tmp_path)})
+    assert str(info.value) == "node not found on PATH: install Node.js 20 and npm"
+    with pytest.raises(ProcError) as info:
+        spawn([str(tmp_path / "bin" / "node")])
+    assert str(info.value) == f"{tmp_path / 'bin' / 'node'} not found"
+    script = tmp_path / "node"
+    script.write_text("#!/bin/sh\n")
+    with pytest.raises(ProcError, match=r"^cannot run .*node: Permission denied$"):
+        spawn([str(script)])
+    with pytest.raises(TypeError, match=r"^spawn\(\) takes a list of arguments"):
+        spawn("node host.cjs")
+
+
+INTERRUPTED = """\
+import sys, time
+from trailblaze.toolchain.proc import spawn
+child = spawn(["sleep", "60"])
+child.close_pipes()
+print(child.pid, flush=True)
+try:
+    time.sleep(60)
+except KeyboardInterrupt:
+    # The ^C came to us (our group), not to the child: it is ours to end.
+    print("running" if child.poll() is None else "gone", flush=True)
+    raise SystemExit(child.kill())
+"""
+
+
+def test_ctrl_c_is_the_owners_to_handle_and_kill_reaches_the_child() -> None:
+    parent = subprocess.Popen(
+        [PY, "-c", INTERRUPTED], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        os.killpg(parent.pid, signal.SIGINT)  # as a terminal sends ^C: to the whole group
+        out, _ = parent.communicate(timeout=20)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+    assert out == "running\n"
+    assert parent.returncode == 256 - signal.SIGKILL  # SystemExit(-9)
+    assert _gone(child)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_spawned_program_dies_with_its_parent_killed_with_sigkill() -> None:
+    script = "import sys, time\nfrom trailblaze.toolchain.proc import spawn\n"
+    script += "spawn(sys.argv[1:])\ntime.sleep(300)\n"
+    parent = subprocess.Popen([PY, "-c", script, "sleep", "120"])
+    try:
+        child = _child_of(parent.pid)
+    finally:
+        parent.kill()
+        parent.wait()
+    assert _gone(child), "the spawned child of a killed parent still runs"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_spawned_program_dies_with_the_thread_that_spawned_it() -> None:
+    # What `spawn` warns of: the kernel's parent-death signal follows the spawning thread.
+    spawned: list[Spawned] = []
+    thread = threading.Thread(target=lambda: spawned.append(spawn(["sleep", "30"])))
+    thread.start()
+    thread.join()
+    (child,) = spawned
+    with child:
+        assert child.wait(10) == -signal.SIGKILL
+
+
+# -- no other module starts a program -------------------------------------------------------
+
+
+def test_only_the_subprocess_helper_imports_subprocess() -> None:
+    assert modules_importing("subprocess") == ["trailblaze.toolchain.proc"]
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        ("replay/scripted/child.py", "import subprocess\n"),
+        ("cli/main.py", "def later():\n    from subprocess import run\n"),
+    ],
+)
+def test_a_planted_subprocess_import_is_found(tmp_path: Path, plant: tuple[str, str]) -> None:
+    found = modules_importing("subprocess", package_copy(tmp_path, plant))
+    module = "trailblaze." + plant[0].removesuffix(".py").replace("/", ".")
+    assert found == sorted(["trailblaze.toolchain.proc", module])

@@ -19,7 +19,7 @@ from trailblaze.check.discover import Stats
 from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord, stamp_of
 from trailblaze.check.workers import Context, Item, Parsed, process_many
-from trailblaze.state.results import digest
+from trailblaze.state.keys import digest
 from trailblaze.trail.parse import file_error
 from trailblaze.workspace import shown_path
 from trailblaze.yaml.node import MAX_FILE_BYTES, YamlError

@@ -34,9 +34,9 @@ from trailblaze.check.resolve import resolve
 from trailblaze.check.rows import TrailRecord, TrailState
 from trailblaze.check.surfaces import write_artifacts
 from trailblaze.check.typegate.gate import TypeGate
-from trailblaze.check.workers import no_gc
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report
+from trailblaze.state.gcpause import gc_paused
 from trailblaze.state.scratch import Layout, prepare_scratch
 from trailblaze.state.store import STATS, Store
 from trailblaze.toolmodel.catalog import load_catalog
@@ -66,7 +66,7 @@ def run_check(
     # The run builds tens of thousands of long-lived objects (records, findings, statuses) and
     # no reference cycles worth collecting: the cyclic collector's passes over them cost a
     # fifth of a one-trail check of a large workspace and free nothing.
-    with no_gc():
+    with gc_paused():
         layout = Layout(ws.scratch)
         prepare_scratch(ws.scratch)  # a file in its place: every write below would fail
         with Store.open(layout) as store:

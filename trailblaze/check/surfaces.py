@@ -22,7 +22,7 @@ from trailblaze.generate.artifacts import DTS_NAME, SCHEMA_NAME, SIDECAR_NAME, T
 from trailblaze.generate.sdk import choose_sdk, write_declarations
 from trailblaze.generate.trailschema import trail_schema
 from trailblaze.report.record import INCOMPLETE_CODE
-from trailblaze.state.results import digest
+from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout, write_scratch
 from trailblaze.state.scratch import module_specifier as module_specifier  # noqa: PLC0414 - re-exported
 from trailblaze.state.store import Kind, Store

@@ -8,13 +8,11 @@ starting workers would cost more than it saves.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +22,8 @@ from trailblaze.finding import Finding
 from trailblaze.fsutil import Stamp, write_generated
 from trailblaze.generate.codegen import generate
 from trailblaze.generate.linetable import PackedLines
-from trailblaze.state.results import digest
+from trailblaze.state.gcpause import gc_off_for_good, gc_paused
+from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout
 from trailblaze.trail.model import ParseOutcome
 from trailblaze.trail.parse import file_error, parse_trail
@@ -113,7 +112,7 @@ def _init(ctx: Context, parent: int) -> None:
     threading.Thread(target=_watch, args=(parent,), name="parent-watch", daemon=True).start()
     # Parsing allocates many small, long-lived objects: the cyclic collector would scan them
     # again and again (it doubles the time per trail) and finds nothing to free.
-    gc.disable()
+    gc_off_for_good()
 
 
 PARENT_POLL = 0.1
@@ -136,18 +135,6 @@ def _watch(parent: int) -> None:
 def _work(items: list[Item]) -> list[Parsed]:
     ctx = _WORKER["ctx"]
     return [process(item, ctx) for item in items]
-
-
-@contextlib.contextmanager
-def no_gc() -> Iterator[None]:
-    """The cyclic garbage collector off for a while (it is restored as it was)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _workers() -> int:
@@ -180,7 +167,7 @@ def process_many(
         or "fork" not in multiprocessing.get_all_start_methods()
     ):
         out = []
-        with no_gc():
+        with gc_paused():
             for i, item in enumerate(items):
                 out.append(process(item, ctx))
                 if progress is not None and i % CHUNK == CHUNK - 1:
@@ -191,7 +178,7 @@ def process_many(
     results: list[Parsed] = []
     fork = multiprocessing.get_context("fork")  # the context is inherited, not pickled
     with (
-        no_gc(),
+        gc_paused(),
         ProcessPoolExecutor(
             workers, mp_context=fork, initializer=_init, initargs=(ctx, os.getpid())
         ) as pool,

@@ -10,13 +10,11 @@ wants them, and it is shown (`output.py`). User errors raise; `cli.main` shows t
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
-import gc
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -123,7 +121,9 @@ def check_command(args: argparse.Namespace) -> int:
     if variant is None:
         emit(report, frames, fmt=args.format, output=args.output, color=args.color)
         return report.exit_code
-    with _gc_paused():  # rendering makes many objects and no cycle (`runcache.gc_paused`)
+    from trailblaze.state.gcpause import gc_paused  # noqa: PLC0415 - not on the no-op path
+
+    with gc_paused():  # rendering makes many objects and no cycle
         text = rendered(report, frames, args.format)
     deliver(text, args.output)
     after = outputs_state(found) if found is not None else []
@@ -139,17 +139,6 @@ def check_command(args: argparse.Namespace) -> int:
     elif key is not None:
         outputs.remember(key, variant, text.encode("utf-8"), report.exit_code)
     return report.exit_code
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _in_no_workspace(start: Path, *, explicit: bool) -> bool:

@@ -14,22 +14,22 @@ The record is in the state store (`OUTPUT`), the output bytes in a scratch file 
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from trailblaze import PACKAGE_DIR, __version__
-from trailblaze.fsutil import stamp_of, stamps_digest
+from trailblaze import __version__
+from trailblaze.state.keys import code_stamps_digest, stamped_digest, stamps_digest
 from trailblaze.state.scratch import Layout, write_scratch
 from trailblaze.state.store import Kind, Store
 
 
 def inputs_key(paths: Iterable[str], settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The key of a run, and the `os.stat` of every input (None: missing) for the pipeline."""
+    """The no-op key of a run, and the `os.stat` of every input (None: missing) for the
+    pipeline. It covers every input path with its stamp (`keys.stamps_digest`), the settings,
+    our version and the stamps of our own files (`keys.code_stamps_digest`)."""
     seen: dict[str, os.stat_result | None] = {}
     return stamps_digest(_header(settings), paths, seen), seen
 
@@ -40,35 +40,16 @@ def known_key(
     """`inputs_key` from the `os.stat` of every input taken before the check ran (a fresh
     clone's run entry looked at each); None when some input is not in `stats` (statting it
     now could stamp an edit made while the check ran with the output of the check before it)."""
-    parts = [_header(settings)]
-    for path in paths:
-        if path not in stats:
-            return None
-        st = stats[path]
-        parts.append(f"{path}\0{stamp_of(st) if st is not None else 'missing'}")
-    # As `fsutil.stamps_digest` (a test keeps the two equal).
-    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    paths = list(paths)
+    if any(path not in stats for path in paths):
+        return None
+    return stamped_digest(_header(settings), ((path, stats[path]) for path in paths))
 
 
 def _header(settings: Mapping[str, Any]) -> str:
-    return json.dumps({**settings, "version": __version__, "code": _code()}, sort_keys=True)
-
-
-def _code() -> str:
-    """The stamps of our own installed files (modules, catalog, SDK declarations): an upgrade,
-    or an edited checkout, is a change even when the version number is not."""
-    parts = []
-    for dirpath, dirnames, filenames in os.walk(_PACKAGE):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            if name.endswith((".py", ".json", ".ts", ".cjs", ".js")):
-                path = os.path.join(dirpath, name)
-                with contextlib.suppress(OSError):
-                    parts.append(f"{path}\0{stamp_of(os.stat(path))}")
-    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-_PACKAGE = PACKAGE_DIR
+    return json.dumps(
+        {**settings, "version": __version__, "code": code_stamps_digest()}, sort_keys=True
+    )
 
 
 def _exit_code(value: Any) -> int:

@@ -13,13 +13,11 @@ no-op included); the pipeline loads when a check runs.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -133,13 +131,14 @@ def check_and_record(
     """
     from trailblaze.report.console import RichProgress, toolchain_progress  # noqa: PLC0415
     from trailblaze.runs.monorepo import check_remote  # noqa: PLC0415
+    from trailblaze.state.gcpause import gc_paused  # noqa: PLC0415
     from trailblaze.state.remote import RemoteConfig  # noqa: PLC0415
 
     options = CheckOptions.from_env()
     RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
     # As in run_check: writing the report of ten thousand trails builds as many dicts, and the
     # cyclic collector would walk every object of the run again and again to free nothing.
-    with _no_gc():
+    with gc_paused():
         with toolchain_progress(sys.stderr):
             # A fresh clone may find the whole run in the remote cache (`trailblaze/runs/runcache/`):
             # then nothing is parsed, generated or compiled, and the pipeline never loads.
@@ -164,18 +163,6 @@ def _shared_remote() -> SharedRemote:
     from trailblaze.runs.warnonce import RUN  # noqa: PLC0415 - loaded with the tasks
 
     return SharedRemote(RUN)
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """`batch.no_gc`, without loading the parse workers a run entry's hit never needs."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def record(ws: Workspace, report: Report, stats: Mapping[str, os.stat_result | None]) -> None:

@@ -14,7 +14,6 @@ worked out again.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze import __version__
+from trailblaze.state.keys import digest_of, file_digest
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import Kind, Store
 from trailblaze.workspace import Scan, Workspace, scan_trailmaps, trailmap_files
@@ -77,8 +77,23 @@ def trailmaps_scan(ws: Workspace) -> Scan:
 
 
 def surface_plan(ws: Workspace, found: Scan) -> SurfacePlan:
-    """The plan of `ws`: the remembered one while its key holds, else worked out and stored."""
-    key_parts = [__version__, _stamp(_catalog_file())]
+    """The plan of `ws`: the remembered one while its key (`plan_key`) holds, else worked out
+    and stored."""
+    key = plan_key(ws, found)
+    with Store.open(ws.scratch) as store:
+        plan = store.get(SURFACES_PLAN, key=key)
+        if plan is None:
+            plan = _compute_plan(ws, found)
+            store.put(SURFACES_PLAN, "", plan, key=key)
+            store.commit()
+    return plan
+
+
+def plan_key(ws: Workspace, found: Scan) -> str:
+    """The key of the surfaces plan of `ws`: our version, the catalog's stamp, each trailmap's
+    manifest by content and its tool files by path, the baked target files by content, and the
+    stamps of the installed packages' directories."""
+    key_parts = ["trailblaze-surfaces-plan", __version__, _stamp(_catalog_file())]
     for trailmap in found.trailmaps:
         key_parts.append(_content(trailmap.manifest))
         key_parts.extend(str(p) for p in trailmap_files(trailmap))
@@ -90,14 +105,7 @@ def surface_plan(ws: Workspace, found: Scan) -> SurfacePlan:
         for entry in sys.path
         if entry.endswith(("site-packages", "dist-packages"))
     )
-    key = hashlib.sha256("\0".join(key_parts).encode()).hexdigest()
-    with Store.open(ws.scratch) as store:
-        plan = store.get(SURFACES_PLAN, key=key)
-        if plan is None:
-            plan = _compute_plan(ws, found)
-            store.put(SURFACES_PLAN, "", plan, key=key)
-            store.commit()
-    return plan
+    return digest_of(key_parts)
 
 
 def _compute_plan(ws: Workspace, found: Scan) -> SurfacePlan:
@@ -126,10 +134,7 @@ def _compute_plan(ws: Workspace, found: Scan) -> SurfacePlan:
 
 def _content(path: Path) -> str:
     """A small file's identity by content (a touched but unchanged manifest keeps its plan)."""
-    try:
-        return f"{path}:{hashlib.sha256(path.read_bytes()).hexdigest()}"
-    except OSError:
-        return f"{path}:-"
+    return f"{path}:{file_digest(str(path))[0]}"
 
 
 def _stamp(path: Path) -> str:

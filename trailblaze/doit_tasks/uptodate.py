@@ -21,9 +21,10 @@ from typing import Any
 
 from trailblaze import __version__
 from trailblaze.doit_tasks.recorded import recorded_outcome
-from trailblaze.fsutil import stamp_of, stamps_digest
+from trailblaze.fsutil import stamp_of
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import EXIT_OK
+from trailblaze.state.keys import stamps_digest
 from trailblaze.state.scratch import Layout
 from trailblaze.workspace import Scan, generated_places, trailmap_files
 

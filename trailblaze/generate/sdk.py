@@ -27,7 +27,7 @@ from typing import Any
 from trailblaze import __version__
 from trailblaze.fsutil import file_stamp
 from trailblaze.generate.tsrender import render_def, render_entry
-from trailblaze.state.results import digest
+from trailblaze.state.keys import digest
 from trailblaze.state.scratch import write_scratch
 from trailblaze.toolchain.compilers import LIBRARIES, library_dir
 from trailblaze.toolmodel.catalog import Catalog

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from trailblaze.fsutil import write_generated
 from trailblaze.options import CheckOptions
-from trailblaze.state.results import digest
+from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import STATS, TRAIL_FIELDS, Kind, Store
 from trailblaze.workspace import Scan, Workspace

@@ -25,7 +25,6 @@ Configuration: `--remote-cache URL` or `TRAILBLAZE_REMOTE_CACHE`, `--remote-cach
 from __future__ import annotations
 
 import base64
-import hashlib
 import http.client
 import json
 import os
@@ -42,6 +41,7 @@ from trailblaze.errors import TrailblazeError
 from trailblaze.finding import FINDING_FIELDS
 from trailblaze.options import REMOTE_ENV, env_flag, env_milliseconds
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
+from trailblaze.state.keys import content_digest
 
 HEADER_ENV = "TRAILBLAZE_REMOTE_CACHE_HEADER"
 TIMEOUT_ENV = "TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS"
@@ -165,12 +165,12 @@ class HttpCache:
     def get_cas(self, key: str) -> bytes | None:
         """A CAS body, checked against its key."""
         data = self._get("cas", key)
-        if data is not None and hashlib.sha256(data).hexdigest() != key:
+        if data is not None and content_digest(data) != key:
             raise RemoteFault(f"the body of cas/{key[:12]}… does not match its digest")
         return data
 
     def put_cas(self, data: bytes) -> str:
-        key = hashlib.sha256(data).hexdigest()
+        key = content_digest(data)
         self._put("cas", key, data)
         return key
 
@@ -401,7 +401,7 @@ class RemoteResults:
             raise RemoteFault("an action-cache entry without a digest")
         if "findings" in entry:
             findings = _valid_findings(entry["findings"], path)
-            if hashlib.sha256(_canonical(findings)).hexdigest() != digest:
+            if content_digest(_canonical(findings)) != digest:
                 raise RemoteFault("an action-cache entry does not match its digest")
             return findings
         data = self.http.get_cas(digest)
@@ -417,7 +417,7 @@ class RemoteResults:
         if not self.usable:
             return 0
         data = _canonical(findings)
-        digest = hashlib.sha256(data).hexdigest()
+        digest = content_digest(data)
         record: dict[str, Any] = {"format": ENTRY_FORMAT, "key": key, "sha256": digest}
         try:
             if len(data) > INLINE_LIMIT:

@@ -26,7 +26,6 @@ a slow disk, and SQLite gives atomic, concurrent-safe writes.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import sqlite3
@@ -38,6 +37,7 @@ from typing import Any, Protocol, get_args
 from trailblaze.finding import FINDING_FIELDS, Finding
 from trailblaze.finding import Kind as FindingKind
 from trailblaze.fsutil import write_atomic
+from trailblaze.state.keys import digest
 from trailblaze.state.scratch import RESULTS_VERSION, Layout, clear_way
 from trailblaze.state.store import Database
 
@@ -68,16 +68,6 @@ def describe_cache_dir(directory: Path, gitignore: str, readme: str) -> None:
             write_atomic(path, text)
 
 
-def digest(*parts: str | bytes) -> str:
-    """sha256 over length-prefixed parts, so no two part lists share a digest."""
-    h = hashlib.sha256()
-    for part in parts:
-        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
-
-
 @dataclass(frozen=True, slots=True)
 class ResultKey:
     """Every input of one trail's type-gate verdict; `digest` is the address of its result."""
@@ -97,6 +87,7 @@ class ResultKey:
 
     @property
     def digest(self) -> str:
+        """The key of the verdict: the format, compiler, options, surface and trail digests."""
         return digest(
             "trailblaze-result", self.format, self.compiler, self.options, self.surface, self.trail
         )

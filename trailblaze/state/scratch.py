@@ -29,7 +29,6 @@ a file belongs, say) is cleared by `clear_way`: scratch is ours to repair.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -39,6 +38,7 @@ from pathlib import Path
 # clear_way lives in fsutil (fsutil needs it, and must not import scratch); scratch re-exports it.
 from trailblaze.fsutil import clear_way as clear_way  # noqa: PLC0414 - an explicit re-export
 from trailblaze.fsutil import write_atomic, write_if_changed
+from trailblaze.state.keys import digest
 
 CACHE_ENV = "TRAILBLAZE_CACHE_DIR"
 STORE_VERSION = 1
@@ -104,7 +104,7 @@ class Layout:
 
     def cli_output(self, variant: str) -> Path:
         """Where `trailblaze check` keeps its last output in one variant (format and settings)."""
-        name = hashlib.sha256(variant.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        name = digest("trailblaze-cli-output", variant)[:16]
         return self.state_dir / f"cli-output.{name}"
 
     def cache_dir(self, env: Mapping[str, str] | None = None) -> Path:
@@ -230,5 +230,5 @@ def generated_name(trail_path: str) -> str:
     """
     if _SAFE_NAME.fullmatch(trail_path):
         return f"{trail_path}.ts"
-    real = hashlib.sha256(trail_path.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    real = digest("trailblaze-generated-name", trail_path)[:12]
     return f"{_UNSAFE_CHAR.sub('_', trail_path)}.{real}.ts"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -27,7 +26,7 @@ from pathlib import Path
 
 from trailblaze.errors import TrailblazeError
 from trailblaze.fsutil import write_atomic
-from trailblaze.state.results import describe_cache_dir
+from trailblaze.state.keys import digest
 from trailblaze.toolchain import proc
 
 logger = logging.getLogger(__name__)
@@ -190,7 +189,9 @@ def _stamp(path: Path) -> list[int]:
 
 
 def _record_name(path: Path) -> str:
-    return hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json"
+    """The file of `<toolchain>/probed/` that keeps what the compiler at `path` answered: named
+    by a digest of the path alone (the record itself holds the stamp it vouches for)."""
+    return digest("trailblaze-probed", str(path))[:32] + ".json"
 
 
 def compiler_location(version: str = TS_VERSION) -> str:
@@ -259,6 +260,9 @@ def install_typescript(
 def _prepare_root(root: Path, what: str) -> None:
     """Before installing `what` into `root`: node and npm are there, and so is the directory,
     described as a cache."""
+    # Only when installing: the command line's no-op, which asks for `compiler_key`, never does.
+    from trailblaze.state.results import describe_cache_dir  # noqa: PLC0415
+
     _check_node(what)
     try:
         root.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,16 @@
-"""The one subprocess helper: every external program (npm, node, tsc, ...) is run through `run`.
+"""The one subprocess helper: every external program (npm, node, tsc, ...) is started here.
 
-List arguments only, never a shell. A missing program is a `ProcError` whose message names it,
-stdout and stderr are always captured and returned, a timeout kills the child's whole process
-group and raises `ProcTimeout` with what was captured so far, and ^C kills the children before
-the `KeyboardInterrupt` goes on. On Linux a child also dies with the process that started it,
-however that died (`kill -9` included): the kernel sends it SIGKILL (`PR_SET_PDEATHSIG`).
+`run` runs a program to its end; `spawn` starts one that lives on (a Node child serving requests
+on its pipes) and returns a `Spawned` handle. List arguments only, never a shell. A missing
+program is a `ProcError` whose message names it. `run` always captures and returns stdout and
+stderr, a timeout kills the child's whole process group and raises `ProcTimeout` with what was
+captured so far, and ^C kills the children before the `KeyboardInterrupt` goes on; a `Spawned`
+program is the caller's to end (`close`, `kill`), and neither that nor `wait` can hang.
+
+Every child is started in a session (and process group) of its own, so that a kill reaches
+everything it started, and a signal meant for us (the terminal's ^C) is ours to handle. On
+Linux a child also dies with the process that started it, however that died (`kill -9`
+included): the kernel sends it SIGKILL (`PR_SET_PDEATHSIG`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 logger = logging.getLogger(__name__)
 
@@ -89,34 +96,16 @@ def run(
     `merge_stderr` sends stderr into stdout, interleaved as printed (`stderr` is then empty).
     `cancel` set while it runs kills it, as a timeout does, and raises `ProcCancelled`.
     """
-    if isinstance(argv, str):
-        raise TypeError("run() takes a list of arguments, not a command string")
-    args = tuple(str(arg) for arg in argv)
-    if not args:
-        raise ValueError("run() needs a program to run")
-    executable = _resolve(args[0], env)
+    args = _arguments(argv, "run")
     logger.debug("run: %s", shlex.join(args))
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            args,
-            executable=executable,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-            # Its own process group, so a timeout or ^C can kill everything it started (npm
-            # runs scripts, the tsc wrapper runs the native binary), not only the direct child.
-            start_new_session=True,
-            # Its own session is out of reach of a signal to ours: without this, a compiler
-            # whose parent was killed with SIGKILL would run on (`tsc --watch`: forever).
-            # Safe with threads: the child only calls a C function resolved before the fork
-            # (no import, no lock, nothing another thread could have held).
-            preexec_fn=_die_with_parent(),  # noqa: PLW1509
-        )
-    except OSError as exc:
-        raise ProcError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
+    proc = _start(
+        args,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+    )
     payload = input.encode("utf-8") if input is not None else None
     try:
         out, err = _communicate(proc, payload, timeout, cancel)
@@ -141,6 +130,148 @@ def run(
     duration = time.monotonic() - start
     logger.debug("exit %s after %.3f s: %s", proc.returncode, duration, args[0])
     return ProcResult(args, proc.returncode, _decode(out), _decode(err), duration)
+
+
+class Spawned:
+    """A program `spawn` started, which lives until it ends by itself or is ended.
+
+    `stdin`, `stdout` and `stderr` are pipes to it, unbuffered (bytes written to `stdin` go
+    out at once; `os.read` on `stdout.fileno()` sees what it wrote). Closing them is the
+    caller's business, once it is done reading (a thread draining `stderr`, say):
+    `close_pipes`, or the end of a `with` block, which kills the program first. `wait`,
+    `close` and `kill` never hang: each waits a bounded time.
+    """
+
+    def __init__(self, argv: tuple[str, ...], process: subprocess.Popen[bytes]) -> None:
+        stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+        if stdin is None or stdout is None or stderr is None:
+            raise ValueError("a spawned program has a pipe to each of its standard streams")
+        self.argv = argv
+        self.stdin: IO[bytes] = stdin
+        self.stdout: IO[bytes] = stdout
+        self.stderr: IO[bytes] = stderr
+        self._process = process
+
+    def __enter__(self) -> Spawned:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+        self.close_pipes()
+
+    @property
+    def pid(self) -> int:
+        """Its process id, which is also its process group's and session's."""
+        return self._process.pid
+
+    def poll(self) -> int | None:
+        """Its exit status once it has ended (killed by a signal: minus its number), else None."""
+        return self._process.poll()
+
+    def wait(self, timeout: float) -> int | None:
+        """Its exit status, waiting at most `timeout` seconds for it; None while it runs on."""
+        try:
+            return self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> int | None:
+        """SIGKILL to it and to everything it started (its process group), and its exit
+        status; None only when even that did not end it within a few seconds (a process stuck
+        in the kernel), rather than waiting on forever."""
+        if self._process.returncode is None:
+            # Not reaped yet, so its id is still its group's (a reaped one's may be reused).
+            _kill_group(self._process, signal.SIGKILL)
+        return self.wait(_DRAIN_TIMEOUT)
+
+    def close(self, grace: float) -> int | None:
+        """End it the polite way: its stdin is closed (a program serving requests read from it
+        then exits by itself), and it is killed with its group when it has not ended within
+        `grace` seconds. Its exit status, as `kill` gives it."""
+        reaped = self._process.returncode is not None
+        with contextlib.suppress(OSError):
+            self.stdin.close()
+        ended = self.wait(grace)
+        if ended is not None:
+            if not reaped:
+                # Ended by itself just now: what it started in its group, if anything, goes too.
+                _kill_group(self._process, signal.SIGKILL)
+            return ended
+        logger.debug("%s did not end within %g s: killed", shlex.join(self.argv), grace)
+        return self.kill()
+
+    def close_pipes(self) -> None:
+        """Close our end of each of its pipes (once nothing reads them any more)."""
+        for stream in (self.stdin, self.stdout, self.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Spawned:
+    """Start `argv` with pipes to its stdin, stdout and stderr, and return at once.
+
+    As for `run`: list arguments, `env` replaces the environment (its PATH is the one
+    searched), a missing program is a `ProcError` that names it, and the program has a
+    session of its own. On Linux the kernel kills it when the *thread* that spawned it ends
+    (that is how `PR_SET_PDEATHSIG` works), so spawn it from the thread that uses it, as replay
+    does (one Node child per replay thread), not from a short-lived helper thread.
+    """
+    args = _arguments(argv, "spawn")
+    logger.debug("spawn: %s", shlex.join(args))
+    # Unbuffered: a request written is sent at once, and a reader may select() on stdout.
+    process = _start(
+        args, cwd=cwd, env=env, stdin=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+    )
+    return Spawned(args, process)
+
+
+def _arguments(argv: Sequence[str], caller: str) -> tuple[str, ...]:
+    if isinstance(argv, str):
+        raise TypeError(f"{caller}() takes a list of arguments, not a command string")
+    args = tuple(str(arg) for arg in argv)
+    if not args:
+        raise ValueError(f"{caller}() needs a program to run")
+    return args
+
+
+def _start(
+    args: tuple[str, ...],
+    *,
+    cwd: str | Path | None,
+    env: Mapping[str, str] | None,
+    stdin: int,
+    stderr: int,
+    bufsize: int = -1,
+) -> subprocess.Popen[bytes]:
+    """`args` started as every child of ours is: stdout a pipe, a session of its own, dying
+    with its parent; a `ProcError` when it cannot start."""
+    executable = _resolve(args[0], env)
+    try:
+        return subprocess.Popen(
+            args,
+            executable=executable,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            bufsize=bufsize,
+            # Its own process group, so a timeout or ^C can kill everything it started (npm
+            # runs scripts, the tsc wrapper runs the native binary), not only the direct child.
+            start_new_session=True,
+            # Its own session is out of reach of a signal to ours: without this, a compiler
+            # whose parent was killed with SIGKILL would run on (`tsc --watch`: forever).
+            # Safe with threads: the child only calls a C function resolved before the fork
+            # (no import, no lock, nothing another thread could have held).
+            preexec_fn=_die_with_parent(),  # noqa: PLW1509
+        )
+    except OSError as exc:
+        raise ProcError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
 
 
 class ProcCancelled(ProcError):

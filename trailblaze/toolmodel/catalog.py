@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
 from typing import Any, Final, Literal
+
+from trailblaze.state.keys import content_digest
 
 FORMAT_VERSION: Final = 1
 """The ``format_version`` this loader understands."""
@@ -204,7 +205,7 @@ def parse_catalog(data: bytes) -> Catalog:
         trailmaps=MappingProxyType(trailmaps),
         defs=MappingProxyType(raw["defs"]),
         hand_curated_recordable=frozenset(raw["hand_curated_recordable"]),
-        version=hashlib.sha256(data).hexdigest(),
+        version=content_digest(data),
         _by_class=MappingProxyType(by_class),
     )
 

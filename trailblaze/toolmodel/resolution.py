@@ -30,7 +30,7 @@ from typing import Any
 
 from trailblaze import __version__
 from trailblaze.finding import Finding, did_you_mean
-from trailblaze.state.results import digest
+from trailblaze.state.keys import digest
 from trailblaze.toolmodel.catalog import Catalog, ToolSet
 from trailblaze.toolmodel.records import (
     BundledTrailmap,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from trailblaze import __version__
 from trailblaze.finding import did_you_mean, join_key
+from trailblaze.state.keys import digest
 from trailblaze.state.store import Kind, Store
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq, kind_of
 
@@ -124,15 +124,17 @@ def _schema_text(schema: Mapping[str, Any]) -> tuple[str, str]:
         if len(_SCHEMA_TEXTS) > 1024:
             _SCHEMA_TEXTS.clear()  # callers that build a schema per call must not grow it forever
         text = json.dumps(schema, sort_keys=True)
-        cached = (schema, text, hashlib.sha256(text.encode()).hexdigest())
+        cached = (schema, text, digest("trailblaze-schema", text))
         _SCHEMA_TEXTS[id(schema)] = cached
     return cached[1], cached[2]
 
 
 def _memo_key(schema: Mapping[str, Any], instance: Any) -> str:
+    """The key of a document in the validated-documents memo: the schema (the digest of its
+    canonical JSON) and the document as `repr` shows it (not JSON: it tells 1 from "1" and
+    True from "true", in keys too). Our version is the memo's own key (`ValidMemo.save`)."""
     _, schema_digest = _schema_text(schema)
-    # repr, not JSON: it tells 1 from "1" and True from "true", in keys too.
-    return hashlib.sha256(f"{schema_digest}\0{instance!r}".encode()).hexdigest()
+    return digest("trailblaze-valid-document", schema_digest, repr(instance))
 
 
 def validator(schema: Mapping[str, Any]) -> Draft202012Validator:

@@ -15,7 +15,8 @@ from trailblaze.check.typegate.settings import COMPILER_OPTIONS, infra_finding
 from trailblaze.finding import Finding
 from trailblaze.generate.artifacts import is_generated_tsconfig
 from trailblaze.generate.sdk import OURS_LABEL, SdkChoice, choose_sdk, override_tsconfig
-from trailblaze.state.results import decode_findings, digest
+from trailblaze.state.keys import digest
+from trailblaze.state.results import decode_findings
 from trailblaze.state.scratch import Layout, make_dir, write_scratch
 from trailblaze.state.store import Kind, Store
 from trailblaze.toolchain.compilers import Compiler

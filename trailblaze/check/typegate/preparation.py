@@ -25,7 +25,8 @@ from trailblaze.check.typegate.surfacecheck import surface_verdicts
 from trailblaze.check.typegate.surfaces import write_module_surfaces
 from trailblaze.generate.codegen import GENERATOR_VERSION
 from trailblaze.generate.sdk import OURS_LABEL, render_sdk
-from trailblaze.state.results import digest, options_digest
+from trailblaze.state.keys import digest
+from trailblaze.state.results import options_digest
 from trailblaze.toolchain.compilers import (
     LIBRARIES,
     Compiler,

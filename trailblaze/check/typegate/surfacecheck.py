@@ -18,7 +18,7 @@ from trailblaze.check.typegate.settings import (
     UNRESOLVED_MARK,
 )
 from trailblaze.finding import Finding
-from trailblaze.state.results import digest
+from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout, write_scratch
 from trailblaze.state.store import Kind, Store
 from trailblaze.toolchain.compilers import Compiler

@@ -14,7 +14,7 @@ from trailblaze.check.typegate.settings import (
 from trailblaze.generate.artifacts import imports_for, render_entries
 from trailblaze.generate.sdk import sdk_type_names
 from trailblaze.generate.tsrender import import_path, ts_comment, ts_string
-from trailblaze.state.results import digest
+from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout, module_specifier, write_scratch
 from trailblaze.state.store import Kind, Store
 from trailblaze.toolmodel.catalog import Catalog

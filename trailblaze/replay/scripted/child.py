@@ -8,7 +8,9 @@ carry its id; reading for one invocation keeps the others' messages for when the
 The child is given a new *session* when the trail it serves changes (``session_for``), so a
 trail's calls share their modules' state and the next trail starts from fresh modules. A child
 that exits, is killed, or stops answering is gone: ``ChildGone`` says why, and the next call
-gets a new child.
+gets a new child. The process is ``toolchain.proc``'s (``spawn``): in a session of its own, so
+that a kill reaches whatever it started and the terminal's Ctrl-C is the replay's to handle
+(it stops at the next tool boundary), and dying with the thread that started it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import json
 import logging
 import os
 import selectors
-import subprocess
 import threading
 import time
 from collections import deque
@@ -26,9 +27,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from trailblaze.toolchain.proc import spawn
+
 logger = logging.getLogger(__name__)
 
 _STDERR_LINES = 200
+_EXIT_WAIT = 2.0
+"""Seconds a child that closed its stdout gets to exit before it is killed."""
 
 
 class ChildGone(Exception):
@@ -36,20 +41,13 @@ class ChildGone(Exception):
 
 
 class NodeChild:
-    """A running ``node host.cjs``. Used by one thread; ``close`` may come from another."""
+    """A running ``node host.cjs``. Used by one thread (the one that starts it: the child
+    dies with it); ``close`` may come from another. Raises ``ProcError`` when it cannot start."""
 
     def __init__(
         self, argv: list[str], *, cwd: Path, env: Mapping[str, str], hello: dict[str, Any]
     ) -> None:
-        self._process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            bufsize=0,
-        )
+        self._process = spawn(argv, cwd=cwd, env=env)
         self._buffer = b""
         self._stash: dict[int, deque[dict[str, Any]]] = {}
         self._active: set[int] = set()
@@ -86,7 +84,6 @@ class NodeChild:
 
     def send(self, message: dict[str, Any]) -> None:
         stdin = self._process.stdin
-        assert stdin is not None
         data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
         try:
             stdin.write(data)
@@ -105,9 +102,7 @@ class NodeChild:
         queued = self._stash.get(invocation)
         if queued:
             return queued.popleft()
-        stdout = self._process.stdout
-        assert stdout is not None
-        fd = stdout.fileno()
+        fd = self._process.stdout.fileno()
         deadline = time.monotonic() + timeout
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
@@ -135,7 +130,10 @@ class NodeChild:
                     continue
                 chunk = os.read(fd, 65536)
                 if not chunk:
-                    code = self._process.wait()
+                    # Its stdout closed: it is ending (or, if it lives on, no use any more).
+                    code = self._process.wait(_EXIT_WAIT)
+                    if code is None:
+                        code = self._process.kill()
                     check()
                     self._stopped = f"node exited ({_exit(code)}) before it returned"
                     raise ChildGone(self._stopped)
@@ -156,38 +154,27 @@ class NodeChild:
         """Stop the child at once; a thread still reading from it gets ``ChildGone(why)``."""
         if self._stopped is None:
             self._stopped = why
-        with contextlib.suppress(OSError):
-            self._process.kill()
-        self._reap()
+        self._process.kill()
+        self._close_pipes()
 
     def close(self, *, grace: float = 2.0) -> None:
         """End the child: its stdin closes, so it exits by itself; killed if it does not."""
         if self._stopped is None:
             self._stopped = "the replay run ended"
-        stdin = self._process.stdin
-        if stdin is not None:
-            with contextlib.suppress(OSError):
-                stdin.close()
-        try:
-            self._process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                self._process.kill()
-        self._reap()
+        self._process.close(grace)
+        self._close_pipes()
 
-    def _reap(self) -> None:
-        self._process.wait()
+    def _close_pipes(self) -> None:
+        """Once it has ended: its pipes closed, the stderr reader given time to finish first."""
         for stream in (self._process.stdin, self._process.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+            with contextlib.suppress(OSError):
+                stream.close()
         self._reader.join(timeout=2)
-        if self._process.stderr is not None:
+        with contextlib.suppress(OSError):
             self._process.stderr.close()
 
     def _drain_stderr(self) -> None:
         stderr = self._process.stderr
-        assert stderr is not None
         with contextlib.suppress(OSError, ValueError):
             for raw in stderr:
                 line = raw.decode("utf-8", "replace").rstrip("\n")
@@ -204,5 +191,7 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def _exit(code: int) -> str:
+def _exit(code: int | None) -> str:
+    if code is None:
+        return "status unknown: it would not be reaped"
     return f"killed by signal {-code}" if code < 0 else f"exit {code}"

@@ -14,7 +14,6 @@ import logging
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from trailblaze.fsutil import write_atomic
+from trailblaze.toolchain import proc
 from trailblaze.toolchain.compilers import (
     TS_VERSION,
     ToolchainError,
@@ -161,16 +161,8 @@ class ScriptCompiler:
             str(module),
         ]  # fmt: skip
         try:
-            done = subprocess.run(
-                argv,
-                cwd=out,
-                capture_output=True,
-                text=True,
-                timeout=_COMPILE_TIMEOUT,
-                check=False,
-                env=dict(self.env),
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = proc.run(argv, cwd=out, env=self.env, timeout=_COMPILE_TIMEOUT)
+        except proc.ProcError as exc:  # no program, or a timeout: it was killed
             return _Compiled(None, f"cannot compile {rel}: {exc}")
         errors = []
         for line in done.stdout.splitlines():

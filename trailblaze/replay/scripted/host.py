@@ -32,6 +32,7 @@ from trailblaze.replay.scripted.protocol import (
     ScriptOutcome,
     Validate,
 )
+from trailblaze.toolchain.proc import ProcError
 from trailblaze.toolmodel.records import Trailmap
 from trailblaze.toolmodel.tooldefs.modules import MODULE_SUFFIXES
 from trailblaze.yaml.node import YamlError, YMap, YScalar, load, read_text
@@ -173,7 +174,7 @@ class ScriptHost:
         argv = [node, "--enable-source-maps", str(self.host_js)]
         try:
             child = NodeChild(argv, cwd=self.root, env=self.env, hello=self.hello())
-        except OSError as exc:
+        except (OSError, ProcError) as exc:
             raise ToolError(f"scripted tool '{name}' could not run: {exc}") from None
         with self._lock:
             self._children = [c for c in self._children if c.alive]

@@ -7,7 +7,6 @@ whether a report may be stored at all.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import zlib
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from typing import Any
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import REASON_INFRA, Report, TrailStatus
 from trailblaze.runs.runcache.keys import RUN_FORMAT, RunInputs
+from trailblaze.state.keys import content_digest
 from trailblaze.state.results import decode_findings
 from trailblaze.workspace import Workspace
 
@@ -59,7 +59,7 @@ def encode_body(inputs: RunInputs, report: Report) -> tuple[bytes, bytes, bytes]
         "gitignores": ignores,
     }
     files = zlib.compress(b"".join(blob), 6)
-    body["files_sha256"] = hashlib.sha256(files).hexdigest()
+    body["files_sha256"] = content_digest(files)  # its CAS address
     text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     entry = {key: body[key] for key in ("format", "files", "gitignores", "files_sha256")}
     entry["key"] = inputs.generated

@@ -6,14 +6,12 @@ A hit never loads the check pipeline: the heavy imports stay inside the function
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -34,6 +32,7 @@ from trailblaze.runs.runcache.body import (
     report_of,
 )
 from trailblaze.runs.runcache.keys import RUN_FORMAT, RunInputs, index_key, run_inputs, stat_inputs
+from trailblaze.state.gcpause import gc_paused
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import STATS, Store
 from trailblaze.workspace import Scan, Workspace
@@ -120,6 +119,9 @@ class RunCache:
     def lookup(self) -> Report | None:
         """The report of this run from the remote, its generated files written; None on a
         miss or a fault (which is warned about once)."""
+        # Decoding and checking a report of ten thousand trails allocates a few hundred thousand
+        # objects, none in a cycle: the collections they set off cost a warm clone about a
+        # tenth of its CPU time.
         with gc_paused():
             return self._lookup()
 
@@ -411,20 +413,6 @@ class RunCache:
                 f"remote cache {self.config.base}: {message}; working locally for the rest of "
                 "this run"
             )
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside: decoding and checking a report of ten thousand
-    trails allocates a few hundred thousand objects, none in a cycle, and the collections
-    their allocation sets off cost a warm clone about a tenth of its CPU time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Writer:

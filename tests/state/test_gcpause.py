@@ -1,0 +1,96 @@
+"""The garbage collector's pause: off inside, back as it was after, however the pauses meet."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.test_rooms import modules_importing, package_copy
+from trailblaze.state.gcpause import gc_off_for_good, gc_paused
+
+
+@pytest.fixture(autouse=True)
+def _collector_as_it_was() -> Iterator[None]:
+    """Whatever a test does (or fails to do), the next one finds the collector on."""
+    gc.enable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_the_collector_is_off_inside_and_on_after() -> None:
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_nested_pauses_turn_it_on_when_the_outer_one_ends() -> None:
+    with gc_paused():
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_an_exception_inside_goes_on_and_the_collector_comes_back() -> None:
+    with pytest.raises(ZeroDivisionError), gc_paused():
+        _ = 1 / 0
+    assert gc.isenabled()
+
+
+def test_a_collector_the_caller_turned_off_stays_off() -> None:
+    gc.disable()
+    with gc_paused():
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+    with pytest.raises(KeyError), gc_paused():
+        raise KeyError("x")
+    assert not gc.isenabled()
+
+
+def test_pauses_of_two_threads_that_overlap_end_with_the_last() -> None:
+    # One collector per process: the first thread's pause ends while the second's runs.
+    entered, first_done, check = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def second() -> None:
+        with gc_paused():
+            entered.set()
+            first_done.wait(10)
+            seen.append(gc.isenabled())
+            check.wait(10)
+
+    with gc_paused():
+        worker = threading.Thread(target=second)
+        worker.start()
+        assert entered.wait(10)
+    first_done.set()
+    while not seen:
+        worker.join(0.01)
+    assert seen == [False]  # still inside the second pause: off
+    check.set()
+    worker.join(10)
+    assert gc.isenabled()
+
+
+def test_off_for_good_stays_off() -> None:
+    gc_off_for_good()
+    with gc_paused():
+        pass
+    assert not gc.isenabled()
+
+
+def test_only_the_pause_module_imports_gc() -> None:
+    assert modules_importing("gc") == ["trailblaze.state.gcpause"]
+
+
+def test_a_planted_gc_import_is_found(tmp_path: Path) -> None:
+    root = package_copy(tmp_path, ("check/workers.py", "def later():\n    import gc\n"))
+    assert modules_importing("gc", root) == ["trailblaze.check.workers", "trailblaze.state.gcpause"]

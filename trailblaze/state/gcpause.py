@@ -1,0 +1,49 @@
+"""The cyclic garbage collector paused while work allocates much and frees nothing.
+
+A check makes tens of thousands of long-lived objects (records, findings, reports decoded or
+rendered) and no reference cycle worth collecting: each collection their allocation sets off
+walks every one of them again and frees nothing. `gc_paused()` turns the collector off for such
+a stretch and back on after it, only if it was on before: pauses nest, overlap across threads
+(the collector is the process's, so it comes back when the last pause ends), and a collector
+the caller turned off stays off. `gc_off_for_good()` is for a process that lives for one
+batch of such work (a parse worker).
+
+No other module of the package switches the collector.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import threading
+from collections.abc import Iterator
+
+_lock = threading.Lock()
+_depth = 0
+"""How many pauses are open, in every thread."""
+_restore = False
+"""Whether the collector was on when the first of the open pauses began."""
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside (see the module docstring)."""
+    global _depth, _restore  # noqa: PLW0603 - the collector is one per process, so is its pause
+    with _lock:
+        if _depth == 0:
+            _restore = gc.isenabled()
+        _depth += 1
+        gc.disable()
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _restore:
+                gc.enable()
+
+
+def gc_off_for_good() -> None:
+    """No cyclic garbage collection in this process from now on: for a worker process whose
+    whole life is one kind of work that allocates much and frees nothing."""
+    gc.disable()
