@@ -142,6 +142,7 @@ from pathlib import Path
 
 import trailblaze
 from trailblaze.cli.noop import inputs_key
+from trailblaze.doit_tasks.uptodate import InputsDigest, check_inputs, options_fingerprint
 from trailblaze.options import CheckOptions
 from trailblaze.runs.runcache.keys import run_inputs
 from trailblaze.workspace import find_workspace, scan
@@ -150,12 +151,15 @@ ws = find_workspace(Path(sys.argv[1]))
 found = scan(ws)
 noop, _ = inputs_key(found.trail_paths, {"format": "json"})
 run = run_inputs(ws, found, CheckOptions())
-print(json.dumps({"package": trailblaze.PACKAGE_DIR, "noop": noop, "run": run and run.key}))
+doit = InputsDigest(check_inputs(found), options_fingerprint(CheckOptions()), found).digest()
+print(
+    json.dumps({"package": trailblaze.PACKAGE_DIR, "noop": noop, "run": run and run.key, "doit": doit})
+)
 """
 
 
 @pytest.mark.tsc
-def test_editing_any_file_of_the_package_changes_the_no_op_and_run_keys(
+def test_editing_any_file_of_the_package_changes_the_no_op_run_and_doit_keys(
     tsc: Compiler, tmp_path: Path
 ) -> None:
     # A checkout of ours (the package and a test beside it) and a workspace to key; each key
@@ -169,7 +173,7 @@ def test_editing_any_file_of_the_package_changes_the_no_op_and_run_keys(
     ws = tmp_path / "ws"
     shutil.copytree(ROOT / "trailmaps", ws / "trailmaps")
 
-    def keys() -> tuple[str, str]:
+    def keys() -> tuple[str, str, str]:
         done = run_python(
             ws,
             "-c",
@@ -181,7 +185,7 @@ def test_editing_any_file_of_the_package_changes_the_no_op_and_run_keys(
         found = json.loads(done.stdout)
         assert found["package"] == str(repo / "trailblaze")  # the copy, not this checkout
         assert found["run"] is not None  # a workspace the run cache can key
-        return found["noop"], found["run"]
+        return found["noop"], found["run"], found["doit"]
 
     first = keys()
     assert keys() == first  # nothing changed, nothing moves
@@ -195,4 +199,5 @@ def test_editing_any_file_of_the_package_changes_the_no_op_and_run_keys(
         now = keys()
         assert now[0] != previous[0], f"editing {edited} left the no-op key as it was"
         assert now[1] != previous[1], f"editing {edited} left the run key as it was"
+        assert now[2] != previous[2], f"editing {edited} left doit's up-to-date digest as it was"
         previous = now

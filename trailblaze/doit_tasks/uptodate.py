@@ -24,7 +24,7 @@ from trailblaze.doit_tasks.recorded import recorded_outcome
 from trailblaze.fsutil import stamp_of
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import EXIT_OK
-from trailblaze.state.keys import stamps_digest
+from trailblaze.state.keys import code_stamps_digest, stamps_digest
 from trailblaze.state.scratch import Layout
 from trailblaze.workspace import Scan, generated_places, trailmap_files
 
@@ -67,7 +67,8 @@ def options_fingerprint(options: CheckOptions) -> dict[str, Any]:
 class InputsDigest:
     """doit `uptodate`: the task is up to date while its inputs and options are as last time.
 
-    The inputs are compared by a digest of every path with its size, mtime and inode, worked
+    The inputs are compared by a digest of every path with its size, mtime and inode (and of
+    our own package's files, `keys.code_stamps_digest`), worked
     out only when doit asks (not for `doit list` or another task). A `file_dep` on ten thousand
     trails would do the same at several times the cost (doit stats, records and re-saves each
     dependency on every run), and would miss a deleted or renamed trail; a digest of the path
@@ -96,7 +97,9 @@ class InputsDigest:
         return self._digest
 
     def _compute(self) -> str:
-        return stamps_digest(self.options, self.paths, self.stats)
+        # Our own code too, as the command line's no-op key has it: a checkout edited without
+        # a new version number must not repeat a verdict the old code gave.
+        return stamps_digest(f"{self.options}\0{code_stamps_digest()}", self.paths, self.stats)
 
     def outputs(self) -> list[str]:
         """`outputs_state` now (nothing without a scan)."""
