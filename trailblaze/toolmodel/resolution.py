@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from trailblaze import codes
 from trailblaze.finding import Finding, did_you_mean
 from trailblaze.toolmodel.bundled import BundledTrailmap
 from trailblaze.toolmodel.catalog import Catalog, Tool, ToolSet
@@ -179,7 +180,7 @@ class Resolver:
                     declared.column,
                     f"scripted tool '{declared.value}' is declared but no module in tools/ "
                     f"exports it and no descriptor names it; its arguments are not type-checked",
-                    code="tool-source-missing",
+                    code=codes.TOOL_SOURCE_MISSING,
                     fatal=False,
                     trailmap=dir_name,
                 )
@@ -220,7 +221,7 @@ class Resolver:
                                 f"exported tool '{export.value}' is not defined by trailmap "
                                 f"'{dep_id}'",
                                 key_path="exports",
-                                code="unknown-export",
+                                code=codes.UNKNOWN_EXPORT,
                             )
                         ]
                     )
@@ -240,7 +241,7 @@ class Resolver:
                             f"tool '{export.value}' is exported by both '{exporters[export.value]}' "
                             f"and '{dep_id}'; trailmap '{dir_name}' cannot depend on both",
                             key_path="dependencies",
-                            code="export-conflict",
+                            code=codes.EXPORT_CONFLICT,
                         )
                     )
                     continue
@@ -296,7 +297,10 @@ class Resolver:
                     findings += self._once(
                         [
                             self._manifest_error(
-                                closing, edge, f"dependency cycle: {cycle}", "dependency-cycle"
+                                closing,
+                                edge,
+                                f"dependency cycle: {cycle}",
+                                code=codes.DEPENDENCY_CYCLE,
                             )
                         ]
                     )
@@ -310,7 +314,7 @@ class Resolver:
                                 current,
                                 dep,
                                 f"unknown trailmap '{dep.value}'{hint}",
-                                "unknown-dependency",
+                                code=codes.UNKNOWN_DEPENDENCY,
                             )
                         ]
                     )
@@ -323,7 +327,7 @@ class Resolver:
         return order
 
     @staticmethod
-    def _manifest_error(node: Node, name: Named, message: str, code: str) -> Finding:
+    def _manifest_error(node: Node, name: Named, message: str, *, code: str) -> Finding:
         assert node.manifest is not None
         return Finding(
             "manifest",
@@ -367,7 +371,7 @@ class Resolver:
                                 name.column,
                                 f"tool set '{workspace_set.id}' names unknown tool '{name.value}'",
                                 key_path="tools",
-                                code="unknown-tool",
+                                code=codes.UNKNOWN_TOOL,
                             )
                         ]
                     )
@@ -385,7 +389,7 @@ class Resolver:
                     ref.column,
                     f"unknown tool set '{ref.value}'{did_you_mean(ref.value, known)}",
                     key_path="tool_sets",
-                    code="unknown-toolset",
+                    code=codes.UNKNOWN_TOOLSET,
                     trailmap=node.id,
                 )
             )
@@ -420,7 +424,7 @@ class Resolver:
                     found.column,
                     f"scripted tool '{found.name}' has the name of a framework tool, which wins; "
                     f"recordings of '{found.name}' are checked against the framework tool",
-                    code="shadowed-tool",
+                    code=codes.SHADOWED_TOOL,
                     fatal=False,
                 )
             )
