@@ -279,7 +279,7 @@ GITIGNORE_UNREADABLE: Final = _code(
 MALFORMED_ARG_TOKEN: Final = _code(
     "malformed-arg-token",
     ("parse",),
-    "An argument token is not of the form {{args.<name>}}.",
+    "An argument token is not of the form `{{args.<name>}}`.",
     "A `{{args...}}` or `${args...}` token must name a declared argument as a dotted path "
     "(`{{args.email}}`, `{{args.user.name}}`). Fix the token; `{{x}}` without `args.` is the "
     "runtime's memory and is left alone.",
