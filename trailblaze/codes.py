@@ -86,11 +86,10 @@ IO: Final = _code(
     "io",
     ("parse", "manifest"),
     "A directory or a tool module could not be read.",
-    "The machine refused to list a directory of trails or to read a scripted tool's module "
-    "(permissions, a broken link, a directory where a file should be). Nothing in it was "
-    "checked. Make it readable, or exclude it from the workspace.",
-    no_case="needs a directory the check may not list or a module it may not read; a case "
-    "corpus copied into a temporary workspace has only readable files",
+    "The machine refused to list a directory of trails, or a scripted tool's module could "
+    "not be read (permissions, a broken link, a file that is not UTF-8 text). Nothing in it was "
+    "checked. Make it readable (a module: save it as UTF-8), or exclude it from the "
+    "workspace.",
 )
 
 # -- keys and values: the trail grammar and the manifests' JSON Schema ----------------------------
@@ -407,9 +406,10 @@ TYPESCRIPT = Code(
     "(tools/trailblaze-client.d.ts), and the diagnostic is mapped back to the YAML argument "
     "at fault: a type finding. TS2322 is a value of the wrong type, TS2353 an argument the "
     "tool does not take, TS2741 a required argument left out, TS2339 a tool the trailmap "
-    "does not have. A tool finding is a diagnostic in a scripted tool's own source. Fix the "
-    "argument (or the tool's declaration); `trail_validation.exempt: <reason>` in "
-    "trailmap.yaml makes a target's type findings non-fatal.",
+    "does not have (TS2551 when a known one is close). A tool finding is a diagnostic in "
+    "a scripted tool's own source. Fix the argument (or the tool's declaration); "
+    "`trail_validation.exempt: <reason>` in trailmap.yaml makes a target's type findings "
+    "non-fatal.",
 )
 """The family of tsc's codes: one entry for every `TS` and digits."""
 
