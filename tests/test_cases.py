@@ -183,12 +183,14 @@ def test_a_case_that_does_not_follow_the_grammar_is_an_error(
 
 
 def test_a_code_with_neither_a_case_nor_a_reason_is_found() -> None:
-    planted = codes.Code("made-up", ("parse",), "A planted code.", "A code planted by the test.")
+    planted = codes.Code(
+        id="made-up", kinds=("parse",), description="A planted code.", help="A planted code."
+    )
     registry = {**codes.REGISTRY, "made-up": planted}
     assert uncovered(registry, covered_codes(ALL)) == [
         "made-up: no case expects it, and its entry gives no reason (no_case)"
     ]
-    reasoned = dataclasses.replace(codes.REGISTRY[codes.EMPTY], no_case="planted")
+    reasoned = codes.REGISTRY[codes.EMPTY]._replace(no_case="planted")
     assert uncovered({**codes.REGISTRY, codes.EMPTY: reasoned}, covered_codes(ALL)) == [
         "empty: a case expects it; drop its no_case reason ('planted')"
     ]

@@ -8,8 +8,6 @@ after an intended change, then review `git diff docs/codes.md`:
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from tests.conftest import ROOT
@@ -46,7 +44,7 @@ def test_the_page_is_what_the_registry_renders() -> None:
 def test_a_changed_entry_makes_the_page_stale(monkeypatch: pytest.MonkeyPatch) -> None:
     written = render()
     entry = codes.REGISTRY[codes.YAML]
-    changed = dataclasses.replace(entry, help="A help text nobody wrote down.")
+    changed = entry._replace(help="A help text nobody wrote down.")
     monkeypatch.setitem(codes._REGISTRY, codes.YAML, changed)
     problem = mismatch(written, render())
     assert problem is not None
