@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from trailblaze import codes
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
 
@@ -358,7 +359,7 @@ def scan_trailmaps(ws: Workspace) -> tuple[tuple[TrailmapDir, ...], tuple[Findin
                         column=1,
                         message="a trailmap manifest must be named 'trailmap.yaml'; this directory is "
                         "not read as a trailmap",
-                        code="not-a-trailmap",
+                        code=codes.NOT_A_TRAILMAP,
                         fatal=False,
                     )
                 )
@@ -384,7 +385,7 @@ def scan(ws: Workspace) -> Scan:
             findings.append(
                 Finding(
                     kind="parse", path=ws.rel(Path(directory)), line=1, column=1,
-                    message=f"cannot list directory: {exc.strerror}", code="io",
+                    message=f"cannot list directory: {exc.strerror}", code=codes.IO,
                 )
             )  # fmt: skip
             continue
@@ -408,7 +409,7 @@ def scan(ws: Workspace) -> Scan:
                         Finding(
                             kind="warning", path=ws.rel(Path(path)), line=1, column=1,
                             message=f"symlink to '{target}' outside the workspace; not checked",
-                            code="outside-workspace", fatal=False,
+                            code=codes.OUTSIDE_WORKSPACE, fatal=False,
                         )
                     )  # fmt: skip
                     continue

@@ -8,6 +8,7 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.conftest import write_tree
+from trailblaze import codes
 from trailblaze.cli.main import main
 from trailblaze.finding import Finding
 from trailblaze.report.formats import github, junit, render, sarif
@@ -134,6 +135,27 @@ def test_sarif_says_what_code_scanning_needs() -> None:
         assert rule["help"]["markdown"]
     assert [r["ruleIndex"] for r in run["results"]] == [0, 2, 1]
     assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": "file:///repo%20root/"}}
+
+
+def test_sarif_rules_say_what_the_registry_says() -> None:
+    rules = json.loads(sarif(REPORT))["runs"][0]["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == ["TS2322", "tool-source-missing", "unknown-key"]
+    for rule in rules:
+        entry = codes.lookup(rule["id"])
+        assert entry is not None
+        assert rule["shortDescription"]["text"] == entry.description
+        assert rule["fullDescription"]["text"] == f"{entry.help} Code: {rule['id']}."
+        assert rule["help"]["markdown"].endswith(f"\n\n{entry.help}")
+    assert rules[0]["shortDescription"]["text"] == codes.TYPESCRIPT.description
+
+
+def test_a_sarif_rule_of_a_code_without_an_entry_says_what_its_kind_is() -> None:
+    # A report of another version (`report merge`) may carry a code this one does not know.
+    finding = Finding("manifest", "t/trailmap.yaml", 1, 1, "m", code="from-elsewhere")
+    document = json.loads(sarif(dataclasses.replace(REPORT, findings=(finding,))))
+    [rule] = document["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["shortDescription"]["text"] == codes.KINDS["manifest"]
+    assert rule["fullDescription"]["text"] == f"{codes.KINDS['manifest']} Code: from-elsewhere."
 
 
 def test_junit_has_testsuites_and_times() -> None:

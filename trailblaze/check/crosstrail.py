@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from trailblaze import codes
 from trailblaze.finding import Finding
 
 # `runif` (and with it the YAML model and ruamel.yaml) is imported only where a warning is
@@ -41,7 +42,7 @@ def repeated_branches(
                 first[2],
                 f"the same runIf branch is recorded in {len(trails)} trails ({where}); "
                 f"a named tool would say it once",
-                code="runif-repeated",
+                code=codes.RUNIF_REPEATED,
                 fatal=False,
                 tool=RUNIF,
             )
@@ -58,6 +59,6 @@ def no_surface_finding(manifest: str, target: str, count: int) -> Finding:
         1,
         f"{count} trail(s) target '{target}', which has a trailmap.yaml but no typed surface "
         f"(the manifest did not load); fix it or set trail_validation.exempt",
-        code="no-surface",
+        code=codes.NO_SURFACE,
         trailmap=target,
     )

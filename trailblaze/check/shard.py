@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trailblaze import codes
 from trailblaze.check.crosstrail import no_surface_finding, repeated_branches
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
@@ -166,9 +167,9 @@ def _merge(
             placed.append((int(position), _status(trail)))
         for raw in data["findings"]:
             finding = Finding.from_json(raw)
-            if finding.code == "no-surface" and finding.trailmap is not None:
+            if finding.code == codes.NO_SURFACE and finding.trailmap is not None:
                 no_surface_at.setdefault(finding.trailmap, finding)
-            elif finding.code != "runif-repeated":
+            elif finding.code != codes.RUNIF_REPEATED:
                 findings.setdefault(tuple(sorted(raw.items(), key=lambda kv: kv[0])), finding)
         trailmaps.update(data["trailmaps"])
         branches.extend(

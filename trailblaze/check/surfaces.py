@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trailblaze import codes
 from trailblaze.check.context import CheckContext
 from trailblaze.check.resolve import Resolved, Targets, resolve_workspace
 from trailblaze.finding import Finding
@@ -142,7 +143,7 @@ def write_surfaces(
                 1,
                 1,
                 choice.warning or "hand-written tsconfig.json kept",
-                code="tsconfig-kept",
+                code=codes.TSCONFIG_KEPT,
                 fatal=False,
                 trailmap=resolution.trailmap,
             )
@@ -172,7 +173,7 @@ def write_surfaces(
                     1,
                     f".gitignore left unchanged: {problem}; the generated tools/ files are not "
                     "added to it",
-                    code="gitignore-unreadable",
+                    code=codes.GITIGNORE_UNREADABLE,
                     fatal=False,
                     trailmap=resolution.trailmap,
                 )

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from trailblaze import codes
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
 from trailblaze.fsutil import write_atomic
@@ -329,7 +330,9 @@ def _only_trailmap(report: Report, ws: Workspace, trailmap: str) -> Report:
         )
 
     scoped = report.only(keep_trail, keep)
-    findings = tuple(f.with_(fatal=False) if f.code == "no-surface" else f for f in scoped.findings)
+    findings = tuple(
+        f.with_(fatal=False) if f.code == codes.NO_SURFACE else f for f in scoped.findings
+    )
     sdks = {t: label for t, label in report.sdks.items() if t == trailmap}
     return dataclasses.replace(scoped, trailmaps=(trailmap,), findings=findings, sdks=sdks)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
 
+from trailblaze import codes
 from trailblaze.finding import Finding, join_key
 from trailblaze.generate.argvalues import ArgValues, ValuePlan
 from trailblaze.generate.linetable import GenLine, PackedLines, unpack_lines
@@ -44,7 +45,6 @@ GENERATOR_VERSION = "3"
 """Part of every trail's result key. 3: a trail record counts the calls generated (`emitted_calls`),
 so the records of 2, which counted the recorded calls, are made again."""
 HEADER_LINES = 4
-QUOTED_NUMBER = "quoted-number"
 _CALLEE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
 
@@ -391,7 +391,7 @@ class _Writer:
                 f"it to {value}, the type gate checks it as a number; write it without quotes "
                 f"({name}: {node.text})",
                 key_path=join_key(join_key(call.key_path, call.name), path),
-                code=QUOTED_NUMBER,
+                code=codes.QUOTED_NUMBER,
                 fatal=False,
                 step=self.step.number,
                 classifier=self.recording.classifier,

@@ -30,9 +30,9 @@ class GenLine:
     """Where the property's value is, when it is a scalar (0: it is not)."""
     value_column: int = 0
 
-    def at(self, code: str) -> tuple[int, int]:
-        """The YAML line and column a diagnostic with this code points at."""
-        if self.value_line and code not in KEY_CODES:
+    def at(self, tsc_code: str) -> tuple[int, int]:
+        """The YAML line and column a compiler diagnostic with this code points at."""
+        if self.value_line and tsc_code not in KEY_CODES:
             return self.value_line, self.value_column
         return self.line, self.column
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
+from trailblaze import codes
 from trailblaze.finding import Finding
 from trailblaze.replay.failure import ToolFailure
 from trailblaze.replay.plan import TrailPlan
@@ -31,7 +32,7 @@ def refuse_unreplayable(plan: TrailPlan, source: ToolSource, chain: tuple[str, .
             column=call.column,
             message=message,
             key_path=call.key_path,
-            code="unsupported-on-android",
+            code=codes.UNSUPPORTED_ON_ANDROID,
             step=sp.step.number,
             classifier=sp.recording.classifier,
             tool=call.name,

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 from xml.etree import ElementTree
 
-from trailblaze import __version__
+from trailblaze import __version__, codes
 from trailblaze.finding import Finding
 from trailblaze.report.escaping import json_text, printable, xml_text
 from trailblaze.report.record import Report
@@ -40,56 +40,15 @@ INFORMATION_URI = "https://github.com/block/trailblaze"
 """The project whose trails these are: the SARIF driver's `informationUri`."""
 SRCROOT = "%SRCROOT%"
 
-_KIND_HELP = {
-    "parse": (
-        "The trail file does not pass the strict parse gate.",
-        "The file is not valid YAML, or a key is unknown, misplaced or missing. Trailblaze "
-        "replays a recording only as it is written, so a key it does not know is a recording "
-        "that will not do what it says. Fix the key the message names (it suggests the "
-        "closest known one); `trailblaze check --lenient` accepts what the reference runtime "
-        "accepts.",
-    ),
-    "manifest": (
-        "A trailmap.yaml does not validate.",
-        "The trailmap manifest has a missing, unknown or mistyped key, or refers to a tool, "
-        "toolset or dependency that does not exist. Its trails are not type-checked until it "
-        "loads.",
-    ),
-    "type": (
-        "A recorded tool call does not match the tool's declared input type.",
-        "Each recorded call is compiled with the TypeScript compiler against the trailmap's "
-        "typed surface (tools/trailblaze-client.d.ts); the message and code are the "
-        "compiler's. Fix the argument at the location shown, or the tool's declaration. A "
-        "target can be exempted with `trail_validation.exempt: <reason>` in trailmap.yaml.",
-    ),
-    "tool": (
-        "An authored tool source does not compile.",
-        "A scripted tool's TypeScript source has a compiler error; the message and code are "
-        "the compiler's.",
-    ),
-    "runif": (
-        "A runIf block is malformed.",
-        "runIf takes one condition (a selector or a tool call), a `then` list and an optional "
-        "`else` list, nested at most two levels. Every branch is validated, taken or not.",
-    ),
-    "infra": (
-        "The type check could not run.",
-        "The compiler could not be installed or run, or its output could not be mapped back, "
-        "so the affected trails were not type-checked. This fails the check (exit 3) in CI, "
-        "with --require-typecheck or TRAILBLAZE_REQUIRE_TYPECHECK=1.",
-    ),
-    "warning": (
-        "Something worth a look that does not fail the check.",
-        "A warning: for example the same runIf branch recorded in several trails (a named "
-        "tool would say it once), or a hand-written file kept where a generated one goes.",
-    ),
-}
-
 
 def _rule_json(rule: str, kind: str) -> dict[str, Any]:
-    short, full = _KIND_HELP.get(kind, (f"{kind} finding", f"A {kind} finding."))
+    """One SARIF rule: its texts are the code's entry in the registry (`codes.py`)."""
+    entry = codes.lookup(rule)
+    # No entry: a finding of a report written by another version (`report merge`).
+    short = entry.description if entry else codes.KINDS.get(kind, f"A {kind} finding.")
+    full = entry.help if entry else short
     name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", f"{kind} {rule}"))
-    what = f"TypeScript diagnostic {rule}" if rule.startswith("TS") else f"`{rule}`"
+    what = f"TypeScript diagnostic {rule}" if codes.is_typescript(rule) else f"`{rule}`"
     return {
         "id": rule,
         "name": name,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from trailblaze import codes
 from trailblaze.finding import Finding
 
 Status = Literal["rejected", "parsed", "type-checked"]
@@ -33,7 +34,7 @@ REASON_DISABLED = "type gate disabled"
 REASON_NO_SURFACE = "no surface"
 REASON_INFRA = "type check could not run"
 
-INCOMPLETE_CODE = "surface-unwritable"
+INCOMPLETE_CODE = codes.SURFACE_UNWRITABLE
 """A generated file that could not be written (`surface.in_the_way`): the next run writes it."""
 
 
@@ -178,7 +179,7 @@ class Report:
             "findings": sum(1 for f in self.fatal_findings if f.kind != "tool"),
             "tool_findings": sum(1 for f in self.fatal_findings if f.kind == "tool"),
             "tool_files": len({f.path for f in self.fatal_findings if f.kind == "tool"}),
-            "unchecked_calls": sum(1 for f in self.findings if f.code == "unresolved-input"),
+            "unchecked_calls": sum(1 for f in self.findings if f.code == codes.UNRESOLVED_INPUT),
             "sdk": _by_sdk(self.sdks),
             "exempt_findings": sum(1 for f in self.findings if f.kind == "type" and not f.fatal),
             "warnings": sum(1 for f in self.findings if f.kind == "warning"),

@@ -18,6 +18,7 @@ import importlib.metadata
 from pathlib import Path
 from types import ModuleType
 
+from trailblaze import codes
 from trailblaze.finding import Finding
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.manifest import (
@@ -134,7 +135,7 @@ def _baked_targets(
             root = load(read_text(path))
         except YamlError as exc:
             findings.append(
-                manifest_finding(rel, exc.line, exc.column, message=exc.message, code="yaml")
+                manifest_finding(rel, exc.line, exc.column, message=exc.message, code=codes.YAML)
             )
             continue
         issues = check(root, _BAKED_SCHEMA)
@@ -150,7 +151,7 @@ def _baked_targets(
                     1,
                     key_path="id",
                     message=f"'{target_id}' is not a valid target id",
-                    code="invalid-value",
+                    code=codes.INVALID_VALUE,
                 )
             )
             continue

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from trailblaze import codes
 from trailblaze.finding import Finding
 from trailblaze.toolmodel.records import ManifestOutcome, Named, PlatformConfig, Trailmap
 from trailblaze.yaml.node import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
@@ -51,14 +52,16 @@ def load_manifest(manifest: Path, rel_path: str, dir_name: str) -> ManifestOutco
     try:
         root = load(read_text(manifest))
     except YamlError as exc:
-        finding = manifest_finding(rel_path, exc.line, exc.column, message=exc.message, code="yaml")
+        finding = manifest_finding(
+            rel_path, exc.line, exc.column, message=exc.message, code=codes.YAML
+        )
         return ManifestOutcome(trailmap=None, findings=(finding,))
     return parse_manifest(root, rel_path, dir_name)
 
 
 def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> ManifestOutcome:
     if root is None:
-        finding = manifest_finding(rel_path, 1, 1, message="empty trailmap.yaml", code="empty")
+        finding = manifest_finding(rel_path, 1, 1, message="empty trailmap.yaml", code=codes.EMPTY)
         return ManifestOutcome(trailmap=None, findings=(finding,))
     findings: list[Finding] = []
     removed_at = _removed(root, rel_path, findings)
@@ -69,7 +72,9 @@ def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> Manifest
                 issue
                 for issue in check(root, manifest_schema())
                 # a removed key has its own hint, not also "unknown key"
-                if not (issue.code == "unknown-key" and (issue.line, issue.column) in removed_at)
+                if not (
+                    issue.code == codes.UNKNOWN_KEY and (issue.line, issue.column) in removed_at
+                )
             ),
         )
     )
@@ -87,7 +92,7 @@ def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> Manifest
                 message=f"trailmap id '{trailmap.id}' differs from its directory name '{dir_name}'; "
                 f"trails target the directory name",
                 key_path="id",
-                code="id-mismatch",
+                code=codes.ID_MISMATCH,
                 fatal=False,
             )
         )
@@ -115,7 +120,7 @@ def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[tuple[i
                         key.column,
                         key_path=key_path,
                         message=_REMOVED_KEYS[name],
-                        code="removed-key",
+                        code=codes.REMOVED_KEY,
                     )
                 )
     return positions

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trailblaze import __version__
+from trailblaze import __version__, codes
 from trailblaze.finding import Finding, did_you_mean
 from trailblaze.state.keys import digest
 from trailblaze.toolmodel.catalog import Catalog, ToolSet
@@ -151,7 +151,7 @@ class Resolver:
                     declared.column,
                     f"scripted tool '{declared.value}' is declared but no module in tools/ "
                     f"exports it and no descriptor names it; its arguments are not type-checked",
-                    code="tool-source-missing",
+                    code=codes.TOOL_SOURCE_MISSING,
                     fatal=False,
                     trailmap=dir_name,
                 )
@@ -192,7 +192,7 @@ class Resolver:
                                 f"exported tool '{export.value}' is not defined by trailmap "
                                 f"'{dep_id}'",
                                 key_path="exports",
-                                code="unknown-export",
+                                code=codes.UNKNOWN_EXPORT,
                             )
                         ]
                     )
@@ -212,7 +212,7 @@ class Resolver:
                             f"tool '{export.value}' is exported by both '{exporters[export.value]}' "
                             f"and '{dep_id}'; trailmap '{dir_name}' cannot depend on both",
                             key_path="dependencies",
-                            code="export-conflict",
+                            code=codes.EXPORT_CONFLICT,
                         )
                     )
                     continue
@@ -268,7 +268,10 @@ class Resolver:
                     findings += self._once(
                         [
                             self._manifest_error(
-                                closing, edge, f"dependency cycle: {cycle}", "dependency-cycle"
+                                closing,
+                                edge,
+                                f"dependency cycle: {cycle}",
+                                code=codes.DEPENDENCY_CYCLE,
                             )
                         ]
                     )
@@ -282,7 +285,7 @@ class Resolver:
                                 current,
                                 dep,
                                 f"unknown trailmap '{dep.value}'{hint}",
-                                "unknown-dependency",
+                                code=codes.UNKNOWN_DEPENDENCY,
                             )
                         ]
                     )
@@ -295,7 +298,7 @@ class Resolver:
         return order
 
     @staticmethod
-    def _manifest_error(node: Node, name: Named, message: str, code: str) -> Finding:
+    def _manifest_error(node: Node, name: Named, message: str, *, code: str) -> Finding:
         assert node.manifest is not None
         return Finding(
             "manifest",
@@ -339,7 +342,7 @@ class Resolver:
                                 name.column,
                                 f"tool set '{workspace_set.id}' names unknown tool '{name.value}'",
                                 key_path="tools",
-                                code="unknown-tool",
+                                code=codes.UNKNOWN_TOOL,
                             )
                         ]
                     )
@@ -357,7 +360,7 @@ class Resolver:
                     ref.column,
                     f"unknown tool set '{ref.value}'{did_you_mean(ref.value, known)}",
                     key_path="tool_sets",
-                    code="unknown-toolset",
+                    code=codes.UNKNOWN_TOOLSET,
                     trailmap=node.id,
                 )
             )
@@ -392,7 +395,7 @@ class Resolver:
                     found.column,
                     f"scripted tool '{found.name}' has the name of a framework tool, which wins; "
                     f"recordings of '{found.name}' are checked against the framework tool",
-                    code="shadowed-tool",
+                    code=codes.SHADOWED_TOOL,
                     fatal=False,
                 )
             )

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from trailblaze import codes
+
 TOKEN = re.compile(r"\{\{(.*?)\}\}|\$\{(.*?)\}", re.DOTALL)
 _PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 ARG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -68,7 +70,7 @@ def check_tokens(
                 offset=match.start(),
                 token=token,
                 message=malformed_message(token),
-                code="malformed-arg-token",
+                code=codes.MALFORMED_ARG_TOKEN,
             )
             continue
         name = parsed[0]
@@ -79,7 +81,7 @@ def check_tokens(
             offset=match.start(),
             token=token,
             message=f"argument '{name}' used in '{token}' is not declared in {where}",
-            code="undeclared-arg",
+            code=codes.UNDECLARED_ARG,
         )
 
 

@@ -20,6 +20,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from trailblaze import codes
 from trailblaze.finding import Finding, did_you_mean, join_key
 from trailblaze.trail.model import BLANK_TOOL_NAME, ToolCall, Trail, is_blank_name
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq, kind_of
@@ -84,7 +85,7 @@ class _Validator:
         self.findings: list[Finding] = []
 
     def error(
-        self, node: YNode | YScalar | ToolCall, key_path: str, message: str, code: str
+        self, node: YNode | YScalar | ToolCall, key_path: str, message: str, *, code: str
     ) -> None:
         self.findings.append(
             Finding(
@@ -102,11 +103,16 @@ class _Validator:
     def runif(self, call: ToolCall, key_path: str, depth: int) -> RunIf | None:
         here = join_key(key_path, RUNIF)
         if depth > MAX_DEPTH:
-            self.error(call, here, f"runIf nested more than {MAX_DEPTH} levels deep", "runif-depth")
+            self.error(
+                call,
+                here,
+                f"runIf nested more than {MAX_DEPTH} levels deep",
+                code=codes.RUNIF_DEPTH,
+            )
             return None
         args = call.args
         if args is None:
-            self.error(call, here, "runIf needs 'condition' and 'then'", "runif-missing")
+            self.error(call, here, "runIf needs 'condition' and 'then'", code=codes.RUNIF_MISSING)
             return None
         for key, _ in args:
             if key.text not in KEYS:
@@ -115,7 +121,7 @@ class _Validator:
                     here,
                     f"unknown key '{key.text}'{did_you_mean(key.text, KEYS)}; "
                     f"runIf takes condition, then and else",
-                    "runif-unknown-key",
+                    code=codes.RUNIF_UNKNOWN_KEY,
                 )
         selector, tool = self.condition(args, here, call)
         then = self.branch(args, "then", here, call, depth, required=True)
@@ -129,7 +135,10 @@ class _Validator:
         key_path = join_key(here, "condition")
         if node is None:
             self.error(
-                call, here, "missing 'condition' (a selector or a tool call)", "runif-missing"
+                call,
+                here,
+                "missing 'condition' (a selector or a tool call)",
+                code=codes.RUNIF_MISSING,
             )
             return None, None
         if not isinstance(node, YMap):
@@ -137,7 +146,7 @@ class _Validator:
                 node,
                 key_path,
                 f"expected a mapping with 'selector' or 'tool', found {kind_of(node)}",
-                "runif-condition",
+                code=codes.RUNIF_CONDITION,
             )
             return None, None
         for key, _ in node:
@@ -147,7 +156,7 @@ class _Validator:
                     key_path,
                     f"unknown condition '{key.text}'{did_you_mean(key.text, CONDITION_KEYS)}; "
                     "a condition is either 'selector' or 'tool'",
-                    "runif-condition",
+                    code=codes.RUNIF_CONDITION,
                 )
         present = [k for k in CONDITION_KEYS if k in node]
         if len(present) == 2:
@@ -155,13 +164,16 @@ class _Validator:
                 node,
                 key_path,
                 "a condition has either 'selector' or 'tool', not both",
-                "runif-condition",
+                code=codes.RUNIF_CONDITION,
             )
             return None, None
         if not present:
             if len(node) == 0:  # unknown keys were reported above
                 self.error(
-                    node, key_path, "a condition needs 'selector' or 'tool'", "runif-condition"
+                    node,
+                    key_path,
+                    "a condition needs 'selector' or 'tool'",
+                    code=codes.RUNIF_CONDITION,
                 )
             return None, None
         value = node.get(present[0])
@@ -171,7 +183,7 @@ class _Validator:
                     value or node,
                     join_key(key_path, "selector"),
                     f"expected a selector mapping, found {kind_of(value)}",
-                    "runif-condition",
+                    code=codes.RUNIF_CONDITION,
                 )
                 return None, None
             return value, None
@@ -182,14 +194,16 @@ class _Validator:
                 value or node,
                 tool_path,
                 f"expected one tool call '{{<tool>: {{...}}}}', found {found}",
-                "runif-condition",
+                code=codes.RUNIF_CONDITION,
             )
             return None, None
         inner = self.call(value, tool_path)
         if inner is None:
             return None, None
         if inner.name == RUNIF:
-            self.error(value, tool_path, "a condition tool cannot be runIf", "runif-condition")
+            self.error(
+                value, tool_path, "a condition tool cannot be runIf", code=codes.RUNIF_CONDITION
+            )
             return None, None
         return None, Branch(call=inner, position="runIf.condition")
 
@@ -204,7 +218,7 @@ class _Validator:
                     call,
                     here,
                     f"missing '{name}' (the calls to run when the condition holds)",
-                    "runif-missing",
+                    code=codes.RUNIF_MISSING,
                 )
             return ()
         if not isinstance(node, YSeq):
@@ -212,11 +226,11 @@ class _Validator:
                 node,
                 key_path,
                 f"expected a list of tool calls, found {kind_of(node)}",
-                "runif-branch",
+                code=codes.RUNIF_BRANCH,
             )
             return ()
         if required and not node.items:
-            self.error(node, key_path, "must not be empty", "runif-branch")
+            self.error(node, key_path, "must not be empty", code=codes.RUNIF_BRANCH)
             return ()
         out: list[Branch] = []
         for i, item in enumerate(node.items):
@@ -240,12 +254,12 @@ class _Validator:
                 node,
                 key_path,
                 f"expected one tool call '<tool>: {{...}}', found {found}",
-                "runif-branch",
+                code=codes.RUNIF_BRANCH,
             )
             return None
         key, args = node.items[0]
         if is_blank_name(key):
-            self.error(key, key_path, BLANK_TOOL_NAME, "runif-branch")
+            self.error(key, key_path, BLANK_TOOL_NAME, code=codes.RUNIF_BRANCH)
             return None
         if isinstance(args, YScalar) and args.value is None and not args.quoted:
             return ToolCall(
@@ -256,7 +270,7 @@ class _Validator:
                 args,
                 join_key(key_path, key.text),
                 f"arguments of '{key.text}' must be a mapping, found {kind_of(args)}",
-                "runif-branch",
+                code=codes.RUNIF_BRANCH,
             )
             return None
         return ToolCall(

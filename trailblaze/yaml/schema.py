@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from trailblaze import __version__
+from trailblaze import __version__, codes
 from trailblaze.finding import did_you_mean, join_key
 from trailblaze.state.keys import digest
 from trailblaze.state.store import Kind, Store
@@ -246,7 +246,7 @@ def _describe(
                     column=key.column,
                     key_path=key_path,
                     message=f"unknown key '{name}'{did_you_mean(name, known)}",
-                    code="unknown-key",
+                    code=codes.UNKNOWN_KEY,
                 )
             )
         if issues:
@@ -261,7 +261,7 @@ def _describe(
                 column=column,
                 key_path=key_path,
                 message=f"missing required key '{name}' in {_where(key_path)}",
-                code="missing-key",
+                code=codes.MISSING_KEY,
             )
             for name in missing
         ]
@@ -276,7 +276,7 @@ def _describe(
                 column=column,
                 key_path=key_path,
                 message=f"expected {words}, found {found}",
-                code="wrong-type",
+                code=codes.WRONG_TYPE,
             )
         ]
     if (
@@ -294,7 +294,7 @@ def _describe(
                 key_path=key_path,
                 message=f"unknown key '{error.instance}'{did_you_mean(error.instance, allowed)}; "
                 f"expected one of {', '.join(allowed)}",
-                code="unknown-key",
+                code=codes.UNKNOWN_KEY,
             )
         ]
     if validator_name in ("enum", "const"):
@@ -314,7 +314,7 @@ def _describe(
                 column=column,
                 key_path=key_path,
                 message=f"'{value}' is not one of {shown}{hint}",
-                code="invalid-value",
+                code=codes.INVALID_VALUE,
             )
         ]
     if validator_name == "pattern":
@@ -327,7 +327,7 @@ def _describe(
                 column=column,
                 key_path=key_path,
                 message=f"'{value}' is not a valid name",
-                code="invalid-value",
+                code=codes.INVALID_VALUE,
             )
         ]
     if validator_name in ("minLength", "minItems", "minProperties") and error.validator_value == 1:
@@ -337,7 +337,7 @@ def _describe(
                 column=column,
                 key_path=key_path,
                 message="must not be empty",
-                code="empty",
+                code=codes.EMPTY,
             )
         ]
     if validator_name == "not" and error.validator_value == {"required": ["platforms"]}:
@@ -352,7 +352,7 @@ def _describe(
                 key_path=key_path,
                 message="'platforms' belongs to library trailmaps; a target declares them under "
                 "'target.platforms'",
-                code="invalid-value",
+                code=codes.INVALID_VALUE,
             )
         ]
     return [
@@ -361,7 +361,7 @@ def _describe(
             column=column,
             key_path=key_path,
             message=_plain(error.message),
-            code="invalid-value",
+            code=codes.INVALID_VALUE,
         )
     ]
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trailblaze import codes
 from trailblaze.check.context import CheckContext
 from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord
@@ -196,7 +197,9 @@ class TypeGate:
             self._toolchain_failed.append(rel)
             return
         if target in self._broken:
-            self._fail(record, f"type check could not run: {self._broken[target]}", "typegate")
+            self._fail(
+                record, f"type check could not run: {self._broken[target]}", code=codes.TYPEGATE
+            )
             return
         surface_key = self._surface_keys[target]
         unresolved = self._unresolved.get(target)
@@ -274,7 +277,7 @@ class TypeGate:
                     gen.line,
                     gen.column,
                     f"not type-checked: input type of `{gen.tool}` unresolved ({reason})",
-                    code="unresolved-input",
+                    code=codes.UNRESOLVED_INPUT,
                     fatal=False,
                     step=gen.step,
                     classifier=gen.classifier,
@@ -298,10 +301,10 @@ class TypeGate:
             trail=module, surface=surface_key, compiler=self._compiler_key, options=self._options
         )
 
-    def _fail(self, record: TrailRecord, reason: str, code: str) -> None:
+    def _fail(self, record: TrailRecord, reason: str, *, code: str) -> None:
         self.collected.failed.add(record.path)
         self.results[record.path] = record.with_result(None, ())
-        self.collected.infra.append(infra_finding(record.path, reason, record.target, code))
+        self.collected.infra.append(infra_finding(record.path, reason, record.target, code=code))
 
     def _submit(self, *, parsing: bool = True) -> None:
         """Compile the pending jobs in the background; `parsing`: the workers still need the cores."""
@@ -382,7 +385,7 @@ class TypeGate:
                     compiler_location(),
                     f"type check could not run for {' and '.join(what)}: {self._toolchain_error}",
                     None,
-                    "toolchain",
+                    code=codes.TOOLCHAIN,
                 )
             )
         by_path = {job.path: job for job in self._jobs}
@@ -404,7 +407,7 @@ class TypeGate:
                 self._fail(
                     self.results[job.path],
                     "type check could not run: the compiler gave no result",
-                    "typegate",
+                    code=codes.TYPEGATE,
                 )
         if self._cache is not None:
             self._cache.put_many(stored)

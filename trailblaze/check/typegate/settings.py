@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from trailblaze import codes
 from trailblaze.finding import Finding
 from trailblaze.options import env_milliseconds
 
@@ -43,7 +44,7 @@ def timeout_seconds(env: Mapping[str, str] | None = None) -> float:
 
 
 def infra_finding(
-    path: str, message: str, trailmap: str | None = None, code: str = "typegate"
+    path: str, message: str, trailmap: str | None = None, *, code: str = codes.TYPEGATE
 ) -> Finding:
     """A check that could not run: never fatal, whatever its trailmap."""
     return Finding("infra", path, 1, 1, message, code=code, fatal=False, trailmap=trailmap)

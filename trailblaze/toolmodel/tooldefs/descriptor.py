@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trailblaze import codes
 from trailblaze.finding import did_you_mean, join_key
 from trailblaze.toolmodel.manifest import schema_findings
 from trailblaze.toolmodel.records import ToolDef
@@ -62,7 +63,7 @@ def _input_schema(loader: Loader, node: YNode | None, rel: str) -> dict[str, Any
     for key, value in node:
         path = join_key("inputSchema", key.text)
         if not isinstance(value, YMap):
-            loader.error(rel, value, path, "expected a mapping with 'type'", "wrong-type")
+            loader.error(rel, value, path, "expected a mapping with 'type'", code=codes.WRONG_TYPE)
             ok = False
             continue
         issues = check(value, file_schema("inputProperty"), key_path=path)
@@ -77,7 +78,7 @@ def _input_schema(loader: Loader, node: YNode | None, rel: str) -> dict[str, Any
                 value.get("type") or value,
                 join_key(path, "type"),
                 f"unknown type '{type_name}'{did_you_mean(type_name, tuple(PARAM_TYPES))}",
-                "invalid-value",
+                code=codes.INVALID_VALUE,
             )
             ok = False
             continue
@@ -114,7 +115,7 @@ def _refs_resolve(loader: Loader, node: YNode, rel: str, path: str) -> bool:
                     where,
                     f"cannot resolve $ref {target!r}: a tool schema may refer to the "
                     f"framework's definitions only ({known})",
-                    "invalid-value",
+                    code=codes.INVALID_VALUE,
                 )
                 ok = False
     return ok

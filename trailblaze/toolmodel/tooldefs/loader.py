@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from trailblaze import codes
 from trailblaze.finding import Finding
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.manifest import manifest_finding, schema_findings
@@ -67,7 +68,13 @@ class Loader:
         self.findings: list[Finding] = []
 
     def error(
-        self, path: str, at: YNode | YScalar | YamlError, key_path: str, message: str, code: str
+        self,
+        path: str,
+        at: YNode | YScalar | YamlError,
+        key_path: str,
+        message: str,
+        *,
+        code: str,
     ) -> None:
         """A manifest finding at the line and column of `at`."""
         self.findings.append(
@@ -82,11 +89,11 @@ class Loader:
         try:
             root = load(read_text(path))
         except YamlError as exc:
-            self.error(rel, exc, "", exc.message, "yaml")
+            self.error(rel, exc, "", exc.message, code=codes.YAML)
             return None
         if root is None:
             self.findings.append(
-                manifest_finding(rel, 1, 1, key_path="", message="empty file", code="empty")
+                manifest_finding(rel, 1, 1, key_path="", message="empty file", code=codes.EMPTY)
             )
             return None
         issues = check(root, file_schema(schema))
@@ -106,7 +113,7 @@ class Loader:
                 node,
                 "id",
                 f"tool '{tool.name}' is already defined in {previous.path}:{previous.line}",
-                "duplicate-tool",
+                code=codes.DUPLICATE_TOOL,
             )
             return
         self.tools[tool.name] = tool

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from trailblaze import codes
 from trailblaze.toolmodel.records import ToolDef
 from trailblaze.toolmodel.tooldefs.loader import Loader
 from trailblaze.yaml.node import YamlError, read_text
@@ -41,7 +42,7 @@ def read_module(loader: Loader, path: Path) -> None:
     try:
         text = read_text(path)
     except YamlError as exc:
-        loader.error(rel, exc, "", exc.message, "io")
+        loader.error(rel, exc, "", exc.message, code=codes.IO)
         return
     # (name, offset of the declaration or export list that exports it)
     names = [(m.group(1), m.start(1)) for m in _EXPORT_DECL.finditer(text)]

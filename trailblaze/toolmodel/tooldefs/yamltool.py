@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trailblaze import codes
 from trailblaze.finding import did_you_mean, join_key
 from trailblaze.toolmodel.records import ToolDef
 from trailblaze.toolmodel.tooldefs.loader import Loader, flag, text_of
@@ -64,14 +65,18 @@ def read_yaml_tool(loader: Loader, path: Path) -> None:
                     key_node,
                     "",
                     f"'{key}' cannot be combined with 'class' (the class defines the tool)",
-                    "invalid-value",
+                    code=codes.INVALID_VALUE,
                 )
                 return
         assert isinstance(class_node, YScalar)
         framework = loader.catalog.by_kotlin_class(class_node.text)
         if framework is None:
             loader.error(
-                rel, class_node, "class", f"unknown tool class '{class_node.text}'", "unknown-class"
+                rel,
+                class_node,
+                "class",
+                f"unknown tool class '{class_node.text}'",
+                code=codes.UNKNOWN_CLASS,
             )
             return
         loader.add(
@@ -94,12 +99,16 @@ def read_yaml_tool(loader: Loader, path: Path) -> None:
         return
     tools = root.get("tools")
     if tools is None:
-        loader.error(rel, root, "", "a tool file needs 'class' or 'tools'", "missing-key")
+        loader.error(rel, root, "", "a tool file needs 'class' or 'tools'", code=codes.MISSING_KEY)
         return
     description = text_of(root.get("description"))
     if not description:
         loader.error(
-            rel, id_node, "", "a composed tool ('tools:') needs a 'description'", "missing-key"
+            rel,
+            id_node,
+            "",
+            "a composed tool ('tools:') needs a 'description'",
+            code=codes.MISSING_KEY,
         )
         return
     schema = _parameters(loader, root.get("parameters"), rel)
@@ -149,7 +158,11 @@ def _parameters(loader: Loader, node: YNode | None, rel: str) -> dict[str, Any] 
             path = join_key("parameters", i)
             if pname in properties:
                 loader.error(
-                    rel, name_node, path, f"parameter '{pname}' is declared twice", "duplicate-key"
+                    rel,
+                    name_node,
+                    path,
+                    f"parameter '{pname}' is declared twice",
+                    code=codes.DUPLICATE_KEY,
                 )
                 ok = False
                 continue
@@ -163,7 +176,7 @@ def _parameters(loader: Loader, node: YNode | None, rel: str) -> dict[str, Any] 
                     join_key(path, "type"),
                     f"unknown parameter type '{type_name}'{did_you_mean(type_name, tuple(PARAM_TYPES))}; "
                     f"expected string, integer, number, boolean, array or object",
-                    "invalid-value",
+                    code=codes.INVALID_VALUE,
                 )
                 ok = False
                 continue

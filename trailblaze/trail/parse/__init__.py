@@ -16,6 +16,7 @@ The modules: `reader` (located values and findings), `calls` (recorded tool call
 
 from __future__ import annotations
 
+from trailblaze import codes
 from trailblaze.finding import Finding
 from trailblaze.trail.argtokens import check_tokens, offset_position
 from trailblaze.trail.model import ParseOutcome, Trail, scalars
@@ -58,7 +59,7 @@ def file_error(path: str, error: YamlError) -> ParseOutcome:
         line=error.line,
         column=error.column,
         message=error.message,
-        code="yaml",
+        code=codes.YAML,
     )
     return ParseOutcome(trail=None, findings=(finding,))
 
@@ -66,7 +67,7 @@ def file_error(path: str, error: YamlError) -> ParseOutcome:
 def _document(reader: Reader, root: YNode | None) -> Trail | None:
     if root is None:
         reader.findings.append(
-            reader.finding(1, 1, key_path="", message="empty trail file", code="empty")
+            reader.finding(1, 1, key_path="", message="empty trail file", code=codes.EMPTY)
         )
         reader.rejected = True
         return None
@@ -80,7 +81,7 @@ def _document(reader: Reader, root: YNode | None) -> Trail | None:
             "",
             f"a trail is a mapping (config/trailhead/trail) or a legacy list, "
             f"found {kind_of(root)}",
-            "wrong-type",
+            code=codes.WRONG_TYPE,
         )
     except Reject:
         pass

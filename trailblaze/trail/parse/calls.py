@@ -6,6 +6,7 @@ which tools exist and what they accept is the type gate's business.
 
 from __future__ import annotations
 
+from trailblaze import codes
 from trailblaze.finding import join_key
 from trailblaze.trail.model import BLANK_TOOL_NAME, ToolCall, is_blank_name
 from trailblaze.trail.parse.reader import Reader
@@ -29,7 +30,7 @@ def read_call(reader: Reader, node: YNode, key_path: str) -> ToolCall | None:
             key_path,
             f"a tool call is a mapping '{node.value}: {{...}}', found the bare name "
             f"'{node.value}'; write '{node.value}: {{}}'",
-            "wrong-type",
+            code=codes.WRONG_TYPE,
         )
         return None
     if not isinstance(node, YMap) or len(node) == 0:
@@ -37,7 +38,7 @@ def read_call(reader: Reader, node: YNode, key_path: str) -> ToolCall | None:
             node,
             key_path,
             f"expected a tool call '<tool>: {{...}}', found {kind_of(node)}",
-            "wrong-type",
+            code=codes.WRONG_TYPE,
         )
         return None
     (name_key, args), *extra = node.items
@@ -49,10 +50,10 @@ def read_call(reader: Reader, node: YNode, key_path: str) -> ToolCall | None:
             key_path,
             f"a tool call has exactly one key, the tool name '{name}'; also found {others} "
             f"(should it be indented under '{name}'?)",
-            "unknown-key",
+            code=codes.UNKNOWN_KEY,
         )
     if is_blank_name(name_key):
-        reader.error(name_key, key_path, BLANK_TOOL_NAME, "invalid-value")
+        reader.error(name_key, key_path, BLANK_TOOL_NAME, code=codes.INVALID_VALUE)
         return None
     call_path = join_key(key_path, name)
     if isinstance(args, YScalar) and args.value is None and not args.quoted:
@@ -64,7 +65,7 @@ def read_call(reader: Reader, node: YNode, key_path: str) -> ToolCall | None:
             args,
             call_path,
             f"arguments of '{name}' must be a mapping, found {kind_of(args)}",
-            "wrong-type",
+            code=codes.WRONG_TYPE,
         )
         return None
     return ToolCall(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
+from trailblaze import codes
 from trailblaze.finding import did_you_mean, join_key
 from trailblaze.trail.argtokens import ARG_NAME
 from trailblaze.trail.grammar import ARG_DECL, ARG_TYPES, SOURCE, Block
@@ -113,7 +114,7 @@ def _arg_decls(reader: Reader, node: YNode, key_path: str) -> tuple[ArgDecl, ...
                 key,
                 key_path,
                 f"argument name '{name}' must match [A-Za-z_][A-Za-z0-9_]*",
-                "invalid-value",
+                code=codes.INVALID_VALUE,
             )
             continue
         arg_type, description, default, has_default = "string", None, None, False
@@ -132,7 +133,7 @@ def _arg_decls(reader: Reader, node: YNode, key_path: str) -> tuple[ArgDecl, ...
                 value,
                 path,
                 f"expected a type name or a mapping, found {kind_of(value)}",
-                "wrong-type",
+                code=codes.WRONG_TYPE,
             )
             continue
         if arg_type not in ARG_TYPES:
@@ -142,7 +143,7 @@ def _arg_decls(reader: Reader, node: YNode, key_path: str) -> tuple[ArgDecl, ...
                 path,
                 f"unknown argument type '{arg_type}'{did_you_mean(arg_type, ARG_TYPES)}; "
                 f"expected one of {', '.join(ARG_TYPES)}",
-                "invalid-value",
+                code=codes.INVALID_VALUE,
             )
         decls.append(
             ArgDecl(

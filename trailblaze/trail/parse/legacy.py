@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
+from trailblaze import codes
 from trailblaze.finding import did_you_mean, join_key
 from trailblaze.trail.grammar import (
     LEGACY_CONFIG,
@@ -36,7 +37,7 @@ def read_legacy(reader: Reader, root: YSeq) -> Trail:
                 item_path,
                 f"each item of a legacy trail is one of '- config:', '- prompts:', "
                 f"'- tools:', '- trailhead:'; found {found}",
-                "wrong-type",
+                code=codes.WRONG_TYPE,
             )
             continue
         key, value = item.items[0]
@@ -46,7 +47,7 @@ def read_legacy(reader: Reader, root: YSeq) -> Trail:
                 key,
                 item_path,
                 f"unknown item '{name}'{did_you_mean(name, LEGACY_ITEM.names)}",
-                "unknown-key",
+                code=codes.UNKNOWN_KEY,
             )
             continue
         path = join_key(item_path, name)
@@ -56,7 +57,7 @@ def read_legacy(reader: Reader, root: YSeq) -> Trail:
                     key,
                     item_path,
                     "'- config:' must be the first item and appear once",
-                    "invalid-value",
+                    code=codes.INVALID_VALUE,
                 )
             seen_config = True
             config = read_config(reader, value, path, LEGACY_CONFIG)
@@ -66,7 +67,7 @@ def read_legacy(reader: Reader, root: YSeq) -> Trail:
                     key,
                     item_path,
                     "'- trailhead:' appears once, before any prompts or tools",
-                    "invalid-value",
+                    code=codes.INVALID_VALUE,
                 )
             trailhead = _trailhead(reader, value, path)
         elif name == "prompts":
@@ -127,7 +128,7 @@ def _prompt(reader: Reader, node: YNode, number: int, key_path: str) -> Step | N
                     rec,
                     rec_path,
                     "missing 'tools' (use 'tools: []' for a deliberate no-op)",
-                    "missing-key",
+                    code=codes.MISSING_KEY,
                 )
             else:
                 tools_path = join_key(rec_path, "tools")
@@ -183,7 +184,7 @@ def _trailhead(reader: Reader, node: YNode, key_path: str) -> Step | None:
             head,
             key_path,
             "a trailhead needs 'step' or a non-empty 'tools' list",
-            "missing-key",
+            code=codes.MISSING_KEY,
         )
     max_retries = reader.max_retries(head, key_path)
     recordings = (

@@ -8,6 +8,7 @@ every problem of the file.
 
 from __future__ import annotations
 
+from trailblaze import codes
 from trailblaze.finding import Finding, did_you_mean, join_key
 from trailblaze.trail.grammar import Block
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq, kind_of
@@ -49,13 +50,13 @@ class Reader:
             fatal=fatal,
         )
 
-    def error(self, node: YNode | YScalar, key_path: str, message: str, code: str) -> None:
+    def error(self, node: YNode | YScalar, key_path: str, message: str, *, code: str) -> None:
         self.rejected = True
         self.findings.append(
             self.finding(node.line, node.column, key_path=key_path, message=message, code=code)
         )
 
-    def warn(self, node: YNode | YScalar, key_path: str, message: str, code: str) -> None:
+    def warn(self, node: YNode | YScalar, key_path: str, message: str, *, code: str) -> None:
         self.findings.append(
             self.finding(
                 node.line, node.column, key_path=key_path, message=message, code=code, fatal=False
@@ -71,22 +72,26 @@ class Reader:
                 continue
             message = f"unknown key '{name}'{did_you_mean(name, allowed)}"
             if self.strict or not block.lenient:
-                self.error(key, key_path, message, "unknown-key")
+                self.error(key, key_path, message, code=codes.UNKNOWN_KEY)
             else:
-                self.warn(key, key_path, message + "; ignored (lenient mode)", "unknown-key")
+                self.warn(
+                    key, key_path, message + "; ignored (lenient mode)", code=codes.UNKNOWN_KEY
+                )
 
     # -- values -------------------------------------------------------------------------------
 
     def expect_map(self, node: YNode, key_path: str) -> YMap:
         if isinstance(node, YMap):
             return node
-        self.error(node, key_path, f"expected a mapping, found {kind_of(node)}", "wrong-type")
+        self.error(
+            node, key_path, f"expected a mapping, found {kind_of(node)}", code=codes.WRONG_TYPE
+        )
         raise Reject
 
     def expect_list(self, node: YNode, key_path: str) -> YSeq:
         if isinstance(node, YSeq):
             return node
-        self.error(node, key_path, f"expected a list, found {kind_of(node)}", "wrong-type")
+        self.error(node, key_path, f"expected a list, found {kind_of(node)}", code=codes.WRONG_TYPE)
         raise Reject
 
     def text(self, node: YNode, key_path: str) -> str | None:
@@ -95,13 +100,15 @@ class Reader:
             if node.value is None and not node.quoted:
                 return None
             return node.text
-        self.error(node, key_path, f"expected text, found {kind_of(node)}", "wrong-type")
+        self.error(node, key_path, f"expected text, found {kind_of(node)}", code=codes.WRONG_TYPE)
         return None
 
     def boolean(self, node: YNode, key_path: str) -> bool | None:
         if isinstance(node, YScalar) and isinstance(node.value, bool) and not node.quoted:
             return node.value
-        self.error(node, key_path, f"expected true or false, found {kind_of(node)}", "wrong-type")
+        self.error(
+            node, key_path, f"expected true or false, found {kind_of(node)}", code=codes.WRONG_TYPE
+        )
         return None
 
     def integer(self, node: YNode, key_path: str) -> int | None:
@@ -109,7 +116,9 @@ class Reader:
             value = node.value
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
-        self.error(node, key_path, f"expected an integer, found {kind_of(node)}", "wrong-type")
+        self.error(
+            node, key_path, f"expected an integer, found {kind_of(node)}", code=codes.WRONG_TYPE
+        )
         return None
 
     def max_retries(self, owner: YMap, key_path: str) -> int | None:

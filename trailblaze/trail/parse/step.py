@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trailblaze import codes
 from trailblaze.finding import join_key
 from trailblaze.trail.grammar import Block
 from trailblaze.trail.model import Recording, Step, StepKind
@@ -70,21 +71,21 @@ def read_text(
                 step.key_node("verify") or step,
                 key_path,
                 "'step' and 'verify' cannot both be set; keep one",
-                "invalid-value",
+                code=codes.INVALID_VALUE,
             )
         else:
             reader.warn(
                 step.key_node("verify") or step,
                 key_path,
                 "'step' and 'verify' both set; 'verify' ignored (lenient mode)",
-                "invalid-value",
+                code=codes.INVALID_VALUE,
             )
     if node is None:
-        reader.error(step, key_path, "a step needs 'step' or 'verify' text", "missing-key")
+        reader.error(step, key_path, "a step needs 'step' or 'verify' text", code=codes.MISSING_KEY)
         return "step", None
     text = reader.text(node, join_key(key_path, kind))
     if isinstance(node, YScalar) and not (text or "").strip():
-        reader.error(node, join_key(key_path, kind), "must not be empty", "empty")
+        reader.error(node, join_key(key_path, kind), "must not be empty", code=codes.EMPTY)
     return kind, text
 
 

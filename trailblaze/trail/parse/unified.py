@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from trailblaze import codes
 from trailblaze.finding import join_key
 from trailblaze.trail.grammar import CONFIG, STEP, TRAILHEAD, UNIFIED
 from trailblaze.trail.model import Recording, Step, ToolCall, Trail, TrailConfig, is_blank_name
@@ -27,16 +28,18 @@ def read_unified(reader: Reader, root: YMap) -> Trail:
     trail_node = root.get("trail")
     if trail_node is None:
         if "trail" in root:
-            reader.error(root.key_node("trail") or root, "trail", "must not be empty", "empty")
+            reader.error(
+                root.key_node("trail") or root, "trail", "must not be empty", code=codes.EMPTY
+            )
         elif "trailhead" in root or "config" not in root:
-            reader.error(root, "", "missing 'trail' (the list of steps)", "missing-key")
+            reader.error(root, "", "missing 'trail' (the list of steps)", code=codes.MISSING_KEY)
     else:
         try:
             items = reader.expect_list(trail_node, "trail")
             # A stepless document (`config:` and `trail: []`) is a trail, as the reference
             # accepts it; without a config, or after a trailhead, an empty list is a mistake.
             if not items.items and ("config" not in root or "trailhead" in root):
-                reader.error(items, "trail", "must not be empty", "empty")
+                reader.error(items, "trail", "must not be empty", code=codes.EMPTY)
             for i, item in enumerate(items.items):
                 step = _step(reader, item, i + 1, join_key("trail", i))
                 if step is not None:
@@ -67,7 +70,10 @@ def _recording_slots(
     for cls_key, value in rec_map:
         if is_blank_name(cls_key):
             reader.error(
-                cls_key, rec_path, "a device classifier must be a non-empty name", "invalid-value"
+                cls_key,
+                rec_path,
+                "a device classifier must be a non-empty name",
+                code=codes.INVALID_VALUE,
             )
         classifier = cls_key.text
         yield cls_key, classifier, join_key(rec_path, classifier), value
@@ -96,7 +102,7 @@ def _step(reader: Reader, node: YNode, number: int, key_path: str) -> Step | Non
             head.mapping.key_node("recordable") or head.mapping,
             key_path,
             "'recordable: false' with a non-empty recording; remove one of them",
-            "invalid-value",
+            code=codes.INVALID_VALUE,
         )
     return head.step(number=number, recordings=tuple(recordings), key_path=key_path)
 
@@ -120,7 +126,7 @@ def _trailhead(reader: Reader, node: YNode) -> Step | None:
                     value,
                     slot_path,
                     "a trailhead records one tool call per classifier, not a list",
-                    "wrong-type",
+                    code=codes.WRONG_TYPE,
                 )
                 continue
             if isinstance(value, YMap) and len(value) == 0:
@@ -134,7 +140,9 @@ def _trailhead(reader: Reader, node: YNode) -> Step | None:
                 )
             )
     elif text is None:
-        reader.error(head, key_path, "a trailhead needs 'step' or 'recording'", "missing-key")
+        reader.error(
+            head, key_path, "a trailhead needs 'step' or 'recording'", code=codes.MISSING_KEY
+        )
     return Step(
         number=0,
         kind="trailhead",
