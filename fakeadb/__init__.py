@@ -22,7 +22,7 @@ Imports point one way, so there are no cycles (``tests/test_imports.py``):
 ``spec`` <- ``reader`` <- ``loader``; ``files`` <- ``state`` <- ``view`` <- ``gestures`` <- ``commands``;
 ``result`` <- ``shell``, ``faults``, ``commands``; all of them <- ``device`` <- ``modeldevice``,
 ``server``. Outside the package the fake imports only ``replay.device`` (``KeyCode``, the
-``ShellDevice`` base), ``replay.hierarchy`` (``Bounds``) and ``yamlnode``.
+``ShellDevice`` base), ``replay.hierarchy`` (``Bounds``) and ``trailblaze.yaml.node``.
 
 ``python -m fakeadb MODEL.yaml [--port N]`` serves a model until Ctrl-C. The
 product (``trailblaze.replay`` and everything else) never imports this package.

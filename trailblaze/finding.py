@@ -2,7 +2,7 @@
 
 A finding points at the input (`path:line:col`), names the key path inside the document, and
 says what is wrong. `Location` is that place on its own: replay's results carry it, and
-`Finding.location` gives a finding's. Rendering lives in `console.py`; serialization in `report.py`. The one-line
+`Finding.location` gives a finding's. Rendering lives in `report/console.py`; serialization in `report/record.py`. The one-line
 text form (`Finding.text`) is the shape users grep for and tests pin.
 """
 

@@ -439,14 +439,14 @@ _GENERATED_WHAT = {
     "trail.schema.json": "trail JSON Schema",
 }
 GENERATED_TOOL_FILES = frozenset(_GENERATED_WHAT)
-"""What we generate into a trailmap's `tools/` (`surface.write_surfaces`), each name with what
+"""What we generate into a trailmap's `tools/` (`check.surfaces.write_surfaces`), each name with what
 its error says it is."""
 
 
 def generated_in_the_way(tools_dir: Path) -> list[tuple[Path, str]]:
     """What stands where a trailmap's generated files go, each with what is wrong with it: a
     `tools` that is no directory, a directory (or pipe, socket, device) named like one of them.
-    Left as it is: it is the user's (`surface.write_surfaces` reports it)."""
+    Left as it is: it is the user's (`check.surfaces.write_surfaces` reports it)."""
     return generated_places(tools_dir)[0]
 
 

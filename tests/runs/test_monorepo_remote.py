@@ -141,7 +141,7 @@ def ci_run(
     assert {name: s["remote_run"] for name, s in stats(root).items()} == dict.fromkeys(
         NAMES, "stored"
     )
-    # Per workspace its run entry and the entry of its trail rows (`runstate.py`).
+    # Per workspace its run entry and the entry of its trail rows (`runs/rows.py`).
     entries = nginx.entries()
     for found in stats(root).values():
         assert f"ac/{found['remote_run_key']}" in entries

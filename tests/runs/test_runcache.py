@@ -102,7 +102,7 @@ def generated(ws: Path) -> dict[str, bytes]:
 
 def run_entries(server: NginxCache, *, rows: bool = False) -> dict[str, bytes]:
     """The entries that are run entries (a CAS body that is compressed, not a trail's JSON);
-    `rows`: those of the runs' trail rows instead (`runstate.py`)."""
+    `rows`: those of the runs' trail rows instead (`runs/rows.py`)."""
     entries = server.entries()
     out = {}
     for name, data in entries.items():

@@ -345,5 +345,5 @@ def test_doit_check_uses_the_remote_cache_from_the_environment(
     assert done.returncode == 1, done.stdout + done.stderr
     entries = server.entries()
     # Each trail's verdict, the whole run's entry, its generated files' and its trail rows'
-    # (`runstate.py`).
+    # (`runs/rows.py`).
     assert len([k for k in entries if k.startswith("ac/")]) == 11 + 3, sorted(entries)

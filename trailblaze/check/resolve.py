@@ -2,7 +2,7 @@
 
 A target is a workspace trailmap, or a bundled one no workspace trailmap shadows (its
 validation-only surfaces go to the scratch directory, `trail-validation/<id>/tools/`). Each is
-resolved once (`resolve.Resolver`): the surfaces stage writes its artifacts from the result,
+resolved once (`resolution.Resolver`): the surfaces stage writes its artifacts from the result,
 the parse stage generates its trails' modules against it, the type gate compiles them.
 """
 

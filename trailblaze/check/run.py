@@ -3,12 +3,12 @@
 `run_check` is what `trailblaze check`, the doit `check` task and the monorepo runner call. It
 returns a `Report` (data); rendering and the exit code are the caller's business.
 
-    discover   (discovery.py)     scan, shard, manifests, bundled trailmaps      -> Discovery
-    resolve    (targets.py)       every target's tool model and exemption        -> Targets
-    surfaces   (surface.py)       each target's tools/ artifacts, the SDK        -> findings
-    parse      (parsestage.py)    every trail's record, from the state or parsed -> Trails
+    discover   (discover.py)      scan, shard, manifests, bundled trailmaps      -> Discovery
+    resolve    (resolve.py)       every target's tool model and exemption        -> Targets
+    surfaces   (surfaces.py)      each target's tools/ artifacts, the SDK        -> findings
+    parse      (parse.py)         every trail's record, from the state or parsed -> Trails
     type gate  (typegate/gate.py) generated modules compiled, verdicts mapped    -> GateOutcome
-    report     (reporting.py)     statuses and findings                          -> Report
+    report     (report.py)        statuses and findings                          -> Report
 
 Each stage takes the run's `CheckContext` and the records of the stages before it; no stage
 calls another. The parse and type gate stages overlap: the gate is opened before the parse and

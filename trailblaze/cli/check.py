@@ -87,7 +87,7 @@ def check_command(args: argparse.Namespace) -> int:
     run_check: Callable[..., Report]
     if found is not None and options.remote_cache:
         # A fresh clone may find this whole run in the remote cache (`trailblaze/runs/runcache/`),
-        # and the run after such a hit its trail rows (`runstate.py`): `doit check`'s way, so
+        # and the run after such a hit its trail rows (`runs/rows.py`): `doit check`'s way, so
         # an entry a CI `trailblaze check` stored gives a developer's `doit check` its rows.
         from trailblaze.runs.monorepo import SharedRemote, check_remote  # noqa: PLC0415
 

@@ -1,6 +1,6 @@
 """`trailblaze` command line: `check`, `report merge`, `surfaces`, `schema`, `replay`.
 
-Parses arguments, calls the command (`check` is `checkcommand.py`; the others are small and
+Parses arguments, calls the command (`check` is `cli/check.py`; the others are small and
 live here), and returns the exit code: 0 clean, 1 findings, 2 usage or configuration error,
 3 a required type check that could not run. `main` is the one place a user error
 (`errors.TrailblazeError`) ends a command: one line on stderr, its exit code, no traceback.
@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--lenient",
         action="store_true",
-        help="accept what the reference's runtime accepts; unknown keys become warnings",
+        help="accept what upstream Trailblaze's runtime accepts; unknown keys become warnings",
     )
     check.add_argument(
         "--require-typecheck",

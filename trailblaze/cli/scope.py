@@ -236,7 +236,7 @@ def check_scope(
     stdin_name: str | None = None,
     tool_diagnostics: bool = True,
 ) -> Scoped:
-    """Run the check (`run` is `check.run_check`, taking `found=`) and limit its report.
+    """Run the check (`run` is `check.run.run_check`, taking `found=`) and limit its report.
 
     `found` is the workspace's scan when the caller has just made it (not for trail files)."""
     ws = scope.workspace

@@ -158,7 +158,7 @@ def _shared_remote() -> SharedRemote:
     """The remote cache of this doit process's checks: after a fault in one workspace's,
     warned about once, the others work locally. The workers of `doit -n N` are processes of their
     own, each with its own; the first of them to warn is the run's one warning
-    (`monorepo_warn.RUN`)."""
+    (`runs.warnonce.RUN`)."""
     from trailblaze.runs.monorepo import SharedRemote  # noqa: PLC0415
     from trailblaze.runs.warnonce import RUN  # noqa: PLC0415 - loaded with the tasks
 

@@ -127,7 +127,8 @@ def is_generated_tsconfig(text: str) -> bool:
 
 
 def render_sidecar(resolution: Resolution) -> str:
-    """The descriptor sidecar of reference §4.8: name, description, parameters, inputSchema."""
+    """The descriptor sidecar upstream Trailblaze writes beside the surface: name, description,
+    parameters, inputSchema."""
     out = []
     for entry in resolution.entries:
         descriptor: dict[str, Any] = {"name": entry.name}
@@ -144,7 +145,7 @@ def render_sidecar(resolution: Resolution) -> str:
                 # `name: true` accepts any value, as `{}` does
                 prop: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
                 if "$ref" in prop:
-                    continue  # selector params are not in the sidecar (reference §4.8)
+                    continue  # selector params are not in upstream's sidecar either
                 param: dict[str, Any] = {"name": name, "type": _sidecar_type(prop)}
                 if prop.get("description"):
                     param["description"] = prop["description"]

@@ -2,7 +2,7 @@
 
 Our declarations (`data/scripting/index.d.ts`, completed here with the catalog's selector
 grammar and the SDK's hand-typed author tools) cover the real SDK's whole public API; zod, which
-the SDK re-exports as `z`, is the real package from npm (`toolchain.LIBRARIES`), linked next to
+the SDK re-exports as `z`, is the real package from npm (`toolchain.compilers.LIBRARIES`), linked next to
 the bundle as `node_modules/zod`.
 
 A trailmap's scripted tools compile against the workspace's own SDK when it has one: a

@@ -201,7 +201,7 @@ def ordered_params(schema: Mapping[str, Any]) -> list[tuple[str, Any, bool]]:
 
 
 def render_entry(entry: ToolEntry, module_ref: str | None = None, indent: int = 4) -> str:
-    """One `name: { args: ...; result: ...; };` block with its doc comment (reference §4.2).
+    """One `name: { args: ...; result: ...; };` block with its doc comment, laid out as upstream Trailblaze lays out its client surface.
 
     `module_ref` is the import specifier of the entry's TypeScript module, for tools whose
     input type the module itself declares.

@@ -9,7 +9,7 @@ At dispatch, arguments go through three steps, in this order:
    ``{{memory.x}}`` (``config.memory``); an unresolved token fails the tool; then the reference
    runtime's leniency for what the tokens made (``argvalues.runtime_values``): enum values in any
    case, a canonical number in a string where only a number fits;
-3. validation against the tool's JSON Schema (``schemavalidation``, so the messages are the
+3. validation against the tool's JSON Schema (``yaml.schema``, so the messages are the
    check's), then the schema's top-level defaults.
 
 Composed YAML tools (``*.tool.yaml`` with ``tools:``) expand their body with ``expand_body``:
@@ -167,7 +167,7 @@ def _relative(key_path: str, tool: str) -> str:
 def rebuild(node: YNode | None, value: Any, line: int, column: int) -> YNode:
     """A located node holding ``value``: positions and quote styles from ``node`` where it has them.
 
-    ``schemavalidation`` validates nodes; this lets it validate the values replay will use (converted
+    ``yaml.schema`` validates nodes; this lets it validate the values replay will use (converted
     and substituted) while its messages still point into the trail.
     """
     if isinstance(value, dict):

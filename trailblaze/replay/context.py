@@ -25,7 +25,7 @@ from trailblaze.replay.hierarchy import Hierarchy, parse_hierarchy
 from trailblaze.replay.timing import Phase, TimedDevice, Timeline
 
 RunTools = Callable[[Sequence[Any], str], None]
-"""Runs calls nested in the current tool (each a ``trail.ToolCall`` or a ``(name, raw_args)``
+"""Runs calls nested in the current tool (each a ``trail.model.ToolCall`` or a ``(name, raw_args)``
 pair): same context, hooks and logs; the first failure raises."""
 
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """Which tool a recorded name is, for one trail: its trailmap's tools, else the framework's.
 
-The trailmap's resolution (``resolve.Resolver``) decides first, so a trail sees exactly the
+The trailmap's resolution (``resolution.Resolver``) decides first, so a trail sees exactly the
 tools its surface declares (composed YAML tools with their bodies, scripted tools); names it
 does not know fall back to the framework catalog. Schemas come back self-contained (``$defs``
 attached), ready for ``arguments.parse_arguments``.

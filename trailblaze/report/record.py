@@ -35,7 +35,7 @@ REASON_NO_SURFACE = "no surface"
 REASON_INFRA = "type check could not run"
 
 INCOMPLETE_CODE = codes.SURFACE_UNWRITABLE
-"""A generated file that could not be written (`surface.in_the_way`): the next run writes it."""
+"""A generated file that could not be written (`check.surfaces.in_the_way`): the next run writes it."""
 
 
 def fatal_findings(findings: Iterable[Finding]) -> list[Finding]:

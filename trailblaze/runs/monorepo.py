@@ -135,8 +135,8 @@ class SharedRemote:
     def __init__(self, run: Run | None = None) -> None:
         self.fault: str | None = None
         self.run = run
-        """The doit run this process works for (`doit_actions.RUN`): its other workers' warning
-        is this one's too (`monorepo_warn`)."""
+        """The doit run this process works for (`doit_tasks.actions.RUN`): its other workers' warning
+        is this one's too (`warnonce`)."""
 
     def options(self, options: CheckOptions) -> CheckOptions:
         """`options` for the next check: without the remote once it has faulted."""
@@ -178,7 +178,7 @@ def check_remote(
     found = found if found is not None else scan(ws)
     rows = RowsCache(options, ws, shared.warn)
     try:
-        # The trail rows of the run a previous hit was answered by (`runstate.py`): the
+        # The trail rows of the run a previous hit was answered by (`runs/rows.py`): the
         # check then parses only what changed since.
         restored = rows.restore(found)
         report = cached_run(

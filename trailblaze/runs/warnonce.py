@@ -1,7 +1,7 @@
 """One remote-cache warning for a whole doit run, across the worker processes of `doit -n N`.
 
 Each process keeps its own `monorepo.SharedRemote`; the workers a doit run forks share the
-run's identity (`RUN`, taken when this module loads: `doit_actions` imports it as doit loads
+run's identity (`RUN`, taken when this module loads: `doit_tasks.actions` imports it as doit loads
 the tasks, in the main process), and the first of them to warn creates a marker file named by
 it (`O_EXCL`: exactly one can). The main process removes the marker when it exits. Spawned
 workers (another start method) have identities of their own: each warns once, as before.

@@ -6,7 +6,7 @@ them: `{base}/ac/{key}` (the action cache: any 64-character lowercase hex key) a
 `GET` fetches (200, or 404 for a miss) and `PUT` stores.
 
 What is shared: the type gate's verdict on one trail (its findings), under a key that covers
-every input of that verdict and no path or mtime (`cache.ResultKey`, the local cache's key). An action-cache entry holds
+every input of that verdict and no path or mtime (`results.ResultKey`, the local cache's key). An action-cache entry holds
 the findings with their digest, or, when they are large, the digest of a CAS body holding them;
 either way the bytes are checked against the digest, and the entry against the key it was
 stored for, before they are trusted.

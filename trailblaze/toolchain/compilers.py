@@ -401,7 +401,7 @@ def _executable_in(directory: Path) -> tuple[Path, tuple[str, ...]]:
     if natives:
         # TypeScript 7: the Go binary comes in one optional package per platform, of which npm
         # installs only this machine's. It is run directly: the Node wrapper and npx around it
-        # cost more than the compile itself (reference/performance.md section 2).
+        # cost more than the compile itself (measured: see docs/performance.md).
         wanted = platform_package()
         exe = "tsc.exe" if sys.platform == "win32" else "tsc"
         path = directory / "node_modules" / "@typescript" / wanted / "lib" / exe

@@ -2,7 +2,7 @@
 
 A quoted or block scalar is always a string and never comes here. Integers written with leading
 zeros (``0007``, ``007.5``) stay strings, because their text would not survive the round trip;
-``7:30`` is a string (no YAML 1.1 sexagesimals). `yamlnode` calls this for every plain scalar.
+``7:30`` is a string (no YAML 1.1 sexagesimals). `yaml.node` calls this for every plain scalar.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A YAML file's bytes to text, refusing what no YAML file should be, with a located error.
 
-`yamlnode` composes the text; this module is the disk side of the boundary (size, directories,
+`yaml.node` composes the text; this module is the disk side of the boundary (size, directories,
 NUL bytes, UTF-8) and the one error type every YAML problem is reported as.
 """
 

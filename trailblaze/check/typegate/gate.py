@@ -294,7 +294,7 @@ class TypeGate:
         return True
 
     def result_key(self, module: str, surface_key: str) -> ResultKey:
-        """The key of a trail's verdict (see `cache.ResultKey`): `module` is the digest of its
+        """The key of a trail's verdict (see `results.ResultKey`): `module` is the digest of its
         generated module and file content (`batch`), then its surface, the compiler, the
         options. Its `digest` addresses the verdict in the local and the remote cache."""
         return ResultKey(

@@ -2,7 +2,7 @@
 proven ones stored in the background after.
 
 A trail's verdict is addressed by the digest of its result key (`Job.key`), the same key as in
-the local result cache (`cache.ResultKey`).
+the local result cache (`results.ResultKey`).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ __all__ = [
     "Validate",
 ]
 
-#: Entry kinds (``resolve.EntryKind``) that a Node child runs.
+#: Entry kinds (``records.EntryKind``) that a Node child runs.
 SCRIPTED_KINDS = frozenset({"module", "descriptor", "open"})
 #: What replay parses a scripted call with before the tool says what it declares: any object
 #: (tsc checked a module tool's arguments at check time; the module's own ``inputSchema``, if

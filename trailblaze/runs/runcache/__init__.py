@@ -11,7 +11,7 @@ tool files) as workspace-relative path and content digest, whether each trailmap
 can be read (the check warns when not; its lines are the run's output, not an input), the
 baked targets of the workspace and of installed packages, the discovery findings, the
 workspace's layout, the check options and scope, the compiler's version and binary size (its
-`--version` asked once per binary, `toolchain.compiler_key`), the content of our own package
+`--version` asked once per binary, `toolchain.compilers.compiler_key`), the content of our own package
 (code, catalog, SDK declarations) and the entry format. A workspace whose check reaches outside
 those (a hand-written `tools/tsconfig.json`, which may map the SDK anywhere, or an SDK bundle
 in the scratch directory that is not ours) has no key: its runs go the per-trail way.

@@ -1,5 +1,5 @@
 """The run entries of one remote cache (`RunCache`: lookup, store, shards put together) and
-`cached_run`, which the CLI calls in place of `check.run_check`.
+`cached_run`, which the CLI calls in place of `check.run.run_check`.
 
 A hit never loads the check pipeline: the heavy imports stay inside the functions.
 """
@@ -535,12 +535,12 @@ def cached_run(
     stats: Mapping[str, os.stat_result | None] | None = None,
     warn: Warn | None = None,
 ) -> Report:
-    """`check.run_check`, answered by the remote cache's run entry when it has one (its
+    """`check.run.run_check`, answered by the remote cache's run entry when it has one (its
     generated files written), else run and shared when proven. After a fault (warned about
     once) the check runs without the remote.
 
     When `stats` is a dict, the `os.stat` of every input this looks at before the check is
-    added to it (what the CLI's no-op key of a fresh clone is made of, `checkcommand`)."""
+    added to it (what the CLI's no-op key of a fresh clone is made of, `cli.check`)."""
 
     def pipeline(opts: CheckOptions) -> Report:
         from trailblaze.check.run import run_check  # noqa: PLC0415 - a hit never loads it

@@ -306,9 +306,9 @@ def _sdk_is_ours(ws: Workspace) -> bool:
 
 
 def _compiler_key() -> str | None:
-    """The compiler's version and binary size (as `cache.ResultKey`), None when none is
+    """The compiler's version and binary size (as `results.ResultKey`), None when none is
     installed (the run installs it, or reports it missing: no entry applies). Asked of the
-    compiler once per binary (`toolchain.compiler_key`), not on every run."""
+    compiler once per binary (`toolchain.compilers.compiler_key`), not on every run."""
     from trailblaze.toolchain.compilers import ToolchainError, compiler_key  # noqa: PLC0415
 
     try:
