@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +36,60 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     by tests find the same tsc the `tsc` fixture installed.
     """
     isolate_env(monkeypatch)
+
+
+class OpenedDatabases:
+    """Every sqlite3 connection opened in this process during one test (through
+    `sqlite3.connect`: ours, doit's, a test's), with where it was opened."""
+
+    def __init__(self) -> None:
+        self.opened: list[tuple[sqlite3.Connection, str]] = []
+
+    def connect(self, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db: sqlite3.Connection = _sqlite3_connect(*args, **kwargs)
+        here = traceback.extract_stack()[:-1]
+        ours = [f for f in here if f.filename.startswith(str(ROOT)) and "/.venv" not in f.filename]
+        self.opened.append((db, "".join(traceback.format_list(ours[-8:]))))
+        return db
+
+    def still_open(self) -> list[str]:
+        """Where each connection that was not closed was opened."""
+        where = []
+        for db, opened_at in self.opened:
+            try:
+                db.total_changes  # noqa: B018 - raises on a closed connection, from any thread
+            except sqlite3.ProgrammingError:
+                continue
+            where.append(opened_at)
+        return where
+
+
+_sqlite3_connect = sqlite3.connect
+
+
+@pytest.fixture(autouse=True)
+def opened_databases() -> Iterator[OpenedDatabases]:
+    """A test fails when it leaves a sqlite3 connection open, whoever opened it.
+
+    Python 3.13 warns (`ResourceWarning: unclosed database`) when a connection is collected
+    without being closed, and a connection sits in a reference cycle (its statement cache), so
+    it is collected at some later garbage collection, often at the end of the session, where
+    the warning fails the whole run and names no test. This holds every test to it on every
+    Python, when the test ends, and says where the connection was opened. A test can ask for
+    the fixture to look earlier (`still_open()`).
+    """
+    databases = OpenedDatabases()
+    with pytest.MonkeyPatch.context() as patch:  # not `monkeypatch`: its undo is the test's
+        patch.setattr(sqlite3, "connect", databases.connect)
+        yield databases
+    leaked = databases.still_open()
+    for db, _ in databases.opened:
+        db.close()  # one failure here, not a warning at some later collection
+    if leaked:
+        pytest.fail(
+            f"{len(leaked)} sqlite3 connection(s) left open, opened at:\n" + "\n".join(leaked),
+            pytrace=False,
+        )
 
 
 def isolate_env(monkeypatch: pytest.MonkeyPatch) -> None:

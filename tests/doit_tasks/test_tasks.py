@@ -1,4 +1,5 @@
-"""doit integration, through real `doit` processes on real workspaces."""
+"""doit integration, through real `doit` processes on real workspaces (and `run_tasks`, the
+CLI's way to run doit in its own process)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, write_tree
+from tests.conftest import ROOT, OpenedDatabases, write_tree
+from trailblaze.doit_tasks import run_tasks
 from trailblaze.state.scratch import Layout
 
 DODO = """\
@@ -39,6 +41,18 @@ def test_doit_list_documents_every_task() -> None:
     lines = dict(line.split(None, 1) for line in result.stdout.splitlines() if line.strip())
     assert "check" in lines
     assert all(doc.strip() for doc in lines.values())
+
+
+def test_run_tasks_leaves_doit_s_database_closed_whatever_the_command(
+    compact_ws: Path, opened_databases: OpenedDatabases
+) -> None:
+    # In this process (the CLI's path): doit opens its dependency file for every command and
+    # closes it only when tasks ran, so `list` and an unknown task name left it open.
+    for command, code in (("list", 0), ("no-such-task", 3), ("surfaces", 0)):
+        opened = len(opened_databases.opened)
+        assert run_tasks(compact_ws, [command]) == code
+        assert len(opened_databases.opened) > opened, command  # doit's, at least
+        assert opened_databases.still_open() == [], command
 
 
 def test_monorepo_dodo_imports_our_tasks_and_a_second_run_does_nothing(compact_ws: Path) -> None:

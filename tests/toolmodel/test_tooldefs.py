@@ -327,7 +327,7 @@ def test_tool_file_schemas_are_built_and_digested_once(tmp_path: Path) -> None:
         "tools/app_signIn.tool.yaml": "id: app_signIn\nclass: nope\n",
         "tools/app_x.yaml": "name: app_x\ninputSchema:\n  text: {type: string}\n",
     }
-    with schemavalidation.remembering(Store.open(tmp_path / ".trailblaze")):
+    with Store.open(tmp_path / ".trailblaze") as store, schemavalidation.remembering(store):
         load(tmp_path, files)
         size = len(schemavalidation._SCHEMA_TEXTS)
         load(tmp_path, files)

@@ -48,15 +48,18 @@ def test_a_manifest_made_invalid_after_a_clean_run_is_reported(compact_ws: Path)
 
 
 def test_the_memo_tells_documents_apart_by_type_not_only_text(tmp_path: Path) -> None:
-    memo = Store.open(tmp_path)
-    with remembering(memo):
-        assert check(load("n: 1\n"), SCHEMA) == []
-    memo.commit()
-    assert len(ValidMemo(Store.open(tmp_path)).known) == 1
-    with remembering(memo):
-        issues = check(load("n: '1'\n"), SCHEMA)  # the same text as a string: still invalid
-        assert [i.message for i in issues] == ["expected an integer, found the quoted string '1'"]
-        assert check(load("n: 1\n"), SCHEMA) == []
+    with Store.open(tmp_path) as memo:
+        with remembering(memo):
+            assert check(load("n: 1\n"), SCHEMA) == []
+        memo.commit()
+        with Store.open(tmp_path) as again:
+            assert len(ValidMemo(again).known) == 1
+        with remembering(memo):
+            issues = check(load("n: '1'\n"), SCHEMA)  # the same text as a string: still invalid
+            assert [i.message for i in issues] == [
+                "expected an integer, found the quoted string '1'"
+            ]
+            assert check(load("n: 1\n"), SCHEMA) == []
 
 
 SCRIPT = """

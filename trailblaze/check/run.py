@@ -23,6 +23,7 @@ a trail whose key is in the result cache costs no compiler work.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -92,25 +93,29 @@ def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
 
     with ctx.timer.phase("state load"):
         state = TrailState.load(ctx.store)
-    gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs)
-    parser = Parser(ctx, targets)
-    with ctx.timer.phase("trails"):
-        trails = parser.trails(
-            discovery.found.trail_paths, old=state.trails, stats=stats, on_parsed=gate.offer_parsed
+    # Closed on every path: the gate holds the result cache open from the first trail offered.
+    with contextlib.closing(TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs)) as gate:
+        parser = Parser(ctx, targets)
+        with ctx.timer.phase("trails"):
+            trails = parser.trails(
+                discovery.found.trail_paths,
+                old=state.trails,
+                stats=stats,
+                on_parsed=gate.offer_parsed,
+            )
+        records = trails.records
+        stale = gate.offer_unchanged(records)
+        with ctx.timer.phase("regenerate"):
+            for parsed in parser.regenerate(stale, records):
+                records[parsed.record.path] = parsed.record
+                gate.offer(parsed.record, parsed)
+        previously = {p for p, r in state.trails.items() if r.surface_key is not None}
+        # A shard keeps the generated modules of the other shards' trails (the next run may be
+        # another shard of the same workspace).
+        verdicts = gate.finish(
+            keep_generated=gate.offered,
+            trails_changed=options.shard is None and previously != gate.offered,
         )
-    records = trails.records
-    stale = gate.offer_unchanged(records)
-    with ctx.timer.phase("regenerate"):
-        for parsed in parser.regenerate(stale, records):
-            records[parsed.record.path] = parsed.record
-            gate.offer(parsed.record, parsed)
-    previously = {p for p, r in state.trails.items() if r.surface_key is not None}
-    # A shard keeps the generated modules of the other shards' trails (the next run may be
-    # another shard of the same workspace).
-    verdicts = gate.finish(
-        keep_generated=gate.offered,
-        trails_changed=options.shard is None and previously != gate.offered,
-    )
     records.update(verdicts.records)
 
     run_stats = {**verdicts.stats, **parser.stats(), "seconds": ctx.timer.seconds}

@@ -478,8 +478,19 @@ def run_tasks(workspace: str | Path | None, tasks: list[str]) -> int:
     """Run our doit tasks for a workspace that has no dodo.py of its own (the CLI uses this)."""
     from doit.cmd_base import ModuleTaskLoader  # noqa: PLC0415 - only the CLI path needs it
     from doit.doit_cmd import DoitMain  # noqa: PLC0415
+    from doit.globals import Globals  # noqa: PLC0415
 
     namespace: dict[str, Any] = dict(make_tasks(workspace))
     namespace["DOIT_CONFIG"] = doit_config(workspace)
-    result: int = DoitMain(ModuleTaskLoader(namespace)).run(tasks)
+    before = Globals.dep_manager
+    try:
+        result: int = DoitMain(ModuleTaskLoader(namespace)).run(tasks)
+    finally:
+        # doit opens its dependency file (a sqlite3 connection) for every command, and closes it
+        # only once tasks ran: `list`, `info`, an unknown task name or a task that fails to
+        # load leave it open, held by `Globals.dep_manager` until a later run replaces it. Ours
+        # is closed here (a no-op when doit did); another run's, still in progress, is not.
+        ours = Globals.dep_manager
+        if ours is not None and ours is not before:
+            ours.close()
     return result

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CORPUS, DATA, write_tree
+from tests.conftest import CORPUS, DATA, OpenedDatabases, write_tree
 from trailblaze.check.rows import TrailState
 from trailblaze.check.run import last_stats, run_check
 from trailblaze.check.typegate.compilation import compile_jobs
@@ -505,6 +505,37 @@ def test_broken_compiler_is_infra_not_a_pass_and_not_cached(
     monkeypatch.setenv("TRAILBLAZE_TSC", str(tsc.path))
     check(sample_ws)
     assert stats(sample_ws)["files_compiled"] == [TRAIL]  # the failed run was not cached
+
+
+@pytest.mark.parametrize(
+    ("where", "error"),
+    [
+        ("trailblaze.check.typegate.gate.compile_jobs", RuntimeError("the compile thread crashed")),
+        ("trailblaze.check.parse.Parser.regenerate", KeyboardInterrupt()),
+    ],
+    ids=["compiling", "between-parse-and-compile"],
+)
+def test_a_check_that_fails_after_the_gate_opened_its_cache_closes_it(
+    sample_ws: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    opened_databases: OpenedDatabases,
+    where: str,
+    error: BaseException,
+) -> None:
+    # The gate reads the result cache for the first trail parsed and closed it only at the end
+    # of `finish`: a check that failed in between left the connection to be collected.
+    check(sample_ws)  # the cache's file exists from now on
+    trail = sample_ws / TRAIL
+    trail.write_text(trail.read_text() + "# edited\n")
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(where, fails)
+    with pytest.raises(type(error)):
+        check(sample_ws)
+    assert any("state/results.py" in at for _, at in opened_databases.opened)
+    assert opened_databases.still_open() == []
 
 
 def test_missing_surface_import_is_infra(tmp_path: Path, tsc: Compiler) -> None:

@@ -13,7 +13,8 @@ trail is offered: a workspace without recordings never installs or starts a comp
 The check's orchestrator opens the gate after the resolve stage, hands it each chunk of parsed
 trails (`offer_parsed`), then the unchanged ones (`offer_unchanged`) and the modules it asked to
 have generated again (`stale`), and takes its verdicts with `finish`: a `GateOutcome` holding
-the record of every trail whose result changed.
+the record of every trail whose result changed. It closes the gate (`close`) however the run
+ends.
 """
 
 from __future__ import annotations
@@ -336,6 +337,14 @@ class TypeGate:
 
     # -- finishing ------------------------------------------------------------------------------
 
+    def close(self) -> None:
+        """Close the result cache (a SQLite connection, open from the first trail offered).
+        `finish` does once the run's verdicts are stored; the check closes the gate on every
+        path too, so a run that fails in between (the compile thread crashed, an interrupt)
+        leaves no connection behind."""
+        if self._cache is not None:
+            self._cache.close()
+
     def _orphans_possible(self, keep: AbstractSet[str], *, trails_changed: bool) -> bool:
         """Whether modules of trails not in `keep` may be on disk.
 
@@ -411,7 +420,7 @@ class TypeGate:
                 )
         if self._cache is not None:
             self._cache.put_many(stored)
-            self._cache.close()
+            self.close()
         if self._remote is not None:
             outcome.stats.update(self._remote.close())
         outcome.stats["removed"] = (
