@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.nginx import NginxCache
-from bench.run import REPO, Bench, Options, Sample
+from bench.run import REPO, Bench, Options, Sample, summarize
 from trailblaze.toolchain.proc import ProcError
 from trailblaze.toolchain.proc import run as run_program
 
@@ -70,16 +70,21 @@ class Side:
         self.bench = Bench(size, work, tsc, tsc, python=str(python), cli=[str(command)])
         self.samples: dict[str, list[Sample]] = {m: [] for m in MEASURES}
 
-    def iteration(self, run: int) -> None:
+    def iteration(self, run: int, measures: Sequence[str] = MEASURES) -> None:
         bench = self.bench
         nonce = f"{bench.size}-{run}-{os.getpid()}-{self.name}"
         bench.clear(bench.ws)
         self.keep("cold", bench.doit("cold", run))
-        self.keep("no-op", bench.doit("no-op", run))
-        with bench.trail_edit(bench.ws, nonce):
-            self.keep("one-edit", bench.doit("one-edit", run))
-        bench.doit("settle-edit", run, measured=False)
-        self.keep("cli-no-op", bench.cli_noop(run))
+        if "no-op" in measures:
+            self.keep("no-op", bench.doit("no-op", run))
+        if "one-edit" in measures:
+            with bench.trail_edit(bench.ws, nonce):
+                self.keep("one-edit", bench.doit("one-edit", run))
+            bench.doit("settle-edit", run, measured=False)
+        if "cli-no-op" in measures:
+            self.keep("cli-no-op", bench.cli_noop(run))
+        if not {"shards-cold", "warm-clone"} & set(measures):
+            return
         if bench.nginx is None:
             bench.nginx = NginxCache(bench.options.work / f"nginx-{bench.size}").start()
         bench.nginx.clear()
@@ -101,9 +106,9 @@ def _commit(directory: Path) -> str:
         return "unknown"
 
 
-def compare(a: Side, b: Side, tolerance: float) -> dict[str, Any]:
+def compare(a: Side, b: Side, tolerance: float, measures: Sequence[str]) -> dict[str, Any]:
     rows = {}
-    for measure in MEASURES:
+    for measure in measures:
         walls_a = [s.wall for s in a.samples[measure]]
         walls_b = [s.wall for s in b.samples[measure]]
         median_a, median_b = statistics.median(walls_a), statistics.median(walls_b)
@@ -117,6 +122,9 @@ def compare(a: Side, b: Side, tolerance: float) -> dict[str, Any]:
             "a_walls": [round(w, 4) for w in walls_a],
             "b_walls": [round(w, 4) for w in walls_b],
             "within_tolerance": ratio <= 1 + tolerance,
+            # Where the time went, by the check's own phase timings (medians over the runs).
+            "a_phases": summarize(a.samples[measure])["phases"],
+            "b_phases": summarize(b.samples[measure])["phases"],
         }
     return rows
 
@@ -136,6 +144,15 @@ def markdown(result: dict[str, Any]) -> str:
             f"{row['b_over_a']:.3f} | {row['paired_b_over_a']:.3f} | "
             f"{'yes' if row['within_tolerance'] else '**no**'} |"
         )
+    cold = result["measures"]["cold"]
+    phases = sorted(set(cold["a_phases"]) | set(cold["b_phases"]))
+    if phases:
+        lines += ["", "Where a cold run's time went (the check's phase timings, medians):", ""]
+        lines += ["| phase | A | B |", "|---|---|---|"]
+        lines += [
+            f"| {phase} | {cold['a_phases'].get(phase, 0.0):.3f} | {cold['b_phases'].get(phase, 0.0):.3f} |"
+            for phase in phases
+        ]
     problems = result["problems"]
     lines.append("")
     lines.append(f"verified: {'yes' if not problems else 'no: ' + '; '.join(problems[:5])}")
@@ -149,9 +166,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tolerance", type=float, default=0.05)
+    parser.add_argument(
+        "--measures",
+        default=",".join(MEASURES),
+        help=f"a comma-separated subset of {','.join(MEASURES)} (cold always runs)",
+    )
     parser.add_argument("--work", type=Path, default=REPO / "bench" / "out" / "compare")
     parser.add_argument("--out", type=Path, default=None, help="write the JSON result here")
     args = parser.parse_args(argv)
+    measures = [m for m in MEASURES if m in args.measures.split(",") or m == "cold"]
+    if "warm-clone" in measures and "shards-cold" not in measures:
+        measures.insert(measures.index("warm-clone"), "shards-cold")  # it fills the cache
 
     from trailblaze.toolchain.compilers import TS_VERSION, find_compiler  # noqa: PLC0415
 
@@ -169,11 +194,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for run in range(args.runs):
             order = sides if run % 2 == 0 else sides[::-1]
             for side in order:
-                side.iteration(run)
+                side.iteration(run, measures)
             print(
                 f"run {run + 1}/{args.runs}: "
                 + "; ".join(
-                    f"{s.name} " + ", ".join(f"{m} {s.samples[m][-1].wall:.3f}" for m in MEASURES)
+                    f"{s.name} " + ", ".join(f"{m} {s.samples[m][-1].wall:.3f}" for m in measures)
                     for s in sides
                 ),
                 flush=True,
@@ -189,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tolerance": args.tolerance,
         "a": {"venv": str(a.venv), "package": a.package, "commit": a.commit},
         "b": {"venv": str(b.venv), "package": b.package, "commit": b.commit},
-        "measures": compare(a, b, args.tolerance),
+        "measures": compare(a, b, args.tolerance, measures),
         "problems": [
             f"{side.name}: {p}"
             for side in sides
