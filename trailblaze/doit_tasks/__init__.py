@@ -16,14 +16,14 @@ digests) does not load doit and the task creators with it.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from trailblaze.doit_tasks.config import doit_config, monorepo_config
     from trailblaze.doit_tasks.tasks import (
         check_task,
-        doit_config,
         make_tasks,
-        monorepo_config,
         monorepo_tasks,
         replay_task,
         run_tasks,
@@ -52,10 +52,13 @@ __all__ = [
 ]
 
 
+_HOMES = {"doit_config": "config", "monorepo_config": "config"}
+"""The module of each name above that is not defined in `tasks`."""
+
+
 def __getattr__(name: str) -> Any:
     # `DOIT_CONFIG` too: `tasks` computes it for the current directory's workspace when asked.
     if name in __all__ or name == "DOIT_CONFIG":
-        from trailblaze.doit_tasks import tasks  # noqa: PLC0415 - loaded when first asked for
-
-        return getattr(tasks, name)
+        home = importlib.import_module(f"{__name__}.{_HOMES.get(name, 'tasks')}")
+        return getattr(home, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,7 @@ from doit.tools import config_changed
 
 from trailblaze import __version__
 from trailblaze.doit_tasks import actions
-from trailblaze.doit_tasks.config import doit_config, monorepo_config, workspace_of
+from trailblaze.doit_tasks.config import doit_config, workspace_of
 from trailblaze.doit_tasks.surfacebuild import BUILD, MANIFESTS, passed
 from trailblaze.doit_tasks.surfaceplan import SurfacePlan, surface_plan, trailmaps_scan
 from trailblaze.doit_tasks.uptodate import (
@@ -42,22 +42,7 @@ if TYPE_CHECKING:
 # Only what task creation needs is imported above: doit creates every task on every run, a
 # no-op included. The pipeline (YAML, jsonschema, rich, the compiler) loads inside the actions.
 
-# What a dodo.py imports (and `DOIT_CONFIG`, made when asked for: `__getattr__` below).
-__all__ = [
-    "check_task",
-    "doit_config",
-    "make_tasks",
-    "monorepo_config",
-    "monorepo_tasks",
-    "replay_task",
-    "run_tasks",
-    "surfaces_task",
-    "task_check",
-    "task_replay",
-    "task_surfaces",
-    "task_toolchain",
-    "toolchain_task",
-]
+# What a dodo.py imports is listed once, in `trailblaze.doit_tasks` (its `__all__`).
 
 FORMAT_NAMES = ("text", "json", "sarif", "junit", "github")
 """`formats.FORMATS`, named here without importing the renderers at task creation."""
