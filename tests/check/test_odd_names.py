@@ -86,6 +86,10 @@ def test_generated_names_are_kept_when_plain_and_derived_otherwise() -> None:
     derived = generated_name("trailmaps/app/p(1,2)\n.trail.yaml")
     assert re.fullmatch(r"trailmaps/app/p_1,2__\.trail\.yaml\.[0-9a-f]{12}\.ts", derived)
     assert generated_name("a\nb.trail.yaml") != generated_name("a\rb.trail.yaml")
+    # The compiler refuses two files whose names differ only in case, on any disk.
+    upper = generated_name("trailmaps/App/x.trail.yaml")
+    assert re.fullmatch(r"trailmaps/app/x\.trail\.yaml\.[0-9a-f]{12}\.ts", upper)
+    assert upper.lower() != generated_name("trailmaps/app/x.trail.yaml").lower()
 
 
 NAME = st.binary(min_size=1, max_size=40).filter(

@@ -32,6 +32,7 @@ from trailblaze.generate.sdk import (
 from trailblaze.options import CheckOptions
 from trailblaze.report.formats import junit, sarif
 from trailblaze.report.record import Report
+from trailblaze.state.scratch import Layout, scratch_name
 from trailblaze.toolchain.compilers import install_library
 from trailblaze.toolmodel.catalog import load_catalog
 from trailblaze.workspace import find_workspace
@@ -155,7 +156,7 @@ def test_a_fixture_using_every_export_compiles_with_zero_diagnostics(tmp_path: P
     assert report.sdks == {"kit": OURS_LABEL}
     assert report.exit_code == 0
     # Compiled, although no trail targets the trailmap: the declarations are there.
-    decls = ws / ".trailblaze/typegate/tooldecl/kit"
+    decls = Layout(ws / ".trailblaze").tooldecl("kit")
     assert sorted(p.name for p in decls.glob("*.d.ts")) == [
         "kit_globals.d.ts",
         "kit_imperative.d.ts",
@@ -191,7 +192,7 @@ def test_every_playwright_native_tool_compiles_with_zero_diagnostics(playwright_
     assert texts(report) == []
     assert report.sdks == {"playwrightSample": OURS_LABEL}
     assert [t.path for t in report.trails] == []  # no trail targets it, and still:
-    emitted = playwright_ws / "trails/.trailblaze/typegate/tooldecl/playwrightSample"
+    emitted = Layout(playwright_ws / "trails/.trailblaze").tooldecl("playwrightSample")
     sources = sorted(
         p.name.removesuffix(".ts")
         for p in PLAYWRIGHT_TOOLS.glob("*.ts")
@@ -304,7 +305,7 @@ def with_app_tool(
 
 def tools_tsconfig(ws: Path) -> Any:
     """The tsconfig the type gate compiled `app`'s tools with (one extending the user's)."""
-    return json.loads((ws / ".trailblaze/typegate/tools-tsconfig/app.json").read_text("utf-8"))
+    return json.loads(Layout(ws / ".trailblaze").tools_tsconfig("app").read_text("utf-8"))
 
 
 def test_the_workspaces_own_sdk_is_preferred(own_sdk_ws: Path) -> None:
@@ -474,7 +475,8 @@ def test_a_type_only_the_workspace_sdk_has_leaves_calls_unchecked_not_passed(
     unchecked = report.findings[1]
     assert unchecked.text.startswith(
         "trailmaps/app/trails/a.trail.yaml:6:11: not type-checked: input type of `app_login` "
-        "unresolved (its declarations do not resolve: typegate/tooldecl-check/app/app_login.ts("
+        "unresolved (its declarations do not resolve: "
+        f"typegate/tooldecl-check/{scratch_name('app')}/app_login.ts("
     )
     assert "TS2305" in unchecked.message
     assert [t.status for t in report.trails] == ["parsed"]
@@ -922,7 +924,7 @@ def test_the_upstream_samples_unit_tests_compile_against_our_testing_declaration
     report = check(playwright_ws)
     assert texts(report) == []
     # Compiled: a declaration was emitted for each.
-    emitted = playwright_ws / "trails/.trailblaze/typegate/tooldecl/playwrightSample"
+    emitted = Layout(playwright_ws / "trails/.trailblaze").tooldecl("playwrightSample")
     assert len(list(emitted.glob("_unit_*.d.ts"))) == 3
     # And checked: a stub of a tool the trailmap does not have is a finding there.
     edit(

@@ -298,3 +298,41 @@ def test_a_recorded_cli_output_in_the_way_is_a_miss_and_is_replaced(
     assert run() == first
     assert recorded.is_file()
     assert run() == first
+
+
+COLLIDING_IDS = ("a", "b", "a.b", "a.d", "a.d.ts", "x", "x.probe", "App", "app")
+"""Trailmap ids whose raw names would share or shadow each other's scratch files: `./a.d`
+resolves to `a.d.ts` (trailmap `a`'s surface), `./x.probe` to trailmap `x`'s probes."""
+
+
+def test_trailmap_ids_with_dots_or_case_variants_keep_their_own_surfaces(tmp_path: Path) -> None:
+    files: dict[str, str] = {}
+    for n, trailmap in enumerate(COLLIDING_IDS):
+        base = f"trailmaps/{trailmap}"
+        files[f"{base}/trailmap.yaml"] = f"id: {trailmap}\ntarget:\n  display_name: d{n}\n"
+        files[f"{base}/tools/own.ts"] = (
+            'import { trailblaze } from "@trailblaze/scripting";\n'
+            f"export const own_{n} = trailblaze.tool<{{ v{n}: string }}>("
+            f'{{ description: "own" }}, async (i) => i.v{n});\n'
+        )
+        files[f"{base}/trails/t.trail.yaml"] = (
+            f"config: {{target: {trailmap}}}\ntrail:\n  - step: s\n    recording:\n"
+            f"      android:\n        - own_{n}: {{v{n}: [1]}}\n"
+        )
+    ws = write_tree(tmp_path / "ws", files)
+    result = run_python(ws, "-m", "trailblaze", "check", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert {t["path"]: t["status"] for t in report["trails"]} == {
+        f"trailmaps/{trailmap}/trails/t.trail.yaml": "type-checked" for trailmap in COLLIDING_IDS
+    }
+    # Each trail is checked against its own trailmap's tool: on another's surface the tool
+    # would be unknown (TS2339), on none the trail would be unchecked.
+    assert sorted((f["path"], f["tool"], f["code"]) for f in report["findings"]) == sorted(
+        (f"trailmaps/{trailmap}/trails/t.trail.yaml", f"own_{n}", "TS2322")
+        for n, trailmap in enumerate(COLLIDING_IDS)
+    )
+    layout = Layout(ws / ".trailblaze")
+    names = [layout.surface(t).name for t in COLLIDING_IDS]
+    assert len({name.lower() for name in names}) == len(COLLIDING_IDS)  # case-insensitive too
+    assert not any("." in name.removesuffix(".d.ts") for name in names)  # no dot of the id

@@ -29,6 +29,7 @@ a file belongs, say) is cleared by `clear_way`: scratch is ours to repair.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -150,15 +151,15 @@ class Layout:
         return self.root / "surfaces"
 
     def surface(self, trailmap: str) -> Path:
-        return self.surfaces_dir / f"{trailmap}.d.ts"
+        return self.surfaces_dir / f"{scratch_name(trailmap)}.d.ts"
 
     def probe(self, trailmap: str) -> Path:
         """The probes of a surface: a `.ts` file, checked while declaration files are not."""
-        return self.surfaces_dir / f"{trailmap}.probe.ts"
+        return self.surfaces_dir / f"{scratch_name(trailmap)}.probe.ts"
 
     def tools_tsconfig(self, trailmap: str) -> Path:
         """The tsconfig a trailmap's scripted tools compile with when theirs is overridden."""
-        return self.root / "tools-tsconfig" / f"{trailmap}.json"
+        return self.root / "tools-tsconfig" / f"{scratch_name(trailmap)}.json"
 
     def trail_file(self, trail_path: str) -> Path:
         return self.root / "trails" / generated_name(trail_path)
@@ -172,7 +173,7 @@ class Layout:
         return self.root / "tooldecl"
 
     def tooldecl(self, trailmap: str) -> Path:
-        return self.tooldecl_dir / trailmap
+        return self.tooldecl_dir / scratch_name(trailmap)
 
     def missing_decl(self, module_name: str) -> Path:
         """What a surface imports for a tool module whose declarations were not emitted: a path
@@ -181,7 +182,7 @@ class Layout:
 
     def tooldecl_check(self, trailmap: str) -> Path:
         """`.ts` twins of a trailmap's emitted declarations: checked where `.d.ts` are not."""
-        return self.root / "tooldecl-check" / trailmap
+        return self.root / "tooldecl-check" / scratch_name(trailmap)
 
     def surface_import(self, trail_path: str, trailmap: str) -> str:
         return module_specifier(self.surface(trailmap), self.trail_file(trail_path).parent)
@@ -216,19 +217,39 @@ def make_dir(path: Path, within: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
 
 
+_NAME_CHARS = re.compile(r"[^a-z0-9_-]")
+
+
+@functools.cache
+def scratch_name(trailmap: str) -> str:
+    """The name of a trailmap's files in the type gate's directories: its id in lower case with
+    anything but letters, digits, `_` and `-` made `_`, then `-` and a digest of the exact id.
+
+    Ids may hold dots and differ only in case (`a.d`, `a`, `App`, `app`): the compiler resolves
+    the import `./a.d` to `a.d.ts` (trailmap `a`'s surface) before `a.d.d.ts`, and `./x.probe`
+    to trailmap `x`'s probes, so raw ids would hand one trailmap's trails another's surface.
+    These names hold no dot, end in the digest, and differ in more than case.
+    """
+    readable = _NAME_CHARS.sub("_", trailmap.lower())
+    return f"{readable}-{digest('trailblaze-scratch-name', trailmap)[:10]}"
+
+
 _SAFE_NAME = re.compile(r"[A-Za-z0-9 ._@+=,~-]+(/[A-Za-z0-9 ._@+=,~-]+)*")
 _UNSAFE_CHAR = re.compile(r"[^A-Za-z0-9 ._@+=,~/-]")
 
 
 def generated_name(trail_path: str) -> str:
     """The generated module's path under `typegate/trails/` for a trail: `<trail path>.ts` when
-    every character of it is plain, else a safe derived name with a digest of the real one.
+    every character of it is plain and lower case, else a safe derived name in lower case with a
+    digest of the real one.
 
     The compiler prints file names in its diagnostics, one per line, as `file(line,col)`: a
     newline, a parenthesis, a backslash or bytes that are not UTF-8 in the name would make them
-    unreadable (and then every trail of the batch unchecked).
+    unreadable (and then every trail of the batch unchecked). And it refuses two files whose
+    names differ only in case (TS1149, the whole batch unchecked), even on a disk where they
+    are two files: `trailmaps/App/` and `trailmaps/app/` hold two trailmaps there.
     """
-    if _SAFE_NAME.fullmatch(trail_path):
+    if _SAFE_NAME.fullmatch(trail_path) and trail_path == trail_path.lower():
         return f"{trail_path}.ts"
     real = digest("trailblaze-generated-name", trail_path)[:12]
-    return f"{_UNSAFE_CHAR.sub('_', trail_path)}.{real}.ts"
+    return f"{_UNSAFE_CHAR.sub('_', trail_path).lower()}.{real}.ts"

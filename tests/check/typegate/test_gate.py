@@ -668,7 +668,7 @@ def test_results_found_in_the_cache_while_parsing_are_kept(sample_ws: Path) -> N
 
 def test_a_hand_edited_module_surface_is_rendered_again(sample_ws: Path) -> None:
     check(sample_ws)
-    surface = sample_ws / f".trailblaze/typegate/surfaces/{SAMPLE}.d.ts"
+    surface = Layout(sample_ws / ".trailblaze").surface(SAMPLE)
     original = surface.read_text()
     assert "export interface Tools" in original
     surface.write_text(original.replace("export interface Tools", "export interface Tool"))

@@ -133,6 +133,7 @@ def emit_declarations(
             and "node_modules" not in p.parts
         )
         key = digest(
+            str(out_dir),  # the memo vouches for the files there
             compiler.identity,
             choice.identity,
             str(choice.override),

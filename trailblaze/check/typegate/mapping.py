@@ -27,6 +27,7 @@ def map_diagnostics(
     findings: dict[str, list[Finding]] = {job.path: list(job.lints) for job in jobs}
     failed: dict[str, str] = {}
     surfaces_root = _abs(layout.surfaces_dir)
+    surface_of = {_abs(layout.surface(trailmap)): trailmap for trailmap in by_trailmap}
     tables: dict[str, dict[int, GenLine]] = {}
     for diagnostic in diagnostics:
         owner = by_file.get(diagnostic.file)
@@ -65,7 +66,7 @@ def map_diagnostics(
             )
             continue
         if diagnostic.file.parent == surfaces_root:
-            trailmap = diagnostic.file.name.removesuffix(".d.ts")
+            trailmap = surface_of.get(diagnostic.file, "")
             for affected in by_trailmap.get(trailmap, []):
                 failed.setdefault(
                     affected.path,

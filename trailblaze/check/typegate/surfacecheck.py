@@ -104,6 +104,10 @@ def check_surfaces(
     owner |= {_abs(layout.probe(trailmap)): trailmap for trailmap in surfaces}
     twin_of = {_abs(twin): _abs(decl) for twin, decl in twins.items()}
     tooldecl = _abs(layout.tooldecl_dir)
+    # The trailmap whose declarations a directory of `tooldecl/` holds, by its scratch name.
+    decl_owner = {
+        layout.tooldecl(trailmap).name: trailmap for trailmap in {*surfaces, *(scripted or {})}
+    }
     declared = {
         trailmap: {_abs(decl): tools for decl, tools in files.items()}
         for trailmap, files in (scripted or {}).items()
@@ -133,14 +137,14 @@ def check_surfaces(
         if decl is not None:
             if diagnostic.code not in UNRESOLVED_CODES:
                 continue  # a twin is a copy: only what does not resolve is news
-            trailmap = decl.relative_to(tooldecl).parts[0]
+            trailmap = decl_owner.get(decl.relative_to(tooldecl).parts[0], "")
             files = declared.get(trailmap, {})
             tools = files.get(decl) or tuple(t for ts in files.values() for t in ts)
             for tool in tools:
                 outcome.unresolved.setdefault(trailmap, {}).setdefault(tool, where)
             continue
         if trailmap is None and diagnostic.file.is_relative_to(tooldecl):
-            trailmap = diagnostic.file.relative_to(tooldecl).parts[0]
+            trailmap = decl_owner.get(diagnostic.file.relative_to(tooldecl).parts[0])
         if trailmap is not None and trailmap in surfaces:
             broken.setdefault(
                 trailmap, f"the surface of trailmap '{trailmap}' does not compile: {where}"
