@@ -21,6 +21,8 @@ from trailblaze.state.scratch import Layout, make_dir, write_scratch
 from trailblaze.state.store import Kind, Store
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.toolchain.proc import ProcError, run
+from trailblaze.toolmodel.tooldefs.modules import is_tool_module
+from trailblaze.yaml.text import YamlError, read_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,9 @@ class EmitPlan:
     key: str
     remembered: Emitted | None
     choice: SdkChoice
+    unread: tuple[tuple[Path, str], ...] = ()
+    """Tool modules the tool reader refused (over 5 MiB, binary, not UTF-8), each with why:
+    then none of the trailmap's tools is compiled."""
 
 
 DECLARATIONS: Kind[Emitted] = Kind("declarations", Emitted.from_json, Emitted.to_json)
@@ -132,6 +137,22 @@ def emit_declarations(
             and (p.suffix in (".ts", ".js", ".mts", ".cts") or p.name == "tsconfig.json")
             and "node_modules" not in p.parts
         )
+        unread = tuple((p, why) for p in sources if (why := _not_read(p)) is not None)
+        if unread:
+            # The tool reader reported these as not read: compiling them anyway would read
+            # them after all (a file of gigabytes, into the key and the compiler).
+            plans.append(
+                EmitPlan(
+                    trailmap=trailmap,
+                    tools_dir=tools_dir,
+                    out_dir=out_dir,
+                    key="",
+                    remembered=None,
+                    choice=choice,
+                    unread=unread,
+                )
+            )
+            continue
         key = digest(
             str(out_dir),  # the memo vouches for the files there
             compiler.identity,
@@ -157,6 +178,8 @@ def emit_declarations(
     def emit(plan: EmitPlan) -> Emitted:
         if plan.remembered is not None:
             return plan.remembered
+        if plan.unread:
+            return _not_compiled(plan, rel)
         make_dir(plan.out_dir, layout.scratch)
         tsconfig = plan.tools_dir / "tsconfig.json"
         if plan.choice.override:
@@ -288,6 +311,36 @@ def _emit(
         output=digest(*output_digest),
         files=tuple(sorted(str(p) for p in produced)),
     )
+
+
+def _not_read(source: Path) -> str | None:
+    """Why the tool reader (`toolmodel.tooldefs`) refuses a tool module, or None: the same
+    refusal, so that a file reported as not read is never compiled either."""
+    if not is_tool_module(source.name):
+        return None
+    try:
+        read_text(source)
+    except YamlError as exc:
+        return exc.message
+    return None
+
+
+def _not_compiled(plan: EmitPlan, rel: Callable[[Path], str]) -> Emitted:
+    """A trailmap whose tools are not compiled: why, at each module that was not read. The
+    declarations of an earlier emit go, so that no surface is checked against them."""
+    if plan.out_dir.is_dir():
+        for old in plan.out_dir.rglob("*.d.*ts"):
+            old.unlink(missing_ok=True)
+    findings = tuple(
+        infra_finding(
+            rel(path),
+            f"not compiled: {why}; the scripted tools of trailmap '{plan.trailmap}' are not "
+            "type-checked",
+            plan.trailmap,
+        )
+        for path, why in plan.unread
+    )
+    return Emitted(complete=False, findings=findings, output="", files=())
 
 
 def _declaration_name(source: Path) -> Path:
