@@ -103,24 +103,14 @@ def write_if_changed(path: Path, data: bytes | str) -> bool:
     return True
 
 
-def write_generated(path: Path, data: str, within: Path | None = None) -> bool:
+def write_generated(path: Path, data: str) -> bool:
     """`write_if_changed` for files only we read, cheaper when the file is new.
 
     A new file is created in place (one inode, no temporary name, no rename): a reader racing
     with the write could see it incomplete, which for a generated module means a syntax error,
     reported as a type check that could not run and never cached. An existing file is replaced
-    atomically as usual. With `within` (the scratch directory the file belongs to), whatever is
-    in the file's way there (a directory in its place, a file in a directory's) is removed.
+    atomically as usual.
     """
-    try:
-        return _write_generated(path, data)
-    except (IsADirectoryError, NotADirectoryError, FileExistsError):
-        if within is None or not clear_way(path, within):
-            raise
-    return _write_generated(path, data)
-
-
-def _write_generated(path: Path, data: str) -> bool:
     payload = data.encode("utf-8")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -128,7 +118,7 @@ def _write_generated(path: Path, data: str) -> bool:
         return write_if_changed(path, payload)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return _write_generated(path, data)
+        return write_generated(path, data)
     try:
         with open(fd, "wb") as handle:  # closes fd; writes every byte
             handle.write(payload)
@@ -145,13 +135,17 @@ def clear_way(path: Path, within: Path) -> bool:
     other non-file) at `path`, and a file where one of its parent directories belongs. True when
     anything was removed.
 
-    Only for our own paths (the scratch directory, the result cache): it deletes what is in the
-    way. Nothing at or above `within` is touched, and symbolic links are followed, not removed.
+    Only for paths we created (`state.owned`): it deletes what is in the way. Nothing at or
+    above `within` is touched, nor anything a symbolic link leads to outside it.
     """
     removed = False
     try:
         parents = path.parent.relative_to(within).parts
     except ValueError:
+        return False
+    real_within = os.path.realpath(within)
+    real_parent = os.path.realpath(path.parent)
+    if real_parent != real_within and not real_parent.startswith(real_within + os.sep):
         return False
     current = within
     for part in parents:

@@ -13,6 +13,7 @@ Two layouts are recognised, walking up from a start directory:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import stat
@@ -168,12 +169,34 @@ def _workspace_at(path: Path) -> Workspace | None:
     if config is not None:
         return _configured(path, config)
     if (path / "trails" / "config" / "trailmaps").is_dir():
-        return _trailblaze_layout(path)
+        return _default_scratch(_trailblaze_layout(path))
     if (path / "trailmaps").is_dir():
         if path.name == "config" and path.parent.name == "trails":
             return None  # inside a Trailblaze workspace: its root is two levels up
-        return _compact_layout(path)
+        return _default_scratch(_compact_layout(path))
     return None
+
+
+def _default_scratch(ws: Workspace) -> Workspace:
+    """`ws` with its scratch directory where it really is: a symbolic link to a directory
+    inside the workspace is followed (the compiler names files by their real paths, and so
+    must we); one that leads out of it is a `WorkspaceError` at the link."""
+    real = ws.scratch.resolve()
+    if real == ws.scratch:
+        return ws
+    if not _inside(real, ws.root):
+        raise WorkspaceError(
+            f"{ws.scratch}: the scratch directory leads to '{real}', outside the workspace: "
+            "nothing is written there; remove the link, or set [tool.trailblaze] scratch in "
+            "pyproject.toml to a directory inside the workspace"
+        )
+    return dataclasses.replace(ws, scratch=real)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether the real `path` is strictly below the real `root`."""
+    real_root = root.resolve()
+    return path != real_root and path.is_relative_to(real_root)
 
 
 def _trailblaze_layout(root: Path) -> Workspace:
@@ -322,7 +345,7 @@ def _configured(root: Path, table: dict[str, Any]) -> Workspace:
         value = table.get(key)
         return default if value is None else (root / value).resolve()
 
-    return Workspace(
+    ws = Workspace(
         root=root,
         layout=base.layout,
         trailmaps_dir=path_of("trailmaps", base.trailmaps_dir),
@@ -330,6 +353,37 @@ def _configured(root: Path, table: dict[str, Any]) -> Workspace:
         scratch=path_of("scratch", base.scratch),
         exclude=EXCLUDED_DIRS | frozenset(table.get("exclude", [])),
     )
+    if "scratch" not in table:
+        return _default_scratch(ws)
+    problem = _scratch_problem(ws)
+    if problem is not None:
+        line, column = _key_position(
+            (root / "pyproject.toml").read_text("utf-8"), ("tool", "trailblaze", "scratch")
+        )
+        raise WorkspaceError(
+            f"{root / 'pyproject.toml'}:{line}:{column}: [tool.trailblaze] scratch "
+            f"'{table['scratch']}' {problem}"
+        )
+    return ws
+
+
+def _scratch_problem(ws: Workspace) -> str | None:
+    """What is wrong with where a configured scratch directory really is, or None: we write
+    there, so it must be a directory of its own inside the workspace."""
+    if ws.scratch == ws.root.resolve():
+        return "is the workspace root: the scratch directory must be a directory of its own"
+    if not _inside(ws.scratch, ws.root):
+        return (
+            f"leads to '{ws.scratch}', outside the workspace '{ws.root}': the scratch "
+            "directory must be inside the workspace"
+        )
+    for what, directory in (("trailmaps", ws.trailmaps_dir), ("trails", ws.trails_dir)):
+        if directory.resolve().is_relative_to(ws.scratch):
+            return (
+                f"holds the {what} directory '{directory}': the scratch directory must be a "
+                "directory of its own"
+            )
+    return None
 
 
 def scan_trailmaps(ws: Workspace) -> tuple[tuple[TrailmapDir, ...], tuple[Finding, ...]]:

@@ -342,6 +342,8 @@ def test_doit_clean_removes_what_we_generated_and_nothing_else(compact_ws: Path)
     assert own == ["tsconfig.json"]
     assert sorted(p.name for p in (compact_ws / ".trailblaze").iterdir()) == [
         ".gitignore",
+        ".trailblaze-doit-created",
+        "CACHEDIR.TAG",
         "doit.sqlite3",
     ]
     again = doit(compact_ws)

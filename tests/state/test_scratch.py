@@ -21,8 +21,9 @@ import pytest
 from tests.conftest import run_python, write_tree
 from tests.state.test_store import LOCKER
 from trailblaze.check.run import last_stats, run_check
+from trailblaze.fsutil import clear_way
 from trailblaze.options import CheckOptions
-from trailblaze.state.scratch import Layout, clear_way
+from trailblaze.state.scratch import Layout
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace
 
@@ -168,21 +169,22 @@ def test_a_cache_dir_the_user_named_is_never_cleared_out_of_the_way(
     assert f"result cache {mine} unusable" in caplog.text
 
 
-def test_a_file_where_the_scratch_directory_belongs_is_cleared_by_every_check(
+def test_a_file_where_the_scratch_directory_belongs_is_a_located_error_of_every_check(
     ws: Path, tmp_path: Path
 ) -> None:
-    """`doit check` always cleared it for its database; `trailblaze check` (the workspace or
-    trail files) failed with NotADirectoryError's traceback."""
-    clean = run_python(ws, "-m", "trailblaze", "check", "--format", "json")
+    """It was cleared (a user's file deleted); now every check names it, exits 2, and leaves
+    it as it was: the workspace, trail files, and files outside the workspace alike."""
     outside = write_tree(tmp_path / "elsewhere", {"b.trail.yaml": FILES[TRAIL]})
     for argv in ((), (TRAIL,), ("--workspace", str(ws), str(outside / "b.trail.yaml"))):
-        shutil.rmtree(ws / ".trailblaze")
-        (ws / ".trailblaze").write_text("in the way\n")
+        shutil.rmtree(ws / ".trailblaze", ignore_errors=True)
+        (ws / ".trailblaze").write_bytes(b"mine\x00, not yours\n")
         again = run_python(ws, "-m", "trailblaze", "check", "--format", "json", *argv)
         assert "Traceback" not in again.stderr, again.stderr
-        assert again.returncode == clean.returncode, (argv, again.stderr)
-        assert json.loads(again.stdout)["summary"]["trails"] == (2 if not argv else 1)
-        assert (ws / ".trailblaze").is_dir()
+        assert again.returncode == 2, (argv, again.stderr)
+        assert f"{ws / '.trailblaze'}: is a file, not a directory" in again.stderr
+        assert "left as it is" in again.stderr
+        assert (ws / ".trailblaze").read_bytes() == b"mine\x00, not yours\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["b.trail.yaml"]
 
 
 DODO = "from trailblaze.doit_tasks import DOIT_CONFIG, task_check  # noqa: F401\n"

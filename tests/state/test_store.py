@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import ROOT
 from trailblaze.state import store as store_module
-from trailblaze.state.scratch import Layout
+from trailblaze.state.scratch import Layout, ScratchError, prepare_scratch
 from trailblaze.state.store import Kind, Store
 
 
@@ -122,12 +122,30 @@ def test_a_broken_store_reads_as_empty_and_the_next_commit_heals_it(
     assert get(tmp_path, "b") == ["y"]
 
 
-def test_a_state_directory_that_is_a_file_is_replaced(tmp_path: Path) -> None:
+def test_a_state_directory_that_is_a_file_is_replaced_in_a_scratch_directory_of_ours(
+    tmp_path: Path,
+) -> None:
+    scratch = tmp_path / "scratch"
+    prepare_scratch(scratch)  # made by us: ours whole, and marked so
+    assert (scratch / "CACHEDIR.TAG").is_file()
+    layout = Layout(scratch)
+    layout.state_dir.write_text("in the way")
+    assert get(scratch, "a") is None
+    assert put(scratch, "a", ["x"])
+    assert get(scratch, "a") == ["x"]
+
+
+def test_a_file_of_someone_else_where_the_state_directory_belongs_is_left_as_it_is(
+    tmp_path: Path,
+) -> None:
+    """A scratch directory we found with things in it: only what we create there is ours."""
+    (tmp_path / "theirs.txt").write_text("theirs")
     layout = Layout(tmp_path)
     layout.state_dir.write_text("in the way")
-    assert get(tmp_path, "a") is None
-    assert put(tmp_path, "a", ["x"])
-    assert get(tmp_path, "a") == ["x"]
+    with pytest.raises(ScratchError, match="did not create is in the way"):
+        put(tmp_path, "a", ["x"])
+    assert layout.state_dir.read_text() == "in the way"
+    assert not (tmp_path / "CACHEDIR.TAG").exists()
 
 
 LOCKER = """

@@ -19,12 +19,12 @@ from typing import Any
 
 from trailblaze.check.rows import TrailRecord
 from trailblaze.finding import Finding
-from trailblaze.fsutil import Stamp, write_generated
+from trailblaze.fsutil import Stamp
 from trailblaze.generate.codegen import generate
 from trailblaze.generate.linetable import PackedLines
 from trailblaze.state.gcpause import gc_off_for_good, gc_paused
 from trailblaze.state.keys import digest
-from trailblaze.state.scratch import Layout
+from trailblaze.state.scratch import Layout, write_module
 from trailblaze.trail.model import ParseOutcome
 from trailblaze.trail.parse import file_error, parse_trail
 from trailblaze.trail.runif import runif_findings
@@ -96,7 +96,7 @@ def process(item: Item, ctx: Context) -> Parsed:
     )
     # Each worker writes what it generated: creating a file waits on the disk, and the waits
     # overlap with the other workers' parsing.
-    write_generated(ctx.layout.trail_file(item.path), generated.text, ctx.layout.scratch)
+    write_module(ctx.layout.trail_file(item.path), generated.text, ctx.layout.scratch)
     # The module's key covers the trail's content too: the line table (YAML lines and columns)
     # is not in the generated text, and a result must not outlive the positions it points at.
     module = digest(generated.text, item.content)

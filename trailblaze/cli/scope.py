@@ -22,10 +22,9 @@ from pathlib import Path
 from trailblaze import codes
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
-from trailblaze.fsutil import write_atomic
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report, TrailStatus
-from trailblaze.state.scratch import prepare_scratch
+from trailblaze.state.scratch import make_dir, prepare_scratch, write_scratch
 from trailblaze.workspace import Scan, Workspace, WorkspaceError, find_workspace, scan
 
 STDIN = "-"
@@ -264,8 +263,10 @@ def _check_files(
     ws = scope.workspace
     prepare_scratch(ws.scratch)  # the copies go below it
     own = dataclasses.replace(ws, scratch=ws.scratch / FILES_SCRATCH)
+    make_dir(own.scratch, ws.scratch)
     copies = own.scratch / "input"
-    shutil.rmtree(copies, ignore_errors=True)  # the last run's: what is checked is as given now
+    if prepare_scratch(own.scratch).ours(copies):
+        shutil.rmtree(copies, ignore_errors=True)  # the last run's: what is checked is as given
     root = os.path.realpath(ws.root) + os.sep
     scratch = os.path.realpath(ws.scratch) + os.sep
     renamed: dict[str, str] = {}
@@ -278,12 +279,14 @@ def _check_files(
         # Outside the workspace: checked as a copy, so that nothing is ever generated next
         # to it; shown under the name it was given.
         copy = copies / str(index) / path.name
-        write_atomic(copy, path.read_bytes())
+        write_scratch(copy, path.read_bytes(), own.scratch, always=True)
         paths.append(str(copy))
         renamed[ws.rel(copy)] = str(path)
     if scope.stdin:
         copy = copies / "stdin" / "stdin.trail.yaml"
-        write_atomic(copy, (stdin_text or "").encode("utf-8", "surrogateescape"))
+        write_scratch(
+            copy, (stdin_text or "").encode("utf-8", "surrogateescape"), own.scratch, always=True
+        )
         paths.append(str(copy))
         renamed[ws.rel(copy)] = stdin_name or STDIN_LABEL
     trailmaps, _ = scan_trailmaps(ws)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeAlias
 from doit.exceptions import TaskError, TaskFailed
 
 import trailblaze.runs.warnonce  # noqa: F401 - its RUN is taken as doit loads the tasks
-from trailblaze.doit_tasks.config import workspace_of
+from trailblaze.doit_tasks.config import dep_file_problem, workspace_of
 from trailblaze.errors import TrailblazeError, machine_error
 from trailblaze.report.record import EXIT_INFRA, EXIT_OK
 from trailblaze.state.scratch import Layout
@@ -53,6 +53,9 @@ def _action(command: str) -> Callable[[Callable[P, Verdict]], Callable[P, Verdic
     def wrap(action: Callable[P, Verdict]) -> Callable[P, Verdict]:
         @functools.wraps(action)
         def guarded(*args: P.args, **kwargs: P.kwargs) -> Verdict:
+            problem = dep_file_problem()  # doit's database could not go in the scratch dir
+            if problem is not None:
+                return TaskError(f"trailblaze {command}: {problem}")
             try:
                 return action(*args, **kwargs)
             except TrailblazeError as exc:
@@ -227,7 +230,7 @@ def surfaces_clean(root: str, tools_dir: str) -> None:
     from trailblaze.toolmodel.tooldefs import RelPath  # noqa: PLC0415
 
     rel = RelPath(Path(root))
-    for path in clean_tools(Path(tools_dir)):
+    for path in clean_tools(Path(tools_dir), Path(root)):
         print(f"  removed {rel(path)}")
 
 

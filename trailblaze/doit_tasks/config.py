@@ -12,7 +12,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from trailblaze.state.scratch import GITIGNORE, Layout, clear_way, prepare_scratch, write_scratch
+from trailblaze.state.owned import WHOLE
+from trailblaze.state.scratch import (
+    GITIGNORE,
+    Layout,
+    ScratchError,
+    prepare_scratch,
+    write_scratch,
+)
 from trailblaze.workspace import Workspace, WorkspaceError, find_workspace
 
 
@@ -26,33 +33,53 @@ def workspace_of(root: str | Path | None) -> Workspace:
 def doit_config(workspace: str | Path | None = None) -> dict[str, Any]:
     """`DOIT_CONFIG` for a workspace: sqlite3 backend in the scratch dir, `check` by default."""
     try:
-        scratch = workspace_of(workspace).scratch
+        scratch: Path | None = workspace_of(workspace).scratch
     except WorkspaceError:
-        # The tasks say what is wrong (a task that fails with the message); doit needs a file.
-        scratch = Path(".trailblaze")
+        # The tasks say what is wrong (a task that fails with the message); doit needs a
+        # database, and this run's is kept in memory: nothing is written anywhere.
+        scratch = None
     return _config(scratch)
 
 
 def monorepo_config(root: str | Path = ".") -> dict[str, Any]:
     """`DOIT_CONFIG` for a monorepo's root `dodo.py`: one sqlite3 database, in the root's
     `.trailblaze/`, for the tasks of every workspace; `check` by default."""
-    return _config(Path(root) / ".trailblaze")
+    return _config(Path(root).absolute() / ".trailblaze")
 
 
-def _config(scratch: Path) -> dict[str, Any]:
+def _config(scratch: Path | None) -> dict[str, Any]:
     return {"backend": "sqlite3", "dep_file": DepFile(scratch), "default_tasks": ["check"]}
+
+
+IN_MEMORY = ":memory:"
+"""What doit's database is when the scratch directory cannot hold it: one run's, in memory."""
+
+_problem: list[str] = []
+"""Why doit's database could not go in the scratch directory, once it was opened."""
+
+
+def dep_file_problem() -> str | None:
+    """Why doit's database of this run is not in the scratch directory (a file of someone
+    else's in its way, say), or None: every task of the run fails with it."""
+    return _problem[-1] if _problem else None
 
 
 class DepFile(os.PathLike[str]):
     """doit's dependency file in the scratch directory, which is made (and described) only
     when the file is opened: doit opens it by path, through `os.fspath`."""
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path | None) -> None:
         self.scratch = scratch
-        self.path = str(Layout(scratch).doit_db)
+        self.path = str(Layout(scratch).doit_db) if scratch is not None else IN_MEMORY
 
     def __fspath__(self) -> str:
-        return str(_prepared(self.scratch).doit_db)
+        if self.scratch is None:
+            return IN_MEMORY
+        try:
+            return str(_prepared(self.scratch).doit_db)
+        except ScratchError as exc:
+            _problem.append(str(exc))
+            return IN_MEMORY
 
     def __str__(self) -> str:
         return self.path
@@ -70,12 +97,17 @@ class DepFile(os.PathLike[str]):
 def _prepared(scratch: Path) -> Layout:
     """The scratch directory, made and describing itself (`.gitignore`), for doit's database.
 
-    A scratch path of ours in the way (a file where the directory belongs, a directory where
-    doit's database does) is cleared: doit would fail on it with a traceback.
+    Ours in the way of doit's database (a directory where it belongs, a link) is cleared, as
+    doit would fail on it with a traceback; anything else is a `ScratchError` naming it.
     """
     layout = Layout(scratch)
-    clear_way(layout.doit_db, scratch.parent)
-    prepare_scratch(scratch)
-    if not os.path.isfile(layout.gitignore):
+    owned = prepare_scratch(scratch)
+    # Only in a directory that is ours whole: a `*` in one we found would hide its owner's
+    # files from git.
+    if WHOLE in owned.claims and not os.path.lexists(layout.gitignore):
         write_scratch(layout.gitignore, GITIGNORE, scratch)
+    owned.claim(layout.doit_db)
+    owned.no_link(layout.doit_db)
+    if os.path.lexists(layout.doit_db) and not os.path.isfile(layout.doit_db):
+        owned.clear(layout.doit_db)
     return layout

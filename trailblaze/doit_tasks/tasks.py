@@ -54,6 +54,8 @@ def _failing_task(basename: str, doc: str, error: TrailblazeError) -> dict[str, 
     return {
         "basename": basename,
         "actions": [actions.failing(basename, error)],
+        # `doit clean` says why too, and removes nothing (doit's exit status stays 0).
+        "clean": [actions.failing("clean", error)],
         "uptodate": [False],
         "doc": doc,
     }

@@ -28,7 +28,8 @@ from trailblaze import __version__
 from trailblaze.fsutil import file_stamp
 from trailblaze.generate.tsrender import render_def, render_entry
 from trailblaze.state.keys import digest
-from trailblaze.state.scratch import write_scratch
+from trailblaze.state.owned import Scratch
+from trailblaze.state.scratch import make_dir, write_scratch
 from trailblaze.toolchain.compilers import LIBRARIES, library_dir
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.records import ToolEntry, framework_entry
@@ -137,7 +138,8 @@ def write_declarations(sdk_dir: Path, catalog: Catalog, toolchain: Path | None =
     except OSError:
         current = None
     if current != wanted:
-        link.parent.mkdir(parents=True, exist_ok=True)
+        make_dir(link.parent, sdk_dir.parent)
+        Scratch.of(sdk_dir.parent).claim(link)
         tmp = link.with_name(f".zod.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         os.symlink(wanted, tmp, target_is_directory=True)

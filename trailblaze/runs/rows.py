@@ -30,10 +30,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trailblaze.fsutil import write_generated
 from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest
-from trailblaze.state.scratch import Layout
+from trailblaze.state.scratch import Layout, ScratchError, write_module
 from trailblaze.state.store import STATS, TRAIL_FIELDS, Kind, Store
 from trailblaze.workspace import Scan, Workspace
 
@@ -111,8 +110,8 @@ class RowsCache:
             rows, modules = self._fetch(run_key, trails)
             try:
                 for path, text in sorted(modules.items()):
-                    write_generated(self.layout.trail_file(path), text, within=self.ws.scratch)
-            except OSError:
+                    write_module(self.layout.trail_file(path), text, self.ws.scratch)
+            except (OSError, ScratchError):
                 rows = []  # the check writes them itself, and says what is wrong
             if rows:
                 store.stage_trails(rows, [])

@@ -40,8 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from trailblaze.fsutil import Stamp, stamp_of
-from trailblaze.state.scratch import Layout, clear_way
+from trailblaze.fsutil import Stamp, clear_way, stamp_of
+from trailblaze.state.owned import Scratch
+from trailblaze.state.scratch import Layout
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +62,11 @@ class Database:
     stored in its `meta` table, and a file without it (another format, a foreign file) is
     treated as absent and replaced on the next write."""
 
-    def __init__(self, path: Path, within: Path, schema: str, tag: str) -> None:
+    def __init__(self, path: Path, schema: str, tag: str, *, scratch: Path | None = None) -> None:
         self.path = path
-        self.within = within
+        self.scratch = scratch
+        """The scratch directory the file is in (`state.owned`: only what we created there is
+        replaced); None for a directory the user named, where only the file itself may be."""
         self.schema = schema
         self.tag = tag
         self._db: sqlite3.Connection | None = None
@@ -100,7 +103,8 @@ class Database:
         if self._db is not None or self._read_failed:
             return self._db
         try:
-            if not stat.S_ISREG(os.stat(self.path).st_mode):
+            # Not through a link: SQLite would write where it leads (`state.owned`).
+            if not stat.S_ISREG(os.lstat(self.path).st_mode):
                 raise OSError("not a file")
             db = self._connect()
         except (OSError, sqlite3.Error):
@@ -171,7 +175,10 @@ class Database:
         if self._db is not None and not self._read_failed and self._tagged(self._db):
             return self._db
         self.close()
-        if clear_way(self.path, self.within):
+        if self.scratch is not None:
+            Scratch.of(self.scratch).claim(self.path)
+            Scratch.of(self.scratch).no_link(self.path)
+        if self._clear(self.path):
             self._remove()
         self.fresh = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -203,12 +210,19 @@ class Database:
         self._read_failed = False
         return db
 
+    def _clear(self, path: Path) -> bool:
+        """Clear the way of one of the database's files; True when anything was removed."""
+        if self.scratch is not None:
+            return Scratch.of(self.scratch).clear(path)
+        return clear_way(path, path.parent)
+
     def _remove(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
             path = self.path.with_name(self.path.name + suffix)
-            clear_way(path, self.within)
-            with contextlib.suppress(OSError):
-                path.unlink()
+            self._clear(path)
+            if self.scratch is None or Scratch.of(self.scratch).ours(path):
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
     def close(self) -> None:
         if self._db is not None:
@@ -272,7 +286,7 @@ class Store:
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self.db = Database(layout.store, layout.scratch, _SCHEMA, _TAG)
+        self.db = Database(layout.store, _SCHEMA, _TAG, scratch=layout.scratch)
         self._memos: dict[str, dict[str, _Entry]] = {}
         self._puts: dict[tuple[str, str], _Entry | None] = {}
         self._trail_rows: list[tuple[Any, ...]] = []
@@ -458,18 +472,20 @@ OBSOLETE = (
 
 
 def _remove_obsolete(layout: Layout) -> None:
-    """The state files of earlier versions (and earlier stores): a new store replaces them."""
+    """The state files of earlier versions (and earlier stores): a new store replaces them.
+    Only where they are ours (`state.owned`)."""
+    owned = Scratch.of(layout.scratch)
     for name in OBSOLETE:
         with contextlib.suppress(OSError):
-            (layout.scratch / name).unlink()
+            owned.remove(layout.scratch / name)
     with contextlib.suppress(OSError):
         for entry in os.scandir(layout.state_dir):
             name = entry.name
             if (name.startswith(("trails-v", "store-v"))) and not name.startswith(
                 layout.store.name
             ):
-                os.unlink(entry.path)
+                owned.remove(Path(entry.path))
     with contextlib.suppress(OSError):
         for entry in os.scandir(layout.root / "tooldecl"):
             with contextlib.suppress(OSError):
-                os.unlink(os.path.join(entry.path, ".emitted.json"))
+                owned.remove(Path(entry.path) / ".emitted.json")

@@ -17,7 +17,7 @@ from trailblaze.generate.artifacts import is_generated_tsconfig
 from trailblaze.generate.sdk import OURS_LABEL, SdkChoice, choose_sdk, override_tsconfig
 from trailblaze.state.keys import digest
 from trailblaze.state.results import decode_findings
-from trailblaze.state.scratch import Layout, make_dir, write_scratch
+from trailblaze.state.scratch import Layout, make_dir, remove_scratch, write_scratch
 from trailblaze.state.store import Kind, Store
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.toolchain.proc import ProcError, run
@@ -179,7 +179,7 @@ def emit_declarations(
         if plan.remembered is not None:
             return plan.remembered
         if plan.unread:
-            return _not_compiled(plan, rel)
+            return _not_compiled(plan, rel, layout)
         make_dir(plan.out_dir, layout.scratch)
         tsconfig = plan.tools_dir / "tsconfig.json"
         if plan.choice.override:
@@ -193,7 +193,9 @@ def emit_declarations(
                 ),
                 layout.scratch,
             )
-        return _emit(plan, tsconfig=tsconfig, compiler=compiler, timeout=timeout, rel=rel)
+        return _emit(
+            plan, tsconfig=tsconfig, compiler=compiler, timeout=timeout, rel=rel, layout=layout
+        )
 
     # Each emit is a short compiler process that mostly waits on its own start-up: a few at
     # once keep both cores busy.
@@ -232,6 +234,7 @@ def _emit(
     compiler: Compiler,
     timeout: float,
     rel: Callable[[Path], str],
+    layout: Layout,
 ) -> Emitted:
     tools_dir, out_dir, trailmap = plan.tools_dir, plan.out_dir, plan.trailmap
     shown = tools_dir / "tsconfig.json"
@@ -286,7 +289,7 @@ def _emit(
         ):
             target = out_dir / emitted.relative_to(tmp)
             data = emitted.read_bytes()
-            write_scratch(target, data, out_dir)
+            write_scratch(target, data, layout.scratch)
             produced.add(target)
             # By the path inside the trailmap's output, not the absolute one: the digest is part of
             # the remote cache's keys, which must not depend on where the workspace is.
@@ -295,7 +298,7 @@ def _emit(
         if out_dir.is_dir():
             for old in out_dir.rglob("*.d.*ts"):
                 if old not in produced:
-                    old.unlink(missing_ok=True)
+                    remove_scratch(old, layout.scratch)
         if result.returncode != 0 and not findings:
             findings.append(
                 infra_finding(
@@ -325,12 +328,12 @@ def _not_read(source: Path) -> str | None:
     return None
 
 
-def _not_compiled(plan: EmitPlan, rel: Callable[[Path], str]) -> Emitted:
+def _not_compiled(plan: EmitPlan, rel: Callable[[Path], str], layout: Layout) -> Emitted:
     """A trailmap whose tools are not compiled: why, at each module that was not read. The
     declarations of an earlier emit go, so that no surface is checked against them."""
     if plan.out_dir.is_dir():
         for old in plan.out_dir.rglob("*.d.*ts"):
-            old.unlink(missing_ok=True)
+            remove_scratch(old, layout.scratch)
     findings = tuple(
         infra_finding(
             rel(path),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
+from trailblaze.state.owned import Scratch
 from trailblaze.state.scratch import Layout, generated_name
 
 
@@ -34,6 +36,9 @@ def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
     if not os.path.isdir(trails):
         return 0
     wanted = {os.path.normpath(os.path.join(trails, generated_name(rel))) for rel in keep_trails}
+    owned = Scratch.of(layout.scratch)
+    if not owned.ours(Path(trails)):
+        return 0  # a directory we did not make: what is in it is not ours to remove
     removed = 0
     gone: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(trails, topdown=False):

@@ -19,7 +19,7 @@ from trailblaze.check.typegate.settings import (
 )
 from trailblaze.finding import Finding
 from trailblaze.state.keys import digest
-from trailblaze.state.scratch import Layout, write_scratch
+from trailblaze.state.scratch import Layout, remove_scratch, write_scratch
 from trailblaze.state.store import Kind, Store
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.toolchain.proc import ProcError
@@ -63,7 +63,7 @@ def _declaration_twins(layout: Layout, trailmaps: Iterable[str]) -> dict[Path, P
         if twin_dir.is_dir():
             for old in twin_dir.rglob("*.ts"):
                 if old not in wanted:
-                    old.unlink(missing_ok=True)
+                    remove_scratch(old, layout.scratch)
     return twins
 
 
