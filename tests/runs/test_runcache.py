@@ -308,6 +308,23 @@ def test_a_hit_adds_the_check_s_lines_to_a_gitignore_of_its_own(
     assert (ci / "trailmaps/notes/.gitignore").read_text() == artifacts.updated_gitignore("*.log\n")
 
 
+@pytest.mark.tsc
+def test_a_hit_never_writes_its_files_through_a_link_out_of_the_workspace(
+    server: NginxCache, filled: dict[str, bytes], ci: Path, tmp_path: Path
+) -> None:
+    # The clone's `tools/` is a link to a directory outside it: the hit's files are not ours
+    # to write there, so the hit is given up and the check says why, at each file.
+    victim = tmp_path / "victim"
+    shutil.move(ci / "trailmaps/notes/tools", victim)
+    (ci / "trailmaps/notes/tools").symlink_to(victim, target_is_directory=True)
+    before = {p: p.read_bytes() for p in victim.rglob("*") if p.is_file()}
+    assert cli(ci, "--remote-cache", server.url) == 1
+    assert stats(ci)["remote_run"] != "hit"
+    assert {p: p.read_bytes() for p in victim.rglob("*") if p.is_file()} == before
+    messages = [f["message"] for f in shown(ci)["findings"] if f["kind"] == "manifest"]
+    assert any("outside the workspace (a symbolic link): not written" in m for m in messages)
+
+
 # -- read-only ---------------------------------------------------------------------------------
 
 

@@ -114,7 +114,7 @@ class RunCache:
                 raise BadBody("it would write files that no check writes")
             return named, files
 
-        self._writer = _Writer(made, partial(write_outputs, outputs, ignores))
+        self._writer = _Writer(made, partial(write_outputs, self.ws.root, outputs, ignores))
 
     def lookup(self) -> Report | None:
         """The report of this run from the remote, its generated files written; None on a
@@ -330,7 +330,8 @@ class RunCache:
         if self._writer is None or self._writer.empty():
             inputs = self.inputs
             self._writer = _Writer(
-                lambda: (None, files), partial(write_outputs, inputs.outputs, inputs.ignores)
+                lambda: (None, files),
+                partial(write_outputs, self.ws.root, inputs.outputs, inputs.ignores),
             )
 
     def _finish_writing(self, files: Outputs) -> None:
@@ -346,7 +347,7 @@ class RunCache:
             {k: v for k, v in files[1].items() if done[1].get(k) != v},
         )
         if rest[0] or rest[1]:
-            write_outputs(self.inputs.outputs, self.inputs.ignores, rest)
+            write_outputs(self.ws.root, self.inputs.outputs, self.inputs.ignores, rest)
 
     def _settle(self) -> None:
         """The files' thread joined; files it was handed that are not what their entry named
@@ -499,15 +500,33 @@ def _only_outputs(files: Outputs, outputs: Mapping[str, Path]) -> bool:
     )
 
 
+class NotOurs(OSError):
+    """A generated file of a remote entry that is not ours to write: what is there is not
+    generated, or the way leads out of the workspace, or the entry's bytes are not a generated
+    file. The check writes the files itself, and says what is wrong."""
+
+
 def write_outputs(
-    outputs: Mapping[str, Path], before: Mapping[str, str | None], files: Outputs
+    root: Path, outputs: Mapping[str, Path], before: Mapping[str, str | None], files: Outputs
 ) -> None:
     """What a run wrote, written here: the generated files (`outputs` says where), and each
     `.gitignore` as the run left it when it was as `before` says (else with the lines a check
-    adds)."""
+    adds). Only where `check.surfaces.write_surfaces` would write them (`NotOurs`)."""
+    from trailblaze.check.surfaces import generated_text, not_ours  # noqa: PLC0415
+
     generated, ignores = files
+    for tools in sorted({outputs[rel].parent for rel in generated}):
+        if not_ours(tools, root, gitignore=False):
+            raise NotOurs(f"{tools}: a generated file there is not ours to write")
     for rel, text in sorted(generated.items()):
-        write_if_changed(outputs[rel], text)
+        if not generated_text(outputs[rel].name, text):
+            raise NotOurs(f"{rel}: the entry's bytes are not a generated file")
+    inside = os.path.realpath(root) + os.sep
+    for rel in sorted(ignores):
+        if not os.path.realpath(outputs[rel]).startswith(inside):
+            raise NotOurs(f"{rel}: leads out of the workspace")
+    for rel, text in sorted(generated.items()):
+        write_if_changed(Path(os.path.realpath(outputs[rel])), text)
     for rel, (was, after) in sorted(ignores.items()):
         now = before.get(rel)
         wanted: str | None = after
@@ -516,7 +535,7 @@ def write_outputs(
 
             wanted = updated_gitignore(now)
         if wanted is not None and wanted != now:
-            write_if_changed(outputs[rel], wanted)
+            write_if_changed(Path(os.path.realpath(outputs[rel])), wanted)
 
 
 def _remember_stats(ws: Workspace, stats: dict[str, Any]) -> None:
