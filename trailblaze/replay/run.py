@@ -38,6 +38,8 @@ from trailblaze.replay.request import (
     parse_arg_values,
 )
 from trailblaze.replay.results import RunResult, TrailResult, junit_xml
+from trailblaze.replay.scope import batching_disabled
+from trailblaze.replay.scripted.host import blank_unknown_tokens
 from trailblaze.replay.trailfiles import TrailFiles, find_trails, plan_file
 from trailblaze.replay.trailmaps import TrailmapSources
 from trailblaze.replay.trailrun import RunSettings, run_trail
@@ -64,6 +66,10 @@ def replay(
     ``on_trail`` before a device is looked for; the rest is spread over the devices.
     """
     env = os.environ if env is None else env
+    # The replay's switches, read before anything is planned or sent to a device: a value they
+    # do not know is a usage error now, not in the middle of a run.
+    batching_disabled(env)
+    blank_unknown_tokens(env)
     started = time.monotonic()
     try:
         chain = classifier_chain(request.classifier)

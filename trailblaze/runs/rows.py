@@ -88,7 +88,7 @@ class RowsCache:
 
     def _fault(self, message: str) -> None:
         self._warn(
-            f"remote cache {self.config.base}: {message}; working locally for the rest of this run"
+            f"remote cache {self.config.shown}: {message}; working locally for the rest of this run"
         )
 
     # -- before a check ---------------------------------------------------------------------
