@@ -8,7 +8,9 @@ Two layouts are recognised, walking up from a start directory:
   scratch in `<ws>/.trailblaze/`.
 
 `[tool.trailblaze]` in `<ws>/pyproject.toml` overrides the detection (`layout`, `trailmaps`,
-`trails`, `scratch`, `exclude`).
+`trails`, `scratch`, `exclude`) and names the host programs a recording may run
+(`allow-host-programs`, read here once for the check and for replay:
+`toolmodel.hostaccess`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,11 @@ PROJECT_CONFIG_NAME = "trailblaze.yaml"
 _PROJECT_CONFIG_KEYS = re.compile(
     r"^(defaults|trailmaps|targets|toolsets|tools|providers|llm):", re.M
 )
-_CONFIG_KEYS = frozenset({"layout", "trailmaps", "trails", "scratch", "exclude", "workspaces"})
+ALLOW_HOST_PROGRAMS = "allow-host-programs"
+"""The `[tool.trailblaze]` key naming the host programs a recording may run (`exec`)."""
+_CONFIG_KEYS = frozenset(
+    {"layout", "trailmaps", "trails", "scratch", "exclude", "workspaces", ALLOW_HOST_PROGRAMS}
+)
 
 
 class WorkspaceError(TrailblazeError):
@@ -49,6 +55,16 @@ class Workspace:
     trails_dir: Path
     scratch: Path
     exclude: frozenset[str] = field(default=EXCLUDED_DIRS)
+    allow_host_programs: tuple[str, ...] = ()
+    """`[tool.trailblaze] allow-host-programs`: the host programs a recording may run, as
+    written (`toolmodel.hostaccess` says how a call's program is matched against them)."""
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings of `[tool.trailblaze]` a verdict depends on beyond the files it reads:
+        part of every key that repeats a verdict (the command line's no-op, doit's up-to-date
+        check, the run entry)."""
+        return {"allow_host_programs": list(self.allow_host_programs)}
 
     @property
     def targets_dir(self) -> Path | None:
@@ -254,7 +270,36 @@ def _config_problem(key: str, value: Any) -> str | None:
         isinstance(value, list) and value and all(map(_is_path, value))
     ):
         return "workspaces must be a list of paths or globs"
+    if key == ALLOW_HOST_PROGRAMS:
+        return _programs_problem(value)
     return None
+
+
+def _programs_problem(value: Any) -> str | None:
+    """What is wrong with `allow-host-programs`: a list of program names (`adb`) or paths
+    (`scripts/seed.sh`, relative to the workspace), each written as a call names it."""
+    if not isinstance(value, list):
+        return (
+            f"{ALLOW_HOST_PROGRAMS} must be a list of program names or paths, not {_shown(value)}"
+        )
+    for index, item in enumerate(value):
+        where = f"{ALLOW_HOST_PROGRAMS}[{index}]"
+        if not isinstance(item, str):
+            return f"{where} must be a program name or path (a string), not {_shown(item)}"
+        if not item.strip() or item != item.strip() or "\0" in item:
+            return (
+                f"{where} {item!r} is not a program: a name such as 'adb' or a path such as "
+                "'scripts/seed.sh', without surrounding spaces"
+            )
+        if item.endswith("/") or item.rsplit("/", 1)[-1] in (".", ".."):
+            return f"{where} {item!r} names a directory, not a program"
+    return None
+
+
+def _shown(value: Any) -> str:
+    """A TOML value in an error message: short, one line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_path(value: Any) -> bool:
@@ -329,6 +374,7 @@ def _configured(root: Path, table: dict[str, Any]) -> Workspace:
         trails_dir=path_of("trails", base.trails_dir),
         scratch=path_of("scratch", base.scratch),
         exclude=EXCLUDED_DIRS | frozenset(table.get("exclude", [])),
+        allow_host_programs=tuple(table.get(ALLOW_HOST_PROGRAMS, ())),
     )
 
 

@@ -69,6 +69,7 @@ def check_command(args: argparse.Namespace) -> int:
             "path_base": str(base),
             "tool_diagnostics": not args.no_typecheck,
             "outputs": outputs_state(found),
+            "workspace": ws.settings,
         }
         outputs = Outputs(ws.scratch)
         if options.remote_cache and not outputs.any_recorded():
