@@ -29,7 +29,7 @@ from trailblaze.replay.plan import TrailPlan
 from trailblaze.replay.toolsource import ToolSource, unreplayable
 from trailblaze.trail.hostcalls import Reach, call_args
 from trailblaze.trail.hostpolicy import NO_WORKSPACE, HostPolicy
-from trailblaze.trail.model import ToolCall
+from trailblaze.trail.model import Step, ToolCall
 from trailblaze.trail.runif import RUNIF, parse_runif
 
 _REFUSED = "replay refuses the trail before any device work"
@@ -51,7 +51,7 @@ def refuse_unreplayable(
         if sp.recording is None:
             continue
         for call, position in planned_calls(sp.recording.calls, plan.path):
-            where = f"step {sp.step.number}, {call.name}"
+            where = f"{_step_label(sp.step)}, {call.name}"
             host = _host_refusal(call, plan.file, reach, policy, chain=chain, outer=())
             other = unreplayable(call, source) or _bad_run_trail(call, plan, chain, policy)
             if host is not None:
@@ -76,6 +76,13 @@ def refuse_unreplayable(
                 )
             )
     return replace(plan, trail=None, findings=tuple(findings)) if findings else plan
+
+
+def _step_label(step: Step) -> str:
+    """How a message names a step: its number, or what it is when it has none."""
+    return {"trailhead": "the trailhead", "tools": "the tools block"}.get(
+        step.kind, f"step {step.number}"
+    )
 
 
 def planned_calls(calls: Sequence[ToolCall], path: str) -> Iterator[tuple[ToolCall, str | None]]:
