@@ -47,6 +47,11 @@ class WorkspaceError(TrailblazeError):
     """No workspace where one was expected, or a bad `[tool.trailblaze]` table (usage error)."""
 
 
+class SettingsError(WorkspaceError):
+    """A `pyproject.toml` that cannot be read, or a bad `[tool.trailblaze]` table: never a
+    reason to go on as if there were no workspace (its settings would be lost)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workspace:
     root: Path
@@ -215,7 +220,7 @@ def _compact_layout(root: Path) -> Workspace:
 def pyproject_table(root: Path) -> dict[str, Any] | None:
     """`[tool.trailblaze]` of `root/pyproject.toml` (None without the file or the table), its
     keys known and `workspaces`, when there, a list of paths; a file that cannot be read or a
-    table that is not one is a `WorkspaceError` at the file's line and column."""
+    table that is not one is a `SettingsError` at the file's line and column."""
     pyproject = root / "pyproject.toml"
     if not pyproject.is_file():
         return None
@@ -223,16 +228,16 @@ def pyproject_table(root: Path) -> dict[str, Any] | None:
         text = pyproject.read_text("utf-8")
         data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError) as exc:
-        raise WorkspaceError(f"{pyproject}: cannot read: {exc}") from None
+        raise SettingsError(f"{pyproject}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r" \(at line (\d+), column (\d+)\)$", str(exc))
         where = f"{pyproject}:{at[1]}:{at[2]}" if at else str(pyproject)
         message = str(exc)[: at.start()] if at else str(exc)
-        raise WorkspaceError(f"{where}: cannot read: {message}") from None
+        raise SettingsError(f"{where}: cannot read: {message}") from None
 
-    def error(path: tuple[str, ...], message: str) -> WorkspaceError:
+    def error(path: tuple[str, ...], message: str) -> SettingsError:
         line, column = _key_position(text, path)
-        return WorkspaceError(f"{pyproject}:{line}:{column}: {message}")
+        return SettingsError(f"{pyproject}:{line}:{column}: {message}")
 
     tool = data.get("tool")
     if tool is None:
