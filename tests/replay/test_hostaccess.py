@@ -255,6 +255,11 @@ import { trailblaze } from "@trailblaze/scripting";
 export const app_mark = trailblaze.tool(async (_input, ctx) => {
   return await ctx.tools.exec({ argv: ["touch", "MARKER"] });
 });
+
+/** Calls a composed tool: its body is data, like a recording. */
+export const app_via = trailblaze.tool(async (_input, ctx) => {
+  return await ctx.tools.app_wipe({});
+});
 """
 
 
@@ -266,7 +271,7 @@ def test_a_scripted_tool_runs_host_programs_as_its_code_says(
         ws["root"],
         {
             "trailmaps/app/tools/app_mark.ts": SCRIPTED.replace("MARKER", str(marker)),
-            "trailmaps/app/trailmap.yaml": MANIFEST + "  tools:\n    - app_mark\n",
+            "trailmaps/app/trailmap.yaml": MANIFEST + "  tools:\n    - app_mark\n    - app_via\n",
         },
     )
 
@@ -280,6 +285,14 @@ def test_a_scripted_tool_runs_host_programs_as_its_code_says(
         ws, "recorded.trail.yaml", trail(LIST, f"exec: {{argv: [touch, {marker}]}}")
     )
     assert (code, result["status"]) == (1, "refused")
+    assert not marker.exists()
+    # A composed tool the code calls: its body's exec is the body's, refused when reached.
+    code, result = replay(ws, "via.trail.yaml", trail(LIST, "app_via: {}"))
+    assert (code, result["status"]) == (1, "failed")
+    assert (
+        "app_via.calls[0] › app_wipe.tools[0] exec failed: tool 'exec' refused: exec runs the "
+        "host program 'touch'"
+    ) in result["steps"][0]["failure"]["error"]
     assert not marker.exists()
 
 

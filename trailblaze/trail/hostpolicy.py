@@ -92,12 +92,10 @@ class HostPolicy:
 
     def _exec(self, args: Mapping[str, Any], cwd: Path | None) -> str | None:
         argv = args.get("argv")
-        if isinstance(argv, str) and TOKEN.search(argv):
-            program: Any = argv
-        elif not isinstance(argv, list) or not argv or argv[0] == "":
+        if argv is None or argv == [] or (isinstance(argv, list) and argv[0] == ""):
             return None  # nothing to start: the call fails on its own
-        else:
-            program = argv[0]
+        # Not a list (a token, text): taken whole, as the program it may become.
+        program = argv[0] if isinstance(argv, list) else argv
         if not isinstance(program, str):
             return (
                 "exec runs a host program that its call does not write out as text "
@@ -184,9 +182,9 @@ class HostPolicy:
         return self.root if self.root is not None else trail_dir
 
     def reads_inside(self, raw: str, cwd: Path | None, trail_dir: Path | None) -> bool:
-        """Whether the trail `runTrail` names by `raw` is a trail file inside `home`, by its
-        path as written: absolute or `~` as it is, relative from `cwd` or the trail's directory
-        (replay looks there in that order), one of which must be inside."""
+        """Whether the trail `runTrail` names by `raw` is a trail file inside `home`: absolute
+        or `~` as it is, relative from `cwd` or the trail's directory (replay looks there in
+        that order), symlinks resolved as far as they exist."""
         home = self.home(trail_dir)
         if home is None or not is_trail_file_name(raw):
             return False
@@ -195,7 +193,15 @@ class HostPolicy:
             candidates = [given]
         else:
             candidates = [os.path.join(base, given) for base in (cwd, trail_dir) if base]
-        return any(is_inside(candidate, home) for candidate in candidates)
+        real_home = Path(os.path.realpath(home))
+        # The file replay would open: the first that is there, symlinks resolved. With none
+        # there, the call fails at replay without reading anything: one inside will do.
+        found = next((c for c in candidates if os.path.isfile(c)), None)
+        for candidate in [found] if found is not None else candidates:
+            real = os.path.realpath(candidate)
+            if is_trail_file_name(real) and is_inside(real, real_home):
+                return True
+        return False
 
 
 NO_WORKSPACE: Final = HostPolicy()
