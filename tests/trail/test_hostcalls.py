@@ -30,7 +30,7 @@ target:
 
 def resolution(root: Path, tools: dict[str, str]) -> Resolution:
     files = {"trailmaps/app/trailmap.yaml": MANIFEST}
-    listed = [n for n in ("app_runner", "app_command") if n in tools] or ["pressBack"]
+    listed: list[str] = [n for n in ("app_runner", "app_command") if n in tools] or ["pressBack"]
     files |= {
         "trailmaps/app/toolsets/app_set.yaml": "id: app_set\ndescription: x\ntools:\n"
         + "".join(f"  - {n}\n" for n in listed)

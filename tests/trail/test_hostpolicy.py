@@ -76,7 +76,8 @@ def test_argv_that_is_not_a_list_is_taken_whole() -> None:
     assert refused(token)
     assert refused(line)
     # Nothing to start: the call fails on its own, with its own message.
-    for args in ({}, {"argv": []}, {"argv": [""]}, None):
+    nothing: list[dict[str, Any] | None] = [{}, {"argv": []}, {"argv": [""]}, None]
+    for args in nothing:
         assert not refused(HostCall(HOST_TOOLS["exec"], ("exec",), args))
 
 
