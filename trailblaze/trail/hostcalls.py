@@ -185,7 +185,13 @@ def _with_nested(call: ToolCall, position: str, depth: int) -> Iterator[tuple[To
 def noted_tools(trail: Trail, plain: frozenset[str]) -> str | None:
     """The names of the calls of `trail` that are not plain framework tools, as a sorted JSON
     list (what the trail's state row keeps); None when there are none."""
-    names = {rc.call.name for rc in recorded_calls(trail)} - plain
+    # Every parsed trail comes here: one pass over the calls, `runIf` trees walked only where
+    # there are some.
+    calls = [c for step in trail.all_steps() for r in step.recordings for c in r.calls]
+    names = {c.name for c in calls}
+    if RUNIF in names:
+        names.update(i.name for c in calls if c.name == RUNIF for i, _ in runif_calls(c))
+    names -= plain
     return json.dumps(sorted(names), ensure_ascii=False) if names else None
 
 
