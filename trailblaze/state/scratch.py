@@ -46,7 +46,7 @@ from trailblaze.state.owned import ScratchError as ScratchError  # noqa: PLC0414
 from trailblaze.state.owned import prepare_scratch as prepare_scratch  # noqa: PLC0414 - re-exported
 
 CACHE_ENV = "TRAILBLAZE_CACHE_DIR"
-STORE_VERSION = 1
+STORE_VERSION = 2
 """The state store's format version: part of its file name, so versions never share a file."""
 RESULTS_VERSION = 2
 """The result cache's format version (its rows and keys), likewise in its file name."""
