@@ -366,12 +366,11 @@ TYPEGATE: Final = _code(
     "typegate",
     ("infra",),
     "The type check of a trail could not run.",
-    "The compiler failed, timed out, or gave output that does not prove it checked the trail "
+    "The compiler failed, timed out, or gave output that does not prove it checked the trail, "
+    "or a scripted tool module it would compile was not read (too big, binary, not UTF-8) "
     "(see the message), so the trail was not type-checked and nothing of it was cached. This "
     "fails the check (exit 3) in CI, with --require-typecheck or "
     "TRAILBLAZE_REQUIRE_TYPECHECK=1.",
-    no_case="needs a compiler that fails, hangs or lies; the cases run with the pinned, "
-    "working tsc (tests/check/typegate/ plants broken ones)",
 )
 TOOLCHAIN: Final = _code(
     "toolchain",
