@@ -74,6 +74,21 @@ KINDS = [
         tool_file=True,
     ),
     Imported(
+        # A hidden directory the tool walk skips (as it skips `.git` and `.gradle`).
+        "skipped-hidden-dir",
+        lambda ws: ws / "trailmaps/app/tools/.claude/types.ts",
+        lambda ws: "./.claude/types",
+    ),
+    Imported(
+        # A hidden directory at the workspace's root, outside every trailmap: a declaration
+        # file (a `.ts` source outside `tools/` is outside the emit's rootDir, TS6059), by its
+        # absolute path (the emitted declarations keep a relative specifier as written, and
+        # they lie elsewhere: the type would not resolve, reported as `unresolved-input`).
+        "hidden-dir-outside-tools",
+        lambda ws: ws / ".shared/types.d.ts",
+        lambda ws: str(ws / ".shared/types"),
+    ),
+    Imported(
         "workspace-package",
         lambda ws: ws / "node_modules/@app/types/index.d.ts",
         lambda ws: "@app/types",
@@ -233,10 +248,12 @@ def test_doit_s_up_to_date_check_sees_an_edit_of_the_imported_type(
 def test_a_fresh_clone_served_by_the_remote_cache_sees_the_imported_type_as_it_is(
     tsc: Compiler, kind: Imported, tmp_path: Path, server: NginxCache
 ) -> None:
-    # Fresh clones side by side, as CI machines check them out: what lies above a workspace
-    # (a hoisted package, a shared declaration file) is the same file for each of them.
-    def fresh(name: str, types: str) -> Path:
-        ws = workspace(tmp_path / name, kind)
+    # Fresh clones, one after the other at the same place, as a CI machine checks them out:
+    # what lies above the workspace (a hoisted package, a shared declaration file) stays.
+    def fresh(types: str) -> Path:
+        ws = tmp_path / "clone"
+        shutil.rmtree(ws, ignore_errors=True)
+        workspace(ws, kind)
         edit(ws, kind, types)
         backdate(kind.file(ws).parent)
         return ws
@@ -245,20 +262,20 @@ def test_a_fresh_clone_served_by_the_remote_cache_sees_the_imported_type_as_it_i
         report = cli(ws, "--remote-cache", server.url)
         return verdict(report), last_stats(ws / ".trailblaze")["remote_run"]
 
-    assert check(fresh("writer", GOOD)) == (PASS, "stored")
+    assert check(fresh(GOOD)) == (PASS, "stored")
     # The type narrowed: the writer's entry has the same key (no input changed), but a file
     # its compilers read is not as it was there: a miss, and the finding.
-    broken = fresh("broken", BAD)
+    broken = fresh(BAD)
     assert check(broken) == (FAIL, "stored")
     counts = last_stats(broken / ".trailblaze")
     # (A tool file is an input: the run key itself differs.)
     assert counts.get("remote_run_reads") == (None if kind.tool_file else "changed")
     assert counts["compiler_runs"] == 1, "the writer's per-trail verdict was not taken either"
-    assert check(fresh("broken-again", BAD)) == (FAIL, "hit")
+    assert check(fresh(BAD)) == (FAIL, "hit")
     # The fix shows the pass, and the entry it stores answers the next clone (a tool file is
     # an input: the writer's entry, of the same key, answers it at once).
-    assert check(fresh("fixed", GOOD)) == (PASS, "hit" if kind.tool_file else "stored")
-    again = fresh("fixed-again", GOOD)
+    assert check(fresh(GOOD)) == (PASS, "hit" if kind.tool_file else "stored")
+    again = fresh(GOOD)
     assert check(again) == (PASS, "hit")
     # The hit's reads are recorded: an edit after it is seen by the next run's no-op key.
     assert (str(kind.file(again)) in recorded(again)) is not kind.tool_file
