@@ -38,13 +38,13 @@ _UNTOLD = ("unreadable:", "large:", "special:")
 """How the tokens of files whose content could not be told begin."""
 
 
-def read_token(path: str) -> tuple[str, os.stat_result | None]:
+def read_token(path: str, limit: int = READ_LIMIT) -> tuple[str, os.stat_result | None]:
     """The token of a file the compiler read, and its `os.stat` taken before reading it.
 
     A regular file's token is the digest of its bytes; a file that is gone is `missing`. A
     directory, a device, a pipe (nothing a compiler lists, but a run entry may name anything)
-    is never opened, nor is a file over `READ_LIMIT`: their tokens say what they are, and
-    `told` is false of them."""
+    is never opened, nor is a file over `limit` (`READ_LIMIT`): their tokens say what they
+    are, and `told` is false of them."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -53,7 +53,7 @@ def read_token(path: str) -> tuple[str, os.stat_result | None]:
         return f"unreadable:{exc.errno}", None
     if not stat.S_ISREG(st.st_mode):
         return f"special:{stat.S_IFMT(st.st_mode)}", st
-    if st.st_size > READ_LIMIT:
+    if st.st_size > min(limit, READ_LIMIT):
         return f"large:{st.st_size}", st
     token, _ = file_digest(path)
     return token, st

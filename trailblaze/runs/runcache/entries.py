@@ -39,6 +39,11 @@ from trailblaze.workspace import Scan, Workspace
 
 Warn = Callable[[str], None]
 
+READS_BYTES = 256 << 20
+"""The most bytes a reader hashes to see whether the files a run entry's compilers read are
+here as they were there (a type's declarations are far less): past it the entry is a miss, and
+the check runs here. A hostile entry naming large files costs this much and no more."""
+
 
 def _stderr(message: str) -> None:
     print(f"trailblaze: warning: {message}", file=sys.stderr, flush=True)
@@ -227,10 +232,12 @@ class RunCache:
     def _reads_hold(self, body: Body, digest_: str) -> bool:
         """Whether every file the entry's compilers read beyond the inputs is here as it was
         there (by token); RemoteFault for a name no writer gives."""
-        from trailblaze.state.reads import read_token, resolve_read  # noqa: PLC0415
+        from trailblaze.state.keys import MISSING  # noqa: PLC0415
+        from trailblaze.state.reads import read_token, resolve_read, told  # noqa: PLC0415
         from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
 
         found: dict[str, tuple[str, os.stat_result | None]] = {}
+        left = READS_BYTES
         for name, token in sorted(body.reads.items()):
             path = resolve_read(name, self.ws.root)
             if path is None:
@@ -238,10 +245,15 @@ class RunCache:
                     f"the run entry cas/{digest_[:12]}… names a file read outside any place "
                     "a check reads"
                 )
-            now, st = read_token(path)
+            now, st = read_token(path, limit=left)
             if now != token:
-                self.stats["remote_run_reads"] = "changed"
+                # Not as it was there, or more to read than any check's compilers read: the
+                # entry is not taken, and the check runs here.
+                over = now.startswith("large:")
+                self.stats["remote_run_reads"] = "too-large" if over else "changed"
                 return False
+            if st is not None and told(now) and now != MISSING:
+                left -= st.st_size
             found[path] = (now, st)
         self.reads.update(found)
         return True
