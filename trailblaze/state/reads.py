@@ -4,10 +4,10 @@ The keys of a check are made of its inputs (trails, manifests, the tool files of
 but the type gate's compilers read more: a type a scripted tool imports from `tools/build/`, a
 package in a `node_modules` of the workspace or above it, a declaration file anywhere. The proof
 of compile names every file a compiler read (`--listFiles`); the type gate keeps those that are
-neither ours (the scratch directory, the files we generate into `tools/`) nor the pinned
-toolchain's, nor inputs already, with the `package.json` of each package they belong to (it
-decides which of the package's files is read), and records them here, each with its token,
-once per run (`COMPILE_READS`). Every key that can repeat a verdict covers them:
+neither ours (what we write for the compilers in the scratch directory, the files we generate
+into `tools/`) nor the pinned toolchain's, nor inputs already, with the `package.json` of each
+package they belong to (it decides which of the package's files is read), and records them
+here, each with its token, once per run (`COMPILE_READS`). Every key that can repeat a verdict covers them:
 
 - the command line's no-op and doit's up-to-date check by stamp: they stat the recorded files
   with the inputs (`recorded_paths`);

@@ -89,6 +89,12 @@ KINDS = [
         lambda ws: str(ws / ".shared/types"),
     ),
     Imported(
+        # A file someone put in our scratch directory (hidden too), beside what we write there.
+        "in-the-scratch-dir",
+        lambda ws: ws / ".trailblaze/mine/types.d.ts",
+        lambda ws: str(ws / ".trailblaze/mine/types"),
+    ),
+    Imported(
         "workspace-package",
         lambda ws: ws / "node_modules/@app/types/index.d.ts",
         lambda ws: "@app/types",

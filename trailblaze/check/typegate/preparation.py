@@ -188,7 +188,9 @@ def _reads(
         home = next((p for p in real.parents if p.name == "node_modules"), real.parent)
     return ReadFiles(
         root=ctx.ws.root,
-        ours=[ctx.layout.scratch, toolchain_dir()],
+        # What we write for the compilers, not the whole scratch directory: a file someone
+        # put elsewhere in it (a type a tool imports from `.trailblaze/`) is a read like any.
+        ours=[ctx.layout.root, ctx.layout.sdk_dir, ctx.layout.own_sdk_dir, toolchain_dir()],
         inputs=inputs,
         tools_dirs=tools_dirs,
         known=recorded_paths(ctx.store),

@@ -2,10 +2,10 @@
 
 Every compiler run of the type gate lists the files it read (`--listFiles`: the declaration
 emit of each trailmap's scripted tools, the surface check, each batch of trails). What is
-neither ours (the scratch directory, the files we generate into `tools/`), nor the pinned
-toolchain's, nor an input the keys hold already (a manifest or tool file) is a *read*: a type a
-tool imports from `tools/build/` or from a package in a `node_modules`, a declaration file
-outside the workspace. `ReadFiles` keeps the run's account of them:
+neither ours (what we write for the compilers in the scratch directory, the files we generate
+into `tools/`), nor the pinned toolchain's, nor an input the keys hold already (a manifest or
+tool file) is a *read*: a type a tool imports from `tools/build/` or from a package in a
+`node_modules`, a declaration file anywhere else in the workspace or outside it. `ReadFiles` keeps the run's account of them:
 
 - the reads the last run recorded (`state.reads.COMPILE_READS`) are read first, before any
   compiler runs, and their digest (`key`) is part of the memo keys of the declaration emit and
@@ -62,7 +62,8 @@ class ReadFiles:
     ) -> None:
         self.root = root
         self._ours = _prefixes(ours)
-        """Our scratch directory and the toolchain: never reads."""
+        """What we write for the compilers (the type gate's directory and the SDKs in the
+        scratch directory) and the toolchain: never reads."""
         self._home = _prefixes([compiler_home]) if compiler_home is not None else ()
         """A compiler named by `TRAILBLAZE_TSC`: its default libraries are the compiler's."""
         self._inputs = frozenset(inputs)
