@@ -101,7 +101,7 @@ def _check_parts(ws: Workspace) -> tuple[Scan, Layout, InputsDigest]:
     """What a workspace's check tasks are made of: its scan, scratch layout and inputs."""
     found = scan(ws)
     layout = Layout(ws.scratch)
-    options = options_fingerprint(CheckOptions.from_env())
+    options = {**options_fingerprint(CheckOptions.from_env()), "workspace": ws.settings}
     inputs = InputsDigest(check_inputs(found), options, found, layout)
     return found, layout, inputs
 

@@ -40,7 +40,7 @@ from trailblaze.workspace import Scan, Workspace
 if TYPE_CHECKING:
     from trailblaze.report.record import Report
 
-ROWS_FORMAT = 2
+ROWS_FORMAT = 3
 """The layout of the rows entry and body: a change makes every old one a miss."""
 ROWS_LIMIT = 256 * 1024 * 1024
 """The most a rows body may inflate to (a body past it is not usable)."""
@@ -88,7 +88,7 @@ class RowsCache:
 
     def _fault(self, message: str) -> None:
         self._warn(
-            f"remote cache {self.config.base}: {message}; working locally for the rest of this run"
+            f"remote cache {self.config.shown}: {message}; working locally for the rest of this run"
         )
 
     # -- before a check ---------------------------------------------------------------------
@@ -255,7 +255,7 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
     for row in raw:
         if not isinstance(row, list) or len(row) != len(TRAIL_FIELDS):
             raise ValueError("a row of another shape")
-        path, stamp, content, strict, status, target, calls, key, surface, base, extra = row
+        path, stamp, content, strict, status, target, calls, key, surface, base, tools, extra = row
         if (
             not isinstance(path, str)
             or path not in trails
@@ -269,7 +269,7 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
             or not isinstance(calls, int)
             or isinstance(calls, bool)
             or calls < 0
-            or not all(isinstance(v, _OPTIONAL) for v in (key, surface, base, extra))
+            or not all(isinstance(v, _OPTIONAL) for v in (key, surface, base, tools, extra))
         ):
             raise ValueError("a row that is not one of this workspace's trails")
         seen.add(path)
@@ -280,7 +280,11 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
         TrailRecord.from_rows(rows)  # what the state will read: its findings' JSON included
         for row in rows:
             if row[10] is not None:
-                parse, runif, types, branches = json.loads(row[10])
+                names = json.loads(row[10])
+                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                    raise TypeError("tool names")
+            if row[11] is not None:
+                parse, runif, types, branches = json.loads(row[11])
                 if not all(isinstance(v, list) for v in (parse, runif, types, branches)):
                     raise TypeError("findings")
     except (ValueError, TypeError, IndexError, AttributeError) as exc:
