@@ -280,3 +280,23 @@ def test_the_scratch_setting_is_confined_for_a_python_caller_too(tmp_path: Path)
     )
     with pytest.raises(WorkspaceError, match=r"pyproject.toml:2:1: .* outside the workspace"):
         find_workspace(ws, explicit=True)
+
+
+def test_a_scratch_directory_removed_and_made_again_in_one_process_is_known_anew(
+    tmp_path: Path,
+) -> None:
+    """Checks run in one process (an editor's, the tests') on a clone made again at the same
+    path: what was known of the old directory (ours whole) must not vouch for the new one,
+    whose ledger would then never be written, and its next run refuse our own files."""
+    from trailblaze.state.owned import LEDGER, Scratch  # noqa: PLC0415
+    from trailblaze.state.scratch import write_module  # noqa: PLC0415
+
+    scratch = tmp_path / ".trailblaze"
+    module = scratch / "typegate/trails/a.ts"
+    write_module(module, "export {};\n", scratch)
+    subprocess.run(["rm", "-rf", str(scratch)], check=True)
+    (scratch / "state").mkdir(parents=True)  # made by someone else first, in the meantime
+    write_module(module, "export {};\n", scratch)
+    assert LEDGER in os.listdir(scratch)
+    Scratch.prepare(scratch)  # the next run
+    assert write_module(module, "export const a = 1;\n", scratch)

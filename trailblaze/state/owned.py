@@ -63,6 +63,9 @@ class Scratch:
         self.directory = directory
         self.real = os.path.realpath(directory)
         self.claims: set[str] = _read_ledger(directory / LEDGER)
+        self.stamp = _stamp(directory / LEDGER)
+        """The ledger as it was when read or last written by us (`of`: another ledger, or
+        none, and the directory is read again)."""
         self._confined: set[str] = set()
         """Real directories already found inside the scratch directory this run."""
 
@@ -70,9 +73,13 @@ class Scratch:
 
     @classmethod
     def of(cls, directory: Path) -> Scratch:
-        """The scratch directory `directory`, prepared (`prepare`) when first asked for."""
+        """The scratch directory `directory`, prepared (`prepare`) when first asked for, and
+        again when it is no longer the directory it was (removed, made anew: its ledger went
+        with it)."""
         found = _KNOWN.get(str(directory))
-        return found if found is not None else cls.prepare(directory)
+        if found is not None and found.stamp == _stamp(directory / LEDGER):
+            return found
+        return cls.prepare(directory)
 
     @classmethod
     def prepare(cls, directory: Path) -> Scratch:
@@ -247,15 +254,25 @@ class Scratch:
         finally:
             os.close(fd)
         self.claims.add(rel)
+        self.stamp = _stamp(ledger)
 
     def forget(self, removed: set[str]) -> None:
         """Rewrite the ledger without paths that are gone (`doit clean` removed them)."""
         self.claims -= removed
         text = _LEDGER_HEADER + "".join(json.dumps(c) + "\n" for c in sorted(self.claims))
         write_atomic(self.directory / LEDGER, text)
+        self.stamp = _stamp(self.directory / LEDGER)
 
 
 _KNOWN: dict[str, Scratch] = {}
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def prepare_scratch(scratch: Path) -> Scratch:
