@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 ROWS_FORMAT = 2
 """The layout of the rows entry and body: a change makes every old one a miss."""
 ROWS_LIMIT = 256 * 1024 * 1024
-"""The most a rows body may inflate to (a body past it is not usable)."""
+"""The most a rows body may inflate to unless the caller says otherwise (the default of
+`TRAILBLAZE_REMOTE_CACHE_MAX_MB`, `RemoteConfig.max_bytes`): a body past it is not usable."""
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -131,7 +132,7 @@ class RowsCache:
             packed = self.http.get_cas(value)  # checked against its digest
             if packed is None:
                 return [], {}  # evicted: a miss
-            return decode_rows(packed, trails)
+            return decode_rows(packed, trails, self.config.max_bytes)
         except RemoteFault as exc:
             self._fault(str(exc))
         except ValueError as exc:
@@ -231,16 +232,22 @@ def _entry(raw: bytes, key: str) -> str:
 _OPTIONAL = (str, type(None))
 
 
-def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
+def decode_rows(packed: bytes, trails: frozenset[str], limit: int = ROWS_LIMIT) -> Rows:
     """The rows of a rows body and their trails' generated modules, every field checked
-    (ValueError when one is not what a row of `trails` holds); each row's stamp is unknown."""
+    (ValueError when one is not what a row of `trails` holds); each row's stamp is unknown.
+    The body inflates to at most `limit` bytes (a bomb is refused as it grows)."""
     inflater = zlib.decompressobj()
     try:
-        data = inflater.decompress(packed, ROWS_LIMIT)
+        data = inflater.decompress(packed, limit)
     except zlib.error as exc:
         raise ValueError(f"does not inflate: {exc}") from None
     if inflater.unconsumed_tail or not inflater.eof:
-        raise ValueError("inflates past its limit, or is cut short")
+        if len(data) >= limit:
+            raise ValueError(
+                f"inflates past the {limit / 1048576:g} MiB a body may inflate to "
+                "(TRAILBLAZE_REMOTE_CACHE_MAX_MB)"
+            )
+        raise ValueError("is cut short")
     head, _, blob = data.partition(b"\n")  # JSON as written holds no raw line break
     try:
         body = json.loads(head)

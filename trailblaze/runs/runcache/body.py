@@ -99,12 +99,18 @@ class Body:
         return out, dict(self.ignores)
 
 
-BODY_LIMIT = 1 << 30
-"""The most a run entry's body may inflate to (a report of a million trails is far less)."""
+BODY_LIMIT = 256 * 1024 * 1024
+"""The most a body may inflate to unless the caller says otherwise (the default of
+`TRAILBLAZE_REMOTE_CACHE_MAX_MB`, `RemoteConfig.max_bytes`): a report of a million trails is
+far less."""
+_MAX_MB_ENV = "TRAILBLAZE_REMOTE_CACHE_MAX_MB"
 
 
-def inflate(data: bytes, size: int) -> bytes:
-    """zlib `data`, which must inflate to exactly `size` bytes (never more: a bomb is refused)."""
+def inflate(data: bytes, size: int, limit: int = BODY_LIMIT) -> bytes:
+    """zlib `data`, which must inflate to exactly `size` bytes, at most `limit` (never more: a
+    bomb is refused as it grows, and a size past the limit before anything is inflated)."""
+    if size > limit:
+        raise BadBody(f"names {size} bytes of files, {_past(limit)}")
     inflater = zlib.decompressobj()
     try:
         out = inflater.decompress(data, size + 1)
@@ -115,15 +121,26 @@ def inflate(data: bytes, size: int) -> bytes:
     return out
 
 
-def decode_body(data: bytes, key: str) -> Body:
-    """A run entry's body from its CAS bytes, or `BadBody`."""
+def _past(limit: int) -> str:
+    return f"more than the {limit / 1048576:g} MiB a body may inflate to ({_MAX_MB_ENV})"
+
+
+def decode_body(data: bytes, key: str, limit: int = BODY_LIMIT) -> Body:
+    """A run entry's body from its CAS bytes (inflating to at most `limit`), or `BadBody`."""
     inflater = zlib.decompressobj()
     try:
-        text = inflater.decompress(data, BODY_LIMIT)
-        if not inflater.eof:
-            raise BadBody("the body is cut short or larger than a run entry may be")
+        text = inflater.decompress(data, limit)
+    except zlib.error:
+        raise BadBody("the body is not a compressed run entry") from None
+    if not inflater.eof:
+        raise BadBody(
+            f"the body inflates to {_past(limit)}"
+            if len(text) >= limit
+            else "the body is cut short"
+        )
+    try:
         body = json.loads(text)
-    except (zlib.error, ValueError):
+    except ValueError:
         raise BadBody("the body is not a compressed run entry") from None
     if not isinstance(body, dict) or body.get("format") != RUN_FORMAT or body.get("key") != key:
         raise BadBody("the body belongs to another key or format")
