@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from trailblaze.fsutil import write_generated
 from trailblaze.options import CheckOptions
+from trailblaze.report.escaping import printable
 from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import STATS, TRAIL_FIELDS, Kind, Store
@@ -88,8 +89,11 @@ class RowsCache:
         self.http.close()
 
     def _fault(self, message: str) -> None:
-        self._warn(
-            f"remote cache {self.config.base}: {message}; working locally for the rest of this run"
+        self._warn(  # a peer's words may be in it: escaped, whoever prints it
+            printable(
+                f"remote cache {self.config.base}: {message}; working locally for the rest of "
+                "this run"
+            )
         )
 
     # -- before a check ---------------------------------------------------------------------

@@ -46,6 +46,7 @@ from trailblaze.errors import TrailblazeError
 from trailblaze.finding import FINDING_FIELDS
 from trailblaze.options import REMOTE_ENV, env_flag, env_milliseconds
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
+from trailblaze.report.escaping import printable
 from trailblaze.state.keys import content_digest
 from trailblaze.state.transport import (
     AC_LIMIT,
@@ -517,8 +518,11 @@ class RemoteResults:
             if self.fault is not None:
                 return
             self.fault = message
-        self._warn(
-            f"remote cache {self.config.base}: {message}; working locally for the rest of this run"
+        self._warn(  # a peer's words may be in it: escaped, whoever prints it
+            printable(
+                f"remote cache {self.config.base}: {message}; working locally for the rest of "
+                "this run"
+            )
         )
 
 

@@ -163,7 +163,7 @@ class Clock:
 
 def _budget_spent(seconds: float) -> str:
     return (
-        f"this run's {seconds:.1f} s for the remote cache are spent ({BUDGET_ENV}); "
+        f"this run's {seconds:g} s for the remote cache are spent ({BUDGET_ENV}); "
         "it is not asked again"
     )
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from trailblaze.fsutil import Stamp, stamp_of, write_if_changed
 from trailblaze.options import CheckOptions
+from trailblaze.report.escaping import printable
 from trailblaze.report.record import Report
 from trailblaze.runs.runcache.body import (
     BadBody,
@@ -410,9 +411,11 @@ class RunCache:
     def _fault(self, message: str) -> None:
         if self.fault is None:
             self.fault = message
-            self._warn(
-                f"remote cache {self.config.base}: {message}; working locally for the rest of "
-                "this run"
+            self._warn(  # a peer's words may be in it: escaped, whoever prints it
+                printable(
+                    f"remote cache {self.config.base}: {message}; working locally for the "
+                    "rest of this run"
+                )
             )
 
 
