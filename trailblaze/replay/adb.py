@@ -95,7 +95,7 @@ class AdbDevice(ShellDevice):
         except (TimeoutError, Overdue) as exc:
             if timeout is not None and self._answers():
                 raise CommandTimeout(
-                    f"{self._serial}: `{what}` did not finish within {timeout:g} s "
+                    f"{self._serial}: `{printable(what)}` did not finish within {timeout:g} s "
                     "and was abandoned (the device still answers)"
                 ) from exc
             raise self._translate(exc, what, deadline) from exc
@@ -107,7 +107,7 @@ class AdbDevice(ShellDevice):
                 f"\n[trailblaze: output cut: {raw.dropped} bytes past the first "
                 f"{adbwire.KEEP >> 20} MiB were not kept]"
             )
-            logger.warning("%s: `%s`%s", self._serial, what, note.replace("\n", " "))
+            logger.warning("%s: `%s`%s", self._serial, printable(what), note.replace("\n", " "))
             output, stdout = output + note, stdout + note
         return ShellResult(
             raw.returncode, output, stdout if self._shell_v2 else output, _text(raw.stderr)
@@ -152,6 +152,7 @@ class AdbDevice(ShellDevice):
             raise DeviceLostError(self._lost)
 
     def _translate(self, exc: Exception, what: str, deadline: Deadline) -> Exception:
+        what = printable(what)  # a trail's text may be in it (a command's words, a path)
         lost = _is_lost(exc, deadline)
         if lost is None:
             if isinstance(exc, Failed | TooLarge):

@@ -91,7 +91,8 @@ class Deadline:
 def shown(data: bytes) -> str:
     """A few bytes from the peer as a message may quote them: escaped, cut short."""
     text = printable(data[:_SHOWN].decode("utf-8", errors="replace"))
-    return repr(text + ("…" if len(data) > _SHOWN else ""))
+    more = "…" if len(data) > _SHOWN else ""
+    return f"'{text}{more}'"
 
 
 class Channel:
@@ -302,7 +303,7 @@ def pull(target: Target, path: str, deadline: Deadline) -> bytes:
                 data = channel.read(channel.length(PACKET_LIMIT))
                 size += len(data)
                 if size > FILE_LIMIT:
-                    raise TooLarge(f"{path} is larger than {FILE_LIMIT >> 20} MiB; not read")
+                    raise TooLarge(f"{path} is larger than {FILE_LIMIT / 1048576:g} MiB; not read")
                 parts.append(data)
             elif kind == b"DONE":
                 return b"".join(parts)

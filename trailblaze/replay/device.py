@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from trailblaze.errors import TrailblazeError
+from trailblaze.report.escaping import printable
 
 logger = logging.getLogger(__name__)
 
@@ -306,10 +307,13 @@ def _why(result: ShellResult) -> str:
 
 
 def _excerpt(text: str, limit: int = 300) -> str:
+    """A device's output as a message quotes it: cut short, escaped (it may hold terminal
+    escapes); its lines stay lines, a carriage return (which would overwrite one) is escaped."""
     text = text.strip()
     if not text:
         return "no output"
-    return text if len(text) <= limit else text[:limit] + "…"
+    text = text if len(text) <= limit else text[:limit] + "…"
+    return printable(text, newlines=True).replace("\r", "\\x0d")
 
 
 class ShellDevice(abc.ABC):
