@@ -41,7 +41,7 @@ from trailblaze.workspace import Scan, Workspace
 if TYPE_CHECKING:
     from trailblaze.report.record import Report
 
-ROWS_FORMAT = 2
+ROWS_FORMAT = 3
 """The layout of the rows entry and body: a change makes every old one a miss."""
 ROWS_LIMIT = 256 * 1024 * 1024
 """The most a rows body may inflate to unless the caller says otherwise (the default of
@@ -91,7 +91,7 @@ class RowsCache:
     def _fault(self, message: str) -> None:
         self._warn(  # a peer's words may be in it: escaped, whoever prints it
             printable(
-                f"remote cache {self.config.base}: {message}; working locally for the rest of "
+                f"remote cache {self.config.shown}: {message}; working locally for the rest of "
                 "this run"
             )
         )
@@ -266,7 +266,7 @@ def decode_rows(packed: bytes, trails: frozenset[str], limit: int = ROWS_LIMIT) 
     for row in raw:
         if not isinstance(row, list) or len(row) != len(TRAIL_FIELDS):
             raise ValueError("a row of another shape")
-        path, stamp, content, strict, status, target, calls, key, surface, base, extra = row
+        path, stamp, content, strict, status, target, calls, key, surface, base, tools, extra = row
         if (
             not isinstance(path, str)
             or path not in trails
@@ -280,7 +280,7 @@ def decode_rows(packed: bytes, trails: frozenset[str], limit: int = ROWS_LIMIT) 
             or not isinstance(calls, int)
             or isinstance(calls, bool)
             or calls < 0
-            or not all(isinstance(v, _OPTIONAL) for v in (key, surface, base, extra))
+            or not all(isinstance(v, _OPTIONAL) for v in (key, surface, base, tools, extra))
         ):
             raise ValueError("a row that is not one of this workspace's trails")
         seen.add(path)
@@ -291,7 +291,11 @@ def decode_rows(packed: bytes, trails: frozenset[str], limit: int = ROWS_LIMIT) 
         TrailRecord.from_rows(rows)  # what the state will read: its findings' JSON included
         for row in rows:
             if row[10] is not None:
-                parse, runif, types, branches = json.loads(row[10])
+                names = json.loads(row[10])
+                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                    raise TypeError("tool names")
+            if row[11] is not None:
+                parse, runif, types, branches = json.loads(row[11])
                 if not all(isinstance(v, list) for v in (parse, runif, types, branches)):
                     raise TypeError("findings")
     except (ValueError, TypeError, IndexError, AttributeError) as exc:

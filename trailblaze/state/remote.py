@@ -18,11 +18,12 @@ verdicts the caller proved, and not at all in read-only mode (pull-request build
 exchange is bounded in time and size, and a run's exchanges by a total budget (`transport`).
 
 Configuration: `--remote-cache URL` or `TRAILBLAZE_REMOTE_CACHE`, `--remote-cache-read-only` or
-`TRAILBLAZE_REMOTE_CACHE_READ_ONLY=1`, a header for auth in `TRAILBLAZE_REMOTE_CACHE_HEADER`
-(`Name=Value`, as Bazel's `--remote_header`), basic auth as `http://user:password@host/`,
-`TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS` (default 5000: silence while connecting or reading),
-`TRAILBLAZE_REMOTE_CACHE_DEADLINE_MS` (60000: one request, whole), `..._BUDGET_MS` (300000: a
-run's requests in all) and `..._MAX_MB` (256: one body, as read and as inflated).
+`TRAILBLAZE_REMOTE_CACHE_READ_ONLY` (a switch: `options.env_switch`), a header for auth in
+`TRAILBLAZE_REMOTE_CACHE_HEADER` (`Name=Value`, as Bazel's `--remote_header`), basic auth as
+`http://user:password@host/` (percent-encoded), `TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS` (default
+5000: silence while connecting or reading), `TRAILBLAZE_REMOTE_CACHE_DEADLINE_MS` (60000: one
+request, whole), `..._BUDGET_MS` (300000: a run's requests in all) and `..._MAX_MB` (256: one
+body, as read and as inflated). Messages show the URL only through `redaction.redacted_url`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from trailblaze.errors import TrailblazeError
 from trailblaze.finding import FINDING_FIELDS
 from trailblaze.options import REMOTE_ENV, env_flag, env_milliseconds
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
+from trailblaze.redaction import redacted_url
 from trailblaze.report.escaping import printable
 from trailblaze.state.keys import content_digest
 from trailblaze.state.transport import (
@@ -96,7 +98,7 @@ class RemoteFault(Exception):
 @dataclass(frozen=True, slots=True)
 class RemoteConfig:
     base: str
-    """`scheme://host[:port][/path]`, no credentials, no trailing slash: what messages show."""
+    """`scheme://host[:port][/path]`, no credentials, no query, no trailing slash."""
     read_only: bool = False
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = DEFAULT_TIMEOUT
@@ -129,7 +131,15 @@ class RemoteConfig:
         hostname = _ascii_host(parts.hostname)
         if parts.scheme not in ("http", "https") or not hostname or port == -1:
             raise RemoteConfigError(
-                f"remote cache URL {_redact(raw)!r} is not http(s)://HOST[:PORT][/PATH]"
+                f"remote cache URL {redacted_url(raw)!r} is not http(s)://HOST[:PORT][/PATH]"
+            )
+        if "@" in parts.path + parts.query + parts.fragment:
+            # `http://user:pa/ss@host/` is the host `user` and the path `/ss@host/`: the rest of
+            # the password would go to another server, in the path of every request.
+            raise RemoteConfigError(
+                f"remote cache URL {redacted_url(raw)!r} has an '@' after its host: "
+                "percent-encode a '/', '?', '#' or '@' in its user or password "
+                "(%2F, %3F, %23, %40)"
             )
         headers: list[tuple[str, str]] = []
         if parts.username is not None:
@@ -141,9 +151,10 @@ class RemoteConfig:
             name, sep, value = header.partition("=")
             name = name.strip()
             if not sep or not _HEADER_NAME.match(name) or "\n" in value or "\r" in value:
+                # Nothing of the value is shown: without its `=`, all of it may be the secret.
                 raise RemoteConfigError(
-                    f"{HEADER_ENV} must be NAME=VALUE with a valid header name (got a value "
-                    f"starting {header[: min(len(name), 20)]!r})"
+                    f"{HEADER_ENV} must be NAME=VALUE with a valid header name "
+                    "(its value is not shown: it may hold a secret)"
                 )
             if not _HEADER_VALUE.match(value):
                 raise RemoteConfigError(
@@ -157,13 +168,18 @@ class RemoteConfig:
         path = quote(parts.path.rstrip("/"), safe=_PATH_SAFE)
         return cls(
             base=f"{parts.scheme}://{netloc}{path}",
-            read_only=read_only or env_flag(READ_ONLY_ENV, environ),
+            read_only=env_flag(READ_ONLY_ENV, environ) or read_only,
             headers=tuple(headers),
             timeout=_timeout(environ),
             deadline=env_milliseconds(DEADLINE_ENV, DEFAULT_DEADLINE, floor=0.05, env=environ),
             budget=budget_seconds(environ),
             max_bytes=_max_bytes(environ),
         )
+
+    @property
+    def shown(self) -> str:
+        """The base URL as messages show it (`redaction.redacted_url`)."""
+        return redacted_url(self.base)
 
 
 def _timeout(env: Mapping[str, str]) -> float:
@@ -197,17 +213,6 @@ def _ascii_host(hostname: str | None) -> str | None:
         return hostname.encode("idna").decode("ascii")
     except UnicodeError:
         return None
-
-
-def _redact(url: str) -> str:
-    """A URL as messages may show it: without its password."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # not a URL urlsplit reads: no password it could find either
-        return re.sub(r"(//[^/@:]*:)[^/@]*@", r"\1***@", url)
-    if parts.password is None:
-        return url
-    return url.replace(f":{parts.password}@", ":***@", 1)
 
 
 # -- the protocol ------------------------------------------------------------------------------
@@ -520,7 +525,7 @@ class RemoteResults:
             self.fault = message
         self._warn(  # a peer's words may be in it: escaped, whoever prints it
             printable(
-                f"remote cache {self.config.base}: {message}; working locally for the rest of "
+                f"remote cache {self.config.shown}: {message}; working locally for the rest of "
                 "this run"
             )
         )

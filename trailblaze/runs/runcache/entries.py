@@ -413,7 +413,7 @@ class RunCache:
             self.fault = message
             self._warn(  # a peer's words may be in it: escaped, whoever prints it
                 printable(
-                    f"remote cache {self.config.base}: {message}; working locally for the "
+                    f"remote cache {self.config.shown}: {message}; working locally for the "
                     "rest of this run"
                 )
             )

@@ -195,6 +195,7 @@ def run_inputs(
             os.path.relpath(d, ws.root) for d in (ws.trailmaps_dir, ws.trails_dir, ws.scratch)
         ],
         "exclude": sorted(ws.exclude),
+        "workspace": ws.settings,
         "bundles": bundles,
         "scan": [f.to_json() for f in found.findings],
     }
