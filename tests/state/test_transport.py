@@ -1,4 +1,4 @@
-"""The remote cache's bounds against hostile servers on loopback (`tests/hostile.py`).
+"""The remote cache's bounds against hostile servers on loopback (`bench/hostile.py`).
 
 Each case runs `trailblaze check --remote-cache URL` on a fresh clone, as CI would, and checks
 what its user sees (the report a local run gives, one warning naming the bound, no traceback)
@@ -12,13 +12,15 @@ import re
 import shutil
 import sys
 import time
+import tracemalloc
+import zlib
 from pathlib import Path
 
 import pytest
 
+from bench.hostile import ESCAPES, HostileHttp, Measured, measure, zlib_bomb
 from tests.conftest import ROOT
 from tests.faultproxy import refused_url
-from tests.hostile import ESCAPES, HostileHttp, Measured, measure
 from trailblaze.options import DISABLE_ENV
 from trailblaze.state.remote import (
     HEADER_ENV,
@@ -33,7 +35,9 @@ from trailblaze.state.transport import (
     DEADLINE_ENV,
     MAX_MB_ENV,
     Budget,
+    Inflated,
     TransportFault,
+    inflate_within,
     run_budget,
 )
 
@@ -248,3 +252,21 @@ def test_a_status_line_of_escapes_is_shown_escaped() -> None:
         cache.close()
     assert ESCAPES not in str(fault.value)
     assert "\\x1b]0;owned\\x07" in str(fault.value)
+
+
+def test_inflating_holds_the_limit_once_and_tells_a_bomb_from_a_cut() -> None:
+    limit = 32 << 20
+    tracemalloc.start()
+    try:
+        bomb = inflate_within(zlib_bomb(), limit)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert bomb == Inflated(b"", False, True)
+    assert peak < 1.25 * limit  # zlib's buffer for max_length=limit peaks at twice the limit
+    packed = zlib.compress(b"x" * 3_000_000)
+    assert inflate_within(packed, 3_000_000) == Inflated(b"x" * 3_000_000, True, False)
+    assert inflate_within(packed, 2_999_999).past
+    assert inflate_within(packed[:-20], limit)[1:] == (False, False)  # cut short
+    with pytest.raises(zlib.error):
+        inflate_within(b"not zlib", limit)

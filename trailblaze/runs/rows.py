@@ -36,6 +36,7 @@ from trailblaze.report.escaping import printable
 from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import STATS, TRAIL_FIELDS, Kind, Store
+from trailblaze.state.transport import inflate_within
 from trailblaze.workspace import Scan, Workspace
 
 if TYPE_CHECKING:
@@ -240,18 +241,18 @@ def decode_rows(packed: bytes, trails: frozenset[str], limit: int = ROWS_LIMIT) 
     """The rows of a rows body and their trails' generated modules, every field checked
     (ValueError when one is not what a row of `trails` holds); each row's stamp is unknown.
     The body inflates to at most `limit` bytes (a bomb is refused as it grows)."""
-    inflater = zlib.decompressobj()
     try:
-        data = inflater.decompress(packed, limit)
+        inflated = inflate_within(packed, limit)
     except zlib.error as exc:
         raise ValueError(f"does not inflate: {exc}") from None
-    if inflater.unconsumed_tail or not inflater.eof:
-        if len(data) >= limit:
-            raise ValueError(
-                f"inflates past the {limit / 1048576:g} MiB a body may inflate to "
-                "(TRAILBLAZE_REMOTE_CACHE_MAX_MB)"
-            )
+    if inflated.past:
+        raise ValueError(
+            f"inflates past the {limit / 1048576:g} MiB a body may inflate to "
+            "(TRAILBLAZE_REMOTE_CACHE_MAX_MB)"
+        )
+    if not inflated.ended:
         raise ValueError("is cut short")
+    data = inflated.data
     head, _, blob = data.partition(b"\n")  # JSON as written holds no raw line break
     try:
         body = json.loads(head)

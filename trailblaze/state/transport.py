@@ -30,9 +30,10 @@ import io
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from trailblaze.options import env_milliseconds
 from trailblaze.report.escaping import printable
@@ -274,3 +275,37 @@ def describe(exc: BaseException, clock: Clock | None) -> str:
         text = text[:_PEER_TEXT] + "…"
     # The peer's own words (a status line): never raw on a terminal or in a log.
     return f"{type(exc).__name__}: {printable(text)}" if text else type(exc).__name__
+
+
+# -- inflating ----------------------------------------------------------------------------------
+
+_STEP = 1 << 20
+
+
+class Inflated(NamedTuple):
+    data: bytes
+    """What `data` inflated to; empty when it went past the limit."""
+    ended: bool
+    """Whether the zlib stream ended (false: cut short, or past the limit)."""
+    past: bool
+    """Whether it inflates to more than the limit (nothing of it is kept)."""
+
+
+def inflate_within(data: bytes, limit: int) -> Inflated:
+    """zlib `data` inflated to at most `limit` bytes, a mebibyte at a time, so that a bomb is
+    refused as it grows having held the limit once (zlib's own buffer for a `max_length` of the
+    limit holds it twice: blocks, then the joined copy). `zlib.error` when it is not zlib."""
+    inflater = zlib.decompressobj()
+    parts: list[bytes] = []
+    size, rest = 0, data
+    while not inflater.eof:
+        part = inflater.decompress(rest, min(_STEP, limit + 1 - size))
+        rest = inflater.unconsumed_tail
+        size += len(part)
+        if size > limit:
+            return Inflated(b"", False, True)
+        if part:
+            parts.append(part)
+        elif not rest:
+            break  # all of it read, and the stream goes on: cut short
+    return Inflated(parts[0] if len(parts) == 1 else b"".join(parts), inflater.eof, False)

@@ -18,6 +18,7 @@ from trailblaze.report.record import REASON_INFRA, Report, TrailStatus
 from trailblaze.runs.runcache.keys import RUN_FORMAT, RunInputs
 from trailblaze.state.keys import content_digest
 from trailblaze.state.results import decode_findings
+from trailblaze.state.transport import inflate_within
 from trailblaze.workspace import Workspace
 
 STATUSES = frozenset({"rejected", "parsed", "type-checked"})
@@ -111,14 +112,13 @@ def inflate(data: bytes, size: int, limit: int = BODY_LIMIT) -> bytes:
     bomb is refused as it grows, and a size past the limit before anything is inflated)."""
     if size > limit:
         raise BadBody(f"names {size} bytes of files, {_past(limit)}")
-    inflater = zlib.decompressobj()
     try:
-        out = inflater.decompress(data, size + 1)
+        out = inflate_within(data, size)
     except zlib.error:
         raise BadBody("not zlib data") from None
-    if len(out) != size or not inflater.eof:
+    if out.past or not out.ended or len(out.data) != size:
         raise BadBody(f"inflates to other than the {size} bytes named")
-    return out
+    return out.data
 
 
 def _past(limit: int) -> str:
@@ -127,17 +127,15 @@ def _past(limit: int) -> str:
 
 def decode_body(data: bytes, key: str, limit: int = BODY_LIMIT) -> Body:
     """A run entry's body from its CAS bytes (inflating to at most `limit`), or `BadBody`."""
-    inflater = zlib.decompressobj()
     try:
-        text = inflater.decompress(data, limit)
+        inflated = inflate_within(data, limit)
     except zlib.error:
         raise BadBody("the body is not a compressed run entry") from None
-    if not inflater.eof:
-        raise BadBody(
-            f"the body inflates to {_past(limit)}"
-            if len(text) >= limit
-            else "the body is cut short"
-        )
+    if inflated.past:
+        raise BadBody(f"the body inflates to {_past(limit)}")
+    if not inflated.ended:
+        raise BadBody("the body is cut short")
+    text = inflated.data
     try:
         body = json.loads(text)
     except ValueError:
