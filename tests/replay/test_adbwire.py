@@ -1,5 +1,5 @@
 """Replay's reading of the adb server, bounded: against the fake device (a device without
-shell_v2, files, a FAIL) and against hostile adb servers on loopback (`tests/hostile.py`).
+shell_v2, files, a FAIL) and against hostile adb servers on loopback (`bench/hostile.py`).
 
 The hostile cases run `trailblaze replay` as a user does, in a child process, and check what
 the user sees (a clear device error, the exit code, no traceback, no raw escape) and what it
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.hostile import ESCAPES, SERIAL, HostileAdb, Measured, measure
 from fakeadb import FakeAdbServer, FakeDevice, load_specs
-from tests.hostile import ESCAPES, SERIAL, HostileAdb, Measured, measure
 from trailblaze.replay import adbwire
 from trailblaze.replay.adb import DEADLINE_ENV, connect
 from trailblaze.replay.device import DeviceError, DeviceLostError
