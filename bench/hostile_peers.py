@@ -193,9 +193,9 @@ def what_it_said(ran: Measured, peer: str) -> str:
     for raw in (ran.stderr + ran.stdout).splitlines():
         line = raw.strip()
         if line.startswith(_SAYS) and "passed" not in line:
-            line = line.replace(f"{peer}: ", "").replace(peer, "PEER").removeprefix(_SAYS[0])
+            line = line.removeprefix(f"{_SAYS[0]}{peer}: ").replace(peer, "PEER")
             line = line.removesuffix("; working locally for the rest of this run")
-            return (line if len(line) <= 150 else line[:150] + "…").replace("|", "\\|")
+            return (line if len(line) <= 200 else line[:200] + "…").replace("|", "\\|")
     return "(no warning: the report of a local run)"
 
 
@@ -211,6 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="hostile-peers-") as tmp:
         for n, case in enumerate(cases()):
             runs = []
+            if case.mode == "baseline":  # a first run warms the files and imports all share
+                where = Path(tmp) / f"{n}-warm"
+                where.mkdir()
+                case.run(where)
             for i in range(args.runs):
                 where = Path(tmp) / f"{n}-{i}"
                 where.mkdir()
@@ -241,8 +245,8 @@ def _table(rows: list[Row], said: dict[str, str], baselines: dict[str, float], r
         "",
         f"{stamp}: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; `python -m bench.hostile_peers --runs {runs}`. Wall time "
-        "is the median of the runs, peak RSS the largest `ru_maxrss` of the entry point's "
-        "process (`os.wait4`). `check` is `trailblaze check --remote-cache URL` on a fresh copy "
+        "is the median of the runs (each baseline after one unmeasured run), peak RSS the "
+        "largest `ru_maxrss` of the entry point's process (`os.wait4`). `check` is `trailblaze check --remote-cache URL` on a fresh copy "
         "of `trailmaps/` (type gate off, so the peak is the check's own); `replay` is "
         "`trailblaze replay` of one `mobile_listInstalledApps` call. The servers are in "
         "`bench/hostile.py`.",
