@@ -48,6 +48,12 @@ NOT_USER_ERRORS = {
     "JavaRegexError": "a SelectorError",
     "NoMatchError": "a selector matched nothing: a tool failure",
     "ShellSyntaxError": "the fake device's shell: a failed adb command, as a real shell's",
+    "ProtocolError": "adbwire: an answer that is not adb; adb.py makes it a lost device",
+    "Overdue": "adbwire: a command past its deadline; adb.py makes it a lost device",
+    "Closed": "adbwire: the server hung up; adb.py makes it a lost device",
+    "Failed": "adbwire: the server's FAIL; adb.py makes it a DeviceError",
+    "TooLarge": "adbwire: a file past the limit; adb.py makes it a DeviceError",
+    "TransportFault": "a remote exchange past a bound; remote.py makes it a RemoteFault",
     # A bug, not a user error: it keeps its traceback.
     "CatalogError": "our packaged catalog is malformed: a packaging bug",
 }

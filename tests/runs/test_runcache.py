@@ -491,6 +491,8 @@ def _checked(body: dict[str, Any]) -> dict[str, Any]:
     [
         ("foreign-file", "would write files that no check writes"),
         ("wrong-lengths", "inflates to other than"),
+        # A small body naming a huge file: refused before a byte is inflated.
+        ("huge-lengths", "more than the 256 MiB a body may inflate to"),
         ("foreign-trail", "names trails this workspace does not have"),
         ("missing-trail", "does not cover every trail"),
         ("inconsistent-status", "is not usable"),
@@ -498,6 +500,7 @@ def _checked(body: dict[str, Any]) -> dict[str, Any]:
         # The entry naming the generated files, which a run fetches and writes first.
         ("files-foreign-file", "would write files that no check writes"),
         ("files-wrong-lengths", "inflates to other than"),
+        ("files-huge-lengths", "more than the 256 MiB a body may inflate to"),
         ("files-other-split", "otherwise than the run entry"),
         ("files-other-key", "was stored for another key"),
         ("files-not-json", "is not JSON"),
@@ -520,8 +523,8 @@ def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
     if case == "files-foreign-file":
         files["files"][0][0] = "../evil.txt"
         named.write_bytes(json.dumps(files).encode())
-    elif case == "files-wrong-lengths":
-        files["files"][0][1] = 1 << 40
+    elif case in ("files-wrong-lengths", "files-huge-lengths"):
+        files["files"][0][1] = 1 << 40 if "huge" in case else files["files"][0][1] + 1
         named.write_bytes(json.dumps(files).encode())
     elif case == "files-other-split":  # the same body cut elsewhere: other files' bytes
         files["files"][0][1] += 1
@@ -534,9 +537,12 @@ def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
     elif case == "foreign-file":
         named.unlink()  # evicted: the files are the run entry's to name
         _replace_body(server, key, lambda body: body["files"][0].__setitem__(0, "../evil.txt"))
-    elif case == "wrong-lengths":
+    elif case in ("wrong-lengths", "huge-lengths"):
         named.unlink()
-        _replace_body(server, key, lambda body: body["files"][0].__setitem__(1, 1 << 40))
+        length = (lambda n: 1 << 40) if "huge" in case else (lambda n: n + 1)
+        _replace_body(
+            server, key, lambda body: body["files"][0].__setitem__(1, length(body["files"][0][1]))
+        )
     elif case == "foreign-trail":
         _replace_body(
             server, key, lambda body: _trails(body)[0].update(path="elsewhere.trail.yaml")

@@ -1,14 +1,18 @@
-"""``Device`` over a real adb server through adbutils: the only module that imports adbutils.
+"""``Device`` over a real adb server: the only module that imports adbutils.
 
-The client is always an explicit ``AdbClient(host, port, socket_timeout=...)``: the import-time
-singleton ``adbutils.adb`` freezes the environment of whoever imported adbutils first. Commands
-go through ``shell2`` in list form, so adbutils quotes every argument and, on devices with the
-``shell_v2`` feature, we get real exit codes and a dropped connection reads as an error instead
-of as empty output. Every call carries our own timeout: adbutils' default for shell is 600 s.
+Commands, files and the device listing go through ``adbwire``, our bounded reading of the adb
+server's protocol: adbutils reads a command's output whole, trusts the 32-bit lengths the
+server sends and lets any trickle of bytes restart its timeout (``adbwire`` says how), so a
+hostile or broken server could hold replay for ever or fill its memory. Each framework command
+(a tap, a dump, ``dumpsys``) has a deadline however its output flows (``deadline``, default
+60 s, ``TRAILBLAZE_REPLAY_COMMAND_DEADLINE_MS``) besides the quiet timeout of each read
+(``timeout``); a caller's command (``android_adbShell``) has its own timeout as both. Output
+past ``adbwire.KEEP`` is dropped, and the text says so. adbutils remains for what replay does
+to the server itself: stopping one it started, and finding the adb program it bundles.
 
-adbutils errors are translated at this boundary: a transport that is gone (refused, reset, EOF,
-timeout, "device not found") is ``DeviceLostError``; anything else is ``DeviceError`` with the
-server's message.
+Errors are translated at this boundary: a transport that is gone (refused, reset, EOF, no
+answer in time, an answer that is not adb, "device not found") is ``DeviceLostError``;
+anything else is ``DeviceError`` with the server's message, escaped.
 """
 
 from __future__ import annotations
@@ -20,11 +24,11 @@ import shutil
 import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import adbutils
-from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 
+from trailblaze.replay import adbwire
+from trailblaze.replay.adbwire import Deadline, Failed, Overdue, ProtocolError, TooLarge
 from trailblaze.replay.device import (
     IDLE_RETRY_DELAYS,
     AmbiguousDeviceError,
@@ -35,12 +39,16 @@ from trailblaze.replay.device import (
     ShellDevice,
     ShellResult,
 )
+from trailblaze.report.escaping import printable
 from trailblaze.toolchain import proc
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5037
+DEADLINE_ENV = "TRAILBLAZE_REPLAY_COMMAND_DEADLINE_MS"
+DEFAULT_DEADLINE = 60.0
+"""The most one framework command, or one file pulled or pushed, may take on the device."""
 
 # Server replies that mean the device left (unplugged, emulator killed, adbd restarted).
 _GONE_MARKERS = ("not found", "offline", "no devices", "connection closed", "closed")
@@ -51,18 +59,21 @@ class AdbDevice(ShellDevice):
 
     def __init__(
         self,
-        device: Any,
+        serial: str,
         *,
-        address: str,
+        host: str,
+        port: int,
         timeout: float,
         shell_v2: bool,
+        deadline: float = DEFAULT_DEADLINE,
         idle_retry_delays: Sequence[float] = IDLE_RETRY_DELAYS,
     ) -> None:
         super().__init__(idle_retry_delays=idle_retry_delays)
-        self._device = device
-        self._serial: str = device.serial
-        self._address = address
+        self._serial = serial
+        self._target = adbwire.Target(host, port, serial)
+        self._address = f"{host}:{port}"
         self._timeout = timeout
+        self._deadline = deadline
         self._shell_v2 = shell_v2
         self._lost: str | None = None
 
@@ -75,50 +86,64 @@ class AdbDevice(ShellDevice):
 
     def _run(self, argv: Sequence[str], timeout: float | None = None) -> ShellResult:
         self._check_alive()
+        what = shlex.join(argv)
+        # A caller's command may be silent for all of its timeout; a framework command answers
+        # within the quiet timeout, and ends within the deadline.
+        deadline = Deadline(timeout, timeout) if timeout is not None else self._limit()
         try:
-            raw = self._device.shell2(
-                list(argv), timeout=timeout or self._timeout, encoding=None, v2=self._shell_v2
-            )
-        except AdbTimeout as exc:
+            raw = adbwire.shell(self._target, what, v2=self._shell_v2, deadline=deadline)
+        except (TimeoutError, Overdue) as exc:
             if timeout is not None and self._answers():
                 raise CommandTimeout(
-                    f"{self._serial}: `{shlex.join(argv)}` did not finish within {timeout:g} s "
+                    f"{self._serial}: `{printable(what)}` did not finish within {timeout:g} s "
                     "and was abandoned (the device still answers)"
                 ) from exc
-            raise self._translate(exc, shlex.join(argv)) from exc
+            raise self._translate(exc, what, deadline) from exc
         except Exception as exc:
-            raise self._translate(exc, shlex.join(argv)) from exc
-        output = raw.output.decode("utf-8", errors="replace")
-        stdout = raw.stdout.decode("utf-8", errors="replace") if self._shell_v2 else output
+            raise self._translate(exc, what, deadline) from exc
+        output, stdout = _text(raw.output), _text(raw.stdout)
+        if raw.dropped:
+            note = (
+                f"\n[trailblaze: output cut: {raw.dropped} bytes past the first "
+                f"{adbwire.KEEP >> 20} MiB were not kept]"
+            )
+            logger.warning("%s: `%s`%s", self._serial, printable(what), note.replace("\n", " "))
+            output, stdout = output + note, stdout + note
         return ShellResult(
-            raw.returncode, output, stdout, raw.stderr.decode("utf-8", errors="replace")
+            raw.returncode, output, stdout if self._shell_v2 else output, _text(raw.stderr)
         )
+
+    def _limit(self) -> Deadline:
+        return Deadline(self._deadline, self._timeout)
 
     def _answers(self) -> bool:
         """Whether the device still runs a command (after a caller's command timed out)."""
         try:
-            probe = self._device.shell2(
-                ["echo", "alive"], timeout=self._timeout, encoding=None, v2=self._shell_v2
+            probe = adbwire.shell(
+                self._target,
+                "echo alive",
+                v2=self._shell_v2,
+                deadline=Deadline(self._timeout, self._timeout),
             )
         except Exception:  # any failure means no: the caller then reports the device lost
             return False
-        return bool(probe.returncode == 0 and b"alive" in probe.output)
+        return probe.returncode == 0 and b"alive" in probe.output
 
     def _read_file(self, path: str) -> bytes:
         self._check_alive()
+        deadline = self._limit()
         try:
-            data: bytes = self._device.sync.read_bytes(path)
+            return adbwire.pull(self._target, path, deadline)
         except Exception as exc:
-            raise self._translate(exc, f"pull {path}") from exc
-        return data
+            raise self._translate(exc, f"pull {path}", deadline) from exc
 
     def _write_file(self, path: str, data: bytes) -> None:
         self._check_alive()
+        deadline = self._limit()
         try:
-            # bytes, never a str: adbutils reads a str as the path of a local file to send.
-            self._device.sync.push(bytes(data), path, mode=0o644, check=True)
+            adbwire.push(self._target, path, bytes(data), mode=0o644, deadline=deadline)
         except Exception as exc:
-            raise self._translate(exc, f"push {path}") from exc
+            raise self._translate(exc, f"push {path}", deadline) from exc
 
     def _check_alive(self) -> None:
         # After the transport died, every later call fails the same way at once instead of
@@ -126,42 +151,51 @@ class AdbDevice(ShellDevice):
         if self._lost is not None:
             raise DeviceLostError(self._lost)
 
-    def _translate(self, exc: Exception, what: str) -> Exception:
-        lost = _is_lost(exc)
+    def _translate(self, exc: Exception, what: str, deadline: Deadline) -> Exception:
+        what = printable(what)  # a trail's text may be in it (a command's words, a path)
+        lost = _is_lost(exc, deadline)
         if lost is None:
-            if isinstance(exc, AdbError | ValueError):
-                return DeviceError(f"{self._serial}: `{what}` failed: {_message(exc)}")
+            if isinstance(exc, Failed | TooLarge):
+                return DeviceError(f"{self._serial}: `{what}` failed: {exc}")
             return exc  # not a device problem: a bug, let it surface with its traceback
         message = f"{self._serial}: device lost during `{what}`: {lost}"
         self._lost = message
         return DeviceLostError(message)
 
 
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
 def _message(exc: BaseException) -> str:
     text = " ".join(str(a) for a in exc.args if not isinstance(a, bytes)) or type(exc).__name__
-    return text.strip()
+    return printable(text.strip())
 
 
-def _is_lost(exc: BaseException) -> str | None:
+def _is_lost(exc: BaseException, deadline: Deadline | None = None) -> str | None:
     """Why ``exc`` means the transport is gone, or None for an ordinary command failure."""
-    if isinstance(exc, AdbTimeout):
-        return f"no answer in time ({_message(exc)})"
-    if isinstance(exc, AdbConnectionError):
+    if isinstance(exc, Overdue):
+        limit = f" {deadline.seconds:g} s" if deadline is not None else ""
+        return (
+            f"not done within its deadline of{limit} while the device kept sending ({DEADLINE_ENV})"
+        )
+    if isinstance(exc, ProtocolError):
+        return f"the adb server's answer is not adb: {_message(exc)}"
+    if isinstance(exc, TimeoutError):
+        quiet = f" ({deadline.quiet:g} s)" if deadline is not None else ""
+        return f"no answer in time{quiet}"
+    if isinstance(exc, adbwire.Closed):
+        return "the connection closed before the device answered (empty read)"
+    if isinstance(exc, ConnectionRefusedError):
         return f"the adb server is unreachable ({_message(exc)})"
-    if isinstance(exc, EOFError | ConnectionError | TimeoutError):
+    if isinstance(exc, EOFError | ConnectionError):
         return f"the connection dropped ({type(exc).__name__}: {_message(exc)})"
     if isinstance(exc, OSError):
         return f"socket error ({_message(exc)})"
-    if isinstance(exc, AdbError):
-        text = _message(exc).lower()
-        # shell2 over v1 raises "shell output invalid" when the exit marker never arrived:
-        # the stream was cut before the command finished.
-        if any(marker in text for marker in _GONE_MARKERS) or "shell output invalid" in text:
+    if isinstance(exc, Failed):
+        text = str(exc).lower()
+        if any(marker in text for marker in _GONE_MARKERS):
             return _message(exc)
-        # adbutils reads the 4-byte status and reports what came instead: nothing at all means
-        # the server or the device closed the connection before answering (an empty read).
-        if text.startswith("unknown data: b''") or text == 'unknown data: b""':
-            return "the connection closed before the device answered (empty read)"
     return None
 
 
@@ -181,15 +215,19 @@ def connect(
     host: str | None = None,
     port: int | None = None,
     timeout: float = 10.0,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> AdbDevice:
     """Pick a device on the adb server and return it as a ``Device``.
 
     ``serial`` selects that device (it must be ready); without one, the single ready device is
     used. ``NoDeviceError`` / ``AmbiguousDeviceError`` list what is there. Host and port default
     to ``ANDROID_ADB_SERVER_HOST`` / ``ANDROID_ADB_SERVER_PORT``, then 127.0.0.1:5037.
-    ``timeout`` bounds every socket read, so a wedged device fails with ``DeviceLostError``.
+    ``timeout`` bounds every socket read, so a wedged device fails with ``DeviceLostError``;
+    ``deadline`` every framework command, however its output flows.
     """
-    (device,) = connect_many((serial,) if serial else (), host=host, port=port, timeout=timeout)
+    (device,) = connect_many(
+        (serial,) if serial else (), host=host, port=port, timeout=timeout, deadline=deadline
+    )
     return device
 
 
@@ -200,21 +238,26 @@ def connect_many(
     host: str | None = None,
     port: int | None = None,
     timeout: float = 10.0,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> list[AdbDevice]:
     """The devices to replay on: the named ones, ``every`` ready one, or the only one."""
     host, port = _server_address(host, port)
     address = f"{host}:{port}"
-    client = adbutils.AdbClient(host=host, port=port, socket_timeout=timeout)
+    asking = Deadline(timeout, timeout)
     try:
-        infos = client.list()
+        listing = adbwire.host_query(host, port, "host:devices", asking)
     except Exception as exc:
-        reason = _is_lost(exc)
+        reason = _is_lost(exc, asking) or (_message(exc) if isinstance(exc, Failed) else None)
         if reason is None:
             raise
         raise DeviceLostError(
             f"cannot list devices on the adb server at {address}: {reason}"
         ) from exc
-    states = {info.serial: info.state for info in infos}
+    states: dict[str, str] = {}
+    for line in listing.splitlines():
+        fields = line.split()
+        if len(fields) >= 2:  # a serial and its state (what adbutils reads too)
+            states[printable(fields[0])] = printable(fields[1])
     ready = sorted(s for s, state in states.items() if state == "device")
     others = ", ".join(f"{s} ({state})" for s, state in sorted(states.items()) if state != "device")
     not_ready = f"; not ready: {others}" if others else ""
@@ -248,24 +291,20 @@ def connect_many(
                 ready,
             )
         chosen = ready
-    return [_open(client, serial, address, timeout) for serial in chosen]
+    return [_open(host, port, serial, timeout, deadline) for serial in chosen]
 
 
-def _open(client: Any, serial: str, address: str, timeout: float) -> AdbDevice:
-    device = client.device(serial=serial)
+def _open(host: str, port: int, serial: str, timeout: float, deadline: float) -> AdbDevice:
+    asking = Deadline(timeout, timeout)
     try:
-        # adbutils reads features with its 600 s default; ask once with our timeout and hand the
-        # answer to shell2 so it never asks again.
-        with device.open_transport("features", timeout=timeout) as conn:
-            features = set(conn.read_string_block().split(","))
+        features = set(
+            adbwire.host_query(host, port, f"host-serial:{serial}:features", asking).split(",")
+        )
     except Exception as exc:
-        reason = _is_lost(exc)
-        if reason is None and not isinstance(exc, AdbError):
+        reason = _is_lost(exc, asking) or (_message(exc) if isinstance(exc, Failed) else None)
+        if reason is None:
             raise
-        raise DeviceLostError(
-            f"{serial}: cannot read device features: {reason or _message(exc)}"
-        ) from exc
-    device._features = features
+        raise DeviceLostError(f"{serial}: cannot read device features: {reason}") from exc
     shell_v2 = "shell_v2" in features
     if not shell_v2:
         logger.warning(
@@ -273,7 +312,9 @@ def _open(client: Any, serial: str, address: str, timeout: float) -> AdbDevice:
             "may look like empty output",
             serial,
         )
-    return AdbDevice(device, address=address, timeout=timeout, shell_v2=shell_v2)
+    return AdbDevice(
+        serial, host=host, port=port, timeout=timeout, shell_v2=shell_v2, deadline=deadline
+    )
 
 
 # -- the adb server ----------------------------------------------------------------------------

@@ -50,6 +50,9 @@ class ReplayOptions:
     max_scrolls: int = 20
     device_timeout: float = 10.0
     """Bound of every adb socket read, so a wedged device fails instead of hanging."""
+    device_deadline: float = 60.0
+    """Bound of one framework command (or one file pulled or pushed) as a whole, however its
+    output flows: past it the device is lost (``TRAILBLAZE_REPLAY_COMMAND_DEADLINE_MS``)."""
     command_timeout: float = 60.0
     """How long ``android_adbShell`` waits for a scripted tool's command to finish."""
     exec_timeout: float = 600.0

@@ -26,6 +26,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 from trailblaze.errors import TrailblazeError
 from trailblaze.redaction import redacted_url
+from trailblaze.report.escaping import printable
 
 logger = logging.getLogger(__name__)
 
@@ -307,10 +308,13 @@ def _why(result: ShellResult) -> str:
 
 
 def _excerpt(text: str, limit: int = 300) -> str:
+    """A device's output as a message quotes it: cut short, escaped (it may hold terminal
+    escapes); its lines stay lines, a carriage return (which would overwrite one) is escaped."""
     text = text.strip()
     if not text:
         return "no output"
-    return text if len(text) <= limit else text[:limit] + "…"
+    text = text if len(text) <= limit else text[:limit] + "…"
+    return printable(text, newlines=True).replace("\r", "\\x0d")
 
 
 class ShellDevice(abc.ABC):

@@ -13,12 +13,21 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup
 
 from trailblaze.replay.results import RunResult, StepResult, ToolResult, TrailResult
 from trailblaze.replay.timing import PHASES
+from trailblaze.report.escaping import printable
 
 T = TypeVar("T")
+
+
+def escape(text: str) -> str:
+    """`text` for the console: no markup, and no control character (a device's or a script's
+    output may hold terminal escapes) reaches the terminal raw. A line feed stays one (a
+    message may have several lines); a carriage return, which would overwrite a line, does not."""
+    return _markup(printable(text, newlines=True).replace("\r", "\\x0d"))
+
 
 _TRAIL_STYLE = {
     "passed": ("bold green", "PASS"),

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from trailblaze.finding import Location
 from trailblaze.replay.failure import FailureKind
 from trailblaze.replay.timing import PHASES, Phase, add, empty
+from trailblaze.report.escaping import xml_text
 
 Status = Literal["passed", "failed", "skipped", "cancelled"]
 TrailStatus = Literal["passed", "failed", "refused", "skipped", "cancelled"]
@@ -237,7 +238,10 @@ def junit_xml(run: RunResult) -> str:
     for attr in ("tests", "failures", "errors", "skipped"):
         root.set(attr, str(totals[attr]))
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    # A device's or a script's text may hold characters XML 1.0 forbids (a terminal escape);
+    # ElementTree writes them raw, and a CI server then cannot read the file. Escaped here.
+    document = xml_text(ET.tostring(root, encoding="unicode"))
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + document + "\n"
 
 
 def _cases(trail: TrailResult) -> list[ET.Element]:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from trailblaze.fsutil import write_named
+from trailblaze.options import env_milliseconds
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
 from trailblaze.replay.devicepool import QueuedTrail, Report, spread
@@ -162,11 +163,17 @@ def _connection(request: ReplayRequest, settings: RunSettings) -> Iterator[list[
         server = adb.ensure_server(env=env)
     except DeviceSelectionError as exc:
         raise ReplayUsageError(str(exc)) from None
+    deadline = env_milliseconds(
+        adb.DEADLINE_ENV, settings.options.device_deadline, floor=0.05, env=env
+    )
     try:
         try:
             connected: list[Device] = list(
                 adb.connect_many(
-                    serials, every=request.all_devices, timeout=settings.options.device_timeout
+                    serials,
+                    every=request.all_devices,
+                    timeout=settings.options.device_timeout,
+                    deadline=deadline,
                 )
             )
         except DeviceSelectionError as exc:

@@ -14,7 +14,8 @@ Each workspace is named by its path relative to the root (`apps/shop`): the doit
 
 With a remote cache each workspace's check asks for its own run entry (`check_remote`, for
 `check --all` and doit's `check:run` alike); one `SharedRemote` per run keeps a fault to one
-warning, the rest of the run working locally.
+warning, the rest of the run working locally, and holds the run's time budget for the remote
+(`state.transport.Budget`), which every request of its checks spends.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from trailblaze.workspace import (
 
 if TYPE_CHECKING:
     from trailblaze.check.context import Progress
+    from trailblaze.state.transport import Budget
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +139,15 @@ class SharedRemote:
         self.run = run
         """The doit run this process works for (`doit_tasks.actions.RUN`): its other workers' warning
         is this one's too (`warnonce`)."""
+        self._budget: Budget | None = None
+
+    def budget(self) -> Budget:
+        """The run's time for the remote cache, made on first use (its setting read then)."""
+        if self._budget is None:
+            from trailblaze.state.transport import Budget, budget_seconds  # noqa: PLC0415
+
+            self._budget = Budget(budget_seconds())
+        return self._budget
 
     def options(self, options: CheckOptions) -> CheckOptions:
         """`options` for the next check: without the remote once it has faulted."""
@@ -174,21 +185,23 @@ def check_remote(
         return run_check(ws, options, progress=progress, found=found, stats=stats)
     from trailblaze.runs.rows import RowsCache  # noqa: PLC0415
     from trailblaze.runs.runcache import cached_run  # noqa: PLC0415
+    from trailblaze.state.transport import run_budget  # noqa: PLC0415
 
     found = found if found is not None else scan(ws)
-    rows = RowsCache(options, ws, shared.warn)
-    try:
-        # The trail rows of the run a previous hit was answered by (`runs/rows.py`): the
-        # check then parses only what changed since.
-        restored = rows.restore(found)
-        report = cached_run(
-            ws, shared.options(options), progress=progress, found=found, stats=stats,
-            warn=shared.warn,
-        )  # fmt: skip
-        shared.saw(report)
-        rows.after(report, restored, faulted=shared.fault is not None)
-    finally:
-        rows.close()
+    with run_budget(shared.budget()):  # every request of this check, the pipeline's too
+        rows = RowsCache(options, ws, shared.warn)
+        try:
+            # The trail rows of the run a previous hit was answered by (`runs/rows.py`): the
+            # check then parses only what changed since.
+            restored = rows.restore(found)
+            report = cached_run(
+                ws, shared.options(options), progress=progress, found=found, stats=stats,
+                warn=shared.warn,
+            )  # fmt: skip
+            shared.saw(report)
+            rows.after(report, restored, faulted=shared.fault is not None)
+        finally:
+            rows.close()
     return report
 
 

@@ -31,9 +31,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trailblaze.options import CheckOptions
+from trailblaze.report.escaping import printable
 from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout, ScratchError, write_module
 from trailblaze.state.store import STATS, TRAIL_FIELDS, Kind, Store
+from trailblaze.state.transport import inflate_within
 from trailblaze.workspace import Scan, Workspace
 
 if TYPE_CHECKING:
@@ -42,7 +44,8 @@ if TYPE_CHECKING:
 ROWS_FORMAT = 3
 """The layout of the rows entry and body: a change makes every old one a miss."""
 ROWS_LIMIT = 256 * 1024 * 1024
-"""The most a rows body may inflate to (a body past it is not usable)."""
+"""The most a rows body may inflate to unless the caller says otherwise (the default of
+`TRAILBLAZE_REMOTE_CACHE_MAX_MB`, `RemoteConfig.max_bytes`): a body past it is not usable."""
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -86,8 +89,11 @@ class RowsCache:
         self.http.close()
 
     def _fault(self, message: str) -> None:
-        self._warn(
-            f"remote cache {self.config.shown}: {message}; working locally for the rest of this run"
+        self._warn(  # a peer's words may be in it: escaped, whoever prints it
+            printable(
+                f"remote cache {self.config.shown}: {message}; working locally for the rest of "
+                "this run"
+            )
         )
 
     # -- before a check ---------------------------------------------------------------------
@@ -130,7 +136,7 @@ class RowsCache:
             packed = self.http.get_cas(value)  # checked against its digest
             if packed is None:
                 return [], {}  # evicted: a miss
-            return decode_rows(packed, trails)
+            return decode_rows(packed, trails, self.config.max_bytes)
         except RemoteFault as exc:
             self._fault(str(exc))
         except ValueError as exc:
@@ -230,16 +236,22 @@ def _entry(raw: bytes, key: str) -> str:
 _OPTIONAL = (str, type(None))
 
 
-def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
+def decode_rows(packed: bytes, trails: frozenset[str], limit: int = ROWS_LIMIT) -> Rows:
     """The rows of a rows body and their trails' generated modules, every field checked
-    (ValueError when one is not what a row of `trails` holds); each row's stamp is unknown."""
-    inflater = zlib.decompressobj()
+    (ValueError when one is not what a row of `trails` holds); each row's stamp is unknown.
+    The body inflates to at most `limit` bytes (a bomb is refused as it grows)."""
     try:
-        data = inflater.decompress(packed, ROWS_LIMIT)
+        inflated = inflate_within(packed, limit)
     except zlib.error as exc:
         raise ValueError(f"does not inflate: {exc}") from None
-    if inflater.unconsumed_tail or not inflater.eof:
-        raise ValueError("inflates past its limit, or is cut short")
+    if inflated.past:
+        raise ValueError(
+            f"inflates past the {limit / 1048576:g} MiB a body may inflate to "
+            "(TRAILBLAZE_REMOTE_CACHE_MAX_MB)"
+        )
+    if not inflated.ended:
+        raise ValueError("is cut short")
+    data = inflated.data
     head, _, blob = data.partition(b"\n")  # JSON as written holds no raw line break
     try:
         body = json.loads(head)

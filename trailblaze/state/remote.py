@@ -14,13 +14,16 @@ stored for, before they are trusted.
 Faults never decide a check: a server that is down, answers 5xx or an unexpected status, is
 slower than the timeout, or sends a short, altered or malformed body is one warning, and the
 run goes on locally (the remote is not asked again in that run). Writes happen only for
-verdicts the caller proved, and not at all in read-only mode (pull-request builds).
+verdicts the caller proved, and not at all in read-only mode (pull-request builds). Every
+exchange is bounded in time and size, and a run's exchanges by a total budget (`transport`).
 
 Configuration: `--remote-cache URL` or `TRAILBLAZE_REMOTE_CACHE`, `--remote-cache-read-only` or
 `TRAILBLAZE_REMOTE_CACHE_READ_ONLY` (a switch: `options.env_switch`), a header for auth in
 `TRAILBLAZE_REMOTE_CACHE_HEADER` (`Name=Value`, as Bazel's `--remote_header`), basic auth as
-`http://user:password@host/` (percent-encoded), and `TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS`
-(default 5000). Messages show the URL only through `redaction.redacted_url`.
+`http://user:password@host/` (percent-encoded), `TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS` (default
+5000: silence while connecting or reading), `TRAILBLAZE_REMOTE_CACHE_DEADLINE_MS` (60000: one
+request, whole), `..._BUDGET_MS` (300000: a run's requests in all) and `..._MAX_MB` (256: one
+body, as read and as inflated). Messages show the URL only through `redaction.redacted_url`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import logging
+import math
 import os
 import re
 import sys
@@ -36,14 +41,32 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import FINDING_FIELDS
 from trailblaze.options import REMOTE_ENV, env_flag, env_milliseconds
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
 from trailblaze.redaction import redacted_url
+from trailblaze.report.escaping import printable
 from trailblaze.state.keys import content_digest
+from trailblaze.state.transport import (
+    AC_LIMIT,
+    DEADLINE_ENV,
+    DEFAULT_BUDGET,
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_BYTES,
+    MAX_MB_ENV,
+    BoundedHTTPConnection,
+    BoundedHTTPSConnection,
+    Budget,
+    Clock,
+    TransportFault,
+    budget_for,
+    budget_seconds,
+    describe,
+    read_body,
+)
 
 HEADER_ENV = "TRAILBLAZE_REMOTE_CACHE_HEADER"
 TIMEOUT_ENV = "TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS"
@@ -56,6 +79,12 @@ CONNECTIONS = 4
 """Requests in flight at once (one keep-alive connection each)."""
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
+"""What a header value may hold: printable ASCII and tabs (http.client sends nothing else
+safely: another character was a UnicodeEncodeError or a forged header line)."""
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+"""What a URL path keeps as it is; anything else (a space, a non-ASCII letter) is
+percent-encoded, as a browser does."""
 
 
 class RemoteConfigError(TrailblazeError, ValueError):
@@ -73,6 +102,13 @@ class RemoteConfig:
     read_only: bool = False
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = DEFAULT_TIMEOUT
+    """Silence allowed while connecting or reading (`transport`)."""
+    deadline: float = DEFAULT_DEADLINE
+    """One request, from connecting to the last byte of its answer."""
+    budget: float = DEFAULT_BUDGET
+    """A run's requests in all (while no run shares its own: `transport.run_budget`)."""
+    max_bytes: int = DEFAULT_MAX_BYTES
+    """One body, as it comes and as it inflates."""
 
     @classmethod
     def resolve(
@@ -92,7 +128,8 @@ class RemoteConfig:
             port = parts.port
         except ValueError:
             parts, port = urlsplit(""), -1
-        if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+        hostname = _ascii_host(parts.hostname)
+        if parts.scheme not in ("http", "https") or not hostname or port == -1:
             raise RemoteConfigError(
                 f"remote cache URL {redacted_url(raw)!r} is not http(s)://HOST[:PORT][/PATH]"
             )
@@ -119,15 +156,24 @@ class RemoteConfig:
                     f"{HEADER_ENV} must be NAME=VALUE with a valid header name "
                     "(its value is not shown: it may hold a secret)"
                 )
+            if not _HEADER_VALUE.match(value):
+                raise RemoteConfigError(
+                    f"{HEADER_ENV}: the value of {name} must be printable ASCII (a character "
+                    "outside it cannot be sent in an HTTP header)"
+                )
             headers = [(n, v) for n, v in headers if n.lower() != name.lower()]
             headers.append((name, value.strip()))
-        host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+        host = hostname if ":" not in hostname else f"[{hostname}]"
         netloc = f"{host}:{port}" if port is not None else host
+        path = quote(parts.path.rstrip("/"), safe=_PATH_SAFE)
         return cls(
-            base=f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}",
+            base=f"{parts.scheme}://{netloc}{path}",
             read_only=env_flag(READ_ONLY_ENV, environ) or read_only,
             headers=tuple(headers),
             timeout=_timeout(environ),
+            deadline=env_milliseconds(DEADLINE_ENV, DEFAULT_DEADLINE, floor=0.05, env=environ),
+            budget=budget_seconds(environ),
+            max_bytes=_max_bytes(environ),
         )
 
     @property
@@ -138,6 +184,35 @@ class RemoteConfig:
 
 def _timeout(env: Mapping[str, str]) -> float:
     return env_milliseconds(TIMEOUT_ENV, DEFAULT_TIMEOUT, floor=0.05, env=env)
+
+
+def _max_bytes(env: Mapping[str, str]) -> int:
+    """`TRAILBLAZE_REMOTE_CACHE_MAX_MB` in bytes (at least 64 KiB); the default, with a warning
+    (as the milliseconds settings), when it is not a positive number."""
+    raw = env.get(MAX_MB_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BYTES
+    try:
+        megabytes = float(raw)
+    except ValueError:
+        megabytes = math.nan
+    if not math.isfinite(megabytes) or megabytes <= 0:
+        logging.getLogger(__name__).warning(
+            "%s=%r is not a number of MiB; using %d", MAX_MB_ENV, raw, DEFAULT_MAX_BYTES >> 20
+        )
+        return DEFAULT_MAX_BYTES
+    return max(64 * 1024, int(megabytes * 1024 * 1024))
+
+
+def _ascii_host(hostname: str | None) -> str | None:
+    """`hostname` as the network knows it (a non-ASCII name in its IDNA form); None when it
+    cannot be one (the socket's encoding of it was a traceback)."""
+    if not hostname or hostname.isascii():
+        return hostname
+    try:
+        return hostname.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
 
 
 # -- the protocol ------------------------------------------------------------------------------
@@ -157,6 +232,8 @@ class HttpCache:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._open: set[http.client.HTTPConnection] = set()
+        self.budget: Budget = budget_for(config.budget)
+        """Shared with every client of the run in progress (`transport.run_budget`)."""
         self.requests = 0
         self.bytes_read = 0
         self.bytes_written = 0
@@ -212,12 +289,12 @@ class HttpCache:
         with self._lock:
             self.bytes_written += len(data)
 
-    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
+    def _connection(self) -> tuple[BoundedHTTPConnection, bool]:
         """This thread's connection, and whether it has served a request before."""
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        conn: BoundedHTTPConnection | None = getattr(self._local, "conn", None)
         if conn is not None:
             return conn, True
-        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        cls = BoundedHTTPSConnection if self._https else BoundedHTTPConnection
         conn = cls(self._host, self._port, timeout=self.config.timeout)
         self._local.conn = conn
         with self._lock:
@@ -235,23 +312,43 @@ class HttpCache:
             headers["Content-Type"] = "application/octet-stream"
         with self._lock:
             self.requests += 1
+        what = f"{method} {space}/{key[:12]}…"
+        limit = min(self.config.max_bytes, AC_LIMIT) if space == "ac" else self.config.max_bytes
+        try:
+            with self.budget.exchange(self.config.timeout, self.config.deadline) as clock:
+                return self._exchange(
+                    what, clock, method=method, path=path, body=body, headers=headers, limit=limit
+                )
+        except TransportFault as exc:  # the budget was spent before it began
+            raise RemoteFault(f"{what}: {exc}") from None
+
+    def _exchange(
+        self,
+        what: str,
+        clock: Clock,
+        *,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        limit: int,
+    ) -> tuple[int, bytes]:
         for attempt in (1, 2):
             conn, reused = self._connection()
             try:
+                conn.begin(clock)
                 conn.request(method, path, body=body, headers=headers)
                 response = conn.getresponse()
-                data = response.read()
+                data = read_body(response, limit)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
                 self._drop()
                 # A kept-alive connection the server closed while idle: once more, afresh.
-                if attempt == 1 and reused:
+                if attempt == 1 and reused and not clock.over():
                     continue
-                raise RemoteFault(f"{method} {space}/{key[:12]}…: {_describe(exc)}") from None
-            except (OSError, http.client.HTTPException) as exc:
+                raise RemoteFault(f"{what}: {describe(exc, clock)}") from None
+            except (OSError, http.client.HTTPException, TransportFault, UnicodeError) as exc:
                 self._drop()
-                raise RemoteFault(
-                    f"{method} {space}/{key[:12]}…: {_describe(exc, self.config.timeout)}"
-                ) from None
+                raise RemoteFault(f"{what}: {describe(exc, clock)}") from None
             if response.will_close:
                 self._drop()
             return response.status, data
@@ -270,20 +367,6 @@ def decoded_entry(raw: bytes, key: str, format_: int, what: str) -> dict[str, An
     if entry.get("key") != key:
         raise RemoteFault(f"the entry under ac/{key[:12]}… was stored for another key")
     return entry
-
-
-def _describe(exc: BaseException, timeout: float | None = None) -> str:
-    if isinstance(exc, TimeoutError):
-        return f"no answer within {timeout:.1f} s" if timeout else "timed out"
-    if isinstance(exc, http.client.IncompleteRead):
-        got = len(exc.partial)
-        announced = f" of {got + exc.expected}" if isinstance(exc.expected, int) else ""
-        return f"the body was cut short after {got}{announced} bytes"
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 # -- type-gate verdicts ------------------------------------------------------------------------
@@ -440,8 +523,11 @@ class RemoteResults:
             if self.fault is not None:
                 return
             self.fault = message
-        self._warn(
-            f"remote cache {self.config.shown}: {message}; working locally for the rest of this run"
+        self._warn(  # a peer's words may be in it: escaped, whoever prints it
+            printable(
+                f"remote cache {self.config.shown}: {message}; working locally for the rest of "
+                "this run"
+            )
         )
 
 

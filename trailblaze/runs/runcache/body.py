@@ -18,6 +18,7 @@ from trailblaze.report.record import REASON_INFRA, Report, TrailStatus
 from trailblaze.runs.runcache.keys import RUN_FORMAT, RunInputs
 from trailblaze.state.keys import content_digest
 from trailblaze.state.results import decode_findings
+from trailblaze.state.transport import inflate_within
 from trailblaze.workspace import Workspace
 
 STATUSES = frozenset({"rejected", "parsed", "type-checked"})
@@ -106,31 +107,45 @@ class Body:
         return out, dict(self.ignores)
 
 
-BODY_LIMIT = 1 << 30
-"""The most a run entry's body may inflate to (a report of a million trails is far less)."""
+BODY_LIMIT = 256 * 1024 * 1024
+"""The most a body may inflate to unless the caller says otherwise (the default of
+`TRAILBLAZE_REMOTE_CACHE_MAX_MB`, `RemoteConfig.max_bytes`): a report of a million trails is
+far less."""
+_MAX_MB_ENV = "TRAILBLAZE_REMOTE_CACHE_MAX_MB"
 
 
-def inflate(data: bytes, size: int) -> bytes:
-    """zlib `data`, which must inflate to exactly `size` bytes (never more: a bomb is refused)."""
-    inflater = zlib.decompressobj()
+def inflate(data: bytes, size: int, limit: int = BODY_LIMIT) -> bytes:
+    """zlib `data`, which must inflate to exactly `size` bytes, at most `limit` (never more: a
+    bomb is refused as it grows, and a size past the limit before anything is inflated)."""
+    if size > limit:
+        raise BadBody(f"names {size} bytes of files, {_past(limit)}")
     try:
-        out = inflater.decompress(data, size + 1)
+        out = inflate_within(data, size)
     except zlib.error:
         raise BadBody("not zlib data") from None
-    if len(out) != size or not inflater.eof:
+    if out.past or not out.ended or len(out.data) != size:
         raise BadBody(f"inflates to other than the {size} bytes named")
-    return out
+    return out.data
 
 
-def decode_body(data: bytes, key: str) -> Body:
-    """A run entry's body from its CAS bytes, or `BadBody`."""
-    inflater = zlib.decompressobj()
+def _past(limit: int) -> str:
+    return f"more than the {limit / 1048576:g} MiB a body may inflate to ({_MAX_MB_ENV})"
+
+
+def decode_body(data: bytes, key: str, limit: int = BODY_LIMIT) -> Body:
+    """A run entry's body from its CAS bytes (inflating to at most `limit`), or `BadBody`."""
     try:
-        text = inflater.decompress(data, BODY_LIMIT)
-        if not inflater.eof:
-            raise BadBody("the body is cut short or larger than a run entry may be")
+        inflated = inflate_within(data, limit)
+    except zlib.error:
+        raise BadBody("the body is not a compressed run entry") from None
+    if inflated.past:
+        raise BadBody(f"the body inflates to {_past(limit)}")
+    if not inflated.ended:
+        raise BadBody("the body is cut short")
+    text = inflated.data
+    try:
         body = json.loads(text)
-    except (zlib.error, ValueError):
+    except ValueError:
         raise BadBody("the body is not a compressed run entry") from None
     if not isinstance(body, dict) or body.get("format") != RUN_FORMAT or body.get("key") != key:
         raise BadBody("the body belongs to another key or format")

@@ -19,6 +19,7 @@ from typing import Any
 
 from trailblaze.fsutil import Stamp, stamp_of, write_if_changed
 from trailblaze.options import CheckOptions
+from trailblaze.report.escaping import printable
 from trailblaze.report.record import Report
 from trailblaze.runs.runcache.body import (
     BadBody,
@@ -101,6 +102,7 @@ class RunCache:
         the same files. Nothing is written unless their body inflates to the files named and
         their names are outputs; a fault on the way is the run's one warning (`_settle`)."""
         http = self.http
+        limit = self.config.max_bytes
 
         def made() -> tuple[Body, Outputs] | None:
             from trailblaze.state.remote import RemoteFault, decoded_entry  # noqa: PLC0415
@@ -117,7 +119,7 @@ class RunCache:
             if packed is None:
                 return None  # evicted
             size = sum(length for _, length in named.files)
-            files = named.outputs(inflate(packed, size))
+            files = named.outputs(inflate(packed, size, limit))
             if not _only_outputs(files, outputs):
                 raise BadBody("it would write files that no check writes")
             return named, files
@@ -196,7 +198,7 @@ class RunCache:
         if data is None:
             return None  # evicted: a miss
         try:
-            return digest_, decode_body(data, key)
+            return digest_, decode_body(data, key, self.config.max_bytes)
         except ValueError as exc:
             raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
 
@@ -270,7 +272,7 @@ class RunCache:
                 return None  # evicted: a miss
             size = sum(length for _, length in body.files)
             try:
-                blob = self._blobs[body.files_sha256] = inflate(packed, size)
+                blob = self._blobs[body.files_sha256] = inflate(packed, size, self.config.max_bytes)
             except BadBody as exc:
                 raise RemoteFault(f"cas/{body.files_sha256[:12]}… is not usable: {exc}") from None
         try:
@@ -470,9 +472,11 @@ class RunCache:
     def _fault(self, message: str) -> None:
         if self.fault is None:
             self.fault = message
-            self._warn(
-                f"remote cache {self.config.shown}: {message}; working locally for the rest of "
-                "this run"
+            self._warn(  # a peer's words may be in it: escaped, whoever prints it
+                printable(
+                    f"remote cache {self.config.shown}: {message}; working locally for the "
+                    "rest of this run"
+                )
             )
 
 
