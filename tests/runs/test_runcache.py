@@ -450,8 +450,11 @@ def _replace_body(server: NginxCache, key: str, change: Any) -> None:
     ac = server.store / "ac" / key
     entry = json.loads(ac.read_bytes())
     body = json.loads(zlib.decompress((server.store / "cas" / entry["sha256"]).read_bytes()))
-    change(body)
-    data = zlib.compress(json.dumps(body).encode())
+    if change is None:  # nested past what a JSON parser follows
+        data = zlib.compress(b"[" * 100_000 + b"]" * 100_000)
+    else:
+        change(body)
+        data = zlib.compress(json.dumps(body).encode())
     digest = hashlib.sha256(data).hexdigest()
     (server.store / "cas" / digest).write_bytes(data)
     entry["sha256"] = digest
@@ -478,6 +481,8 @@ def _checked(body: dict[str, Any]) -> dict[str, Any]:
         ("missing-trail", "does not cover every trail"),
         ("inconsistent-status", "is not usable"),
         ("other-key", "was stored for another key"),
+        ("deep-entry", "a run entry is not JSON"),
+        ("deep-body", "the body is not a compressed run entry"),
         # The entry naming the generated files, which a run fetches and writes first.
         ("files-foreign-file", "would write files that no check writes"),
         ("files-wrong-lengths", "inflates to other than"),
@@ -528,6 +533,10 @@ def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
         _replace_body(server, key, lambda body: _trails(body).pop())
     elif case == "inconsistent-status":
         _replace_body(server, key, lambda body: _checked(body).update(reason="no target"))
+    elif case == "deep-entry":
+        (server.store / "ac" / key).write_bytes(b"[" * 100_000)
+    elif case == "deep-body":
+        _replace_body(server, key, None)
     else:
         entry = json.loads((server.store / "ac" / key).read_bytes())
         entry["key"] = "1" * 64

@@ -3,6 +3,7 @@ Bazel HTTP cache on loopback, and a fault-injecting proxy in front of it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -286,6 +287,38 @@ def test_an_entry_stored_under_another_key_is_not_trusted(
     report = check(clone(tmp_path / "ci"), server.url)
     assert comparable(report) == local
     assert "was stored for another key" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["ac", "cas"])
+def test_json_nested_past_the_parser_is_a_miss_not_a_traceback(
+    where: str,
+    server: NginxCache,
+    tmp_path: Path,
+    local: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An entry or a body of 100,000 nested arrays: a RecursionError in the JSON parser before,
+    a traceback; now the remote's one warning, and the check done here."""
+    warm(server, tmp_path / "main")
+    deep = b"[" * 100_000 + b"]" * 100_000
+    for path in (server.store / "ac").iterdir():
+        if where == "ac":
+            path.write_bytes(deep)
+        else:  # each entry names a body of its own: its findings, nested too deep
+            entry = json.loads(path.read_bytes())
+            digest = hashlib.sha256(deep).hexdigest()
+            (server.store / "cas").mkdir(exist_ok=True)
+            (server.store / "cas" / digest).write_bytes(deep)
+            entry.pop("findings", None)
+            entry["sha256"] = digest
+            path.write_bytes(json.dumps(entry).encode())
+    capsys.readouterr()
+    report = check(clone(tmp_path / "ci"), server.url)
+    assert comparable(report) == local
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.count("warning") == 1
+    assert "is not JSON (cut short or altered)" in err
 
 
 # -- the command line -------------------------------------------------------------------------

@@ -214,7 +214,7 @@ def encode_rows(rows: list[list[Any]], modules: dict[str, bytes]) -> bytes:
 def _entry(raw: bytes, key: str) -> str:
     try:
         entry = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ValueError("the entry is not JSON (cut short or altered)") from None
     if (
         not isinstance(entry, dict)
@@ -246,7 +246,7 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
         body = json.loads(head)
         raw = body["rows"] if body.get("format") == ROWS_FORMAT else None
         sizes = body["modules"]
-    except (ValueError, AttributeError, KeyError, TypeError):
+    except (ValueError, AttributeError, KeyError, TypeError, RecursionError):
         raw = sizes = None
     if not isinstance(raw, list) or not isinstance(sizes, list):
         raise ValueError("not a rows body")
@@ -283,7 +283,7 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
                 parse, runif, types, branches = json.loads(row[10])
                 if not all(isinstance(v, list) for v in (parse, runif, types, branches)):
                     raise TypeError("findings")
-    except (ValueError, TypeError, IndexError, AttributeError) as exc:
+    except (ValueError, TypeError, IndexError, AttributeError, RecursionError) as exc:
         raise ValueError(f"a row's findings are not usable: {exc}") from None
     modules: dict[str, str] = {}
     at = 0

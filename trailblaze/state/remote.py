@@ -256,15 +256,21 @@ class HttpCache:
 def decoded_entry(raw: bytes, key: str, format_: int, what: str) -> dict[str, Any]:
     """One of our action-cache entries as JSON: an object of format `format_` stored for `key`
     (a `RemoteFault` naming it `what` when it is not)."""
-    try:
-        entry = json.loads(raw)
-    except ValueError:
-        raise RemoteFault(f"{what} is not JSON (cut short or altered)") from None
+    entry = peer_json(raw, what)
     if not isinstance(entry, dict) or entry.get("format") != format_:
         raise RemoteFault(f"{what} is of an unknown format")
     if entry.get("key") != key:
         raise RemoteFault(f"the entry under ac/{key[:12]}… was stored for another key")
     return entry
+
+
+def peer_json(data: bytes | str, what: str) -> Any:
+    """JSON from the remote cache (`RemoteFault` when it is not JSON); nesting too deep for
+    the parser is not JSON either (a RecursionError, not a traceback)."""
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        raise RemoteFault(f"{what} is not JSON (cut short or altered)") from None
 
 
 def _describe(exc: BaseException, timeout: float | None = None) -> str:
@@ -407,10 +413,7 @@ class RemoteResults:
         data = self.http.get_cas(digest)
         if data is None:
             return None  # evicted from the CAS: a miss, the verdict is worked out again
-        try:
-            return _valid_findings(json.loads(data), path)
-        except ValueError:
-            raise RemoteFault(f"the body of cas/{digest[:12]}… is not JSON") from None
+        return _valid_findings(peer_json(data, f"the body of cas/{digest[:12]}…"), path)
 
     def _store_one(self, entry: tuple[str, list[dict[str, Any]]]) -> int:
         key, findings = entry

@@ -117,7 +117,7 @@ def decode_result(data: bytes | str) -> list[Finding] | None:
     """The findings of a stored verdict, or None when the bytes are not one."""
     try:
         return decode_findings(json.loads(data))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth
         return None
 
 

@@ -123,7 +123,7 @@ def decode_body(data: bytes, key: str) -> Body:
         if not inflater.eof:
             raise BadBody("the body is cut short or larger than a run entry may be")
         body = json.loads(text)
-    except (zlib.error, ValueError):
+    except (zlib.error, ValueError, RecursionError):  # nested past the parser: not one of ours
         raise BadBody("the body is not a compressed run entry") from None
     if not isinstance(body, dict) or body.get("format") != RUN_FORMAT or body.get("key") != key:
         raise BadBody("the body belongs to another key or format")

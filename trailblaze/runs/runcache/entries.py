@@ -285,7 +285,7 @@ class RunCache:
         try:
             index = json.loads(raw)
             count = index["count"] if index.get("layout") == self.inputs.layout else None
-        except (ValueError, AttributeError, KeyError):
+        except (ValueError, AttributeError, KeyError, RecursionError):
             count = None
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1024:
             raise RemoteFault("a shard index entry is not usable")
