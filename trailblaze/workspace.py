@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from trailblaze import codes
 from trailblaze.errors import TrailblazeError
-from trailblaze.finding import Finding
+from trailblaze.finding import Finding, Owned
 
 Layout = Literal["compact", "trailblaze"]
 EXCLUDED_DIRS = frozenset({"build", ".gradle", ".git", "node_modules", ".trailblaze", ".claude"})
@@ -513,4 +513,16 @@ def trailmap_files(trailmap: TrailmapDir) -> list[Path]:
 def _is_generated(sub: str, filename: str) -> bool:
     return sub == "tools" and (
         filename in GENERATED_TOOL_FILES or filename.endswith(".trail.gen.ts")
+    )
+
+
+def owned_by(ws: Workspace, found: Scan) -> Owned:
+    """What findings about `ws` may name (`finding.Owned`), from its scan `found`."""
+    dirs = [ws.rel(t.path) + "/" for t in found.trailmaps]
+    if ws.targets_dir is not None:
+        dirs.append(ws.rel(ws.targets_dir) + "/")
+    return Owned(
+        trails=frozenset(ws.rel(Path(p)) for p in found.trail_paths),
+        dirs=tuple(d for d in dirs if not d.startswith("/")),
+        files=frozenset(f.path for f in found.findings),
     )

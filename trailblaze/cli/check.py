@@ -95,6 +95,12 @@ def check_command(args: argparse.Namespace) -> int:
     else:
         from trailblaze.check.run import run_check  # noqa: PLC0415 - the no-op above never loads it
 
+    identity = None
+    if options.shard is not None and found is not None:
+        from trailblaze.runs.runcache.keys import run_identity, with_run_key  # noqa: PLC0415
+
+        # Every input by content, before the check: the key `report merge` joins shards by.
+        identity = run_identity(ws, found, options, stats)
     stdin_text = sys.stdin.read() if any(s.stdin for s in scopes) else None
     started = time.monotonic()
     parts: list[tuple[Report, Path, dict[str, str]]] = []
@@ -109,7 +115,10 @@ def check_command(args: argparse.Namespace) -> int:
                 stdin_name=args.stdin_filename,
                 tool_diagnostics=not args.no_typecheck,
             )
-            parts.append((scoped.report, scope.workspace.root, scoped.renamed))
+            shown = scoped.report
+            if identity is not None and shown.shard is not None:
+                shown = with_run_key(shown, identity, scope.trailmap)
+            parts.append((shown, scope.workspace.root, scoped.renamed))
             if args.show_typed_tools:
                 from trailblaze.cli.typedtools import typed_tools_listing  # noqa: PLC0415
 

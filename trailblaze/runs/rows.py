@@ -24,15 +24,18 @@ a run without them would not.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trailblaze.finding import position_in_range
 from trailblaze.fsutil import write_generated
 from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest
+from trailblaze.state.results import decode_findings
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import STATS, TRAIL_FIELDS, Kind, Store
 from trailblaze.workspace import Scan, Workspace
@@ -45,6 +48,7 @@ ROWS_FORMAT = 2
 ROWS_LIMIT = 256 * 1024 * 1024
 """The most a rows body may inflate to (a body past it is not usable)."""
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+log = logging.getLogger(__name__)
 
 
 def _wanted(value: Any) -> str:
@@ -172,6 +176,12 @@ class RowsCache:
         shared = [[row[0], None, *row[2:]] for row in rows if row[0] in mine]
         if len(shared) != len(mine):
             return False  # not every trail's row was written: nothing half shared
+        try:
+            for row in shared:
+                _findings_of(row)  # as a reader will check them
+        except (ValueError, TypeError) as exc:
+            log.info("trail rows not shared: %s", exc)
+            return False
         # A verdict from the state stands only while its generated module is there (the type
         # gate): the modules travel with their rows, as the bytes on disk.
         modules: dict[str, bytes] = {}
@@ -277,12 +287,9 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
     from trailblaze.check.rows import TrailRecord  # noqa: PLC0415 - the check loads it anyway
 
     try:
-        TrailRecord.from_rows(rows)  # what the state will read: its findings' JSON included
         for row in rows:
-            if row[10] is not None:
-                parse, runif, types, branches = json.loads(row[10])
-                if not all(isinstance(v, list) for v in (parse, runif, types, branches)):
-                    raise TypeError("findings")
+            _findings_of(row)  # each about its own trail, every field checked
+        TrailRecord.from_rows(rows)  # what the state will read
     except (ValueError, TypeError, IndexError, AttributeError, RecursionError) as exc:
         raise ValueError(f"a row's findings are not usable: {exc}") from None
     modules: dict[str, str] = {}
@@ -306,3 +313,24 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
     if at != len(blob):
         raise ValueError("bytes after the last module")
     return rows, modules
+
+
+def _findings_of(row: list[Any] | tuple[Any, ...]) -> None:
+    """Check a row's findings and runIf signatures (its JSON column) as the state will read
+    them: every finding a whole one, about the row's own trail, at a line and column in range;
+    every signature a string at a line and column in range (ValueError / TypeError)."""
+    if row[10] is None:
+        return
+    parse, runif, types, branches = json.loads(row[10])
+    for findings in (parse, runif, types):
+        for finding in decode_findings(findings):
+            if finding.path != row[0]:
+                raise ValueError(f"a finding of {row[0]} about {finding.path!r}")
+    if not isinstance(branches, list) or not all(
+        isinstance(b, list)
+        and len(b) == 3
+        and isinstance(b[0], str)
+        and position_in_range(b[1], b[2])
+        for b in branches
+    ):
+        raise ValueError(f"a runIf signature of {row[0]} that is not one")

@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from trailblaze.errors import TrailblazeError
-from trailblaze.finding import FINDING_FIELDS
+from trailblaze.finding import FINDING_FIELDS, position_in_range
 from trailblaze.options import REMOTE_ENV, env_flag, env_milliseconds
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
 from trailblaze.state.keys import content_digest
@@ -324,6 +324,7 @@ def _valid_findings(data: Any, path: str) -> list[dict[str, Any]]:
             or not all(isinstance(item[k], t) for k, t in _FINDING_TYPES.items() if k in item)
             or item["kind"] not in ("type", "warning")  # warnings: codegen's quoted-number
             or item["path"] != path
+            or not position_in_range(item["line"], item["column"])
         ):
             raise RemoteFault(f"an entry holds a finding that is not one of {path}'s type findings")
     return data

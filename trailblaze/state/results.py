@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, get_args
 
-from trailblaze.finding import FINDING_FIELDS, Finding
+from trailblaze.finding import FINDING_FIELDS, Finding, position_in_range
 from trailblaze.finding import Kind as FindingKind
 from trailblaze.fsutil import write_atomic
 from trailblaze.state.keys import digest
@@ -151,6 +151,8 @@ def _finding(item: Any) -> Finding:
         check = _FIELD_CHECKS.get(name)
         if check is None or not check(value):
             raise ValueError(f"finding field {name!r}")
+    if not position_in_range(item.get("line", 0), item.get("column", 0)):
+        raise ValueError("a finding's line or column out of range")
     return Finding.from_json(item)
 
 

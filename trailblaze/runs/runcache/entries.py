@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from trailblaze.fsutil import Stamp, stamp_of, write_if_changed
+from trailblaze.fsutil import write_if_changed
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report
 from trailblaze.runs.runcache.body import (
@@ -29,6 +29,7 @@ from trailblaze.runs.runcache.body import (
     files_entry,
     inflate,
     proven,
+    refused,
     report_of,
 )
 from trailblaze.runs.runcache.keys import RUN_FORMAT, RunInputs, index_key, run_inputs, stat_inputs
@@ -215,6 +216,9 @@ class RunCache:
             report = report_of(body.report, self.ws, self.options, {})  # every field is checked
         except ValueError as exc:
             raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
+        problem = refused(report, self.inputs.owned)
+        if problem is not None:
+            raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {problem}")
         self._check_trails(report, whole=whole)
         self._trails[key] = body.report["trails"]
         return report, files
@@ -307,6 +311,9 @@ class RunCache:
             # ten thousand records turned back into JSON cost a warm clone 20 ms.
             data = dataclasses.replace(found[0], trails=()).to_json()
             data["trails"] = self._trails[key]
+            # Each shard's entry was found under a key made of this workspace's own trails: they
+            # are the shards of this very run.
+            data["shard"] = {**(data.get("shard") or {}), "run": self.inputs.key}
             parts.append((Path(f"shard-{index_}"), data))
             generated.update(found[1][0])
             ignores.update(found[1][1])
@@ -363,9 +370,13 @@ class RunCache:
     def store(self, report: Report) -> None:
         """Share a proven run's report (nothing in read-only mode, after a fault, or when an
         input changed while it ran)."""
-        if self.config.read_only or self.fault is not None or not proven(report):
+        if (
+            self.config.read_only
+            or self.fault is not None
+            or not proven(report, self.inputs.owned)  # as a reader will check it
+        ):
             return
-        if not self._unchanged():
+        if not self.inputs.unchanged():
             return
         from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
 
@@ -391,16 +402,6 @@ class RunCache:
             self._fault(str(exc))
             return
         self.stats["remote_run"] = "stored"
-
-    def _unchanged(self) -> bool:
-        for path, stamp in self.inputs.stamps.items():
-            try:
-                now: Stamp | None = stamp_of(os.stat(path))
-            except OSError:
-                now = None
-            if now != stamp:
-                return False
-        return True
 
     def close(self) -> None:
         self._settle()
