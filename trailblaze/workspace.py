@@ -34,7 +34,19 @@ PROJECT_CONFIG_NAME = "trailblaze.yaml"
 _PROJECT_CONFIG_KEYS = re.compile(
     r"^(defaults|trailmaps|targets|toolsets|tools|providers|llm):", re.M
 )
-_CONFIG_KEYS = frozenset({"layout", "trailmaps", "trails", "scratch", "exclude", "workspaces"})
+_CONFIG_KEYS = frozenset(
+    {
+        "layout",
+        "trailmaps",
+        "trails",
+        "scratch",
+        "exclude",
+        "workspaces",
+        "remote-cache-public-keys",
+    }
+)
+PUBLIC_KEY = re.compile(r"^ed25519:[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$")
+"""A public key of `remote-cache-public-keys`: `ed25519:` and the key's 32 bytes in base64."""
 
 
 class WorkspaceError(TrailblazeError):
@@ -49,6 +61,9 @@ class Workspace:
     trails_dir: Path
     scratch: Path
     exclude: frozenset[str] = field(default=EXCLUDED_DIRS)
+    remote_keys: tuple[str, ...] = ()
+    """`remote-cache-public-keys`: the keys remote-cache entries must be signed with
+    (`state.signing`); none: entries are not checked for a signature."""
 
     @property
     def targets_dir(self) -> Path | None:
@@ -254,6 +269,13 @@ def _config_problem(key: str, value: Any) -> str | None:
         isinstance(value, list) and value and all(map(_is_path, value))
     ):
         return "workspaces must be a list of paths or globs"
+    if key == "remote-cache-public-keys" and not (
+        isinstance(value, list) and all(isinstance(v, str) and PUBLIC_KEY.match(v) for v in value)
+    ):
+        return (
+            "remote-cache-public-keys must be a list of public keys, each 'ed25519:' and the "
+            "key's 32 bytes in base64 (`trailblaze signing-key FILE` prints one)"
+        )
     return None
 
 
@@ -329,6 +351,7 @@ def _configured(root: Path, table: dict[str, Any]) -> Workspace:
         trails_dir=path_of("trails", base.trails_dir),
         scratch=path_of("scratch", base.scratch),
         exclude=EXCLUDED_DIRS | frozenset(table.get("exclude", [])),
+        remote_keys=tuple(sorted(set(table.get("remote-cache-public-keys", [])))),
     )
 
 

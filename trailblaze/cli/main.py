@@ -138,6 +138,18 @@ def _parser() -> argparse.ArgumentParser:
         "frames are read from (default: where the shards' paths put it from here)",
     )
 
+    signing = sub.add_parser(
+        "signing-key",
+        help="make a key that signs remote-cache entries (or show the public key of one)",
+        description=(
+            "Write a new Ed25519 private key to FILE (never over an existing file) and print "
+            "its public key as the pyproject.toml line readers need. Given a key file that "
+            "exists, print its public key. Give FILE to trusted builds as "
+            "TRAILBLAZE_REMOTE_CACHE_SIGNING_KEY_FILE; keep it out of the repository."
+        ),
+    )
+    signing.add_argument("file", type=Path, metavar="FILE")
+
     surfaces = sub.add_parser(
         "surfaces",
         help="generate each trailmap's typed surface, tsconfig, sidecar and trail JSON Schema",
@@ -209,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "replay": _replay,
         "report": _report,
         "schema": _schema,
+        "signing-key": _signing_key,
     }
     try:
         return commands[args.command](args)
@@ -257,6 +270,41 @@ def _report(args: argparse.Namespace) -> int:
         shown, frames = as_shown([(report, ws.root, None)], base, args.format)
     emit(shown, frames, fmt=args.format, output=args.output, color=getattr(args, "color", None))
     return report.exit_code
+
+
+def _signing_key(args: argparse.Namespace) -> int:
+    """A new signing key in a file of its own (mode 0600), or the public key of one."""
+    from trailblaze.state.signing import (  # noqa: PLC0415 - only this command signs
+        PUBLIC_KEYS_SETTING,
+        new_private_key,
+        parse_private_key,
+        public_key_text,
+    )
+
+    path: Path = args.file
+    if os.path.lexists(path):
+        try:
+            with path.open("rb") as handle:
+                seed = parse_private_key(handle.read(64 * 1024), str(path))
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    else:
+        pem, seed = new_private_key()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(path, flags, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(pem)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        print(
+            f"trailblaze: wrote a new signing key to {path}: keep it secret, give it to trusted "
+            "builds as TRAILBLAZE_REMOTE_CACHE_SIGNING_KEY_FILE, and add its public key to "
+            "[tool.trailblaze] in pyproject.toml:",
+            file=sys.stderr,
+        )
+    print(f'{PUBLIC_KEYS_SETTING} = ["{public_key_text(seed)}"]')
+    return 0
 
 
 def _surfaces(args: argparse.Namespace) -> int:

@@ -100,7 +100,9 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
 def _check_parts(ws: Workspace) -> tuple[Scan, Layout, InputsDigest]:
     """What a workspace's check tasks are made of: its scan, scratch layout and inputs."""
     found = scan(ws)
-    inputs = InputsDigest(check_inputs(found), options_fingerprint(CheckOptions.from_env()), found)
+    inputs = InputsDigest(
+        check_inputs(found), options_fingerprint(CheckOptions.from_env(), ws.remote_keys), found
+    )
     return found, Layout(ws.scratch), inputs
 
 

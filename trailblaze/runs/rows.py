@@ -37,6 +37,7 @@ from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest
 from trailblaze.state.results import decode_findings
 from trailblaze.state.scratch import Layout
+from trailblaze.state.signing import Trust
 from trailblaze.state.store import STATS, TRAIL_FIELDS, Kind, Store
 from trailblaze.workspace import Scan, Workspace
 
@@ -78,7 +79,9 @@ class RowsCache:
     def __init__(self, options: CheckOptions, ws: Workspace, warn: Warn) -> None:
         from trailblaze.state.remote import HttpCache, RemoteConfig  # noqa: PLC0415
 
-        config = RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+        config = RemoteConfig.resolve(
+            options.remote_cache, read_only=options.remote_read_only, public_keys=ws.remote_keys
+        )
         assert config is not None
         self.config = config
         self.http = HttpCache(config)
@@ -131,7 +134,7 @@ class RowsCache:
             raw = self.http.get_ac(key)
             if raw is None:
                 return [], {}
-            value = _entry(raw, key)
+            value = _entry(raw, key, self.config.trust)
             packed = self.http.get_cas(value)  # checked against its digest
             if packed is None:
                 return [], {}  # evicted: a miss
@@ -168,7 +171,7 @@ class RowsCache:
     def store(self, run_key: str, trails: Iterable[str], rows: list[tuple[Any, ...]]) -> bool:
         """Share the `rows` of the run just stored under `run_key` (those of its `trails`);
         False after a fault or when the state has not every trail's."""
-        from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
+        from trailblaze.state.remote import RemoteFault, sealed_entry  # noqa: PLC0415
 
         if self.config.read_only:
             return False
@@ -195,7 +198,7 @@ class RowsCache:
         try:
             value = self.http.put_cas(body)  # the body first: an entry never points at nothing
             entry = {"format": ROWS_FORMAT, "key": key, "sha256": value}
-            self.http.put_ac(key, json.dumps(entry, separators=(",", ":")).encode())
+            self.http.put_ac(key, sealed_entry(entry, key, self.config.trust))
         except RemoteFault as exc:
             self._fault(str(exc))
             return False
@@ -221,20 +224,14 @@ def encode_rows(rows: list[list[Any]], modules: dict[str, bytes]) -> bytes:
     return b"".join(parts)
 
 
-def _entry(raw: bytes, key: str) -> str:
-    try:
-        entry = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise ValueError("the entry is not JSON (cut short or altered)") from None
-    if (
-        not isinstance(entry, dict)
-        or entry.get("format") != ROWS_FORMAT
-        or entry.get("key") != key
-        or not isinstance(entry.get("sha256"), str)
-        or not _HEX64.fullmatch(entry["sha256"])
-    ):
-        raise ValueError("the entry is of another format or key")
-    value: str = entry["sha256"]
+def _entry(raw: bytes, key: str, trust: Trust) -> str:
+    """The digest of the rows body the entry `raw` under `ac/<key>` names (RemoteFault)."""
+    from trailblaze.state.remote import RemoteFault, decoded_entry  # noqa: PLC0415
+
+    entry = decoded_entry(raw, key, ROWS_FORMAT, "the trail rows entry", trust)
+    value = entry.get("sha256")
+    if not isinstance(value, str) or not _HEX64.fullmatch(value):
+        raise RemoteFault("the trail rows entry names no body")
     return value
 
 

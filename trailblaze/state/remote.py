@@ -31,9 +31,9 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -42,6 +42,7 @@ from trailblaze.finding import FINDING_FIELDS, position_in_range
 from trailblaze.options import REMOTE_ENV, env_flag, env_milliseconds
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
 from trailblaze.state.keys import content_digest
+from trailblaze.state.signing import Trust, Unverified
 
 HEADER_ENV = "TRAILBLAZE_REMOTE_CACHE_HEADER"
 TIMEOUT_ENV = "TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS"
@@ -71,6 +72,8 @@ class RemoteConfig:
     read_only: bool = False
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = DEFAULT_TIMEOUT
+    trust: Trust = field(default_factory=Trust)
+    """The keys entries are signed and checked with (`signing.py`)."""
 
     @classmethod
     def resolve(
@@ -79,8 +82,13 @@ class RemoteConfig:
         *,
         read_only: bool = False,
         env: Mapping[str, str] | None = None,
+        public_keys: Sequence[str] = (),
     ) -> RemoteConfig | None:
-        """The remote cache to use: `url`, else `TRAILBLAZE_REMOTE_CACHE`; None when neither."""
+        """The remote cache to use: `url`, else `TRAILBLAZE_REMOTE_CACHE`; None when neither.
+
+        `public_keys` are the workspace's `remote-cache-public-keys`: with some, entries are
+        read only when signed by one of them, and written only when a signing key is set
+        (unsigned entries would only displace signed ones: without a key, reading only)."""
         environ = os.environ if env is None else env
         raw = (url if url is not None else environ.get(REMOTE_ENV, "")).strip()
         if not raw:
@@ -112,11 +120,15 @@ class RemoteConfig:
             headers.append((name, value.strip()))
         host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
         netloc = f"{host}:{port}" if port is not None else host
+        trust = Trust.resolve(public_keys, environ)
         return cls(
             base=f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}",
-            read_only=read_only or env_flag(READ_ONLY_ENV, environ),
+            read_only=read_only
+            or env_flag(READ_ONLY_ENV, environ)
+            or (trust.verifies and not trust.signs),
             headers=tuple(headers),
             timeout=_timeout(environ),
+            trust=trust,
         )
 
 
@@ -253,15 +265,33 @@ class HttpCache:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def decoded_entry(raw: bytes, key: str, format_: int, what: str) -> dict[str, Any]:
+def decoded_entry(
+    raw: bytes, key: str, format_: int, what: str, trust: Trust | None = None
+) -> dict[str, Any]:
     """One of our action-cache entries as JSON: an object of format `format_` stored for `key`
-    (a `RemoteFault` naming it `what` when it is not)."""
-    entry = peer_json(raw, what)
+    and, when `trust` has public keys, signed by one of them (a `RemoteFault` naming it `what`
+    when it is not)."""
+    try:
+        payload = (trust or _UNSIGNED).open(key, raw)
+    except Unverified as exc:
+        raise RemoteFault(str(exc)) from None
+    entry = peer_json(payload, what)
     if not isinstance(entry, dict) or entry.get("format") != format_:
         raise RemoteFault(f"{what} is of an unknown format")
     if entry.get("key") != key:
         raise RemoteFault(f"the entry under ac/{key[:12]}… was stored for another key")
     return entry
+
+
+def sealed_entry(payload: dict[str, Any] | bytes, key: str, trust: Trust) -> bytes:
+    """An action-cache entry to store under `ac/<key>`: `payload` (compact JSON; bytes: that
+    JSON already) with its signature when `trust` has a signing key."""
+    data = (
+        payload
+        if isinstance(payload, bytes)
+        else json.dumps(payload, separators=(",", ":")).encode()
+    )
+    return trust.seal(key, data)
 
 
 def peer_json(data: bytes | str, what: str) -> Any:
@@ -271,6 +301,9 @@ def peer_json(data: bytes | str, what: str) -> Any:
         return json.loads(data)
     except (ValueError, RecursionError):
         raise RemoteFault(f"{what} is not JSON (cut short or altered)") from None
+
+
+_UNSIGNED = Trust()
 
 
 def _describe(exc: BaseException, timeout: float | None = None) -> str:
@@ -402,7 +435,7 @@ class RemoteResults:
     def _decode(self, body: bytes | None, key: str, path: str) -> list[dict[str, Any]] | None:
         if body is None:
             return None
-        entry = decoded_entry(body, key, ENTRY_FORMAT, "an action-cache entry")
+        entry = decoded_entry(body, key, ENTRY_FORMAT, "an action-cache entry", self.config.trust)
         digest = entry.get("sha256")
         if not isinstance(digest, str) or not _HEX64.match(digest):
             raise RemoteFault("an action-cache entry without a digest")
@@ -428,7 +461,7 @@ class RemoteResults:
                 self.http.put_cas(data)  # the body first: an entry never points at nothing
             else:
                 record["findings"] = findings
-            self.http.put_ac(key, json.dumps(record, separators=(",", ":")).encode())
+            self.http.put_ac(key, sealed_entry(record, key, self.config.trust))
         except RemoteFault as exc:
             self._fault(str(exc))
             return 0

@@ -180,8 +180,11 @@ _README = "Type-gate results of trailblaze-doit, keyed by content. Safe to delet
 class LocalResults:
     """The result cache in one SQLite file (see the module docstring)."""
 
-    def __init__(self, path: Path, *, ours: Path | None = None) -> None:
+    def __init__(self, path: Path, *, ours: Path | None = None, scope: str = "") -> None:
         self.path = path
+        self.scope = scope
+        """`signing.trust_scope` of the run: verdicts kept under other keys (a remote's
+        included) are not this run's."""
         self.directory = path.parent
         self.ours = ours
         """The scratch directory the cache directory is part of, where a file in its way may
@@ -190,7 +193,7 @@ class LocalResults:
         self.db = Database(path, path.parent, _SCHEMA, f"trailblaze-results {path.name}")
 
     def get(self, key: ResultKey) -> list[Finding] | None:
-        rows = self.db.read("SELECT value FROM results WHERE key = ?", (key.digest,))
+        rows = self.db.read("SELECT value FROM results WHERE key = ?", (self._address(key),))
         if not rows or not isinstance(rows[0][0], bytes | str):
             return None
         return decode_result(rows[0][0])
@@ -198,7 +201,7 @@ class LocalResults:
     def put_many(self, entries: Sequence[tuple[ResultKey, Sequence[Finding]]]) -> None:
         if not entries:
             return
-        rows = [(key.digest, encode_result(findings)) for key, findings in entries]
+        rows = [(self._address(key), encode_result(findings)) for key, findings in entries]
         try:
             if self.ours is not None:
                 clear_way(self.directory / "CACHEDIR.TAG", self.ours)
@@ -215,9 +218,14 @@ class LocalResults:
     def close(self) -> None:
         self.db.close()
 
+    def _address(self, key: ResultKey) -> str:
+        return key.digest if not self.scope else digest(self.scope, key.digest)
 
-def open_results(layout: Layout, env: Mapping[str, str] | None = None) -> ResultCache:
-    """The result cache a check of this scratch directory uses."""
+
+def open_results(
+    layout: Layout, env: Mapping[str, str] | None = None, *, scope: str = ""
+) -> ResultCache:
+    """The result cache a check of this scratch directory uses; `scope`: `LocalResults.scope`."""
     path = layout.results(env)
     default = path.parent == layout.scratch / "cache"
-    return LocalResults(path, ours=layout.scratch if default else None)
+    return LocalResults(path, ours=layout.scratch if default else None, scope=scope)

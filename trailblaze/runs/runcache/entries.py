@@ -7,7 +7,6 @@ A hit never loads the check pipeline: the heavy imports stay inside the function
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 import threading
@@ -57,7 +56,9 @@ class RunCache:
     ) -> None:
         from trailblaze.state.remote import HttpCache, RemoteConfig  # noqa: PLC0415
 
-        config = RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+        config = RemoteConfig.resolve(
+            options.remote_cache, read_only=options.remote_read_only, public_keys=ws.remote_keys
+        )
         assert config is not None
         self.config = config
         self.http = HttpCache(config)
@@ -94,6 +95,7 @@ class RunCache:
         the same files. Nothing is written unless their body inflates to the files named and
         their names are outputs; a fault on the way is the run's one warning (`_settle`)."""
         http = self.http
+        trust = self.config.trust
 
         def made() -> tuple[Body, Outputs] | None:
             from trailblaze.state.remote import RemoteFault, decoded_entry  # noqa: PLC0415
@@ -103,7 +105,7 @@ class RunCache:
                 return None
             what = f"the files entry ac/{key[:12]}…"
             try:
-                named = files_entry(decoded_entry(raw, key, RUN_FORMAT, what))
+                named = files_entry(decoded_entry(raw, key, RUN_FORMAT, what, trust))
             except BadBody as exc:
                 raise RemoteFault(f"{what} is not usable: {exc}") from None
             packed = http.get_cas(named.files_sha256)  # checked against its digest
@@ -252,7 +254,7 @@ class RunCache:
         raw = self.http.get_ac(key)
         if raw is None:
             return None
-        entry = decoded_entry(raw, key, RUN_FORMAT, "a run entry")
+        entry = decoded_entry(raw, key, RUN_FORMAT, "a run entry", self.config.trust)
         value = entry.get("sha256")
         if not isinstance(value, str) or len(value) != 64:
             raise RemoteFault("a run entry without a digest")
@@ -281,17 +283,15 @@ class RunCache:
 
     def _from_shards(self) -> tuple[Report, Outputs] | None:
         """The whole report put together from a sharded build's entries, or None."""
-        raw = self.http.get_ac(index_key(self.inputs.layout))
+        where = index_key(self.inputs.layout)
+        raw = self.http.get_ac(where)
         if raw is None:
             return None
-        from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
+        from trailblaze.state.remote import RemoteFault, decoded_entry  # noqa: PLC0415
 
-        try:
-            index = json.loads(raw)
-            count = index["count"] if index.get("layout") == self.inputs.layout else None
-        except (ValueError, AttributeError, KeyError, RecursionError):
-            count = None
-        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1024:
+        index = decoded_entry(raw, where, RUN_FORMAT, "a shard index entry", self.config.trust)
+        count = index.get("count") if index.get("layout") == self.inputs.layout else None
+        if type(count) is not int or not 1 <= count <= 1024:
             raise RemoteFault("a shard index entry is not usable")
         parts = []
         generated: dict[str, bytes] = {}
@@ -378,26 +378,30 @@ class RunCache:
             return
         if not self.inputs.unchanged():
             return
-        from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
+        from trailblaze.state.remote import RemoteFault, sealed_entry  # noqa: PLC0415
 
         key = self.inputs.entry_key
+        trust = self.config.trust
         body, files, named = encode_body(self.inputs, report)
         try:
             # The bodies first: an entry never points at nothing.
             self.http.put_cas(files)
             value = self.http.put_cas(body)
             entry = {"format": RUN_FORMAT, "key": key, "sha256": value}
-            self.http.put_ac(key, json.dumps(entry, separators=(",", ":")).encode())
-            self.http.put_ac(self.inputs.generated, named)  # what the next run writes first
+            self.http.put_ac(key, sealed_entry(entry, key, trust))
+            # What the next run writes first.
+            self.http.put_ac(
+                self.inputs.generated, sealed_entry(named, self.inputs.generated, trust)
+            )
             if self.inputs.shard is not None:
+                where = index_key(self.inputs.layout)
                 index = {
                     "format": RUN_FORMAT,
+                    "key": where,
                     "layout": self.inputs.layout,
                     "count": self.inputs.shard[1],
                 }
-                self.http.put_ac(
-                    index_key(self.inputs.layout), json.dumps(index, separators=(",", ":")).encode()
-                )
+                self.http.put_ac(where, sealed_entry(index, where, trust))
         except RemoteFault as exc:
             self._fault(str(exc))
             return
