@@ -24,8 +24,8 @@ the comments (a line of its own, after `#` or, in TypeScript, `//`):
 - Any other comment is free text; a case adapted from an upstream trail names it in one.
 
 The layout: `tests/data/cases/workspace/` is the workspace every case is copied into (the
-`cases` target with a composed, a scripted and a library tool, and the exempt target
-`exempt`). `<area>/<name>.trail.yaml` is a trail case, copied to
+`cases` target with a composed, a scripted and a library tool, the exempt target `exempt`,
+and a `pyproject.toml` that allows two host programs). `<area>/<name>.trail.yaml` is a trail case, copied to
 `trailmaps/cases/trails/<area>/`; `<area>/<name>/` is a trailmap case, copied to
 `trailmaps/<name>/`, and each of its files is a case file.
 """

@@ -16,15 +16,16 @@ removes every `TRAILBLAZE_*` variable before each test runs.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from pathlib import Path
 
 import pytest
 
+from trailblaze.options import env_flag
+
 GOLDEN_DIR = Path(__file__).resolve().parent / "data" / "golden"
 UPDATE_ENV = "TRAILBLAZE_UPDATE_GOLDEN"
-UPDATE = os.environ.get(UPDATE_ENV, "").strip() == "1"
+UPDATE = env_flag(UPDATE_ENV)  # our one reader of switches: `=yes` updates, `=maybe` is an error
 WORKSPACE = "<workspace>"
 _TIME_ATTRIBUTE = re.compile(r'\btime="[0-9.]+"')
 

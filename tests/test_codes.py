@@ -38,7 +38,9 @@ from trailblaze.finding import Kind
 PACKAGE = ROOT / "trailblaze"
 REGISTRY_MODULE = PACKAGE / "codes.py"
 CODE = "code"
-RECORDS_WITH_A_CODE_FIELD = frozenset({"Finding", "SchemaIssue", "TokenProblem", "Diagnostic"})
+RECORDS_WITH_A_CODE_FIELD = frozenset(
+    {"Finding", "SchemaIssue", "TokenProblem", "Diagnostic", "HostTool"}
+)
 """The records of the package with a `code` field (the walk checks this list is complete)."""
 
 

@@ -38,6 +38,7 @@ NOT_USER_ERRORS = {
     "ExpectedFailure": "a ToolFailure",
     "ToolError": "a ToolFailure",
     "FatalToolError": "a ToolFailure",
+    "OutsideWorkspace": "runTrail of a file outside the workspace: a ToolError",
     "Cancelled": "^C between tools: the run's outcome",
     "ScriptError": "a scripted tool could not run: a tool failure",
     "ChildGone": "the scripted tools' Node child stopped answering: a ScriptError",

@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 
 PACKAGE = ROOT / "trailblaze"
 
-GROUND = ("errors", "finding", "options", "fsutil", "workspace", "codes")
+GROUND = ("errors", "finding", "options", "fsutil", "workspace", "codes", "redaction")
 """The ground floor: the modules at the top of the package, importing only each other."""
 
 FLOORS: list[tuple[str, tuple[str, ...]]] = [

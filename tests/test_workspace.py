@@ -54,6 +54,7 @@ def test_pyproject_overrides_detection(tmp_path: Path) -> None:
                 trails = "ui"
                 scratch = "build-cache/tb"
                 exclude = ["fixtures"]
+                allow-host-programs = ["adb", "scripts/seed.sh"]
             """,
             "ui/maps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app"),
             "ui/flows/a.trail.yaml": "trail:\n  - step: a\n",
@@ -64,6 +65,7 @@ def test_pyproject_overrides_detection(tmp_path: Path) -> None:
     assert ws.root == tmp_path
     assert ws.trailmaps_dir == tmp_path / "ui/maps"
     assert ws.scratch == tmp_path / "build-cache/tb"
+    assert ws.allow_host_programs == ("adb", "scripts/seed.sh")
     found = scan(ws)
     assert [t.dir_name for t in found.trailmaps] == ["app"]
     assert [ws.rel(p) for p in found.trails] == ["ui/flows/a.trail.yaml"]
@@ -132,6 +134,35 @@ BAD_TABLES = [
     (  # a NUL names no file: os.path raised ValueError
         '[tool.trailblaze]\ntrails = "ui\\u0000"\n',
         "2:1: [tool.trailblaze] trails must be a path string",
+    ),  # The host programs a recording may run: a list of names or paths, each one program.
+    (
+        '[tool.trailblaze]\nlayout = "compact"\nallow-host-programs = "adb"\n',
+        "3:1: [tool.trailblaze] allow-host-programs must be a list of program names or paths, "
+        "not 'adb'",
+    ),
+    (
+        "[tool.trailblaze]\nallow-host-programs = [\n  'adb',\n  3,\n]\n",
+        "2:1: [tool.trailblaze] allow-host-programs[1] must be a program name or path "
+        "(a string), not 3",
+    ),
+    (
+        '[tool.trailblaze]\nallow-host-programs = ["adb "]\n',
+        "2:1: [tool.trailblaze] allow-host-programs[0] 'adb ' is not a program: a name such as "
+        "'adb' or a path such as 'scripts/seed.sh', without surrounding spaces",
+    ),
+    (
+        '[tool.trailblaze]\nallow-host-programs = ["adb", ""]\n',
+        "2:1: [tool.trailblaze] allow-host-programs[1] '' is not a program: a name such as "
+        "'adb' or a path such as 'scripts/seed.sh', without surrounding spaces",
+    ),
+    (
+        '[tool.trailblaze]\nallow-host-programs = ["scripts/"]\n',
+        "2:1: [tool.trailblaze] allow-host-programs[0] 'scripts/' names a directory, not a program",
+    ),
+    (
+        "[tool.trailblaze]\n\nallow-host-program = ['adb']\n",
+        "3:1: [tool.trailblaze]: unknown key 'allow-host-program'; expected allow-host-programs, "
+        "exclude, layout, scratch, trailmaps, trails, workspaces",
     ),
 ]
 
@@ -177,6 +208,11 @@ def test_a_bad_table_is_one_line_from_trailblaze_check_and_doit_check(tmp_path: 
             (
                 '[tool.trailblaze]\nworkspaces = "apps/*"\n',
                 "2:1: [tool.trailblaze] workspaces must be a list of paths or globs",
+            ),
+            (
+                "[tool.trailblaze]\nallow-host-programs = 'adb'\n",
+                "2:1: [tool.trailblaze] allow-host-programs must be a list of program names or "
+                "paths, not 'adb'",
             ),
         ):
             root = tmp_path / f"{name}-{len(text)}"

@@ -384,6 +384,34 @@ TOOLCHAIN: Final = _code(
     no_case="needs a machine without the pinned compiler; the cases need it to type-check",
 )
 
+# -- recordings are data --------------------------------------------------------------------------
+
+HOST_PROGRAM: Final = _code(
+    "host-program",
+    ("parse",),
+    "A recording runs a program on the machine that replays it.",
+    "A recorded call reaches a framework tool that runs a host program: `exec` (its program is "
+    "`argv[0]`), `runCommand` (a shell command line) or `script` (JavaScript from the "
+    "recording). It may be called directly, in a `runIf` condition or branch, or inside a "
+    "composed `*.tool.yaml` tool (at any depth) or a `class:` tool that registers one of them "
+    "under another name; the message names the path. A recording is data: replaying one from "
+    "an untrusted change must not run commands on a CI machine. To let `exec` run a program, "
+    "name it in `[tool.trailblaze] allow-host-programs` of the workspace's pyproject.toml "
+    '(`["adb", "scripts/seed.sh"]`: a name as `argv[0]` gives it, or a file relative to the '
+    "workspace); `runCommand` and `script` are never allowed. A scripted tool (`.ts`) may call "
+    "`exec` itself: that is the workspace's code, not the recording (docs/checks.md).",
+)
+HOST_FILE: Final = _code(
+    "host-file",
+    ("parse",),
+    "A recording reads a file of the host outside the workspace.",
+    "A `runTrail` call (directly, in a `runIf`, or in a composed tool) names a file that is "
+    "not a trail file (`*.trail.yaml`, `trail.yaml`, `blaze.yaml`) inside the workspace: an "
+    "absolute path, a `~` path or `..` leading out, or a path given by a token, known only "
+    "at replay. A recording may replay the workspace's own trails, not read the machine's "
+    "files. Move the trail into the workspace and name it relative to the calling trail.",
+)
+
 # -- replay ---------------------------------------------------------------------------------------
 
 UNSUPPORTED_ON_ANDROID: Final = _code(

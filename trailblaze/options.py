@@ -11,6 +11,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from trailblaze.errors import UsageError
+
 log = logging.getLogger(__name__)
 
 DISABLE_ENV = "TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION"
@@ -18,14 +20,31 @@ REQUIRE_ENV = "TRAILBLAZE_REQUIRE_TYPECHECK"
 REMOTE_ENV = "TRAILBLAZE_REMOTE_CACHE"
 REMOTE_READ_ONLY_ENV = "TRAILBLAZE_REMOTE_CACHE_READ_ONLY"
 CI_ENV = "CI"
-_ON = ("1", "true")
-_OFF = ("0", "false")
+_ON = frozenset(("1", "true", "yes", "on"))
+_OFF = frozenset(("0", "false", "no", "off"))
+SWITCH_SPELLINGS = "1/0, true/false, yes/no or on/off"
+
+
+def env_switch(name: str, env: Mapping[str, str] | None = None) -> bool | None:
+    """The one reader of our boolean environment variables: on for `1`, `true`, `yes`, `on`,
+    off for `0`, `false`, `no`, `off` (any case, surrounding blanks ignored), None when unset
+    or blank. Any other value is a `UsageError` naming the variable: `=enable` or `=Y` meaning
+    "off" would let a pull-request build write to a shared cache."""
+    raw = (env if env is not None else os.environ).get(name)
+    value = raw.strip().lower() if raw is not None else ""
+    if not value:
+        return None
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    shown = raw if raw is not None and len(raw) <= 40 else f"{(raw or '')[:40]}..."
+    raise UsageError(f"{name}={shown!r} is not a switch: use {SWITCH_SPELLINGS} (any case)")
 
 
 def env_flag(name: str, env: Mapping[str, str] | None = None) -> bool:
-    """`1` or `true` (any case, surrounding spaces ignored); anything else is off."""
-    value = (env if env is not None else os.environ).get(name, "")
-    return value.strip().lower() in _ON
+    """A switch that is off unless set on (`env_switch`: a value it does not know is an error)."""
+    return env_switch(name, env) is True
 
 
 def env_milliseconds(
@@ -50,7 +69,10 @@ def env_milliseconds(
 
 
 def in_ci(env: Mapping[str, str] | None = None) -> bool:
-    """`CI` is set to anything but empty, `0` or `false` (CI services set `CI=true`)."""
+    """Whether we run in CI, read as CI services set `CI`: `true` mostly, `1` or a name of their
+    own on some. Any value is on but a blank one and the off spellings of a switch (`0`,
+    `false`, `no`, `off`, any case), never an error: a value we do not know is the stricter
+    reading, since in CI a check that could not run fails."""
     value = (env if env is not None else os.environ).get(CI_ENV, "").strip().lower()
     return value not in ("", *_OFF)
 
@@ -59,17 +81,13 @@ def typecheck_required(explicit: bool | None = None, env: Mapping[str, str] | No
     """Whether a type check that could not run fails the check (exit 3).
 
     The command line wins (`--require-typecheck` / `--no-require-typecheck`), then
-    `TRAILBLAZE_REQUIRE_TYPECHECK` (`1`/`true` on, `0`/`false` off), then `CI`: in CI a
-    check that did not really check must not pass.
+    `TRAILBLAZE_REQUIRE_TYPECHECK` (a switch: `env_switch`), then `CI`: in CI a check that did
+    not really check must not pass.
     """
+    value = env_switch(REQUIRE_ENV, env)  # read even when overridden: a bad value is an error
     if explicit is not None:
         return explicit
-    value = (env if env is not None else os.environ).get(REQUIRE_ENV, "").strip().lower()
-    if value in _ON:
-        return True
-    if value in _OFF:
-        return False
-    return in_ci(env)
+    return in_ci(env) if value is None else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +112,15 @@ class CheckOptions:
         remote_cache: str | None = None,
         remote_read_only: bool = False,
     ) -> CheckOptions:
+        """The options the command line gives, completed from the environment. Every switch of
+        the environment is read, even where the command line overrides it: a value it does not
+        know is a usage error before any work."""
         remote = remote_cache if remote_cache is not None else os.environ.get(REMOTE_ENV, "")
+        read_only = env_flag(REMOTE_READ_ONLY_ENV)
         return cls(
             strict=strict,
             typecheck=not env_flag(DISABLE_ENV),
             require_typecheck=typecheck_required(require_typecheck),
             remote_cache=remote.strip() or None,
-            remote_read_only=remote_read_only or env_flag(REMOTE_READ_ONLY_ENV),
+            remote_read_only=remote_read_only or read_only,
         )

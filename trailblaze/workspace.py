@@ -8,7 +8,9 @@ Two layouts are recognised, walking up from a start directory:
   scratch in `<ws>/.trailblaze/`.
 
 `[tool.trailblaze]` in `<ws>/pyproject.toml` overrides the detection (`layout`, `trailmaps`,
-`trails`, `scratch`, `exclude`).
+`trails`, `scratch`, `exclude`) and names the host programs a recording may run
+(`allow-host-programs`, read here once for the check and for replay:
+`toolmodel.hostaccess`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ PROJECT_CONFIG_NAME = "trailblaze.yaml"
 _PROJECT_CONFIG_KEYS = re.compile(
     r"^(defaults|trailmaps|targets|toolsets|tools|providers|llm):", re.M
 )
+ALLOW_HOST_PROGRAMS = "allow-host-programs"
+"""The `[tool.trailblaze]` key naming the host programs a recording may run (`exec`)."""
 _CONFIG_KEYS = frozenset(
     {
         "layout",
@@ -42,6 +46,7 @@ _CONFIG_KEYS = frozenset(
         "scratch",
         "exclude",
         "workspaces",
+        ALLOW_HOST_PROGRAMS,
         "remote-cache-public-keys",
     }
 )
@@ -51,6 +56,11 @@ PUBLIC_KEY = re.compile(r"^ed25519:[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$")
 
 class WorkspaceError(TrailblazeError):
     """No workspace where one was expected, or a bad `[tool.trailblaze]` table (usage error)."""
+
+
+class SettingsError(WorkspaceError):
+    """A `pyproject.toml` that cannot be read, or a bad `[tool.trailblaze]` table: never a
+    reason to go on as if there were no workspace (its settings would be lost)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +74,16 @@ class Workspace:
     remote_keys: tuple[str, ...] = ()
     """`remote-cache-public-keys`: the keys remote-cache entries must be signed with
     (`state.signing`); none: entries are not checked for a signature."""
+    allow_host_programs: tuple[str, ...] = ()
+    """`[tool.trailblaze] allow-host-programs`: the host programs a recording may run, as
+    written (`toolmodel.hostaccess` says how a call's program is matched against them)."""
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings of `[tool.trailblaze]` a verdict depends on beyond the files it reads:
+        part of every key that repeats a verdict (the command line's no-op, doit's up-to-date
+        check, the run entry)."""
+        return {"allow_host_programs": list(self.allow_host_programs)}
 
     @property
     def targets_dir(self) -> Path | None:
@@ -214,7 +234,7 @@ def _compact_layout(root: Path) -> Workspace:
 def pyproject_table(root: Path) -> dict[str, Any] | None:
     """`[tool.trailblaze]` of `root/pyproject.toml` (None without the file or the table), its
     keys known and `workspaces`, when there, a list of paths; a file that cannot be read or a
-    table that is not one is a `WorkspaceError` at the file's line and column."""
+    table that is not one is a `SettingsError` at the file's line and column."""
     pyproject = root / "pyproject.toml"
     if not pyproject.is_file():
         return None
@@ -222,16 +242,16 @@ def pyproject_table(root: Path) -> dict[str, Any] | None:
         text = pyproject.read_text("utf-8")
         data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError) as exc:
-        raise WorkspaceError(f"{pyproject}: cannot read: {exc}") from None
+        raise SettingsError(f"{pyproject}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r" \(at line (\d+), column (\d+)\)$", str(exc))
         where = f"{pyproject}:{at[1]}:{at[2]}" if at else str(pyproject)
         message = str(exc)[: at.start()] if at else str(exc)
-        raise WorkspaceError(f"{where}: cannot read: {message}") from None
+        raise SettingsError(f"{where}: cannot read: {message}") from None
 
-    def error(path: tuple[str, ...], message: str) -> WorkspaceError:
+    def error(path: tuple[str, ...], message: str) -> SettingsError:
         line, column = _key_position(text, path)
-        return WorkspaceError(f"{pyproject}:{line}:{column}: {message}")
+        return SettingsError(f"{pyproject}:{line}:{column}: {message}")
 
     tool = data.get("tool")
     if tool is None:
@@ -276,7 +296,36 @@ def _config_problem(key: str, value: Any) -> str | None:
             "remote-cache-public-keys must be a list of public keys, each 'ed25519:' and the "
             "key's 32 bytes in base64 (`trailblaze signing-key FILE` prints one)"
         )
+    if key == ALLOW_HOST_PROGRAMS:
+        return _programs_problem(value)
     return None
+
+
+def _programs_problem(value: Any) -> str | None:
+    """What is wrong with `allow-host-programs`: a list of program names (`adb`) or paths
+    (`scripts/seed.sh`, relative to the workspace), each written as a call names it."""
+    if not isinstance(value, list):
+        return (
+            f"{ALLOW_HOST_PROGRAMS} must be a list of program names or paths, not {_shown(value)}"
+        )
+    for index, item in enumerate(value):
+        where = f"{ALLOW_HOST_PROGRAMS}[{index}]"
+        if not isinstance(item, str):
+            return f"{where} must be a program name or path (a string), not {_shown(item)}"
+        if not item.strip() or item != item.strip() or "\0" in item:
+            return (
+                f"{where} {item!r} is not a program: a name such as 'adb' or a path such as "
+                "'scripts/seed.sh', without surrounding spaces"
+            )
+        if item.endswith("/") or item.rsplit("/", 1)[-1] in (".", ".."):
+            return f"{where} {item!r} names a directory, not a program"
+    return None
+
+
+def _shown(value: Any) -> str:
+    """A TOML value in an error message: short, one line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_path(value: Any) -> bool:
@@ -352,6 +401,7 @@ def _configured(root: Path, table: dict[str, Any]) -> Workspace:
         scratch=path_of("scratch", base.scratch),
         exclude=EXCLUDED_DIRS | frozenset(table.get("exclude", [])),
         remote_keys=tuple(sorted(set(table.get("remote-cache-public-keys", [])))),
+        allow_host_programs=tuple(table.get(ALLOW_HOST_PROGRAMS, ())),
     )
 
 

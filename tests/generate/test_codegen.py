@@ -5,7 +5,14 @@ import json
 import pytest
 
 from tests.conftest import CORPUS, dedent
-from trailblaze.generate.codegen import HEADER_LINES, callee, emitted_calls, generate, json_literal
+from trailblaze.generate.codegen import (
+    CALLS_PER_FUNCTION,
+    HEADER_LINES,
+    callee,
+    emitted_calls,
+    generate,
+    json_literal,
+)
 from trailblaze.generate.linetable import pack_lines, unpack_lines
 from trailblaze.toolmodel.catalog import load_catalog
 from trailblaze.trail.model import Trail
@@ -369,3 +376,58 @@ def test_a_packed_line_table_unpacks_to_the_same_calls() -> None:
     ]
     calls = {n: g for n, g in generated.lines.items() if g.property is None}
     assert unpack_lines(pack_lines(calls)) == calls
+
+
+def long_trail(steps: int) -> str:
+    """A trail of `steps` steps of three statements each: a call with a nested selector, a
+    runIf tree (its call, its condition tool, one branch call) every seventh step, else two
+    calls."""
+    lines = ["trail:"]
+    for n in range(steps):
+        lines += [f"  - step: s{n}", "    recording:", "      android:"]
+        lines += [
+            "        - tapOnElementBySelector:",
+            "            nodeSelector:",
+            f"              androidAccessibility: {{textRegex: item {n}}}",
+        ]
+        if n % 7 == 3:
+            lines += [
+                "        - runIf:",
+                "            condition: {tool: {assertVisibleWithText: {text: Later}}}",
+                "            then: [{pressBack: {}}]",
+            ]
+        else:
+            lines += [f"        - inputText: {{text: t{n}}}", "        - pressBack: {}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_no_generated_function_holds_more_than_its_bound_of_calls() -> None:
+    # One function body of 40,000 calls took the compiler 42 s (its time grows with the square
+    # of a body's statements); bounded bodies keep a long trail's compile linear.
+    text = long_trail(110)  # 94 steps of 3 statements, 16 of 4: 346
+    lines, table = gen(text)
+    assert emitted_calls(trail(text)) == 346
+    bodies: list[list[int]] = []
+    for n, line in enumerate(lines[HEADER_LINES - 1 :], start=HEADER_LINES):
+        if line.startswith("export async function "):
+            bodies.append([])
+        elif n in table and table[n].property is None:  # type: ignore[attr-defined]
+            bodies[-1].append(n)  # a statement's first line
+        elif line != "}":
+            assert n in table, (n, line)  # every other line is a property line of a call
+    assert [len(b) for b in bodies] == [CALLS_PER_FUNCTION] * 3 + [346 - 3 * CALLS_PER_FUNCTION]
+    assert [line for line in lines if line.startswith("export ")] == [
+        "export async function __trail__(): Promise<void> {",
+        "export async function __trail_2__(): Promise<void> {",
+        "export async function __trail_3__(): Promise<void> {",
+        "export async function __trail_4__(): Promise<void> {",
+    ]
+    assert lines[-1] == "}"
+    # The last call of the last function still points at its own YAML line and step.
+    last = table[bodies[-1][-1]]
+    where = (last.tool, last.step, last.line, last.column)  # type: ignore[attr-defined]
+    assert where == ("pressBack", 110, len(text.splitlines()), 11)
+    # The lines between two functions belong to no call: a diagnostic there is not mapped.
+    boundary = bodies[1][0] - 1
+    assert lines[boundary - 1] == "export async function __trail_2__(): Promise<void> {"
+    assert [n for n in (boundary - 1, boundary) if n in table] == []

@@ -20,10 +20,13 @@ from fakeadb import CommandOverride, FakeAdbServer, FakeDevice
 from trailblaze.replay.adb import connect
 from trailblaze.replay.device import Device
 from trailblaze.replay.invocation import RecordingOutcome
+from trailblaze.trail.hostpolicy import HostPolicy
 
 from .support import FAST, PACKAGE, calls, runner
 
-OPTIONS = replace(FAST, command_timeout=0.5)
+#: The host programs these recordings run, allowed as a workspace's pyproject.toml would.
+ALLOWED = HostPolicy(allowed=(sys.executable, "ls", "no-such-program-here"))
+OPTIONS = replace(FAST, command_timeout=0.5, host=ALLOWED)
 #: Where the recordings below put their one call: line 5, column 11 of the trail.
 WHERE = "t.trail.yaml:5:11"
 

@@ -25,6 +25,7 @@ from fakeadb import FakeAdbServer, FakeDevice, load_devices
 from trailblaze.cli.main import main
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.scope import KILL_SWITCH
+from trailblaze.replay.scripted.host import BLANK_UNKNOWN_TOKENS_ENV
 from trailblaze.toolchain.compilers import Compiler
 
 from .support import (
@@ -88,6 +89,26 @@ def test_with_the_kill_switch_the_round_trip_fails_at_the_paste(
     assert failure.error.startswith("device clipboard is empty: ")
     assert [t.status for t in step.tools] == ["passed"] * 4 + ["failed", "skipped"]
     assert model.field_value(PACKAGE, "name") == ""
+
+
+@pytest.mark.parametrize("name", [KILL_SWITCH, BLANK_UNKNOWN_TOKENS_ENV])
+def test_a_bad_replay_switch_is_refused_before_any_device_work(
+    name: str,
+    server: FakeAdbServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
+    monkeypatch.setenv(name, "perhaps")
+    code = main(["replay", str(write_trail(tmp_path, CLIPBOARD_CHECKED))])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == (
+        f"trailblaze replay: {name}='perhaps' is not a switch: "
+        "use 1/0, true/false, yes/no or on/off (any case)\n"
+    )
+    assert [c for commands in server.commands.values() for c in commands] == []
 
 
 def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path, tsc: Compiler) -> None:

@@ -61,7 +61,7 @@ def test_set_then_paste_in_one_recording_shares_one_context(
     assert len({tool.trace_id for tool in outcome.tools}) == 1
 
 
-@pytest.mark.parametrize("value", ["1", "true", "TRUE", " True "])
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", " True ", "yes", "On"])
 def test_kill_switch_fails_at_the_paste_with_the_successful_prefix(
     device: ModelDevice, model: FakeDevice, value: str
 ) -> None:
@@ -83,8 +83,8 @@ def test_kill_switch_fails_at_the_paste_with_the_successful_prefix(
     assert model.field_value(PACKAGE, "name") == ""
 
 
-@pytest.mark.parametrize("value", ["0", "yes", "", "false", "on"])
-def test_other_kill_switch_values_keep_batching(device: ModelDevice, value: str) -> None:
+@pytest.mark.parametrize("value", ["0", "no", "", "false", "Off"])
+def test_the_kill_switch_off_keeps_batching(device: ModelDevice, value: str) -> None:
     assert runner(device, env={KILL_SWITCH: value}).run_recording(calls(CLIPBOARD)).passed
 
 

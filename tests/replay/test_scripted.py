@@ -9,6 +9,7 @@ run is "could not run", which a ``runIf`` condition never reads as false).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -23,6 +24,7 @@ from trailblaze.check.discover import load_manifests
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.scope import KILL_SWITCH
 from trailblaze.replay.scripted import ScriptHost
+from trailblaze.replay.scripted.host import BLANK_UNKNOWN_TOKENS_ENV
 from trailblaze.replay.structured import structured_value
 from trailblaze.replay.toolsource import ToolSource
 from trailblaze.toolchain.compilers import Compiler
@@ -515,6 +517,36 @@ def test_memory_reads_the_snapshot_and_a_successful_tool_writes_back(
     # A later call reads what the script wrote; the failed tool's write is dropped.
     assert [t.status for t in outcome.tools] == ["passed", "passed", "failed"]
     assert run.tokens.memory == {"last": "Doe", "first": "Jane", "greeting": "Hello Jane Doe"}
+
+
+@pytest.mark.parametrize(
+    ("value", "greeting"),
+    [(" Yes ", "Hello  Doe"), ("on", "Hello  Doe"), ("OFF", "Hello {{first}} Doe")],
+)
+def test_the_blank_unknown_tokens_switch_takes_every_spelling(
+    device: ModelDevice,
+    *,
+    workspace: Path,
+    tsc: Compiler,
+    tmp_path: Path,
+    value: str,
+    greeting: str,
+) -> None:
+    # The switch is read once, in Python, with every spelling; the Node side sees `1` or nothing.
+    scripts = ScriptHost(
+        workspace,
+        tmp_path / "scratch",
+        timeout=30.0,
+        env={**os.environ, BLANK_UNKNOWN_TOKENS_ENV: value},
+    )
+    try:
+        run = runner(
+            device, tools=tool_source(workspace, scripts), tokens=Tokens(memory={"last": "Doe"})
+        )
+        assert run.run_recording(calls("- app_memory: {}")).passed
+    finally:
+        scripts.close()
+    assert run.tokens.memory["greeting"] == greeting
 
 
 def test_the_clipboard_set_by_a_script_is_pasted_in_the_same_batch(

@@ -379,6 +379,7 @@ ROW_FAULTS = {
     "not-utf8-module": r"trail rows under ac/\w+… are not usable: the module of \S+ is not UTF-8",
     "foreign-trail": r"trail rows under ac/\w+… are not usable: a row that is not one of",
     "bad-findings": r"trail rows under ac/\w+… are not usable: a row's findings",
+    "bad-tool-names": r"trail rows under ac/\w+… are not usable: a row's findings .*tool names",
     "foreign-module": r"trail rows under ac/\w+… are not usable: a module that is not",
 }
 
@@ -400,7 +401,9 @@ def test_trail_rows_that_are_not_what_they_claim_are_not_used(
     rows = rows_key(stats(root)["apps/shop"]["remote_run_key"])
     change = {
         "foreign-trail": lambda rows, _: rows[0].__setitem__(0, "../evil.yaml"),
-        "bad-findings": lambda rows, _: rows[0].__setitem__(10, '{"a": 1}'),
+        "bad-findings": lambda rows, _: rows[0].__setitem__(11, '{"a": 1}'),
+        # What tells whether a trail may reach the host: a row must not hide it.
+        "bad-tool-names": lambda rows, _: rows[0].__setitem__(10, '{"a": 1}'),
         "foreign-module": lambda _, modules: modules.__setitem__(EVIL, b"evil\n"),
         "torn-modules": _torn,
         "not-utf8-module": lambda _, modules: modules.update(

@@ -675,6 +675,10 @@ def test_the_key_covers_every_input_and_nothing_local(
         else:
             path.write_bytes(old)
     assert key(ws) == base
+    # The host programs its recordings may run: a report with or without their findings.
+    write_tree(ws, {"pyproject.toml": '[tool.trailblaze]\nallow-host-programs = ["adb"]\n'})
+    changed.append(key(ws))
+    (ws / "pyproject.toml").unlink()
     changed.append(key(ws, CheckOptions(strict=False)))
     changed.append(key(ws, CheckOptions(typecheck=False)))
     fake = tmp_path / "tsc"

@@ -22,6 +22,7 @@ from tests.faultproxy import FaultProxy, refused_url
 from tests.hostile import mutated
 from trailblaze.check.run import run_check
 from trailblaze.finding import Finding, position_in_range
+from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report
 from trailblaze.state.keys import content_digest
@@ -146,17 +147,29 @@ def test_settings_that_cannot_work_are_refused_with_a_message() -> None:
     assert str(bad_url.value) == (
         "remote cache URL 'ftp://cache.example/x' is not http(s)://HOST[:PORT][/PATH]"
     )
-    with pytest.raises(RemoteConfigError, match=r"^remote cache URL 'http://u:\*\*\*@h:x/'"):
+    with pytest.raises(RemoteConfigError, match=r"^remote cache URL 'http://\*\*\*@\*\*\*' is not"):
         RemoteConfig.resolve("http://u:pw@h:x/", env={})
-    for url in ("http://[::1", "http://[nope]/x"):  # urlsplit's ValueError was a traceback
+    # A password with an unencoded `/`: the host would be `u`, the rest of the password its
+    # path. Refused, and nothing of the password shown.
+    with pytest.raises(RemoteConfigError) as after_host:
+        RemoteConfig.resolve("http://u/p:w/ord@cache.example/ci", env={})
+    assert str(after_host.value) == (
+        "remote cache URL 'http://***@cache.example/ci' has an '@' after its host: "
+        "percent-encode a '/', '?', '#' or '@' in its user or password (%2F, %3F, %23, %40)"
+    )
+    # urlsplit's ValueError was a traceback
+    for url, shown in (("http://[::1", "http://***"), ("http://[nope]/x", "http://[nope]/x")):
         with pytest.raises(RemoteConfigError) as bad_host:
             RemoteConfig.resolve(url, env={})
         assert (
-            str(bad_host.value) == f"remote cache URL '{url}' is not http(s)://HOST[:PORT][/PATH]"
+            str(bad_host.value) == f"remote cache URL '{shown}' is not http(s)://HOST[:PORT][/PATH]"
         )
     with pytest.raises(RemoteConfigError) as bad_header:
-        RemoteConfig.resolve("http://h/", env={HEADER_ENV: "Bearer token"})
-    assert str(bad_header.value).startswith(f"{HEADER_ENV} must be NAME=VALUE")
+        RemoteConfig.resolve("http://h/", env={HEADER_ENV: "Bearer s3cret"})
+    assert str(bad_header.value) == (
+        f"{HEADER_ENV} must be NAME=VALUE with a valid header name "
+        "(its value is not shown: it may hold a secret)"
+    )
     config = RemoteConfig.resolve(
         "http://user:p%40ss@h:8080/base/", env={TIMEOUT_ENV: "250", "X": "1"}
     )
@@ -328,6 +341,27 @@ def test_json_nested_past_the_parser_is_a_miss_not_a_traceback(
 
 
 # -- the command line -------------------------------------------------------------------------
+
+
+@pytest.mark.tsc
+@pytest.mark.parametrize("value", ["yes", "ON", " True "])
+def test_read_only_yes_through_the_cli_writes_nothing(
+    value: str, server: NginxCache, tmp_path: Path, local: dict[str, Any]
+) -> None:
+    # `=yes` used to mean "off": a pull-request build wrote its verdicts to the shared cache.
+    ws = clone(tmp_path / "pr")
+    env = {"TRAILBLAZE_REMOTE_CACHE": server.url, "TRAILBLAZE_REMOTE_CACHE_READ_ONLY": value}
+    done = run_python(ws, "-m", "trailblaze", "check", "--format", "json", env=env)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["summary"] == local["summary"]
+    assert server.entries() == {}
+    bad = run_python(ws, "-m", "trailblaze", "check", env={**env, READ_ONLY_ENV: "y"})
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr == (
+        f"trailblaze check: {READ_ONLY_ENV}='y' is not a switch: "
+        "use 1/0, true/false, yes/no or on/off (any case)\n"
+    )
+    assert server.entries() == {}
 
 
 @pytest.mark.tsc

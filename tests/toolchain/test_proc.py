@@ -350,8 +350,9 @@ import sys, time
 from trailblaze.toolchain.proc import spawn
 child = spawn(["sleep", "60"])
 child.close_pipes()
-print(child.pid, flush=True)
 try:
+    # The pid is printed inside the try: the ^C may come before print returns.
+    print(child.pid, flush=True)
     time.sleep(60)
 except KeyboardInterrupt:
     # The ^C came to us (our group), not to the child: it is ours to end.

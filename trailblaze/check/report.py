@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from trailblaze.check.context import CheckContext
 from trailblaze.check.crosstrail import no_surface_finding, repeated_branches
 from trailblaze.check.discover import Discovery
+from trailblaze.check.hostaccess import host_findings
 from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord
 from trailblaze.check.typegate.jobs import GateOutcome
@@ -38,6 +39,8 @@ class Checked:
     """Every trail's record, in scan order, with the type gate's results."""
     gate: GateOutcome
     stats: dict[str, Any]
+    real_paths: Mapping[str, str] = field(default_factory=dict)
+    """The file of each trail whose report path is not its file name (`parse.Trails`)."""
 
 
 def report(ctx: CheckContext, checked: Checked) -> Report:
@@ -63,6 +66,8 @@ def _report(ctx: CheckContext, checked: Checked) -> Report:
         if record.status != "rejected":
             findings.extend(record.runif_findings())
     findings.extend(gate.findings)
+    # Fatal whatever the exemption, with or without the type gate: replay refuses them too.
+    findings.extend(host_findings(ctx, resolutions, records, checked.real_paths))
     statuses: list[TrailStatus] = []
     missing_surface: dict[str, int] = {}
     for rel, record in records.items():

@@ -23,6 +23,8 @@ from trailblaze.fsutil import Stamp
 from trailblaze.fsutil import stamp_of as stamp_of  # noqa: PLC0414 - re-exported (PEP 484 form)
 from trailblaze.generate.codegen import emitted_calls
 from trailblaze.state.store import Store
+from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.trail.hostcalls import noted_tools, plain_names
 from trailblaze.trail.model import ParseOutcome
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,10 @@ class TrailRecord:
     key: str | None = None
     surface_key: str | None = None
     base_key: str | None = None
+    tools: str | None = None
+    """The names it calls that are not plain framework tools, a sorted JSON list
+    (`hostcalls.noted_tools`): what tells, without reading it again, whether it may reach the
+    host in the current tool model. None when it calls only plain framework tools."""
     parse: tuple[dict[str, Any], ...] = ()
     runif: tuple[dict[str, Any], ...] = ()
     types: tuple[dict[str, Any], ...] = ()
@@ -72,6 +78,7 @@ class TrailRecord:
             status="rejected" if trail is None else "parsed",
             target=trail.config.target if trail is not None else None,
             calls=emitted_calls(trail) if trail is not None else 0,
+            tools=noted_tools(trail, plain_names(load_catalog())) if trail is not None else None,
             parse=tuple(f.to_json() for f in outcome.findings),
             runif=tuple(f.to_json() for f in runif),
             branches=branches,
@@ -127,6 +134,7 @@ class TrailRecord:
             self.key,
             self.surface_key,
             self.base_key,
+            self.tools,
             extra,
         )
 
@@ -135,11 +143,12 @@ class TrailRecord:
         """Records from database rows, keyed by path (the common row costs one constructor call)."""
         out: dict[str, TrailRecord] = {}
         for row in rows:
-            if not isinstance(row[6], int):  # SQLite keeps any type in any column
+            # SQLite keeps any type in any column
+            if not isinstance(row[6], int) or not isinstance(row[10], (str, type(None))):
                 raise TypeError("malformed trail state row")
-            record = out[row[0]] = cls(*row[:10])
-            if row[10] is not None:  # a fresh record, not yet shared: filled in place
-                parse, runif, types, branches = json.loads(row[10])
+            record = out[row[0]] = cls(*row[:11])
+            if row[11] is not None:  # a fresh record, not yet shared: filled in place
+                parse, runif, types, branches = json.loads(row[11])
                 record.parse = tuple(parse)
                 record.runif = tuple(runif)
                 record.types = tuple(types)

@@ -126,6 +126,7 @@ def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
         records=records,
         gate=verdicts,
         stats=run_stats,
+        real_paths=trails.real_paths,
     )
     result = report(ctx, checked)
     _save(ctx, state, records, run_stats)

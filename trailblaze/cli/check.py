@@ -28,7 +28,13 @@ from trailblaze.report.output import as_shown, deliver, emit, rendered
 from trailblaze.report.pathbase import default_base
 from trailblaze.report.record import Report
 from trailblaze.toolchain.compilers import TSC_ENV
-from trailblaze.workspace import WorkspaceError, find_workspace, is_workspace, scan
+from trailblaze.workspace import (
+    SettingsError,
+    WorkspaceError,
+    find_workspace,
+    is_workspace,
+    scan,
+)
 
 
 def check_command(args: argparse.Namespace) -> int:
@@ -73,6 +79,7 @@ def check_command(args: argparse.Namespace) -> int:
             # A pass the remote served under some keys (or none) is not repeated under others
             # (`signing.trust_scope`).
             "remote_keys": list(ws.remote_keys),
+            "workspace": ws.settings,
         }
         outputs = Outputs(ws.scratch)
         if options.remote_cache and not outputs.any_recorded():
@@ -161,6 +168,8 @@ def _in_no_workspace(start: Path, *, explicit: bool) -> bool:
         return not is_workspace(start.resolve())
     try:
         find_workspace(start)
+    except SettingsError:
+        raise  # a workspace whose settings are bad is not a monorepo's root
     except WorkspaceError:
         return True
     return False

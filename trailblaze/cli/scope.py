@@ -26,7 +26,14 @@ from trailblaze.fsutil import write_atomic
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report, TrailStatus
 from trailblaze.state.scratch import prepare_scratch
-from trailblaze.workspace import Scan, Workspace, WorkspaceError, find_workspace, scan
+from trailblaze.workspace import (
+    Scan,
+    SettingsError,
+    Workspace,
+    WorkspaceError,
+    find_workspace,
+    scan,
+)
 
 STDIN = "-"
 STDIN_LABEL = "<stdin>"
@@ -158,6 +165,8 @@ def _file_scopes(words: list[str], workspace: Path | None, cwd: Path) -> list[Sc
     for word, path in zip([w for w in words if w != STDIN], paths, strict=False):
         try:
             ws = find_workspace(path.parent)
+        except SettingsError:
+            raise  # its own located message: the workspace is there, its settings are bad
         except WorkspaceError:
             raise WorkspaceError(
                 f"no workspace found for {word!r}: trail files are checked against the "

@@ -100,9 +100,11 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
 def _check_parts(ws: Workspace) -> tuple[Scan, Layout, InputsDigest]:
     """What a workspace's check tasks are made of: its scan, scratch layout and inputs."""
     found = scan(ws)
-    inputs = InputsDigest(
-        check_inputs(found), options_fingerprint(CheckOptions.from_env(), ws.remote_keys), found
-    )
+    options = {
+        **options_fingerprint(CheckOptions.from_env(), ws.remote_keys),
+        "workspace": ws.settings,
+    }
+    inputs = InputsDigest(check_inputs(found), options, found)
     return found, Layout(ws.scratch), inputs
 
 

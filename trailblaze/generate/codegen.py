@@ -13,6 +13,11 @@ export async function __trail__(): Promise<void> {
 }
 ```
 
+A trail of more than `CALLS_PER_FUNCTION` calls goes on in `__trail_2__`, `__trail_3__`, ...,
+each of at most that many: the compiler's time for one function body grows with the square of
+its statements (one trail of 40,000 calls in one body took 46 s to check, in bodies of 100 about
+one second), so bounded bodies keep it linear in the size of the trail.
+
 Each trail is its own module with its own `client`, typed by its trailmap's module surface, so
 trails of every trailmap share one compiler program. Every property and every list item is a
 line of its own, so tsc's diagnostic line says which argument is wrong: the line table, built
@@ -41,10 +46,15 @@ from trailblaze.trail.model import Recording, Step, ToolCall, Trail
 from trailblaze.trail.runif import RUNIF, RunIf, parse_runif
 from trailblaze.yaml.node import YMap, YNode, YScalar
 
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"
 """Part of every trail's result key. 3: a trail record counts the calls generated (`emitted_calls`),
-so the records of 2, which counted the recorded calls, are made again."""
+so the records of 2, which counted the recorded calls, are made again. 4: a trail's calls are
+split into functions of at most `CALLS_PER_FUNCTION` (the line tables of longer trails moved)."""
 HEADER_LINES = 4
+CALLS_PER_FUNCTION = 100
+"""Statements (calls, runIf trees) in one generated function at most. The compiler's time for a
+body grows with the square of its statements: measured on one trail of 40,000 calls, bodies of
+50 to 200 all compile in about a second, one body of 40,000 in 42 s."""
 _CALLEE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
 
@@ -193,8 +203,9 @@ _SELECTOR = {"$ref": "#/$defs/TrailblazeNodeSelector"}
 class _Writer:
     """Writes one module: a statement per call, a line per property, the line table alongside.
 
-    Every line after a call's first line, up to the next call, is one of its property lines
-    (one row in its `props`), so the table needs no line numbers but each call's first.
+    Every line after a call's first line, up to the next call or the end of its function, is
+    one of its property lines (one row in its `props`), so the table needs no line numbers but
+    each call's first. Every `CALLS_PER_FUNCTION` statements a function ends and the next begins.
     Closing brackets end the last property's line: a diagnostic never lands on a line of its own.
     """
 
@@ -214,10 +225,16 @@ class _Writer:
         self.step: Step | None = None
         self.call_of: ToolCall | None = None
         self.position: str | None = None
+        self.statements = 0
 
     def _start(
         self, step: Step, recording: Recording, call: ToolCall, position: str | None, opening: str
     ) -> None:
+        if self.statements and not self.statements % CALLS_PER_FUNCTION:
+            # The next function: these two lines belong to no call (no row, no property).
+            part = self.statements // CALLS_PER_FUNCTION + 1
+            self.lines += ("}", f"export async function __trail_{part}__(): Promise<void> {{")
+        self.statements += 1
         if self.recording is not recording:
             classifier = f" [{_comment(recording.classifier)}]" if recording.classifier else ""
             self.recording = recording

@@ -69,7 +69,13 @@ def run_runif(engine: Dispatcher, frame: Frame) -> str:
 def _tree(engine: Dispatcher, invocation: Invocation) -> RunIf:
     if invocation.tree is not None:
         return invocation.tree
-    assert invocation.call is not None, "runIf only comes from a recording"
+    if invocation.call is None:
+        # A composed tool's body (or a script) asked for one: replay runs runIf as a trail
+        # records it, validated with the trail before it starts.
+        raise ToolError(
+            "runIf can only run as recorded in a trail, not inside a composed tool's body or "
+            "from a scripted tool"
+        )
     tree, findings = parse_runif(invocation.call, engine.trail)
     if tree is None:
         # Trails are validated before they start; this is a recording built in code.

@@ -23,6 +23,7 @@ from trailblaze.replay.device import Device
 from trailblaze.replay.failure import Cancelled, ExpectedFailure, ToolError, screen_summary
 from trailblaze.replay.hierarchy import Hierarchy, parse_hierarchy
 from trailblaze.replay.timing import Phase, TimedDevice, Timeline
+from trailblaze.trail.hostpolicy import NO_WORKSPACE, HostPolicy
 
 RunTools = Callable[[Sequence[Any], str], None]
 """Runs calls nested in the current tool (each a ``trail.model.ToolCall`` or a ``(name, raw_args)``
@@ -57,6 +58,9 @@ class ReplayOptions:
     """Where ``takeSnapshot`` saves its captures (None: capture, keep nothing)."""
     classifiers: tuple[str, ...] = ("android-phone", "android")
     """The device's classifier chain, most specific first (``runTrail`` plans with it)."""
+    host: HostPolicy = NO_WORKSPACE
+    """What a recording may do on the host: the workspace's ``allow-host-programs`` and where
+    ``runTrail`` may read (``replay`` sets the workspace's; by default nothing is allowed)."""
 
 
 class ExecutionContext:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from trailblaze.errors import TrailblazeError
+from trailblaze.redaction import redacted_url
 
 logger = logging.getLogger(__name__)
 
@@ -433,7 +434,7 @@ class ShellDevice(abc.ABC):
         output = self._check(argv)
         # `am start` exits 0 on some images even when nothing can handle the intent.
         if "Error" in output:
-            raise DeviceError(f"{self.serial}: cannot open {url}: {_excerpt(output)}")
+            raise DeviceError(f"{self.serial}: cannot open {redacted_url(url)}: {_excerpt(output)}")
 
     def window_size(self) -> tuple[int, int]:
         output = self._check(["wm", "size"])

@@ -46,6 +46,7 @@ from trailblaze.replay.scope import batch_scope
 from trailblaze.replay.scripted import SCRIPTED_KINDS
 from trailblaze.replay.tools import ANDROID_TOOLS, REFUSED
 from trailblaze.replay.toolsource import ToolSource
+from trailblaze.trail.hostcalls import HOST_TOOLS, HostCall
 from trailblaze.trail.model import ToolCall
 from trailblaze.trail.runif import RUNIF, RunIf
 
@@ -231,13 +232,28 @@ class Runner:
             raise ToolError(
                 f"tool '{name}' cannot run on Android replay: {REFUSED[implementation]}"
             )
+        host = HOST_TOOLS.get(implementation) if resolved.kind == "framework" else None
+        args: dict[str, Any] | None = None
+        if host is not None and not invocation.by_code:
+            # A recording's call (or a composed tool's): the workspace must allow it. The
+            # preflight refused what it could see; this is what only the run knows (tokens
+            # filled in, a trail runTrail reads).
+            args = self.arguments(invocation, resolved.schema)
+            via = (name,) if name == implementation else (name, implementation)
+            trail_dir = self.trail_file.parent if self.trail_file is not None else None
+            why = self.options.host.refusal(
+                HostCall(host, via, args), cwd=Path.cwd(), trail_dir=trail_dir
+            )
+            if why is not None:
+                raise ToolError(f"tool '{name}' refused: {why}")
         impl = ANDROID_TOOLS.get(implementation) if resolved.kind == "framework" else None
         if impl is None:
             why = "Android replay does not implement it"
             if resolved.kind != "framework":
                 why = f"replay cannot run a tool of kind '{resolved.kind}'"
             raise ToolError(f"tool '{name}' is not supported by this device ({why})")
-        args = self.arguments(invocation, resolved.schema)
+        if args is None:
+            args = self.arguments(invocation, resolved.schema)
 
         def run_tools(calls: Sequence[Any], label: str) -> None:
             # A framework tool's nested calls mean framework tools: a trailmap's own tool of

@@ -83,6 +83,9 @@ class Invocation:
     tree: RunIf | None = None
     framework: bool = False
     """Resolve the name in the framework catalog only (a framework tool's own nested calls)."""
+    by_code: bool = False
+    """Made by a scripted tool (``ctx.tools``): the workspace's own code, not a recording, so a
+    host tool it calls runs as the code says (``trail.hostpolicy`` does not apply)."""
 
 
 @dataclass(frozen=True, slots=True)

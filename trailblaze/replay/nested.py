@@ -85,7 +85,9 @@ def run_scripted(engine: Dispatcher, resolved: ResolvedTool, frame: Frame) -> st
     def call(name: str, raw: dict[str, Any], index: int) -> ToolResult:
         position = f"{frame.prefix}{invocation.name}.calls[{index}]"
         result = engine.dispatch(
-            Invocation(name, invocation.location, position, raw=raw), context, frame.depth + 1
+            Invocation(name, invocation.location, position, raw=raw, by_code=True),
+            context,
+            frame.depth + 1,
         )
         frame.children.append(result)
         return result

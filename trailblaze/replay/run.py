@@ -38,10 +38,13 @@ from trailblaze.replay.request import (
     parse_arg_values,
 )
 from trailblaze.replay.results import RunResult, TrailResult, junit_xml
+from trailblaze.replay.scope import batching_disabled
+from trailblaze.replay.scripted.host import blank_unknown_tokens
 from trailblaze.replay.trailfiles import TrailFiles, find_trails, plan_file
 from trailblaze.replay.trailmaps import TrailmapSources
 from trailblaze.replay.trailrun import RunSettings, run_trail
 from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.trail.hostpolicy import HostPolicy
 
 # The request and its usage error are part of this entry point's signature.
 __all__ = ["ReplayRequest", "ReplayUsageError", "replay"]
@@ -64,6 +67,10 @@ def replay(
     ``on_trail`` before a device is looked for; the rest is spread over the devices.
     """
     env = os.environ if env is None else env
+    # The replay's switches, read before anything is planned or sent to a device: a value they
+    # do not know is a usage error now, not in the middle of a run.
+    batching_disabled(env)
+    blank_unknown_tokens(env)
     started = time.monotonic()
     try:
         chain = classifier_chain(request.classifier)
@@ -77,6 +84,10 @@ def replay(
     )
     args = parse_arg_values(request.args)
     found = find_trails(request.trails, request.workspace)
+    # What a recording may do on the host is the workspace's to say (none: nothing).
+    settings = replace(
+        settings, options=replace(settings.options, host=HostPolicy.of(found.workspace))
+    )
     sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), env)
     given = list(devices) if devices is not None else [device] if device is not None else []
     try:
@@ -111,7 +122,10 @@ def _replay(
     """Plan, report what will not run, then run the rest; the report and the serials used."""
     plans = [plan_file(found.workspace, path, chain, args) for path in found.files]
     plans = prefer_most_specific(plans, chain)
-    plans = [refuse_unreplayable(p, sources.get(p), chain) if p.runnable else p for p in plans]
+    policy = settings.options.host
+    plans = [
+        refuse_unreplayable(p, sources.get(p), chain, policy) if p.runnable else p for p in plans
+    ]
     check_args(args, plans)
     report = Report(len(plans), on_trail)
     for i, plan in enumerate(plans):

@@ -5,8 +5,8 @@ Entering allocates nothing; the first dispatch builds the context, later dispatc
 and leaving closes what was built (idempotent). Entering while a scope is active on the thread
 runs inside the outer one.
 
-``TRAILBLAZE_DISABLE_BATCHED_TOOL_EXECUTION`` (``1`` or ``true``, any case; anything else keeps
-batching) is read at each entry and turns the scope into a pass-through: every dispatch builds
+``TRAILBLAZE_DISABLE_BATCHED_TOOL_EXECUTION`` (a switch, ``options.env_switch``; unset keeps
+batching, and ``replay`` refuses a value it does not know before it starts) is read at each entry and turns the scope into a pass-through: every dispatch builds
 a fresh context. ``force=True`` is the legacy ``- tools:`` block, which never went through the
 wrapper and is always one batch.
 """

@@ -19,6 +19,7 @@ from trailblaze.trail.parse import file_error
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
     Scan,
+    SettingsError,
     Workspace,
     WorkspaceError,
     find_workspace,
@@ -52,6 +53,8 @@ def find_trails(trails: Sequence[Path], workspace: Path | None) -> TrailFiles:
     ws: Workspace | None
     try:
         ws = find_workspace(start)
+    except SettingsError as exc:
+        raise ReplayUsageError(str(exc)) from None  # what it would allow or where is unknown
     except WorkspaceError:
         ws = None  # trails outside any workspace replay with the framework tools only
     scanned = scan(ws) if ws is not None else None

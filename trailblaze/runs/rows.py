@@ -44,7 +44,7 @@ from trailblaze.workspace import Scan, Workspace
 if TYPE_CHECKING:
     from trailblaze.report.record import Report
 
-ROWS_FORMAT = 2
+ROWS_FORMAT = 3
 """The layout of the rows entry and body: a change makes every old one a miss."""
 ROWS_LIMIT = 256 * 1024 * 1024
 """The most a rows body may inflate to (a body past it is not usable)."""
@@ -95,7 +95,7 @@ class RowsCache:
 
     def _fault(self, message: str) -> None:
         self._warn(
-            f"remote cache {self.config.base}: {message}; working locally for the rest of this run"
+            f"remote cache {self.config.shown}: {message}; working locally for the rest of this run"
         )
 
     # -- before a check ---------------------------------------------------------------------
@@ -262,7 +262,7 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
     for row in raw:
         if not isinstance(row, list) or len(row) != len(TRAIL_FIELDS):
             raise ValueError("a row of another shape")
-        path, stamp, content, strict, status, target, calls, key, surface, base, extra = row
+        path, stamp, content, strict, status, target, calls, key, surface, base, tools, extra = row
         if (
             not isinstance(path, str)
             or path not in trails
@@ -276,7 +276,7 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
             or not isinstance(calls, int)
             or isinstance(calls, bool)
             or calls < 0
-            or not all(isinstance(v, _OPTIONAL) for v in (key, surface, base, extra))
+            or not all(isinstance(v, _OPTIONAL) for v in (key, surface, base, tools, extra))
         ):
             raise ValueError("a row that is not one of this workspace's trails")
         seen.add(path)
@@ -285,6 +285,10 @@ def decode_rows(packed: bytes, trails: frozenset[str]) -> Rows:
 
     try:
         for row in rows:
+            if row[10] is not None:
+                names = json.loads(row[10])
+                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                    raise TypeError("tool names")
             _findings_of(row)  # each about its own trail, every field checked
         TrailRecord.from_rows(rows)  # what the state will read
     except (ValueError, TypeError, IndexError, AttributeError, RecursionError) as exc:
@@ -316,9 +320,9 @@ def _findings_of(row: list[Any] | tuple[Any, ...]) -> None:
     """Check a row's findings and runIf signatures (its JSON column) as the state will read
     them: every finding a whole one, about the row's own trail, at a line and column in range;
     every signature a string at a line and column in range (ValueError / TypeError)."""
-    if row[10] is None:
+    if row[11] is None:
         return
-    parse, runif, types, branches = json.loads(row[10])
+    parse, runif, types, branches = json.loads(row[11])
     for findings in (parse, runif, types):
         for finding in decode_findings(findings):
             if finding.path != row[0]:

@@ -17,9 +17,10 @@ run goes on locally (the remote is not asked again in that run). Writes happen o
 verdicts the caller proved, and not at all in read-only mode (pull-request builds).
 
 Configuration: `--remote-cache URL` or `TRAILBLAZE_REMOTE_CACHE`, `--remote-cache-read-only` or
-`TRAILBLAZE_REMOTE_CACHE_READ_ONLY=1`, a header for auth in `TRAILBLAZE_REMOTE_CACHE_HEADER`
-(`Name=Value`, as Bazel's `--remote_header`), basic auth as `http://user:password@host/`, and
-`TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS` (default 5000).
+`TRAILBLAZE_REMOTE_CACHE_READ_ONLY` (a switch: `options.env_switch`), a header for auth in
+`TRAILBLAZE_REMOTE_CACHE_HEADER` (`Name=Value`, as Bazel's `--remote_header`), basic auth as
+`http://user:password@host/` (percent-encoded), and `TRAILBLAZE_REMOTE_CACHE_TIMEOUT_MS`
+(default 5000). Messages show the URL only through `redaction.redacted_url`.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from trailblaze.errors import TrailblazeError
 from trailblaze.finding import FINDING_FIELDS, position_in_range
 from trailblaze.options import REMOTE_ENV, env_flag, env_milliseconds
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
+from trailblaze.redaction import redacted_url
 from trailblaze.state.keys import content_digest
 from trailblaze.state.signing import Trust, Unverified
 
@@ -68,7 +70,7 @@ class RemoteFault(Exception):
 @dataclass(frozen=True, slots=True)
 class RemoteConfig:
     base: str
-    """`scheme://host[:port][/path]`, no credentials, no trailing slash: what messages show."""
+    """`scheme://host[:port][/path]`, no credentials, no query, no trailing slash."""
     read_only: bool = False
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = DEFAULT_TIMEOUT
@@ -100,7 +102,15 @@ class RemoteConfig:
             parts, port = urlsplit(""), -1
         if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
             raise RemoteConfigError(
-                f"remote cache URL {_redact(raw)!r} is not http(s)://HOST[:PORT][/PATH]"
+                f"remote cache URL {redacted_url(raw)!r} is not http(s)://HOST[:PORT][/PATH]"
+            )
+        if "@" in parts.path + parts.query + parts.fragment:
+            # `http://user:pa/ss@host/` is the host `user` and the path `/ss@host/`: the rest of
+            # the password would go to another server, in the path of every request.
+            raise RemoteConfigError(
+                f"remote cache URL {redacted_url(raw)!r} has an '@' after its host: "
+                "percent-encode a '/', '?', '#' or '@' in its user or password "
+                "(%2F, %3F, %23, %40)"
             )
         headers: list[tuple[str, str]] = []
         if parts.username is not None:
@@ -112,9 +122,10 @@ class RemoteConfig:
             name, sep, value = header.partition("=")
             name = name.strip()
             if not sep or not _HEADER_NAME.match(name) or "\n" in value or "\r" in value:
+                # Nothing of the value is shown: without its `=`, all of it may be the secret.
                 raise RemoteConfigError(
-                    f"{HEADER_ENV} must be NAME=VALUE with a valid header name (got a value "
-                    f"starting {header[: min(len(name), 20)]!r})"
+                    f"{HEADER_ENV} must be NAME=VALUE with a valid header name "
+                    "(its value is not shown: it may hold a secret)"
                 )
             headers = [(n, v) for n, v in headers if n.lower() != name.lower()]
             headers.append((name, value.strip()))
@@ -123,28 +134,22 @@ class RemoteConfig:
         trust = Trust.resolve(public_keys, environ)
         return cls(
             base=f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}",
-            read_only=read_only
-            or env_flag(READ_ONLY_ENV, environ)
+            read_only=env_flag(READ_ONLY_ENV, environ)
+            or read_only
             or (trust.verifies and not trust.signs),
             headers=tuple(headers),
             timeout=_timeout(environ),
             trust=trust,
         )
 
+    @property
+    def shown(self) -> str:
+        """The base URL as messages show it (`redaction.redacted_url`)."""
+        return redacted_url(self.base)
+
 
 def _timeout(env: Mapping[str, str]) -> float:
     return env_milliseconds(TIMEOUT_ENV, DEFAULT_TIMEOUT, floor=0.05, env=env)
-
-
-def _redact(url: str) -> str:
-    """A URL as messages may show it: without its password."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # not a URL urlsplit reads: no password it could find either
-        return re.sub(r"(//[^/@:]*:)[^/@]*@", r"\1***@", url)
-    if parts.password is None:
-        return url
-    return url.replace(f":{parts.password}@", ":***@", 1)
 
 
 # -- the protocol ------------------------------------------------------------------------------
@@ -473,7 +478,7 @@ class RemoteResults:
                 return
             self.fault = message
         self._warn(
-            f"remote cache {self.config.base}: {message}; working locally for the rest of this run"
+            f"remote cache {self.config.shown}: {message}; working locally for the rest of this run"
         )
 
 

@@ -41,7 +41,7 @@ from trailblaze.fsutil import write_atomic, write_if_changed
 from trailblaze.state.keys import digest
 
 CACHE_ENV = "TRAILBLAZE_CACHE_DIR"
-STORE_VERSION = 1
+STORE_VERSION = 2
 """The state store's format version: part of its file name, so versions never share a file."""
 RESULTS_VERSION = 2
 """The result cache's format version (its rows and keys), likewise in its file name."""

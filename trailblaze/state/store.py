@@ -252,11 +252,11 @@ class _Entry:
 _TRAIL_COLUMNS = (
     "path TEXT PRIMARY KEY, stamp TEXT, content TEXT NOT NULL, strict INTEGER NOT NULL, "
     "status TEXT NOT NULL, target TEXT, calls INTEGER NOT NULL, key TEXT, surface_key TEXT, "
-    "base_key TEXT, extra TEXT"
+    "base_key TEXT, tools TEXT, extra TEXT"
 )
 TRAIL_FIELDS = (
     "path", "stamp", "content", "strict", "status", "target", "calls", "key", "surface_key",
-    "base_key", "extra",
+    "base_key", "tools", "extra",
 )  # fmt: skip
 """The columns of a trail row, in the order `state.TrailRecord.to_row` gives them."""
 _SCHEMA = (

@@ -19,6 +19,8 @@ from trailblaze.check.rows import TrailState
 from trailblaze.check.run import last_stats, run_check
 from trailblaze.check.typegate.compilation import compile_jobs
 from trailblaze.check.typegate.jobs import Job
+from trailblaze.cli.main import main
+from trailblaze.generate.codegen import CALLS_PER_FUNCTION
 from trailblaze.generate.linetable import GenLine, pack_lines
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report
@@ -916,3 +918,32 @@ def test_a_tool_that_takes_any_property_of_any_value_is_not_counted_as_checked(
         "trailmaps/app/trails/a.trail.yaml:6:11: not type-checked: input type of `app_open` "
         "unresolved (it accepts any arguments: an index signature of `any` or `unknown`)"
     )
+
+
+def test_findings_in_every_function_of_a_long_trail_are_at_their_yaml_lines(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A long trail's calls are split into functions of CALLS_PER_FUNCTION: a finding in the
+    # first call of a later function, and in the very last call, still points at its YAML line.
+    calls = 3 * CALLS_PER_FUNCTION + 17
+    bad = {CALLS_PER_FUNCTION, 2 * CALLS_PER_FUNCTION + 5, calls - 1}  # 0-based call numbers
+    lines = ["config: {target: app}", "trail:"]
+    expected = []
+    for n in range(calls):
+        lines += [f"  - step: s{n}", "    recording:", "      android:"]
+        if n in bad and n % 2:
+            lines.append("        - tapOnPoint: {x: 1, y: twenty}")
+            expected.append((len(lines), 33, n + 1, "tapOnPoint", "TS2322"))
+        elif n in bad:
+            lines.append("        - inputText: {txt: hello}")
+            expected.append((len(lines), 23, n + 1, "inputText", "TS2353"))
+        else:
+            lines.append(f"        - inputText: {{text: t{n}}}")
+    write_tree(compact_ws, {"trailmaps/app/trails/long.trail.yaml": "\n".join(lines) + "\n"})
+    code = main(["check", str(compact_ws), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert [
+        (f["line"], f["column"], f["step"], f["tool"], f["code"]) for f in report["findings"]
+    ] == expected
+    assert [(t["status"], t["calls"]) for t in report["trails"]] == [("type-checked", calls)]

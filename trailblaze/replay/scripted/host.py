@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trailblaze.options import env_flag
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ToolError
 from trailblaze.replay.scripted.child import NodeChild
@@ -68,6 +69,14 @@ class _DeviceFacts:
     packages: frozenset[str]
 
 
+BLANK_UNKNOWN_TOKENS_ENV = "TRAILBLAZE_MEMORY_BLANK_UNKNOWN_TOKENS"
+"""On: an unknown `{{memory.x}}` token in a scripted tool interpolates to "" (memory.cjs)."""
+
+
+def blank_unknown_tokens(env: Mapping[str, str]) -> bool:
+    return env_flag(BLANK_UNKNOWN_TOKENS_ENV, env)
+
+
 class ScriptHost:
     """Compiles and runs the scripted tools of one replay run. Thread-safe; ``close`` it."""
 
@@ -82,6 +91,10 @@ class ScriptHost:
         self.root = root
         self.timeout = timeout
         self.env = dict(os.environ if env is None else env)
+        # Read here, with every spelling of a switch; the Node side sees `1` or nothing.
+        self.env.pop(BLANK_UNKNOWN_TOKENS_ENV, None)
+        if blank_unknown_tokens(os.environ if env is None else env):
+            self.env[BLANK_UNKNOWN_TOKENS_ENV] = "1"
         self.session_id = f"replay-{uuid.uuid4().hex[:12]}"
         self.compiler = ScriptCompiler(root, scratch, self.env)
         self.host_js = data_file("host.cjs")

@@ -18,6 +18,7 @@ import json
 import time
 from typing import Any
 
+from trailblaze.redaction import redacted_url
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ToolError
 from trailblaze.replay.structured import Structured
@@ -95,7 +96,7 @@ def open_url(context: ExecutionContext, args: dict[str, Any]) -> str:
         raise ToolError("'url' is empty")
     with context.phase("launch"):
         context.device.open_url(url)
-    return f"opened {url}"
+    return f"opened {redacted_url(url)}"  # a link may carry a token (`{{args.x}}`)
 
 
 #: ``android_sendBroadcast`` extra types and their ``am broadcast`` flags.

@@ -1,7 +1,10 @@
 """``runTrail``: replay another trail file's recordings inside the current tool.
 
 The path is read relative to the working directory (upstream's rule), then relative to the
-directory of the trail that calls it. The file goes through the same parse gate and ``runIf``
+directory of the trail that calls it. A recording may replay only the workspace's own trails:
+the file found must be a trail file (``*.trail.yaml``, ``trail.yaml``, ``blaze.yaml``) inside
+the workspace, symlinks resolved (without a workspace, inside the directory of the trail
+replayed); any other is refused unread (``OutsideWorkspace``, ``trail.hostpolicy``). The file goes through the same parse gate and ``runIf``
 validator as any trail, and its recordings are picked with the device's classifier chain; a
 step with nothing to replay fails the tool (it would need the AI runner), never passes
 silently. Its calls run nested, in the caller's execution context, and a trail that runs itself
@@ -17,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from trailblaze.replay.context import ExecutionContext
 from trailblaze.replay.failure import ToolError
 from trailblaze.replay.tools.base import ToolImpl
+from trailblaze.report.escaping import printable
+from trailblaze.trail.hostpolicy import is_inside, is_trail_file_name
 from trailblaze.yaml.node import YamlError, read_text
 
 if TYPE_CHECKING:
@@ -24,6 +29,10 @@ if TYPE_CHECKING:
 
 #: How many of a refused sub-trail's findings the message shows.
 _SHOWN = 3
+
+
+class OutsideWorkspace(ToolError):
+    """``runTrail`` names a file that is not a trail file of the workspace: refused unread."""
 
 
 def _resolve(raw: str, trail_file: Path | None) -> Path:
@@ -43,11 +52,14 @@ def load_trail(
     trail_file: Path | None,
     classifiers: tuple[str, ...],
     outer: Sequence[Path] = (),
+    *,
+    home: Path | None,
 ) -> tuple[Path, TrailPlan]:
     """The trail ``runTrail`` would replay, planned; ``ToolError`` says why it cannot.
 
-    ``outer`` are the trails already replaying around it (a cycle is an error). ``run`` calls
-    this before a trail starts, so a missing or broken sub-trail refuses the caller.
+    ``outer`` are the trails already replaying around it (a cycle is an error), ``home`` the
+    directory it must be in (``HostPolicy.home``; None: nowhere). ``run`` calls this before a
+    trail starts, so a missing, broken or outside sub-trail refuses the caller.
     """
     # Imported here: planning a trail needs the parse layer, which tools otherwise never do.
     from trailblaze.replay.plan import plan_trail  # noqa: PLC0415
@@ -56,6 +68,13 @@ def load_trail(
         raise ToolError("runTrail: 'path' is empty")
     raw = raw.strip()
     path = _resolve(raw, trail_file)
+    if home is None or not is_trail_file_name(path.name) or not is_inside(path, home.resolve()):
+        where = "the workspace" if home is not None else "a workspace"
+        raise OutsideWorkspace(
+            f"runTrail reads the host file '{printable(raw)}' ({printable(str(path))}), which "
+            f"is not a trail file inside {where}: a recording may replay only the workspace's "
+            "own trails"
+        )
     chain = [p for p in (trail_file, *outer) if p is not None]
     if any(path == p.resolve() for p in chain):
         shown = " -> ".join(p.name for p in (*chain, path))
@@ -82,8 +101,13 @@ def load_trail(
 
 def run_trail(context: ExecutionContext, args: dict[str, Any]) -> str:
     raw = args["path"].strip()
+    trail_dir = context.trail_file.parent if context.trail_file is not None else None
     path, plan = load_trail(
-        raw, context.trail_file, context.options.classifiers, context.running_trails
+        raw,
+        context.trail_file,
+        context.options.classifiers,
+        context.running_trails,
+        home=context.options.host.home(trail_dir),
     )
     context.running_trails.append(path)
     calls = 0

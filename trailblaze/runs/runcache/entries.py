@@ -415,7 +415,7 @@ class RunCache:
         if self.fault is None:
             self.fault = message
             self._warn(
-                f"remote cache {self.config.base}: {message}; working locally for the rest of "
+                f"remote cache {self.config.shown}: {message}; working locally for the rest of "
                 "this run"
             )
 

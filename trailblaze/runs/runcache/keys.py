@@ -245,6 +245,7 @@ def _inputs(
             os.path.relpath(d, ws.root) for d in (ws.trailmaps_dir, ws.trails_dir, ws.scratch)
         ],
         "exclude": sorted(ws.exclude),
+        "workspace": ws.settings,
         "bundles": bundles,
         "scan": [f.to_json() for f in found.findings],
     }
