@@ -30,6 +30,7 @@ NOT_USER_ERRORS = {
     "Unproven": "a ProcError: the type gate reports it as not checked",
     "RemoteFault": "a remote-cache fault: the check degrades to local work",
     "BadBody": "a remote run entry that does not decode: a miss, the check runs",
+    "Unverified": "a remote entry without a trusted signature: a RemoteFault, a miss",
     "DeviceError": "a device command failed: a tool failure, the replay goes on",
     "DeviceLostError": "a DeviceError",
     "UnsupportedInputError": "a DeviceError",
