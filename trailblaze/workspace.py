@@ -584,9 +584,12 @@ def trailmap_files(trailmap: TrailmapDir) -> list[Path]:
 
 
 def _is_generated(sub: str, filename: str) -> bool:
-    return sub == "tools" and (
-        filename in GENERATED_TOOL_FILES or filename.endswith(".trail.gen.ts")
-    )
+    return sub == "tools" and is_generated_tool(filename)
+
+
+def is_generated_tool(filename: str) -> bool:
+    """Whether a file of this name directly in a trailmap's `tools/` is one we generate."""
+    return filename in GENERATED_TOOL_FILES or filename.endswith(".trail.gen.ts")
 
 
 def owned_by(ws: Workspace, found: Scan) -> Owned:

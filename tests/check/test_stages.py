@@ -56,6 +56,7 @@ def test_only_the_orchestrator_runs_the_stages() -> None:
 TYPEGATE = (
     "proof",
     "settings",
+    "reads",
     "jobs",
     "mapping",
     "compilation",

@@ -62,7 +62,9 @@ def run_check(
     """Check the workspace.
 
     `found` is its scan and `stats` the `os.stat` of its files (None: missing) when the caller
-    has just made them; anything not in `stats` is looked at again.
+    has just made them; anything not in `stats` is looked at again. The type gate adds the
+    files its compilers read beyond the inputs, when it could tell them as they were before
+    the run (`typegate/reads.py`): the caller's no-op key covers them too.
     """
     # The run builds tens of thousands of long-lived objects (records, findings, statuses) and
     # no reference cycles worth collecting: the cyclic collector's passes over them cost a
@@ -80,7 +82,7 @@ def run_check(
                 timer=Timer(),
                 progress=progress,
             )
-            return _stages(ctx, found=found, stats=stats or {})
+            return _stages(ctx, found=found, stats=stats if stats is not None else {})
 
 
 def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
@@ -94,7 +96,9 @@ def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
     with ctx.timer.phase("state load"):
         state = TrailState.load(ctx.store)
     # Closed on every path: the gate holds the result cache open from the first trail offered.
-    with contextlib.closing(TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs)) as gate:
+    seen = stats if isinstance(stats, dict) else None  # the caller's, to be added to
+    gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs, seen=seen)
+    with contextlib.closing(gate):
         parser = Parser(ctx, targets)
         with ctx.timer.phase("trails"):
             trails = parser.trails(

@@ -60,8 +60,9 @@ def check_command(args: argparse.Namespace) -> int:
     variant = None if files_scope or args.show_typed_tools else _variant(args)
     found = None
     stats: dict[str, os.stat_result | None] | None = None
+    reads: list[str] = []
     if not files_scope:
-        from trailblaze.cli.noop import Outputs, inputs_key  # noqa: PLC0415
+        from trailblaze.cli.noop import Outputs  # noqa: PLC0415
 
         found = scan(ws)
         files = check_inputs(found)
@@ -88,8 +89,7 @@ def check_command(args: argparse.Namespace) -> int:
             key = None
             stats = {}
         else:
-            key, stats = inputs_key(files, settings)
-            recorded = outputs.lookup(key, variant) if variant is not None else None
+            key, stats, reads, recorded = outputs.recall(files, settings, variant)
             if recorded is not None:
                 # Nothing changed since a complete check: its output again, without the pipeline.
                 output, code = recorded
@@ -147,13 +147,15 @@ def check_command(args: argparse.Namespace) -> int:
         text = rendered(report, frames, args.format)
     deliver(text, args.output)
     after = outputs_state(found) if found is not None else []
-    if key is None or after != settings["outputs"]:
+    read_now = outputs.reads()
+    if key is None or after != settings["outputs"] or read_now != reads:
         from trailblaze.cli.noop import known_key  # noqa: PLC0415
 
         # Recorded with the generated files as the run left them (a fresh clone's, written),
-        # and the inputs as they were before it. None when the run did not look at every
-        # input before checking: not recorded.
-        key = known_key(files, {**settings, "outputs": after}, stats or {})
+        # the files its compilers read as it recorded them, and the inputs as they were before
+        # it. None when the run did not look at every one before checking (a file read for the
+        # first time): not recorded, and the next run checks again.
+        key = known_key([*files, *read_now], {**settings, "outputs": after}, stats or {})
     if not report.complete:
         outputs.forget()  # not a complete check: the next run checks again
     elif key is not None:

@@ -2,8 +2,9 @@
 
 `doit check` skips an unchanged workspace through doit's bookkeeping; `trailblaze check` (what
 CI runs, because it chooses the report format) does the same here. The key is a digest of
-every input file's path and stamp (size, mtime, inode; the same inputs as the doit task) with
-everything else that shapes the output: the options, the format, the directory the command
+every input file's path and stamp (size, mtime, inode; the same inputs as the doit task), and
+of every file the last run's compilers read beyond them (`state.reads`: a type a scripted tool
+imports from `tools/build/` or a `node_modules`), with everything else that shapes the output: the options, the format, the directory the command
 runs in (paths are shown relative to it), our version and the stamps of our own files. A run whose check was complete (no
 infrastructure problem) records its output under that key; the next run with the same key
 writes the recorded bytes and exits with the recorded code, without loading the pipeline.
@@ -18,12 +19,23 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from trailblaze import __version__
 from trailblaze.state.keys import code_stamps_digest, stamped_digest, stamps_digest
+from trailblaze.state.reads import recorded_paths
 from trailblaze.state.scratch import Layout, write_scratch
 from trailblaze.state.store import Kind, Store
+
+
+class Recalled(NamedTuple):
+    """What `Outputs.recall` found: the key, the `os.stat` of every file in it, the recorded
+    reads it holds, and the output recorded for it."""
+
+    key: str
+    stats: dict[str, os.stat_result | None]
+    reads: list[str]
+    recorded: tuple[bytes, int] | None
 
 
 def inputs_key(paths: Iterable[str], settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -73,16 +85,29 @@ class Outputs:
         """Whether there may be a recorded output: False in a fresh clone (no state store)."""
         return self.layout.store.exists()
 
-    def lookup(self, key: str, variant: str) -> tuple[bytes, int] | None:
-        """(output, exit code) recorded for `key` in `variant`, or None."""
+    def recall(
+        self, files: list[str], settings: Mapping[str, Any], variant: str | None
+    ) -> Recalled:
+        """The no-op key of a run over `files` and the files the last run's compilers read
+        (`inputs_key`), and the output recorded for it in `variant` (None: none, or none asked)."""
         with Store.open(self.layout) as store:
-            code = store.get(OUTPUT, variant, key)
-        if code is None:
-            return None
-        try:
-            return self.layout.cli_output(variant).read_bytes(), code
-        except OSError:
-            return None
+            reads = recorded_paths(store)
+            key, stats = inputs_key([*files, *reads], settings)
+            code = store.get(OUTPUT, variant, key) if variant is not None else None
+        recorded = None
+        if code is not None and variant is not None:
+            try:
+                recorded = (self.layout.cli_output(variant).read_bytes(), code)
+            except OSError:
+                recorded = None
+        return Recalled(key=key, stats=stats, reads=reads, recorded=recorded)
+
+    def reads(self) -> list[str]:
+        """The files the last run's compilers read beyond the inputs, as recorded now."""
+        if not self.layout.store.exists():
+            return []
+        with Store.open(self.layout) as store:
+            return recorded_paths(store)
 
     def remember(self, key: str, variant: str, output: bytes, exit_code: int) -> None:
         path = self.layout.cli_output(variant)

@@ -100,12 +100,13 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
 def _check_parts(ws: Workspace) -> tuple[Scan, Layout, InputsDigest]:
     """What a workspace's check tasks are made of: its scan, scratch layout and inputs."""
     found = scan(ws)
+    layout = Layout(ws.scratch)
     options = {
         **options_fingerprint(CheckOptions.from_env(), ws.remote_keys),
         "workspace": ws.settings,
     }
-    inputs = InputsDigest(check_inputs(found), options, found)
-    return found, Layout(ws.scratch), inputs
+    inputs = InputsDigest(check_inputs(found), options, found, layout)
+    return found, layout, inputs
 
 
 def _report_params() -> list[dict[str, Any]]:

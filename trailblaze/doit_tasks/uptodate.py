@@ -5,8 +5,9 @@ doit calls each `uptodate` entry as `check(task, values)` (or with no arguments)
 computed up-to-date check, and all this module knows of doit (it imports none of it).
 
 - `InputsDigest`: `check:run` and `check` are up to date while every input (trails, manifests,
-  tool files) has the path, size, mtime and inode it had, the options are the same, and each
-  generated file is in its place as the last run left it (none deleted, none stood in for).
+  tool files) and every file the last run's compilers read beyond them (`state.reads`) has the
+  path, size, mtime and inode it had, the options are the same, and each generated file is in
+  its place as the last run left it (none deleted, none stood in for).
 - `last_run_complete`: `check:run` runs again after a run that could not check everything.
 - `ReportVerdict`: `check` is up to date only while the inputs and the recorded report are as
   when it last passed cleanly; its `title` is the one line an up-to-date run shows.
@@ -24,8 +25,10 @@ from trailblaze.doit_tasks.recorded import recorded_outcome
 from trailblaze.fsutil import stamp_of
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import EXIT_OK
-from trailblaze.state.keys import code_stamps_digest, stamps_digest
+from trailblaze.state.keys import code_stamps_digest, stamped_digest, stamps_digest
+from trailblaze.state.reads import recorded_paths
 from trailblaze.state.scratch import Layout
+from trailblaze.state.store import Store
 from trailblaze.workspace import Scan, generated_places, trailmap_files
 
 
@@ -83,14 +86,22 @@ class InputsDigest:
     OUTPUTS = "trailblaze-outputs"
 
     def __init__(
-        self, paths: list[str], options: dict[str, Any], found: Scan | None = None
+        self,
+        paths: list[str],
+        options: dict[str, Any],
+        found: Scan | None = None,
+        layout: Layout | None = None,
     ) -> None:
         self.paths = paths
         self.options = json.dumps(options, sort_keys=True)
         self.found = found
+        self.layout = layout
+        """Where the last run recorded what its compilers read beyond `paths` (None: nothing)."""
         self.stats: dict[str, os.stat_result | None] = {}
         """What `digest` saw, for the pipeline: it need not stat every trail a second time."""
         self._digest: str | None = None
+        self._reads: list[str] = []
+        """The reads `digest` covered: those the run before recorded."""
 
     def digest(self) -> str:
         """Worked out once per process: `check:run` and `check` ask for it, and the verdict
@@ -101,8 +112,34 @@ class InputsDigest:
 
     def _compute(self) -> str:
         # Our own code too, as the command line's no-op key has it: a checkout edited without
-        # a new version number must not repeat a verdict the old code gave.
-        return stamps_digest(f"{self.options}\0{code_stamps_digest()}", self.paths, self.stats)
+        # a new version number must not repeat a verdict the old code gave. And the files the
+        # compilers read besides the inputs, as the last run recorded them: a run that reads
+        # others records them, so the next digest differs from the one saved with it.
+        self._reads = self._recorded()
+        return stamps_digest(self._header(), [*self.paths, *self._reads], self.stats)
+
+    def _header(self) -> str:
+        return f"{self.options}\0{code_stamps_digest()}"
+
+    def _recorded(self) -> list[str]:
+        if self.layout is None or not self.layout.store.exists():
+            return []
+        with Store.open(self.layout) as store:
+            return recorded_paths(store)
+
+    def saved(self) -> str:
+        """The digest to save once the task ran: `digest` when the run recorded the reads it
+        covered; else the same over the reads the run recorded, stamped as `stats` has them
+        from before the run (the check adds those it could tell as they were then), or, when
+        one is not there, `digest` again: the next run differs from it and checks again."""
+        current = self.digest()
+        reads = self._recorded()
+        if reads == self._reads or any(path not in self.stats for path in reads):
+            return current
+        paths = [*self.paths, *reads]
+        if any(path not in self.stats for path in paths):
+            return current
+        return stamped_digest(self._header(), [(path, self.stats[path]) for path in paths])
 
     def outputs(self) -> list[str]:
         """`outputs_state` now (nothing without a scan)."""
@@ -111,8 +148,9 @@ class InputsDigest:
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         current = self.digest()
         now = self.outputs()
-        # Saved once the task has run: the generated files as it left them.
-        task.value_savers.append(lambda: {self.KEY: current, self.OUTPUTS: self.outputs()})
+        # Saved once the task has run: the generated files as it left them, and the files its
+        # compilers read as it recorded them.
+        task.value_savers.append(lambda: {self.KEY: self.saved(), self.OUTPUTS: self.outputs()})
         return bool(values.get(self.KEY) == current and values.get(self.OUTPUTS) == now)
 
 

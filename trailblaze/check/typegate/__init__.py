@@ -5,6 +5,8 @@ Its rooms; each imports only rooms above it:
 - `proof`: a compiler run counts only when it shows that it checked the program (canary and
   `--listFiles`);
 - `settings`: the compiler options, batch size and timeout every part shares;
+- `reads`: what the compilers read beyond the check's inputs (`--listFiles`), and whether the
+  keys of the run covered it;
 - `jobs`: one trail to compile, and what a batch of them gives back;
 - `mapping`: a compiler diagnostic back to the trail, step, tool and YAML line it is about;
 - `compilation`: batches of trail modules through one proven compiler run each;

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from trailblaze.check.typegate.jobs import GateResult, Job
 from trailblaze.check.typegate.mapping import map_diagnostics
 from trailblaze.check.typegate.mapping import show as _show
-from trailblaze.check.typegate.proof import Diagnostic, compile_proven
+from trailblaze.check.typegate.proof import Diagnostic, compile_listed
 from trailblaze.check.typegate.proof import abs_path as _abs
 from trailblaze.check.typegate.settings import BATCH_SIZE, COMPILER_OPTIONS
 from trailblaze.state.scratch import Layout
@@ -101,7 +101,7 @@ def _run_tsc(jobs: list[Job], how: Compiling, result: GateResult) -> CompilerRun
     result.compiler_runs += 1
     result.files_compiled.extend(job.path for job in jobs)
     try:
-        diagnostics = compile_proven(
+        compiled = compile_listed(
             [job.file for job in jobs],
             COMPILER_OPTIONS,
             how.compiler,
@@ -114,4 +114,5 @@ def _run_tsc(jobs: list[Job], how: Compiling, result: GateResult) -> CompilerRun
         return CompilerRun(error=f"tsc timed out after {exc.timeout:.0f} s")
     except ProcError as exc:  # Unproven included
         return CompilerRun(error=f"tsc could not run: {exc}")
-    return CompilerRun(diagnostics=tuple(diagnostics))
+    result.listed.update(compiled.listed)
+    return CompilerRun(diagnostics=tuple(compiled.diagnostics))

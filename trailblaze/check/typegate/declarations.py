@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trailblaze.check.typegate.proof import parse_output
+from trailblaze.check.typegate.proof import listed_files, parse_output
+from trailblaze.check.typegate.reads import ReadFiles
 from trailblaze.check.typegate.settings import COMPILER_OPTIONS, infra_finding
 from trailblaze.finding import Finding
 from trailblaze.generate.artifacts import is_generated_tsconfig
@@ -62,6 +65,11 @@ class Emitted:
     findings: tuple[Finding, ...]
     output: str
     files: tuple[str, ...]
+    listed: tuple[str, ...] = ()
+    """Every file the emit read (`--listFiles`), this run only: a remembered emit's reads are
+    among the ones its key covered."""
+    started_ns: int = 0
+    """When the emit began."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +102,8 @@ class EmitPlan:
     key: str
     remembered: Emitted | None
     choice: SdkChoice
+    sources: tuple[str, ...] = ()
+    """The files its key holds the bytes of: reads too, where they are no input."""
 
 
 DECLARATIONS: Kind[Emitted] = Kind("declarations", Emitted.from_json, Emitted.to_json)
@@ -110,6 +120,7 @@ def emit_declarations(
     timeout: float,
     choices: Mapping[str, SdkChoice] | None = None,
     store: Store | None = None,
+    reads: ReadFiles | None = None,
 ) -> Declarations:
     """Declarations of every scripted `.ts` tool, emitted by tsc from each trailmap's `tools/`.
 
@@ -117,7 +128,9 @@ def emit_declarations(
     `tool`, at the tool file. Each trailmap compiles against the SDK `choices` names for it
     (ours when absent). A trailmap whose tools, tsconfig, SDK and compiler did not change since
     the last emit (and whose declarations are as emitted) is not recompiled: `store` remembers
-    each emit (`DECLARATIONS`), staged for its owner to commit.
+    each emit (`DECLARATIONS`), staged for its owner to commit. `reads` holds what the
+    compilers of the last run read beyond the inputs: an emit is remembered only while they
+    are as they were, and only when it read no other (`ReadFiles.observe`).
     """
     decls: dict[Path, Path] = {}
     findings: list[Finding] = []
@@ -136,6 +149,7 @@ def emit_declarations(
             compiler.identity,
             choice.identity,
             str(choice.override),
+            *([reads.key] if reads is not None and reads.key else []),
             *(f"{p}\0{p.read_bytes().hex()}" for p in sources),
         )
         remembered = store.get(DECLARATIONS, trailmap, key) if store is not None else None
@@ -150,6 +164,7 @@ def emit_declarations(
                 key=key,
                 remembered=remembered,
                 choice=choice,
+                sources=tuple(str(p) for p in sources),
             )
         )
 
@@ -178,8 +193,14 @@ def emit_declarations(
         states = list(pool.map(emit, plans))
     identity_parts: list[str] = []
     for plan, state in zip(plans, states, strict=True):
+        covered = True
+        if reads is not None:
+            if plan.remembered is not None:
+                reads.reused = True
+            else:
+                covered = reads.observe([*state.listed, *plan.sources], state.started_ns)
         if store is not None and plan.remembered is None:
-            if state.complete:
+            if state.complete and covered:
                 store.put(DECLARATIONS, plan.trailmap, state, key=plan.key, files=state.files)
             else:
                 store.drop(DECLARATIONS, plan.trailmap)
@@ -232,8 +253,10 @@ def _emit(
             str(tools_dir),
             "--pretty",
             "false",
+            "--listFiles",
         ]
         findings: list[Finding] = []
+        started = time.time_ns()
         try:
             result = run(argv, cwd=tools_dir, timeout=timeout)
         except ProcError as exc:
@@ -272,11 +295,17 @@ def _emit(
             for old in out_dir.rglob("*.d.*ts"):
                 if old not in produced:
                     old.unlink(missing_ok=True)
+        listed = listed_files(result.stdout)
         if result.returncode != 0 and not findings:
+            said = "\n".join(
+                line
+                for line in (result.stdout + result.stderr).splitlines()
+                if os.path.normpath(line) not in listed
+            )
             findings.append(
                 infra_finding(
                     rel(shown),
-                    f"tsc exited {result.returncode} emitting scripted tool declarations: {(result.stdout + result.stderr).strip()[:500]}",
+                    f"tsc exited {result.returncode} emitting scripted tool declarations: {said.strip()[:500]}",
                     trailmap,
                 )
             )
@@ -286,6 +315,8 @@ def _emit(
         findings=tuple(findings),
         output=digest(*output_digest),
         files=tuple(sorted(str(p) for p in produced)),
+        listed=tuple(listed),
+        started_ns=started,
     )
 
 

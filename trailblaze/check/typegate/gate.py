@@ -19,6 +19,7 @@ ends.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,6 +35,7 @@ from trailblaze.check.typegate.compilation import compile_jobs
 from trailblaze.check.typegate.jobs import GateOutcome, GateResult, Job
 from trailblaze.check.typegate.orphans import modules_on_disk, remove_orphans
 from trailblaze.check.typegate.preparation import NoCompiler, prepare, tools_dirs
+from trailblaze.check.typegate.reads import ReadFiles
 from trailblaze.check.typegate.remoteverdicts import RemoteVerdicts
 from trailblaze.check.typegate.settings import (
     BATCH_SIZE,
@@ -44,6 +46,7 @@ from trailblaze.check.workers import Parsed
 from trailblaze.finding import Finding
 from trailblaze.generate.linetable import unpack_lines
 from trailblaze.state.keys import digest
+from trailblaze.state.reads import record_reads
 from trailblaze.state.results import ResultCache, ResultKey, open_results
 from trailblaze.state.scratch import generated_name
 from trailblaze.state.signing import trust_scope
@@ -74,7 +77,12 @@ class TypeGate:
     """One run of the type gate over a workspace's trails (see the module docstring)."""
 
     def __init__(
-        self, ctx: CheckContext, targets: Targets, *, trailmap_dirs: Mapping[str, Path]
+        self,
+        ctx: CheckContext,
+        targets: Targets,
+        *,
+        trailmap_dirs: Mapping[str, Path],
+        seen: dict[str, os.stat_result | None] | None = None,
     ) -> None:
         self.ctx = ctx
         self.root = ctx.ws.root
@@ -113,6 +121,11 @@ class TypeGate:
         self._compiling = ThreadPoolExecutor(1, thread_name_prefix="tsc")
         self._timeout = timeout_seconds()
         self._remote: RemoteVerdicts | None = None
+        self._reads: ReadFiles | None = None
+        """What the compiles read beyond the inputs (`reads.py`), once prepared."""
+        self._seen = seen
+        """The caller's `os.stat` of the inputs taken before the run: the reads are added to
+        it when the run could tell them as they were then (its no-op key covers them)."""
         self._on_disk: set[str] | None = None
         """The generated modules found on disk, looked for once, by the first trail whose
         verdict came from the state (its module must be there too, else it is generated again)."""
@@ -127,6 +140,7 @@ class TypeGate:
             self.ctx,
             self.targets,
             tools=tools_dirs(self.trailmap_dirs, self.targets),
+            trailmap_dirs=self.trailmap_dirs,
             timeout=self._timeout,
         )
         if isinstance(ready, NoCompiler):
@@ -155,6 +169,7 @@ class TypeGate:
         self._base_key = digest(ready.base_key, scope) if scope else ready.base_key
         self._broken = ready.broken
         self._unresolved = ready.unresolved
+        self._reads = ready.reads
         self._cache = open_results(self.layout, scope=scope)
         self._remote = RemoteVerdicts.open(self.options, self.ctx.ws.remote_keys)
 
@@ -335,10 +350,15 @@ class TypeGate:
             if batch
             else GateResult()
         )
-        if remote is not None and batch:
+        if remote is not None and batch and self._covered(result):
             remote.store(batch, result)
         result.findings.update(hits)
         return result
+
+    def _covered(self, result: GateResult) -> bool:
+        """Whether the result keys cover everything the batch read, as it was when they were
+        made: else no verdict of the run may be cached under them."""
+        return self._reads is not None and self._reads.covers(result.listed)
 
     # -- finishing ------------------------------------------------------------------------------
 
@@ -404,6 +424,11 @@ class TypeGate:
             )
         by_path = {job.path: job for job in self._jobs}
         stored: list[tuple[ResultKey, list[Finding]]] = []
+        reads = self._reads
+        if reads is not None:
+            for result in results:
+                reads.observe(result.listed, 0)  # none new, else no verdict is cached
+        covered = reads is not None and reads.covered and reads.unchanged()
         for result in results:
             outcome.failed |= result.failed
             outcome.infra.extend(result.infra)
@@ -412,8 +437,11 @@ class TypeGate:
             for path, findings in result.findings.items():
                 job = by_path[path]
                 stored.append((self._keys[path], findings))
+                # A verdict whose reads the keys did not cover is reported, and checked again
+                # by the next run (no surface key of a run matches None).
+                surface_key = self._surface_keys[job.trailmap] if covered else None
                 self.results[path] = self.results[path].with_result(
-                    job.key, findings, self._surface_keys[job.trailmap], self._base_key
+                    job.key, findings, surface_key, self._base_key
                 )
         # A job with neither a result nor a failure was not checked: never a silent pass.
         for job in self._jobs:
@@ -424,8 +452,19 @@ class TypeGate:
                     code=codes.TYPEGATE,
                 )
         if self._cache is not None:
-            self._cache.put_many(stored)
+            if covered:
+                self._cache.put_many(stored)
             self.close()
+        if reads is not None:
+            recorded = reads.record()
+            record_reads(self.store, recorded)
+            outcome.stats["compile_reads"] = len(recorded)
+            outcome.stats["reads_covered"] = covered
+            if covered and self._seen is not None:
+                # Each unchanged since before its compile began (`ReadFiles`): as good as a stat
+                # taken before the run. One the caller took itself is kept.
+                for path, (_, st) in recorded.items():
+                    self._seen.setdefault(path, st)
         if self._remote is not None:
             outcome.stats.update(self._remote.close())
         outcome.stats["removed"] = (

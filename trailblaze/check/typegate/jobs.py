@@ -37,6 +37,8 @@ class GateResult:
     """Trail paths whose check could not complete."""
     compiler_runs: int = 0
     files_compiled: list[str] = field(default_factory=list)
+    listed: set[str] = field(default_factory=set)
+    """Every file its compiler runs read (`--listFiles`): the result keys must cover them."""
 
     def fail(self, jobs: Iterable[Job], message: str) -> None:
         """The jobs could not be checked: each is failed, with one infra finding."""

@@ -7,6 +7,7 @@ compiled without any trail): a workspace without recordings never installs or st
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,22 +21,27 @@ from trailblaze.check.typegate.declarations import (
     tool_sources,
     tools_root,
 )
+from trailblaze.check.typegate.reads import ReadFiles
 from trailblaze.check.typegate.settings import COMPILER_OPTIONS
 from trailblaze.check.typegate.surfacecheck import surface_verdicts
 from trailblaze.check.typegate.surfaces import write_module_surfaces
 from trailblaze.generate.codegen import GENERATOR_VERSION
 from trailblaze.generate.sdk import OURS_LABEL, render_sdk
 from trailblaze.state.keys import digest
+from trailblaze.state.reads import recorded_paths
 from trailblaze.state.results import options_digest
 from trailblaze.toolchain.compilers import (
     LIBRARIES,
+    TSC_ENV,
     Compiler,
     ToolchainError,
     find_compiler,
     install_library,
+    toolchain_dir,
 )
 from trailblaze.toolmodel.records import Resolution
 from trailblaze.toolmodel.tooldefs import RelPath
+from trailblaze.workspace import tool_files
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +53,8 @@ class Prepared:
     sdks: dict[str, str]
     """Trailmap -> the SDK its scripted tools were compiled against (for the report)."""
     surface_keys: dict[str, str]
-    """Target -> the key of its module surface (part of its trails' result keys)."""
+    """Target -> the key of its module surface and of every file the compiles read beyond
+    the inputs (`ReadFiles.seal`): part of its trails' result keys."""
     options: str
     """A digest of what the generated modules are compiled with (generator, options, SDK)."""
     compiler_key: str
@@ -58,6 +65,8 @@ class Prepared:
     """Target -> why none of its trails can be checked."""
     unresolved: dict[str, dict[str, str]]
     """Target -> scripted tool -> why its input type is unresolved (calls go unchecked)."""
+    reads: ReadFiles
+    """What the compiles read beyond the inputs, and whether the keys covered it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +102,13 @@ def prepare(
     targets: Mapping[str, Resolution],
     *,
     tools: Mapping[str, Path],
+    trailmap_dirs: Mapping[str, Path],
     timeout: float,
 ) -> Prepared | NoCompiler:
-    """Find the compiler, emit the declarations of `tools`, write and check the surfaces."""
+    """Find the compiler, emit the declarations of `tools`, write and check the surfaces.
+
+    `trailmap_dirs`: the workspace's trailmaps, whose manifests and tool files are inputs of
+    every key already (what the compilers read besides is `Prepared.reads`)."""
     try:
         compiler = find_compiler(install=ctx.options.install)
         zod = install_library("zod", install=ctx.options.install)
@@ -105,6 +118,7 @@ def prepare(
     layout, root = ctx.layout, ctx.ws.root
     ours = digest(render_sdk(ctx.catalog), str(zod), LIBRARIES["zod"])
     choices = sdk_choices(tools, layout=layout, root=root, ours=ours)
+    reads = _reads(ctx, compiler, tools=tools, trailmap_dirs=trailmap_dirs)
     sdks = dict.fromkeys(targets, OURS_LABEL) | {t: choice.label for t, choice in choices.items()}
     with ctx.timer.phase("declarations"):
         decls = emit_declarations(
@@ -115,6 +129,7 @@ def prepare(
             timeout=timeout,
             choices=choices,
             store=ctx.store,
+            reads=reads,
         )
     surface_keys = write_module_surfaces(
         targets, layout=layout, decls=decls, catalog=ctx.catalog, store=ctx.store
@@ -134,15 +149,50 @@ def prepare(
             timeout=timeout,
             store=ctx.store,
             rel=RelPath(root),
+            reads=reads,
         )
+    read = reads.seal()
     return Prepared(
         compiler=compiler,
         declarations=decls,
         sdks=sdks,
-        surface_keys=surface_keys,
+        surface_keys={t: digest(key, read) if read else key for t, key in surface_keys.items()},
         options=options,
         compiler_key=f"{compiler.version}:{compiler.path.stat().st_size}",
         base_key=base_key,
         broken=checked.broken,
         unresolved=checked.unresolved,
+        reads=reads,
+    )
+
+
+def _reads(
+    ctx: CheckContext,
+    compiler: Compiler,
+    *,
+    tools: Mapping[str, Path],
+    trailmap_dirs: Mapping[str, Path],
+) -> ReadFiles:
+    """The run's account of what the compilers read beyond the inputs, the last run's reads
+    read first (`ReadFiles`)."""
+    inputs: set[str] = set()
+    tools_dirs = {*tools.values()}
+    for directory in trailmap_dirs.values():
+        inputs.add(str(directory / "trailmap.yaml"))
+        inputs.update(str(path) for _, path in tool_files(directory))
+        tools_dirs.add(directory / "tools")
+    home = None
+    if os.environ.get(TSC_ENV, "").strip():
+        # A compiler of the user's: its default libraries are part of it, as its key says.
+        real = Path(os.path.realpath(compiler.path))
+        home = next((p for p in real.parents if p.name == "node_modules"), real.parent)
+    return ReadFiles(
+        root=ctx.ws.root,
+        # What we write for the compilers, not the whole scratch directory: a file someone
+        # put elsewhere in it (a type a tool imports from `.trailblaze/`) is a read like any.
+        ours=[ctx.layout.root, ctx.layout.sdk_dir, ctx.layout.own_sdk_dir, toolchain_dir()],
+        inputs=inputs,
+        tools_dirs=tools_dirs,
+        known=recorded_paths(ctx.store),
+        compiler_home=home,
     )

@@ -23,6 +23,7 @@ import os
 import re
 import secrets
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +99,15 @@ def parse_output(output: str, cwd: Path) -> list[Diagnostic]:
     return found
 
 
+def listed_files(output: str) -> list[str]:
+    """The file names `--listFiles` printed among a run's lenient output (absolute paths)."""
+    return [
+        os.path.normpath(raw)
+        for raw in output.splitlines()
+        if os.path.isabs(raw) and not DIAGNOSTIC.match(raw)
+    ]
+
+
 def _diagnostic(match: re.Match[str], cwd: Path) -> Diagnostic:
     file, line, column, code, message = match.groups()
     return Diagnostic(
@@ -119,6 +129,18 @@ def _continued(last: Diagnostic, raw: str) -> Diagnostic:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """What a proven compiler run said, and what it read."""
+
+    diagnostics: list[Diagnostic]
+    """The diagnostics of the batch's files (the canary's taken out)."""
+    listed: list[str]
+    """Every file of the program, as the compiler listed it (absolute)."""
+    started_ns: int
+    """When the run began (`time.time_ns`): a file changed after it may have been read so."""
+
+
 def compile_proven(
     files: Sequence[Path],
     options: Mapping[str, Any],
@@ -134,7 +156,24 @@ def compile_proven(
     The diagnostics of `files` (the canary's taken out); `Unproven` when the run did not prove
     it compiled them, a `ProcError` when the compiler could not run to the end.
     """
+    return compile_listed(
+        files, options, compiler, root, timeout=timeout, prefix=prefix, extra=extra
+    ).diagnostics
+
+
+def compile_listed(
+    files: Sequence[Path],
+    options: Mapping[str, Any],
+    compiler: Compiler,
+    root: Path,
+    *,
+    timeout: float,
+    prefix: str,
+    extra: tuple[str, ...] = (),
+) -> Compiled:
+    """`compile_proven`, with the files the run read: the keys of what it decides cover them."""
     root.mkdir(parents=True, exist_ok=True)
+    started = time.time_ns()
     canary = Canary.write(root)
     config = {
         "compilerOptions": options,
@@ -154,11 +193,18 @@ def compile_proven(
     finally:
         Path(name).unlink(missing_ok=True)
         canary.file.unlink(missing_ok=True)
-    return prove(proc, files, canary, root)
+    diagnostics, listed = _proven(proc, files, canary, root)
+    return Compiled(diagnostics, listed, started)
 
 
 def prove(proc: ProcResult, files: Sequence[Path], canary: Canary, cwd: Path) -> list[Diagnostic]:
     """The diagnostics of a finished run once it is proven (see the module docstring)."""
+    return _proven(proc, files, canary, cwd)[0]
+
+
+def _proven(
+    proc: ProcResult, files: Sequence[Path], canary: Canary, cwd: Path
+) -> tuple[list[Diagnostic], list[str]]:
     output = proc.stdout + proc.stderr
     if proc.returncode < 0:
         raise Unproven(f"tsc was killed by signal {-proc.returncode}{_excerpt(output)}")
@@ -203,7 +249,7 @@ def prove(proc: ProcResult, files: Sequence[Path], canary: Canary, cwd: Path) ->
             f"{len(missing)} file(s) of the batch are not in the compiler's file list "
             f"(first: {missing[0].name})"
         )
-    return [d for d in diagnostics if d.file != canary.file]
+    return [d for d in diagnostics if d.file != canary.file], listed
 
 
 def _same(listed: str, file: Path) -> bool:

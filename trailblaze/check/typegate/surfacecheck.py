@@ -9,7 +9,8 @@ from pathlib import Path
 from trailblaze.check.typegate.declarations import Declarations, tools_root
 from trailblaze.check.typegate.mapping import show as _show
 from trailblaze.check.typegate.proof import abs_path as _abs
-from trailblaze.check.typegate.proof import compile_proven
+from trailblaze.check.typegate.proof import compile_listed
+from trailblaze.check.typegate.reads import ReadFiles
 from trailblaze.check.typegate.settings import (
     PROBE_MARK_PATTERN,
     PROBE_REASONS,
@@ -38,6 +39,9 @@ class SurfaceCheck:
     """Trailmap -> why none of its trails can be checked."""
     unresolved: dict[str, dict[str, str]] = field(default_factory=dict)
     """Trailmap -> scripted tool -> why its input type is unresolved (calls to it go unchecked)."""
+    listed: list[str] = field(default_factory=list)
+    """Every file the compile read (`--listFiles`); none when it did not run."""
+    started_ns: int = 0
 
 
 def _declaration_twins(layout: Layout, trailmaps: Iterable[str]) -> dict[Path, Path]:
@@ -88,7 +92,7 @@ def check_surfaces(
         return outcome
     twins = _declaration_twins(layout, surfaces)
     try:
-        diagnostics = compile_proven(
+        compiled = compile_listed(
             [layout.probe(trailmap) for trailmap in surfaces] + sorted(twins),
             SURFACE_OPTIONS,
             compiler,
@@ -99,6 +103,8 @@ def check_surfaces(
     except ProcError as exc:
         outcome.broken = dict.fromkeys(surfaces, f"the surfaces could not be compiled: {exc}")
         return outcome
+    diagnostics = compiled.diagnostics
+    outcome.listed, outcome.started_ns = compiled.listed, compiled.started_ns
     broken = outcome.broken
     owner = {_abs(path): trailmap for trailmap, path in surfaces.items()}
     owner |= {_abs(layout.probe(trailmap)): trailmap for trailmap in surfaces}
@@ -164,6 +170,7 @@ def surface_verdicts(
     timeout: float,
     store: Store,
     rel: RelPath,
+    reads: ReadFiles,
 ) -> SurfaceCheck:
     """Which targets cannot be checked at all, and which of their scripted tools not: the
     module surfaces that changed since their last clean check compiled (`check_surfaces`),
@@ -171,9 +178,11 @@ def surface_verdicts(
 
     Only a surface with nothing broken and nothing unresolved is remembered as clean
     (`SURFACES_CHECKED`): one with unresolved tools is checked again on every run, so its
-    reasons stay known.
+    reasons stay known. The memo's key holds the reads the last run recorded (`reads.key`),
+    and none is recorded by a compile that read others (`ReadFiles.observe`).
     """
-    wanted = {t: digest(base_key, key) for t, key in surface_keys.items()}
+    known = [reads.key] if reads.key else []
+    wanted = {t: digest(base_key, key, *known) for t, key in surface_keys.items()}
     todo = {
         t: layout.surface(t)
         for t, key in wanted.items()
@@ -189,8 +198,11 @@ def surface_verdicts(
                     files.setdefault(decl, []).append(entry.name)
         scripted[trailmap] = {decl: tuple(tools) for decl, tools in files.items()}
     outcome = check_surfaces(todo, compiler, layout, timeout=timeout, scripted=scripted)
+    if len(todo) < len(wanted):
+        reads.reused = True
+    covered = reads.observe(outcome.listed, outcome.started_ns) if outcome.listed else True
     for trailmap in todo:
-        if trailmap in outcome.broken or trailmap in outcome.unresolved:
+        if trailmap in outcome.broken or trailmap in outcome.unresolved or not covered:
             store.drop(SURFACES_CHECKED, trailmap)
         else:
             store.put(SURFACES_CHECKED, trailmap, True, key=wanted[trailmap])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from trailblaze.finding import Owned
@@ -22,11 +22,14 @@ from trailblaze.state.results import decode_findings
 from trailblaze.workspace import Workspace
 
 
-def encode_body(inputs: RunInputs, report: Report) -> tuple[bytes, bytes, bytes]:
+def encode_body(
+    inputs: RunInputs, report: Report, reads: Mapping[str, str] | None = None
+) -> tuple[bytes, bytes, bytes]:
     """The CAS bodies of a proven run: its report (naming the files it generated, their lengths
-    and the digest of their body) and those files, one after the other, compressed (the shards
-    of a build generate the same ones: one body serves them all); and the files entry
-    (`ac/<inputs.generated>`) naming the files and their body without the report."""
+    and the digest of their body, and the files its compilers read beyond the inputs with their
+    tokens, `state.reads.shown_read` -> token) and those files, one after the other, compressed
+    (the shards of a build generate the same ones: one body serves them all); and the files
+    entry (`ac/<inputs.generated>`) naming the files and their body without the report."""
     data = report.to_json()
     data["workspace"] = ""
     data.pop("path_base", None)
@@ -56,6 +59,7 @@ def encode_body(inputs: RunInputs, report: Report) -> tuple[bytes, bytes, bytes]
         "report": data,
         "files": index,
         "gitignores": ignores,
+        "reads": dict(sorted((reads or {}).items())),
     }
     files = zlib.compress(b"".join(blob), 6)
     body["files_sha256"] = content_digest(files)  # its CAS address
@@ -85,6 +89,9 @@ class Body:
     files_sha256: str
     """The digest of the files' body (zlib of the files, one after the other)."""
     ignores: dict[str, tuple[str | None, str]]
+    reads: dict[str, str] = field(default_factory=dict)
+    """The files the run's compilers read beyond the inputs (as `state.reads.shown_read`
+    names them) -> their tokens: a workspace whose files differ is not the one checked."""
 
     def outputs(self, blob: bytes) -> Outputs:
         """The files, cut out of the files' body (decompressed)."""
@@ -129,7 +136,21 @@ def decode_body(data: bytes, key: str) -> Body:
     report = body.get("report")
     if not isinstance(report, dict):
         raise BadBody("the body has no report")
-    return Body(report, *_named_files(body, "the body"))
+    return Body(report, *_named_files(body, "the body"), reads=_reads(body.get("reads")))
+
+
+READS_LIMIT = 100_000
+"""The most files a run entry may say its compilers read beyond the inputs."""
+
+
+def _reads(raw: Any) -> dict[str, str]:
+    if (
+        not isinstance(raw, dict)
+        or len(raw) > READS_LIMIT
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items())
+    ):
+        raise BadBody("the body has a malformed record of the files the compiler read")
+    return raw
 
 
 def files_entry(entry: dict[str, Any]) -> Body:
@@ -213,6 +234,8 @@ def proven(report: Report, owned: Owned | None = None) -> bool:
         return False
     if owned is not None and refused(report, owned) is not None:
         return False
+    if report.stats.get("reads_covered") is False:
+        return False  # a file the compiler read may have changed under it
     if any(t.reason == REASON_INFRA for t in report.trails):
         return False
     from trailblaze.generate.sdk import OURS_LABEL  # noqa: PLC0415 - loaded by the check already

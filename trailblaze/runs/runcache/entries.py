@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from trailblaze.fsutil import write_if_changed
+from trailblaze.fsutil import Stamp, stamp_of, write_if_changed
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report
 from trailblaze.runs.runcache.body import (
@@ -38,6 +38,11 @@ from trailblaze.state.store import STATS, Store
 from trailblaze.workspace import Scan, Workspace
 
 Warn = Callable[[str], None]
+
+READS_BYTES = 256 << 20
+"""The most bytes a reader hashes to see whether the files a run entry's compilers read are
+here as they were there (a type's declarations are far less): past it the entry is a miss, and
+the check runs here. A hostile entry naming large files costs this much and no more."""
 
 
 def _stderr(message: str) -> None:
@@ -75,6 +80,9 @@ class RunCache:
         self._writer: _Writer | None = None
         self._trails: dict[str, list[Any]] = {}
         """Entry key -> the trails of its report as stored (each checked by `report_of`)."""
+        self.reads: dict[str, tuple[str, os.stat_result | None]] = {}
+        """The files the compilers of the entries taken read beyond the inputs (absolute
+        path -> token and `os.stat`), each found as the entry says (`_reads_hold`)."""
 
     @property
     def inputs(self) -> RunInputs:
@@ -145,7 +153,7 @@ class RunCache:
             remote_bytes_written=0,
         )
         report = dataclasses.replace(report, stats=dict(self.stats))
-        _remember_stats(self.ws, report.stats)
+        _remember_stats(self.ws, report.stats, self.reads)
         return report
 
     def _found(self) -> Report | None:
@@ -202,6 +210,8 @@ class RunCache:
         begun; None when the files' body is not stored (RemoteFault)."""
         from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
 
+        if not self._reads_hold(body, digest_):
+            return None  # a file its compilers read is not as it was here: not this run's
         if self._writer is not None and self._writer.sha256 == body.files_sha256:
             if not self._writer.names(body):
                 raise RemoteFault(
@@ -224,6 +234,35 @@ class RunCache:
         self._check_trails(report, whole=whole)
         self._trails[key] = body.report["trails"]
         return report, files
+
+    def _reads_hold(self, body: Body, digest_: str) -> bool:
+        """Whether every file the entry's compilers read beyond the inputs is here as it was
+        there (by token); RemoteFault for a name no writer gives."""
+        from trailblaze.state.keys import MISSING  # noqa: PLC0415
+        from trailblaze.state.reads import read_token, resolve_read, told  # noqa: PLC0415
+        from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
+
+        found: dict[str, tuple[str, os.stat_result | None]] = {}
+        left = READS_BYTES
+        for name, token in sorted(body.reads.items()):
+            path = resolve_read(name, self.ws.root)
+            if path is None:
+                raise RemoteFault(
+                    f"the run entry cas/{digest_[:12]}… names a file read outside any place "
+                    "a check reads"
+                )
+            now, st = read_token(path, limit=left)
+            if now != token:
+                # Not as it was there, or more to read than any check's compilers read: the
+                # entry is not taken, and the check runs here.
+                over = now.startswith("large:")
+                self.stats["remote_run_reads"] = "too-large" if over else "changed"
+                return False
+            if st is not None and told(now) and now != MISSING:
+                left -= st.st_size
+            found[path] = (now, st)
+        self.reads.update(found)
+        return True
 
     def _files(self, body: Body, digest_: str) -> Outputs | None:
         """The files `body` names, fetched (once per run) and checked, their writing begun;
@@ -380,9 +419,12 @@ class RunCache:
             return
         from trailblaze.state.remote import RemoteFault, sealed_entry  # noqa: PLC0415
 
+        reads = self._recorded_reads(report)
+        if reads is None:
+            return
         key = self.inputs.entry_key
         trust = self.config.trust
-        body, files, named = encode_body(self.inputs, report)
+        body, files, named = encode_body(self.inputs, report, reads)
         try:
             # The bodies first: an entry never points at nothing.
             self.http.put_cas(files)
@@ -406,6 +448,24 @@ class RunCache:
             self._fault(str(exc))
             return
         self.stats["remote_run"] = "stored"
+
+    def _recorded_reads(self, report: Report) -> dict[str, str] | None:
+        """The files the run's compilers read beyond the inputs, as the entry names them, with
+        their tokens; None when one changed since the run told it (the entry is not stored)."""
+        if "compile_reads" not in report.stats:
+            return {}  # nothing was compiled
+        from trailblaze.state.reads import recorded_reads, shown_read  # noqa: PLC0415
+
+        with Store.open(Layout(self.ws.scratch)) as store:
+            recorded = recorded_reads(store)
+        for path, read in recorded.items():
+            try:
+                now: Stamp | None = stamp_of(os.stat(path))
+            except OSError:
+                now = None
+            if now != read.stamp:
+                return None
+        return {shown_read(path, self.ws.root): read.token for path, read in recorded.items()}
 
     def close(self) -> None:
         self._settle()
@@ -524,10 +584,20 @@ def write_outputs(
             write_if_changed(outputs[rel], wanted)
 
 
-def _remember_stats(ws: Workspace, stats: dict[str, Any]) -> None:
-    """What this run did, where the check's own stats go (the benchmark reads them)."""
+def _remember_stats(
+    ws: Workspace,
+    stats: dict[str, Any],
+    reads: Mapping[str, tuple[str, os.stat_result | None]] | None = None,
+) -> None:
+    """What this run did, where the check's own stats go (the benchmark reads them); for a
+    hit, the files its entry's compilers read beyond the inputs, as found here: the next run's
+    stamp keys cover them (`state.reads`)."""
     with Store.open(Layout(ws.scratch)) as store:
         store.put(STATS, "", stats)
+        if reads is not None:
+            from trailblaze.state.reads import record_reads  # noqa: PLC0415
+
+            record_reads(store, reads)
         store.commit()
 
 
@@ -565,6 +635,9 @@ def cached_run(
         cache.begin(inputs)
         hit = cache.lookup()
         if hit is not None:
+            if seen is not None:
+                # Stamped before their tokens were read: the no-op key of what the hit read.
+                seen.update((path, st) for path, (_, st) in cache.reads.items())
             return hit
         if cache.fault is not None:
             # One warning per run: the pipeline does not ask the remote again.
