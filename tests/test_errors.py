@@ -31,6 +31,7 @@ NOT_USER_ERRORS = {
     "RemoteFault": "a remote-cache fault: the check degrades to local work",
     "BadBody": "a remote run entry that does not decode: a miss, the check runs",
     "NotOurs": "a remote hit's file that is not ours to write: a miss, the check runs",
+    "Unverified": "a remote entry without a trusted signature: a RemoteFault, a miss",
     "DeviceError": "a device command failed: a tool failure, the replay goes on",
     "DeviceLostError": "a DeviceError",
     "UnsupportedInputError": "a DeviceError",

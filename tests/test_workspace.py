@@ -162,7 +162,7 @@ BAD_TABLES = [
     (
         "[tool.trailblaze]\n\nallow-host-program = ['adb']\n",
         "3:1: [tool.trailblaze]: unknown key 'allow-host-program'; expected allow-host-programs, "
-        "exclude, layout, scratch, trailmaps, trails, workspaces",
+        "exclude, layout, remote-cache-public-keys, scratch, trailmaps, trails, workspaces",
     ),
 ]
 

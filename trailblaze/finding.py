@@ -92,6 +92,56 @@ _FIELDS = tuple(f.name for f in fields(Finding))
 FINDING_FIELDS = _FIELDS
 """The fields of a finding, in the order `to_json` writes them."""
 
+MAX_POSITION = 1 << 24
+"""The largest line or column a finding may name. Far past any file a check reads (5 MiB at
+most), and small enough that a caret under it is no danger to the terminal showing it."""
+
+
+def position_in_range(line: Any, column: Any) -> bool:
+    """Whether `line` and `column` are what a finding can point at: whole numbers (not a bool)
+    from 1 to `MAX_POSITION`."""
+    return (
+        type(line) is int
+        and type(column) is int
+        and 1 <= line <= MAX_POSITION
+        and 1 <= column <= MAX_POSITION
+    )
+
+
+def is_workspace_path(path: str) -> bool:
+    """Whether `path` is a workspace-relative path as reports name files: POSIX, relative,
+    without an empty, `.` or `..` part and without a NUL. Lexically inside the workspace; a
+    symlink on the way is the reader's business (`console.source_lines`)."""
+    if not path or "\0" in path or path.startswith("/") or len(path) > 4096:
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+@dataclass(frozen=True, slots=True)
+class Owned:
+    """The files of one workspace that a finding from outside it (a remote entry, a shard's
+    report) may name: its trails, anything under its trailmap directories (manifests, tool
+    files, their generated files), and the paths its own scan reported (a directory that could
+    not be listed, a misnamed manifest). Everything else is not the workspace's to report."""
+
+    trails: frozenset[str]
+    dirs: tuple[str, ...] = ()
+    """Workspace-relative directories, each ending in `/`."""
+    files: frozenset[str] = frozenset()
+
+    def names(self, path: str) -> bool:
+        if path in self.trails or path in self.files:
+            return True
+        return path.startswith(self.dirs) and is_workspace_path(path)
+
+    def refuses(self, finding: Finding) -> str | None:
+        """Why `finding` cannot be this workspace's, or None when it can."""
+        if not position_in_range(finding.line, finding.column):
+            return f"a finding at line {finding.line!r}, column {finding.column!r}"
+        if not self.names(finding.path):
+            return f"a finding about {finding.path!r}, not a trail or tool file of this workspace"
+        return None
+
 
 def did_you_mean(word: str, candidates: list[str] | tuple[str, ...] | frozenset[str]) -> str:
     """`" (did you mean 'x'?)"` when a candidate is close to `word`, else the empty string."""

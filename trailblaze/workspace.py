@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from trailblaze import codes
 from trailblaze.errors import TrailblazeError
-from trailblaze.finding import Finding
+from trailblaze.finding import Finding, Owned
 
 Layout = Literal["compact", "trailblaze"]
 EXCLUDED_DIRS = frozenset({"build", ".gradle", ".git", "node_modules", ".trailblaze", ".claude"})
@@ -40,8 +40,19 @@ _PROJECT_CONFIG_KEYS = re.compile(
 ALLOW_HOST_PROGRAMS = "allow-host-programs"
 """The `[tool.trailblaze]` key naming the host programs a recording may run (`exec`)."""
 _CONFIG_KEYS = frozenset(
-    {"layout", "trailmaps", "trails", "scratch", "exclude", "workspaces", ALLOW_HOST_PROGRAMS}
+    {
+        "layout",
+        "trailmaps",
+        "trails",
+        "scratch",
+        "exclude",
+        "workspaces",
+        ALLOW_HOST_PROGRAMS,
+        "remote-cache-public-keys",
+    }
 )
+PUBLIC_KEY = re.compile(r"^ed25519:[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$")
+"""A public key of `remote-cache-public-keys`: `ed25519:` and the key's 32 bytes in base64."""
 
 
 class WorkspaceError(TrailblazeError):
@@ -61,6 +72,9 @@ class Workspace:
     trails_dir: Path
     scratch: Path
     exclude: frozenset[str] = field(default=EXCLUDED_DIRS)
+    remote_keys: tuple[str, ...] = ()
+    """`remote-cache-public-keys`: the keys remote-cache entries must be signed with
+    (`state.signing`); none: entries are not checked for a signature."""
     allow_host_programs: tuple[str, ...] = ()
     """`[tool.trailblaze] allow-host-programs`: the host programs a recording may run, as
     written (`toolmodel.hostaccess` says how a call's program is matched against them)."""
@@ -298,6 +312,13 @@ def _config_problem(key: str, value: Any) -> str | None:
         isinstance(value, list) and value and all(map(_is_path, value))
     ):
         return "workspaces must be a list of paths or globs"
+    if key == "remote-cache-public-keys" and not (
+        isinstance(value, list) and all(isinstance(v, str) and PUBLIC_KEY.match(v) for v in value)
+    ):
+        return (
+            "remote-cache-public-keys must be a list of public keys, each 'ed25519:' and the "
+            "key's 32 bytes in base64 (`trailblaze signing-key FILE` prints one)"
+        )
     if key == ALLOW_HOST_PROGRAMS:
         return _programs_problem(value)
     return None
@@ -402,6 +423,7 @@ def _configured(root: Path, table: dict[str, Any]) -> Workspace:
         trails_dir=path_of("trails", base.trails_dir),
         scratch=path_of("scratch", base.scratch),
         exclude=EXCLUDED_DIRS | frozenset(table.get("exclude", [])),
+        remote_keys=tuple(sorted(set(table.get("remote-cache-public-keys", [])))),
         allow_host_programs=tuple(table.get(ALLOW_HOST_PROGRAMS, ())),
     )
     if "scratch" not in table:
@@ -622,3 +644,15 @@ def _is_generated(sub: str, filename: str) -> bool:
 def is_generated_tool(filename: str) -> bool:
     """Whether a file of this name directly in a trailmap's `tools/` is one we generate."""
     return filename in GENERATED_TOOL_FILES or filename.endswith(".trail.gen.ts")
+
+
+def owned_by(ws: Workspace, found: Scan) -> Owned:
+    """What findings about `ws` may name (`finding.Owned`), from its scan `found`."""
+    dirs = [ws.rel(t.path) + "/" for t in found.trailmaps]
+    if ws.targets_dir is not None:
+        dirs.append(ws.rel(ws.targets_dir) + "/")
+    return Owned(
+        trails=frozenset(ws.rel(Path(p)) for p in found.trail_paths),
+        dirs=tuple(d for d in dirs if not d.startswith("/")),
+        files=frozenset(f.path for f in found.findings),
+    )

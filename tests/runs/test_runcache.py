@@ -13,16 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bench.nginx import NginxCache
 from tests.conftest import ROOT, isolate_env, write_tree
 from tests.faultproxy import FaultProxy, refused_url
+from tests.mutations import mutated
 from tests.state.test_remote import BROKEN_TRAIL
 from trailblaze import fsutil
 from trailblaze.check.run import last_stats
 from trailblaze.cli.main import main
 from trailblaze.doit_tasks.uptodate import check_inputs
-from trailblaze.finding import Finding
+from trailblaze.finding import Finding, position_in_range
 from trailblaze.generate import artifacts, sdk
 from trailblaze.generate.sdk import OURS_LABEL
 from trailblaze.options import CheckOptions
@@ -40,7 +43,7 @@ from trailblaze.runs.runcache.keys import stat_inputs
 from trailblaze.state.remote import TIMEOUT_ENV
 from trailblaze.toolchain.compilers import TSC_ENV, Compiler
 from trailblaze.toolmodel import bundled
-from trailblaze.workspace import GENERATED_TOOL_FILES, find_workspace, scan
+from trailblaze.workspace import GENERATED_TOOL_FILES, find_workspace, owned_by, scan
 
 EDITED = "trailmaps/notes/trails/broken.trail.yaml"
 REJECTED = "trailmaps/notes/trails/rejected.trail.yaml"
@@ -467,8 +470,11 @@ def _replace_body(server: NginxCache, key: str, change: Any) -> None:
     ac = server.store / "ac" / key
     entry = json.loads(ac.read_bytes())
     body = json.loads(zlib.decompress((server.store / "cas" / entry["sha256"]).read_bytes()))
-    change(body)
-    data = zlib.compress(json.dumps(body).encode())
+    if change is None:  # nested past what a JSON parser follows
+        data = zlib.compress(b"[" * 100_000 + b"]" * 100_000)
+    else:
+        change(body)
+        data = zlib.compress(json.dumps(body).encode())
     digest = hashlib.sha256(data).hexdigest()
     (server.store / "cas" / digest).write_bytes(data)
     entry["sha256"] = digest
@@ -497,6 +503,17 @@ def _checked(body: dict[str, Any]) -> dict[str, Any]:
         ("missing-trail", "does not cover every trail"),
         ("inconsistent-status", "is not usable"),
         ("other-key", "was stored for another key"),
+        # Findings from the remote name a trail or tool file of this workspace, at a line and
+        # column that are numbers in range (a code frame is never read from elsewhere).
+        (
+            "finding-elsewhere",
+            "a finding about '/etc/passwd', not a trail or tool file of this workspace",
+        ),
+        ("finding-outside", "a finding about '../../etc/passwd', not a trail or tool file"),
+        ("finding-line-text", "finding field 'line'"),
+        ("finding-huge-column", "a finding's line or column out of range"),
+        ("deep-entry", "a run entry is not JSON"),
+        ("deep-body", "the body is not a compressed run entry"),
         # The entry naming the generated files, which a run fetches and writes first.
         ("files-foreign-file", "would write files that no check writes"),
         ("files-wrong-lengths", "inflates to other than"),
@@ -551,6 +568,18 @@ def test_an_entry_that_is_not_what_it_claims_is_not_trusted(
         _replace_body(server, key, lambda body: _trails(body).pop())
     elif case == "inconsistent-status":
         _replace_body(server, key, lambda body: _checked(body).update(reason="no target"))
+    elif case.startswith("finding-"):
+        change = {
+            "finding-elsewhere": {"path": "/etc/passwd"},
+            "finding-outside": {"path": "../../etc/passwd"},
+            "finding-line-text": {"line": "12"},
+            "finding-huge-column": {"column": 10**12},
+        }[case]
+        _replace_body(server, key, lambda body: body["report"]["findings"][0].update(change))
+    elif case == "deep-entry":
+        (server.store / "ac" / key).write_bytes(b"[" * 100_000)
+    elif case == "deep-body":
+        _replace_body(server, key, None)
     else:
         entry = json.loads((server.store / "ac" / key).read_bytes())
         entry["key"] = "1" * 64
@@ -693,3 +722,55 @@ def test_the_shortcuts_agree_with_the_modules_they_stand_in_for(tmp_path: Path) 
     assert artifacts.TSCONFIG_BANNER.startswith(OUR_BANNER + ".")
     assert artifacts.is_generated_tsconfig(artifacts.TSCONFIG_BANNER)
     assert sdk.SDK_BANNER.startswith(OUR_BANNER)
+
+
+# -- hostile run entries (hypothesis) -------------------------------------------------------------
+
+
+@pytest.mark.tsc
+@settings(
+    max_examples=15,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_hostile_run_entries_are_a_miss_or_a_report_of_this_workspace(
+    *,
+    data: st.DataObject,
+    server: NginxCache,
+    filled: dict[str, bytes],
+    local: dict[str, Any],
+    ci: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The report of a run entry with anything in it (its digests made to match, as a hostile
+    cache would store it), through `trailblaze check --remote-cache`: a miss with one warning
+    and the report checked here, or a report whose findings name this workspace's trails and
+    tool files at lines and columns in range; never a traceback."""
+    key = entry_inputs(ci).key
+    for name, value in filled.items():  # the entries as the honest run stored them
+        (server.store / name).write_bytes(value)
+    shutil.rmtree(ci / ".trailblaze", ignore_errors=True)
+    hostile = data.draw(mutated(json.loads(_body_of(server, key))["report"]))
+    _replace_body(server, key, lambda body: body.update(report=hostile))
+    capsys.readouterr()
+    code = cli(ci, "--remote-cache", server.url)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    report = shown(ci)
+    if stats(ci).get("remote_run") != "hit":
+        assert (code, report) == (1, local["report"])
+        assert err.count("warning: remote cache") == 1, err
+        return
+    ws = find_workspace(ci, explicit=True)
+    owned = owned_by(ws, scan(ws))
+    assert code == report["exit_code"]
+    for finding in report["findings"]:
+        assert owned.names(finding["path"]), finding
+        assert position_in_range(finding["line"], finding["column"])
+
+
+def _body_of(server: NginxCache, key: str) -> bytes:
+    entry = json.loads((server.store / "ac" / key).read_bytes())
+    return zlib.decompress((server.store / "cas" / entry["sha256"]).read_bytes())

@@ -3,6 +3,7 @@ Bazel HTTP cache on loopback, and a fault-injecting proxy in front of it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -12,14 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bench.nginx import NginxCache
 from tests.conftest import ROOT, run_python, toolchain_cache, write_tree
 from tests.faultproxy import FaultProxy, refused_url
+from tests.mutations import mutated
 from trailblaze.check.run import run_check
+from trailblaze.finding import Finding, position_in_range
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report
+from trailblaze.state.keys import content_digest
 from trailblaze.state.remote import (
     HEADER_ENV,
     TIMEOUT_ENV,
@@ -28,6 +34,7 @@ from trailblaze.state.remote import (
     RemoteConfigError,
     RemoteFault,
     RemoteResults,
+    _canonical,
 )
 from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, Compiler
 from trailblaze.workspace import find_workspace
@@ -301,6 +308,38 @@ def test_an_entry_stored_under_another_key_is_not_trusted(
     assert "was stored for another key" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("where", ["ac", "cas"])
+def test_json_nested_past_the_parser_is_a_miss_not_a_traceback(
+    where: str,
+    server: NginxCache,
+    tmp_path: Path,
+    local: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An entry or a body of 100,000 nested arrays: a RecursionError in the JSON parser before,
+    a traceback; now the remote's one warning, and the check done here."""
+    warm(server, tmp_path / "main")
+    deep = b"[" * 100_000 + b"]" * 100_000
+    for path in (server.store / "ac").iterdir():
+        if where == "ac":
+            path.write_bytes(deep)
+        else:  # each entry names a body of its own: its findings, nested too deep
+            entry = json.loads(path.read_bytes())
+            digest = hashlib.sha256(deep).hexdigest()
+            (server.store / "cas").mkdir(exist_ok=True)
+            (server.store / "cas" / digest).write_bytes(deep)
+            entry.pop("findings", None)
+            entry["sha256"] = digest
+            path.write_bytes(json.dumps(entry).encode())
+    capsys.readouterr()
+    report = check(clone(tmp_path / "ci"), server.url)
+    assert comparable(report) == local
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.count("warning") == 1
+    assert "is not JSON (cut short or altered)" in err
+
+
 # -- the command line -------------------------------------------------------------------------
 
 
@@ -381,3 +420,57 @@ def test_doit_check_uses_the_remote_cache_from_the_environment(
     # Each trail's verdict, the whole run's entry, its generated files' and its trail rows'
     # (`runs/rows.py`).
     assert len([k for k in entries if k.startswith("ac/")]) == 11 + 3, sorted(entries)
+
+
+# -- hostile entries (hypothesis) -----------------------------------------------------------------
+
+HOSTILE_KEY = "ab" * 32
+HOSTILE_TRAIL = "trailmaps/notes/trails/broken.trail.yaml"
+HOSTILE_FINDINGS = [
+    Finding(
+        "type", HOSTILE_TRAIL, 9, 19, "Type 'number[]' is not assignable to type 'string'.",
+        code="TS2322", tool="scrollUntilTextIsVisible", step=1, trailmap="notes",
+    ).to_json(),
+    Finding("warning", HOSTILE_TRAIL, 3, 5, "a quoted number", code="quoted-number").to_json(),
+]  # fmt: skip
+
+
+@settings(
+    max_examples=200,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_hostile_trail_entries_are_a_miss_or_this_trail_s_findings(
+    server: NginxCache, data: st.DataObject
+) -> None:
+    """A trail's verdict entry served by the cache with anything in it (the digest made to
+    match, as a hostile cache would): a miss with one warning, or findings of that very trail,
+    each a whole finding at a line and column in range; never a traceback."""
+    entry = {"format": 1, "key": HOSTILE_KEY, "findings": HOSTILE_FINDINGS}
+    hostile = data.draw(mutated(entry))
+    if isinstance(hostile, dict) and isinstance(hostile.get("findings"), list | dict):
+        hostile["sha256"] = content_digest(_canonical(hostile["findings"]))
+    raw = json.dumps(hostile)
+    if data.draw(st.booleans()):
+        raw = raw[:-3]  # cut short
+    (server.store / "ac").mkdir(exist_ok=True)
+    (server.store / "ac" / HOSTILE_KEY).write_bytes(raw.encode("utf-8", "surrogatepass"))
+    warned: list[str] = []
+    config = RemoteConfig.resolve(server.url, env={})
+    assert config is not None
+    remote = RemoteResults(config, warned.append)
+    try:
+        found = remote.fetch([(HOSTILE_KEY, HOSTILE_TRAIL)])
+    finally:
+        remote.close()
+    if not found:
+        assert len(warned) == 1
+        return
+    assert warned == []
+    for item in found[HOSTILE_KEY]:
+        finding = Finding.from_json(item)
+        assert finding.path == HOSTILE_TRAIL
+        assert finding.kind in ("type", "warning")
+        assert position_in_range(finding.line, finding.column)

@@ -14,7 +14,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -53,6 +53,7 @@ def check_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--path-base {args.path_base}: not a directory")
     options = _options(args)
     ws = scopes[0].workspace
+    _check_remote(options, ws.remote_keys)
     base = (args.path_base or default_base(args.format, ws.root, cwd)).absolute()
     files_scope = any(s.files or s.stdin for s in scopes)
     # Trail files (an editor's buffer on stdin, say) and the tool listing are not replayed.
@@ -76,6 +77,9 @@ def check_command(args: argparse.Namespace) -> int:
             "path_base": str(base),
             "tool_diagnostics": not args.no_typecheck,
             "outputs": outputs_state(found),
+            # A pass the remote served under some keys (or none) is not repeated under others
+            # (`signing.trust_scope`).
+            "remote_keys": list(ws.remote_keys),
             "workspace": ws.settings,
         }
         outputs = Outputs(ws.scratch)
@@ -102,6 +106,12 @@ def check_command(args: argparse.Namespace) -> int:
     else:
         from trailblaze.check.run import run_check  # noqa: PLC0415 - the no-op above never loads it
 
+    identity = None
+    if options.shard is not None and found is not None:
+        from trailblaze.runs.runcache.keys import run_identity, with_run_key  # noqa: PLC0415
+
+        # Every input by content, before the check: the key `report merge` joins shards by.
+        identity = run_identity(ws, found, options, stats)
     stdin_text = sys.stdin.read() if any(s.stdin for s in scopes) else None
     started = time.monotonic()
     parts: list[tuple[Report, Path, dict[str, str]]] = []
@@ -116,7 +126,10 @@ def check_command(args: argparse.Namespace) -> int:
                 stdin_name=args.stdin_filename,
                 tool_diagnostics=not args.no_typecheck,
             )
-            parts.append((scoped.report, scope.workspace.root, scoped.renamed))
+            shown = scoped.report
+            if identity is not None and shown.shard is not None:
+                shown = with_run_key(shown, identity, scope.trailmap)
+            parts.append((shown, scope.workspace.root, scoped.renamed))
             if args.show_typed_tools:
                 from trailblaze.cli.typedtools import typed_tools_listing  # noqa: PLC0415
 
@@ -185,6 +198,8 @@ def _check_monorepo(root: Path, options: CheckOptions, args: argparse.Namespace)
     if args.path_base is not None and not args.path_base.is_dir():
         raise UsageError(f"--path-base {args.path_base}: not a directory")
     mono = find_monorepo(root)
+    for ws in mono.workspaces:
+        _check_remote(options, ws.remote_keys)
     with toolchain_progress(sys.stderr):
         report = check_all(mono, options, progress=RichProgress.for_terminal())
     base = (args.path_base or default_base(args.format, mono.root, Path.cwd())).absolute()
@@ -214,9 +229,12 @@ def _shard(text: str | None) -> tuple[int, int] | None:
     return (shard.index, shard.count)
 
 
-def _check_remote(options: CheckOptions) -> None:
-    """A remote-cache setting that cannot work is a usage error, before any work."""
+def _check_remote(options: CheckOptions, public_keys: Sequence[str] = ()) -> None:
+    """A remote-cache setting that cannot work (a URL, a header, a signing key, the
+    workspace's public keys) is a usage error, before any work."""
     if options.remote_cache:
         from trailblaze.state.remote import RemoteConfig  # noqa: PLC0415
 
-        RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+        RemoteConfig.resolve(
+            options.remote_cache, read_only=options.remote_read_only, public_keys=public_keys
+        )

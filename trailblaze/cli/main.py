@@ -19,8 +19,9 @@ from trailblaze.cli.check import check_command
 from trailblaze.errors import TrailblazeError, UsageError, machine_error
 from trailblaze.report.formats import FORMATS
 from trailblaze.report.output import as_shown, emit
+from trailblaze.report.pathbase import default_base
 from trailblaze.report.record import EXIT_USAGE
-from trailblaze.workspace import find_workspace, scan
+from trailblaze.workspace import Workspace, find_workspace, is_workspace, owned_by, scan
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a filter cut off by its reader
 
@@ -129,6 +130,25 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
     merge.add_argument("--format", choices=FORMATS, default="json")
     merge.add_argument("--output", type=Path, help="write the report here instead of stdout")
+    merge.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="the workspace the shards checked, whose files the findings must name and code "
+        "frames are read from (default: where the shards' paths put it from here)",
+    )
+
+    signing = sub.add_parser(
+        "signing-key",
+        help="make a key that signs remote-cache entries (or show the public key of one)",
+        description=(
+            "Write a new Ed25519 private key to FILE (never over an existing file) and print "
+            "its public key as the pyproject.toml line readers need. Given a key file that "
+            "exists, print its public key. Give FILE to trusted builds as "
+            "TRAILBLAZE_REMOTE_CACHE_SIGNING_KEY_FILE; keep it out of the repository."
+        ),
+    )
+    signing.add_argument("file", type=Path, metavar="FILE")
 
     surfaces = sub.add_parser(
         "surfaces",
@@ -201,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "replay": _replay,
         "report": _report,
         "schema": _schema,
+        "signing-key": _signing_key,
     }
     try:
         return commands[args.command](args)
@@ -226,14 +247,64 @@ def _report(args: argparse.Namespace) -> int:
     from trailblaze.check.shard import load_report, merge  # noqa: PLC0415
 
     loaded = [(path, load_report(path)) for path in args.reports]
-    report = merge(loaded)
-    # A shard's paths are relative to where its check ran (its `path_base`), already as the
-    # reader wants them: they are read and shown from there.
-    first = Path(str(loaded[0][1].get("path_base") or report.workspace))
-    here = first if first.is_dir() else Path.cwd()
-    shown, frames = as_shown([(report, here, None)], here, args.format)
+    # A shard's paths are relative to where its check ran; its `root` says where the workspace
+    # is from there. Run from the same place (or told `--workspace`), this is that workspace:
+    # the findings must name its files, and code frames are read from it alone. Nothing a
+    # report says (its `workspace`, its `path_base`) decides what is read on this machine.
+    here = Path.cwd()
+    root = str(loaded[0][1]["shard"].get("root", "."))
+    if args.workspace is not None:
+        ws: Workspace | None = find_workspace(args.workspace, explicit=True)
+    else:
+        candidate = here / root
+        ws = find_workspace(candidate, explicit=True) if is_workspace(candidate) else None
+    owned = owned_by(ws, scan(ws)) if ws is not None else None
+    report = merge(loaded, owned)  # paths relative to the workspace
+    if ws is None:
+        # No workspace here to read frames from: the paths as the shards showed them.
+        prefix = "" if root == "." else f"{root}/"
+        shown = report.with_paths(lambda p: p if p.startswith("/") else prefix + p, str(here))
+        frames: dict[str, str] = {}
+    else:
+        base = default_base(args.format, ws.root, here)
+        shown, frames = as_shown([(report, ws.root, None)], base, args.format)
     emit(shown, frames, fmt=args.format, output=args.output, color=getattr(args, "color", None))
     return report.exit_code
+
+
+def _signing_key(args: argparse.Namespace) -> int:
+    """A new signing key in a file of its own (mode 0600), or the public key of one."""
+    from trailblaze.state.signing import (  # noqa: PLC0415 - only this command signs
+        PUBLIC_KEYS_SETTING,
+        new_private_key,
+        parse_private_key,
+        public_key_text,
+    )
+
+    path: Path = args.file
+    if os.path.lexists(path):
+        try:
+            with path.open("rb") as handle:
+                seed = parse_private_key(handle.read(64 * 1024), str(path))
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    else:
+        pem, seed = new_private_key()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(path, flags, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(pem)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        print(
+            f"trailblaze: wrote a new signing key to {path}: keep it secret, give it to trusted "
+            "builds as TRAILBLAZE_REMOTE_CACHE_SIGNING_KEY_FILE, and add its public key to "
+            "[tool.trailblaze] in pyproject.toml:",
+            file=sys.stderr,
+        )
+    print(f'{PUBLIC_KEYS_SETTING} = ["{public_key_text(seed)}"]')
+    return 0
 
 
 def _surfaces(args: argparse.Namespace) -> int:

@@ -135,7 +135,10 @@ def check_and_record(
     from trailblaze.state.remote import RemoteConfig  # noqa: PLC0415
 
     options = CheckOptions.from_env()
-    RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+    if options.remote_cache:
+        RemoteConfig.resolve(
+            options.remote_cache, read_only=options.remote_read_only, public_keys=ws.remote_keys
+        )
     # As in run_check: writing the report of ten thousand trails builds as many dicts, and the
     # cyclic collector would walk every object of the run again and again to free nothing.
     with gc_paused():

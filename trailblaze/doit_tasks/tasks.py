@@ -103,7 +103,10 @@ def _check_parts(ws: Workspace) -> tuple[Scan, Layout, InputsDigest]:
     """What a workspace's check tasks are made of: its scan, scratch layout and inputs."""
     found = scan(ws)
     layout = Layout(ws.scratch)
-    options = {**options_fingerprint(CheckOptions.from_env()), "workspace": ws.settings}
+    options = {
+        **options_fingerprint(CheckOptions.from_env(), ws.remote_keys),
+        "workspace": ws.settings,
+    }
     inputs = InputsDigest(check_inputs(found), options, found, layout)
     return found, layout, inputs
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from trailblaze import __version__
@@ -57,13 +57,16 @@ def outputs_state(found: Scan) -> list[str]:
     return out
 
 
-def options_fingerprint(options: CheckOptions) -> dict[str, Any]:
-    """The options that change a check's outcome, with our version."""
+def options_fingerprint(options: CheckOptions, remote_keys: Sequence[str] = ()) -> dict[str, Any]:
+    """The options that change a check's outcome, with our version, and the workspace's
+    `remote-cache-public-keys`: a pass the remote served under some keys (or none) is not
+    repeated under others (`signing.trust_scope`)."""
     return {
         "strict": options.strict,
         "typecheck": options.typecheck,
         "require_typecheck": options.require_typecheck,
         "version": __version__,
+        "remote_keys": list(remote_keys),
     }
 
 

@@ -103,7 +103,7 @@ def _field(token: str, name: str, value: str, path: tuple[str, ...]) -> str:
         return value
     try:
         found: Any = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         found = value
     where = name
     for key in path:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from trailblaze.finding import Finding
+from trailblaze.finding import Finding, is_workspace_path, position_in_range
 from trailblaze.report.escaping import printable
 from trailblaze.report.record import Report, ReportView
 
@@ -107,18 +107,27 @@ def source_lines(root: Path, findings: Iterable[Finding]) -> dict[str, str]:
     """The YAML line every finding points at, keyed by `frame_key` (what a `ReportView`
     records); a line that cannot be read or is too long to show is left out.
 
+    Only a file of the workspace at `root` is read: a finding may come from outside (a remote
+    entry, a shard's report), and a path out of the workspace, by name (`/etc/...`, `../..`)
+    or through a symlink, must not put a line of any other file into a CI log.
+
     Each file is read once, up to the last line asked of it, however many findings it has.
     """
     wanted: dict[str, set[int]] = defaultdict(set)
     for finding in findings:
-        wanted[finding.path].add(finding.line)
+        if is_workspace_path(finding.path) and position_in_range(finding.line, finding.column):
+            wanted[finding.path].add(finding.line)
     frames: dict[str, str] = {}
+    inside = os.path.join(os.path.realpath(root), "")
     for path, numbers in wanted.items():
         last = max(numbers)
         try:
-            if not stat.S_ISREG(os.stat(root / path).st_mode):
+            real = os.path.realpath(root / path)
+            if not real.startswith(inside):
+                continue  # a symlink out of the workspace
+            if not stat.S_ISREG(os.stat(real).st_mode):
                 continue  # a pipe (a finding may be about one) would block the read
-            with (root / path).open("rb") as handle:
+            with Path(real).open("rb") as handle:
                 for number, raw in enumerate(handle, start=1):
                     if number in numbers:
                         line = raw.decode("utf-8", "replace").rstrip("\r\n")
@@ -134,11 +143,13 @@ def source_lines(root: Path, findings: Iterable[Finding]) -> dict[str, str]:
 def code_frame(finding: Finding, frames: Mapping[str, str]) -> list[str]:
     """The YAML line a finding points at (from `frames`), with a caret under its column."""
     line = frames.get(frame_key(finding))
-    if line is None:
+    if line is None or not position_in_range(finding.line, finding.column):
         return []
+    shown = line.expandtabs(1)
     gutter = f"{finding.line:>5} | "
-    caret = " " * (len(gutter) - 2) + "| " + " " * max(finding.column - 1, 0) + "^"
-    return [gutter + line.expandtabs(1), caret]
+    # Never past the end of the line shown: a column from outside may say anything.
+    caret = " " * (len(gutter) - 2) + "| " + " " * min(finding.column - 1, len(shown)) + "^"
+    return [gutter + shown, caret]
 
 
 def finding_line(finding: Finding) -> str:

@@ -9,15 +9,17 @@ relative to `path_base` (the workspace root unless the command was told otherwis
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from trailblaze import codes
 from trailblaze.finding import Finding
 
 Status = Literal["rejected", "parsed", "type-checked"]
+STATUSES = frozenset({"rejected", "parsed", "type-checked"})
 REPORT_VERSION = 1
 
 EXIT_OK = 0
@@ -63,6 +65,26 @@ class TrailStatus:
         }
 
     @classmethod
+    def checked(cls, raw: Any) -> TrailStatus:
+        """A status from JSON that came from outside (a remote entry, a shard's report), every
+        field checked; ValueError when it is not one `to_json` writes."""
+        if not isinstance(raw, dict):
+            raise ValueError("a trail status that is not an object")
+        path, trailmap, status = raw.get("path"), raw.get("trailmap"), raw.get("status")
+        reason, target, calls = raw.get("reason"), raw.get("target"), raw.get("calls")
+        if (
+            not isinstance(path, str)
+            or not isinstance(status, str)
+            or status not in STATUSES
+            or not all(v is None or isinstance(v, str) for v in (trailmap, reason, target))
+            or type(calls) is not int
+            or calls < 0
+            or (status == "parsed") != (reason is not None)  # only "parsed" says why not checked
+        ):
+            raise ValueError(f"a malformed trail status ({str(path)[:200]!r})")
+        return cls(path, trailmap, cast(Status, status), reason, target, calls)
+
+    @classmethod
     def from_json(cls, data: dict[str, Any]) -> TrailStatus:
         return cls(
             path=str(data["path"]),
@@ -106,8 +128,14 @@ class Report:
         """The same report with every path passed through `rebase`, relative to `base`."""
         # A path that stays as it is keeps its record: reports are mostly shown relative to the
         # workspace itself, and `replace` on ten thousand trails took 30-75 ms.
+        shard = self.shard
+        if shard is not None:
+            # Where the workspace is, as its paths now show it: `report merge` takes the
+            # shards' paths back to the workspace with it.
+            shard = {**shard, "root": posixpath.normpath(rebase("."))}
         return replace(
             self,
+            shard=shard,
             trails=tuple(
                 t if (path := rebase(t.path)) == t.path else replace(t, path=path)
                 for t in self.trails

@@ -24,16 +24,20 @@ a run without them would not.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trailblaze.finding import position_in_range
 from trailblaze.options import CheckOptions
 from trailblaze.report.escaping import printable
 from trailblaze.state.keys import digest
+from trailblaze.state.results import decode_findings
 from trailblaze.state.scratch import Layout, ScratchError, write_module
+from trailblaze.state.signing import Trust
 from trailblaze.state.store import STATS, TRAIL_FIELDS, Kind, Store
 from trailblaze.state.transport import inflate_within
 from trailblaze.workspace import Scan, Workspace
@@ -47,6 +51,7 @@ ROWS_LIMIT = 256 * 1024 * 1024
 """The most a rows body may inflate to unless the caller says otherwise (the default of
 `TRAILBLAZE_REMOTE_CACHE_MAX_MB`, `RemoteConfig.max_bytes`): a body past it is not usable."""
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+log = logging.getLogger(__name__)
 
 
 def _wanted(value: Any) -> str:
@@ -76,7 +81,9 @@ class RowsCache:
     def __init__(self, options: CheckOptions, ws: Workspace, warn: Warn) -> None:
         from trailblaze.state.remote import HttpCache, RemoteConfig  # noqa: PLC0415
 
-        config = RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+        config = RemoteConfig.resolve(
+            options.remote_cache, read_only=options.remote_read_only, public_keys=ws.remote_keys
+        )
         assert config is not None
         self.config = config
         self.http = HttpCache(config)
@@ -132,7 +139,7 @@ class RowsCache:
             raw = self.http.get_ac(key)
             if raw is None:
                 return [], {}
-            value = _entry(raw, key)
+            value = _entry(raw, key, self.config.trust)
             packed = self.http.get_cas(value)  # checked against its digest
             if packed is None:
                 return [], {}  # evicted: a miss
@@ -169,7 +176,7 @@ class RowsCache:
     def store(self, run_key: str, trails: Iterable[str], rows: list[tuple[Any, ...]]) -> bool:
         """Share the `rows` of the run just stored under `run_key` (those of its `trails`);
         False after a fault or when the state has not every trail's."""
-        from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
+        from trailblaze.state.remote import RemoteFault, sealed_entry  # noqa: PLC0415
 
         if self.config.read_only:
             return False
@@ -177,6 +184,12 @@ class RowsCache:
         shared = [[row[0], None, *row[2:]] for row in rows if row[0] in mine]
         if len(shared) != len(mine):
             return False  # not every trail's row was written: nothing half shared
+        try:
+            for row in shared:
+                _findings_of(row)  # as a reader will check them
+        except (ValueError, TypeError) as exc:
+            log.info("trail rows not shared: %s", exc)
+            return False
         # A verdict from the state stands only while its generated module is there (the type
         # gate): the modules travel with their rows, as the bytes on disk.
         modules: dict[str, bytes] = {}
@@ -190,7 +203,7 @@ class RowsCache:
         try:
             value = self.http.put_cas(body)  # the body first: an entry never points at nothing
             entry = {"format": ROWS_FORMAT, "key": key, "sha256": value}
-            self.http.put_ac(key, json.dumps(entry, separators=(",", ":")).encode())
+            self.http.put_ac(key, sealed_entry(entry, key, self.config.trust))
         except RemoteFault as exc:
             self._fault(str(exc))
             return False
@@ -216,20 +229,14 @@ def encode_rows(rows: list[list[Any]], modules: dict[str, bytes]) -> bytes:
     return b"".join(parts)
 
 
-def _entry(raw: bytes, key: str) -> str:
-    try:
-        entry = json.loads(raw)
-    except ValueError:
-        raise ValueError("the entry is not JSON (cut short or altered)") from None
-    if (
-        not isinstance(entry, dict)
-        or entry.get("format") != ROWS_FORMAT
-        or entry.get("key") != key
-        or not isinstance(entry.get("sha256"), str)
-        or not _HEX64.fullmatch(entry["sha256"])
-    ):
-        raise ValueError("the entry is of another format or key")
-    value: str = entry["sha256"]
+def _entry(raw: bytes, key: str, trust: Trust) -> str:
+    """The digest of the rows body the entry `raw` under `ac/<key>` names (RemoteFault)."""
+    from trailblaze.state.remote import RemoteFault, decoded_entry  # noqa: PLC0415
+
+    entry = decoded_entry(raw, key, ROWS_FORMAT, "the trail rows entry", trust)
+    value = entry.get("sha256")
+    if not isinstance(value, str) or not _HEX64.fullmatch(value):
+        raise RemoteFault("the trail rows entry names no body")
     return value
 
 
@@ -257,7 +264,7 @@ def decode_rows(packed: bytes, trails: frozenset[str], limit: int = ROWS_LIMIT) 
         body = json.loads(head)
         raw = body["rows"] if body.get("format") == ROWS_FORMAT else None
         sizes = body["modules"]
-    except (ValueError, AttributeError, KeyError, TypeError):
+    except (ValueError, AttributeError, KeyError, TypeError, RecursionError):
         raw = sizes = None
     if not isinstance(raw, list) or not isinstance(sizes, list):
         raise ValueError("not a rows body")
@@ -288,17 +295,14 @@ def decode_rows(packed: bytes, trails: frozenset[str], limit: int = ROWS_LIMIT) 
     from trailblaze.check.rows import TrailRecord  # noqa: PLC0415 - the check loads it anyway
 
     try:
-        TrailRecord.from_rows(rows)  # what the state will read: its findings' JSON included
         for row in rows:
             if row[10] is not None:
                 names = json.loads(row[10])
                 if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                     raise TypeError("tool names")
-            if row[11] is not None:
-                parse, runif, types, branches = json.loads(row[11])
-                if not all(isinstance(v, list) for v in (parse, runif, types, branches)):
-                    raise TypeError("findings")
-    except (ValueError, TypeError, IndexError, AttributeError) as exc:
+            _findings_of(row)  # each about its own trail, every field checked
+        TrailRecord.from_rows(rows)  # what the state will read
+    except (ValueError, TypeError, IndexError, AttributeError, RecursionError) as exc:
         raise ValueError(f"a row's findings are not usable: {exc}") from None
     modules: dict[str, str] = {}
     at = 0
@@ -321,3 +325,24 @@ def decode_rows(packed: bytes, trails: frozenset[str], limit: int = ROWS_LIMIT) 
     if at != len(blob):
         raise ValueError("bytes after the last module")
     return rows, modules
+
+
+def _findings_of(row: list[Any] | tuple[Any, ...]) -> None:
+    """Check a row's findings and runIf signatures (its JSON column) as the state will read
+    them: every finding a whole one, about the row's own trail, at a line and column in range;
+    every signature a string at a line and column in range (ValueError / TypeError)."""
+    if row[11] is None:
+        return
+    parse, runif, types, branches = json.loads(row[11])
+    for findings in (parse, runif, types):
+        for finding in decode_findings(findings):
+            if finding.path != row[0]:
+                raise ValueError(f"a finding of {row[0]} about {finding.path!r}")
+    if not isinstance(branches, list) or not all(
+        isinstance(b, list)
+        and len(b) == 3
+        and isinstance(b[0], str)
+        and position_in_range(b[1], b[2])
+        for b in branches
+    ):
+        raise ValueError(f"a runIf signature of {row[0]} that is not one")

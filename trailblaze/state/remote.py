@@ -37,19 +37,20 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from trailblaze.errors import TrailblazeError
-from trailblaze.finding import FINDING_FIELDS
+from trailblaze.finding import FINDING_FIELDS, position_in_range
 from trailblaze.options import REMOTE_ENV, env_flag, env_milliseconds
 from trailblaze.options import REMOTE_READ_ONLY_ENV as READ_ONLY_ENV
 from trailblaze.redaction import redacted_url
 from trailblaze.report.escaping import printable
 from trailblaze.state.keys import content_digest
+from trailblaze.state.signing import Trust, Unverified
 from trailblaze.state.transport import (
     AC_LIMIT,
     DEADLINE_ENV,
@@ -109,6 +110,8 @@ class RemoteConfig:
     """A run's requests in all (while no run shares its own: `transport.run_budget`)."""
     max_bytes: int = DEFAULT_MAX_BYTES
     """One body, as it comes and as it inflates."""
+    trust: Trust = field(default_factory=Trust)
+    """The keys entries are signed and checked with (`signing.py`)."""
 
     @classmethod
     def resolve(
@@ -117,8 +120,13 @@ class RemoteConfig:
         *,
         read_only: bool = False,
         env: Mapping[str, str] | None = None,
+        public_keys: Sequence[str] = (),
     ) -> RemoteConfig | None:
-        """The remote cache to use: `url`, else `TRAILBLAZE_REMOTE_CACHE`; None when neither."""
+        """The remote cache to use: `url`, else `TRAILBLAZE_REMOTE_CACHE`; None when neither.
+
+        `public_keys` are the workspace's `remote-cache-public-keys`: with some, entries are
+        read only when signed by one of them, and written only when a signing key is set
+        (unsigned entries would only displace signed ones: without a key, reading only)."""
         environ = os.environ if env is None else env
         raw = (url if url is not None else environ.get(REMOTE_ENV, "")).strip()
         if not raw:
@@ -165,15 +173,19 @@ class RemoteConfig:
             headers.append((name, value.strip()))
         host = hostname if ":" not in hostname else f"[{hostname}]"
         netloc = f"{host}:{port}" if port is not None else host
+        trust = Trust.resolve(public_keys, environ)
         path = quote(parts.path.rstrip("/"), safe=_PATH_SAFE)
         return cls(
             base=f"{parts.scheme}://{netloc}{path}",
-            read_only=env_flag(READ_ONLY_ENV, environ) or read_only,
+            read_only=env_flag(READ_ONLY_ENV, environ)
+            or read_only
+            or (trust.verifies and not trust.signs),
             headers=tuple(headers),
             timeout=_timeout(environ),
             deadline=env_milliseconds(DEADLINE_ENV, DEFAULT_DEADLINE, floor=0.05, env=environ),
             budget=budget_seconds(environ),
             max_bytes=_max_bytes(environ),
+            trust=trust,
         )
 
     @property
@@ -355,18 +367,45 @@ class HttpCache:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def decoded_entry(raw: bytes, key: str, format_: int, what: str) -> dict[str, Any]:
+def decoded_entry(
+    raw: bytes, key: str, format_: int, what: str, trust: Trust | None = None
+) -> dict[str, Any]:
     """One of our action-cache entries as JSON: an object of format `format_` stored for `key`
-    (a `RemoteFault` naming it `what` when it is not)."""
+    and, when `trust` has public keys, signed by one of them (a `RemoteFault` naming it `what`
+    when it is not)."""
     try:
-        entry = json.loads(raw)
-    except ValueError:
-        raise RemoteFault(f"{what} is not JSON (cut short or altered)") from None
+        payload = (trust or _UNSIGNED).open(key, raw)
+    except Unverified as exc:
+        raise RemoteFault(str(exc)) from None
+    entry = peer_json(payload, what)
     if not isinstance(entry, dict) or entry.get("format") != format_:
         raise RemoteFault(f"{what} is of an unknown format")
     if entry.get("key") != key:
         raise RemoteFault(f"the entry under ac/{key[:12]}… was stored for another key")
     return entry
+
+
+def sealed_entry(payload: dict[str, Any] | bytes, key: str, trust: Trust) -> bytes:
+    """An action-cache entry to store under `ac/<key>`: `payload` (compact JSON; bytes: that
+    JSON already) with its signature when `trust` has a signing key."""
+    data = (
+        payload
+        if isinstance(payload, bytes)
+        else json.dumps(payload, separators=(",", ":")).encode()
+    )
+    return trust.seal(key, data)
+
+
+def peer_json(data: bytes | str, what: str) -> Any:
+    """JSON from the remote cache (`RemoteFault` when it is not JSON); nesting too deep for
+    the parser is not JSON either (a RecursionError, not a traceback)."""
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        raise RemoteFault(f"{what} is not JSON (cut short or altered)") from None
+
+
+_UNSIGNED = Trust()
 
 
 # -- type-gate verdicts ------------------------------------------------------------------------
@@ -406,6 +445,7 @@ def _valid_findings(data: Any, path: str) -> list[dict[str, Any]]:
             or not all(isinstance(item[k], t) for k, t in _FINDING_TYPES.items() if k in item)
             or item["kind"] not in ("type", "warning")  # warnings: codegen's quoted-number
             or item["path"] != path
+            or not position_in_range(item["line"], item["column"])
         ):
             raise RemoteFault(f"an entry holds a finding that is not one of {path}'s type findings")
     return data
@@ -483,7 +523,7 @@ class RemoteResults:
     def _decode(self, body: bytes | None, key: str, path: str) -> list[dict[str, Any]] | None:
         if body is None:
             return None
-        entry = decoded_entry(body, key, ENTRY_FORMAT, "an action-cache entry")
+        entry = decoded_entry(body, key, ENTRY_FORMAT, "an action-cache entry", self.config.trust)
         digest = entry.get("sha256")
         if not isinstance(digest, str) or not _HEX64.match(digest):
             raise RemoteFault("an action-cache entry without a digest")
@@ -495,10 +535,7 @@ class RemoteResults:
         data = self.http.get_cas(digest)
         if data is None:
             return None  # evicted from the CAS: a miss, the verdict is worked out again
-        try:
-            return _valid_findings(json.loads(data), path)
-        except ValueError:
-            raise RemoteFault(f"the body of cas/{digest[:12]}… is not JSON") from None
+        return _valid_findings(peer_json(data, f"the body of cas/{digest[:12]}…"), path)
 
     def _store_one(self, entry: tuple[str, list[dict[str, Any]]]) -> int:
         key, findings = entry
@@ -512,7 +549,7 @@ class RemoteResults:
                 self.http.put_cas(data)  # the body first: an entry never points at nothing
             else:
                 record["findings"] = findings
-            self.http.put_ac(key, json.dumps(record, separators=(",", ":")).encode())
+            self.http.put_ac(key, sealed_entry(record, key, self.config.trust))
         except RemoteFault as exc:
             self._fault(str(exc))
             return 0

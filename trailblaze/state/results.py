@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, get_args
 
-from trailblaze.finding import FINDING_FIELDS, Finding
+from trailblaze.finding import FINDING_FIELDS, Finding, position_in_range
 from trailblaze.finding import Kind as FindingKind
 from trailblaze.fsutil import write_atomic
 from trailblaze.state.keys import digest
@@ -114,7 +114,7 @@ def decode_result(data: bytes | str) -> list[Finding] | None:
     """The findings of a stored verdict, or None when the bytes are not one."""
     try:
         return decode_findings(json.loads(data))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth
         return None
 
 
@@ -148,6 +148,8 @@ def _finding(item: Any) -> Finding:
         check = _FIELD_CHECKS.get(name)
         if check is None or not check(value):
             raise ValueError(f"finding field {name!r}")
+    if not position_in_range(item.get("line", 0), item.get("column", 0)):
+        raise ValueError("a finding's line or column out of range")
     return Finding.from_json(item)
 
 
@@ -175,8 +177,11 @@ _README = "Type-gate results of trailblaze-doit, keyed by content. Safe to delet
 class LocalResults:
     """The result cache in one SQLite file (see the module docstring)."""
 
-    def __init__(self, path: Path, *, ours: Path | None = None) -> None:
+    def __init__(self, path: Path, *, ours: Path | None = None, scope: str = "") -> None:
         self.path = path
+        self.scope = scope
+        """`signing.trust_scope` of the run: verdicts kept under other keys (a remote's
+        included) are not this run's."""
         self.directory = path.parent
         self.ours = ours
         """The scratch directory the cache directory is part of, where a file in its way may
@@ -185,7 +190,7 @@ class LocalResults:
         self.db = Database(path, _SCHEMA, f"trailblaze-results {path.name}", scratch=ours)
 
     def get(self, key: ResultKey) -> list[Finding] | None:
-        rows = self.db.read("SELECT value FROM results WHERE key = ?", (key.digest,))
+        rows = self.db.read("SELECT value FROM results WHERE key = ?", (self._address(key),))
         if not rows or not isinstance(rows[0][0], bytes | str):
             return None
         return decode_result(rows[0][0])
@@ -193,7 +198,7 @@ class LocalResults:
     def put_many(self, entries: Sequence[tuple[ResultKey, Sequence[Finding]]]) -> None:
         if not entries:
             return
-        rows = [(key.digest, encode_result(findings)) for key, findings in entries]
+        rows = [(self._address(key), encode_result(findings)) for key, findings in entries]
         try:
             describe = True
             if self.ours is not None:
@@ -219,9 +224,14 @@ class LocalResults:
     def close(self) -> None:
         self.db.close()
 
+    def _address(self, key: ResultKey) -> str:
+        return key.digest if not self.scope else digest(self.scope, key.digest)
 
-def open_results(layout: Layout, env: Mapping[str, str] | None = None) -> ResultCache:
-    """The result cache a check of this scratch directory uses."""
+
+def open_results(
+    layout: Layout, env: Mapping[str, str] | None = None, *, scope: str = ""
+) -> ResultCache:
+    """The result cache a check of this scratch directory uses; `scope`: `LocalResults.scope`."""
     path = layout.results(env)
     default = path.parent == layout.scratch / "cache"
-    return LocalResults(path, ours=layout.scratch if default else None)
+    return LocalResults(path, ours=layout.scratch if default else None, scope=scope)

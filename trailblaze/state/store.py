@@ -52,7 +52,7 @@ LOCK_TIMEOUT = 10.0
 """Seconds to wait for another process's write lock before treating the store as unavailable.
 Writes hold it for milliseconds; a lock held longer is a stuck or foreign process."""
 
-_DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+_DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
 """What a value that is not what its kind expects raises while it is decoded: a miss."""
 
 

@@ -45,9 +45,11 @@ from trailblaze.check.typegate.settings import (
 from trailblaze.check.workers import Parsed
 from trailblaze.finding import Finding
 from trailblaze.generate.linetable import unpack_lines
+from trailblaze.state.keys import digest
 from trailblaze.state.reads import record_reads
 from trailblaze.state.results import ResultCache, ResultKey, open_results
 from trailblaze.state.scratch import generated_name
+from trailblaze.state.signing import trust_scope
 from trailblaze.toolchain.compilers import (
     Compiler,
     compiler_location,
@@ -161,12 +163,15 @@ class TypeGate:
         self._surface_keys = ready.surface_keys
         self._options = ready.options
         self._compiler_key = ready.compiler_key
-        self._base_key = ready.base_key
+        # Remote verdicts live on in the trail rows and the result cache: kept under the keys
+        # that vouched for them (`signing.trust_scope`), never reused under others.
+        scope = trust_scope(self.ctx.ws.remote_keys)
+        self._base_key = digest(ready.base_key, scope) if scope else ready.base_key
         self._broken = ready.broken
         self._unresolved = ready.unresolved
         self._reads = ready.reads
-        self._cache = open_results(self.layout)
-        self._remote = RemoteVerdicts.open(self.options)
+        self._cache = open_results(self.layout, scope=scope)
+        self._remote = RemoteVerdicts.open(self.options, self.ctx.ws.remote_keys)
 
     # -- offering trails ------------------------------------------------------------------------
 

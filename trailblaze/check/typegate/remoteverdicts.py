@@ -7,6 +7,7 @@ the local result cache (`results.ResultKey`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -14,6 +15,7 @@ from trailblaze.check.typegate.jobs import GateResult, Job
 from trailblaze.finding import Finding
 from trailblaze.options import CheckOptions
 from trailblaze.state.remote import RemoteConfig, RemoteConfigError, RemoteResults
+from trailblaze.state.signing import SigningError
 
 
 class RemoteVerdicts:
@@ -25,14 +27,17 @@ class RemoteVerdicts:
         self._stores: list[Future[None]] = []
 
     @classmethod
-    def open(cls, options: CheckOptions) -> RemoteVerdicts | None:
-        """The remote cache the options name, or None (none named, or a setting that cannot
-        work: the CLI and the doit task refuse those before the check starts)."""
+    def open(cls, options: CheckOptions, public_keys: Sequence[str] = ()) -> RemoteVerdicts | None:
+        """The remote cache the options name, with the workspace's `remote-cache-public-keys`,
+        or None (none named, or a setting that cannot work: the CLI and the doit task refuse
+        those before the check starts)."""
         if not options.remote_cache:
             return None
         try:
-            config = RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
-        except RemoteConfigError:
+            config = RemoteConfig.resolve(
+                options.remote_cache, read_only=options.remote_read_only, public_keys=public_keys
+            )
+        except (RemoteConfigError, SigningError):
             return None
         return None if config is None else cls(RemoteResults(config))
 

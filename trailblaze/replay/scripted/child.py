@@ -186,7 +186,7 @@ class NodeChild:
 def _parse(line: bytes) -> dict[str, Any] | None:
     try:
         parsed = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return parsed if isinstance(parsed, dict) else None
 

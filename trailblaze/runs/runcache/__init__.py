@@ -55,9 +55,9 @@ other): the heavy ones stay lazy inside functions, so a hit never loads the chec
 
 from __future__ import annotations
 
+from trailblaze.report.record import STATUSES
 from trailblaze.runs.runcache.body import (
     BODY_LIMIT,
-    STATUSES,
     BadBody,
     Body,
     Outputs,

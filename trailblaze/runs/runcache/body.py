@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from trailblaze.finding import Owned
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import REASON_INFRA, Report, TrailStatus
 from trailblaze.runs.runcache.keys import RUN_FORMAT, RunInputs
@@ -20,8 +21,6 @@ from trailblaze.state.keys import content_digest
 from trailblaze.state.results import decode_findings
 from trailblaze.state.transport import inflate_within
 from trailblaze.workspace import Workspace
-
-STATUSES = frozenset({"rejected", "parsed", "type-checked"})
 
 
 def encode_body(
@@ -145,7 +144,7 @@ def decode_body(data: bytes, key: str, limit: int = BODY_LIMIT) -> Body:
     text = inflated.data
     try:
         body = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser: not one of ours
         raise BadBody("the body is not a compressed run entry") from None
     if not isinstance(body, dict) or body.get("format") != RUN_FORMAT or body.get("key") != key:
         raise BadBody("the body belongs to another key or format")
@@ -215,7 +214,7 @@ def report_of(
 ) -> Report:
     """A `Report` from its stored JSON, checked field by field (ValueError when it is not)."""
     try:
-        trails = tuple(_status(t) for t in data["trails"])
+        trails = tuple(TrailStatus.checked(t) for t in data["trails"])
         findings = tuple(decode_findings(data["findings"]))
         trailmaps = tuple(data["trailmaps"])
         sdks = data.get("sdks") or {}
@@ -242,27 +241,13 @@ def report_of(
     )
 
 
-def _status(raw: Any) -> TrailStatus:
-    if not isinstance(raw, dict):
-        raise TypeError("trail")
-    path, trailmap, status = raw["path"], raw["trailmap"], raw["status"]
-    reason, target, calls = raw["reason"], raw["target"], raw["calls"]
-    if (
-        not isinstance(path, str)
-        or status not in STATUSES
-        or not all(v is None or isinstance(v, str) for v in (trailmap, reason, target))
-        or not isinstance(calls, int)
-        or isinstance(calls, bool)
-        or (status == "parsed") != (reason is not None)  # only "parsed" says why not checked
-    ):
-        raise TypeError(f"trail {path!r}")
-    return TrailStatus(path, trailmap, status, reason, target, calls)
-
-
-def proven(report: Report) -> bool:
+def proven(report: Report, owned: Owned | None = None) -> bool:
     """Whether a report may be shared as a whole: every trail checked or not checked for a
-    reason that holds wherever the same inputs are checked, and nothing left undone."""
+    reason that holds wherever the same inputs are checked, nothing left undone, and (with
+    `owned`) every finding about a file of the workspace, as a reader requires (`refused`)."""
     if not report.complete or report.stats.get("remote_fault"):
+        return False
+    if owned is not None and refused(report, owned) is not None:
         return False
     if report.stats.get("reads_covered") is False:
         return False  # a file the compiler read may have changed under it
@@ -271,3 +256,13 @@ def proven(report: Report) -> bool:
     from trailblaze.generate.sdk import OURS_LABEL  # noqa: PLC0415 - loaded by the check already
 
     return all(label == OURS_LABEL for label in report.sdks.values())
+
+
+def refused(report: Report, owned: Owned) -> str | None:
+    """Why a stored report cannot be this workspace's: a finding about a file that is not one
+    of its trails or tool files, or at a line or column out of range (None: none is)."""
+    for finding in report.findings:
+        problem = owned.refuses(finding)
+        if problem is not None:
+            return problem
+    return None

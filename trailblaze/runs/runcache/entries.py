@@ -7,7 +7,6 @@ A hit never loads the check pipeline: the heavy imports stay inside the function
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 import threading
@@ -30,6 +29,7 @@ from trailblaze.runs.runcache.body import (
     files_entry,
     inflate,
     proven,
+    refused,
     report_of,
 )
 from trailblaze.runs.runcache.keys import RUN_FORMAT, RunInputs, index_key, run_inputs, stat_inputs
@@ -62,7 +62,9 @@ class RunCache:
     ) -> None:
         from trailblaze.state.remote import HttpCache, RemoteConfig  # noqa: PLC0415
 
-        config = RemoteConfig.resolve(options.remote_cache, read_only=options.remote_read_only)
+        config = RemoteConfig.resolve(
+            options.remote_cache, read_only=options.remote_read_only, public_keys=ws.remote_keys
+        )
         assert config is not None
         self.config = config
         self.http = HttpCache(config)
@@ -103,6 +105,7 @@ class RunCache:
         their names are outputs; a fault on the way is the run's one warning (`_settle`)."""
         http = self.http
         limit = self.config.max_bytes
+        trust = self.config.trust
 
         def made() -> tuple[Body, Outputs] | None:
             from trailblaze.state.remote import RemoteFault, decoded_entry  # noqa: PLC0415
@@ -112,7 +115,7 @@ class RunCache:
                 return None
             what = f"the files entry ac/{key[:12]}…"
             try:
-                named = files_entry(decoded_entry(raw, key, RUN_FORMAT, what))
+                named = files_entry(decoded_entry(raw, key, RUN_FORMAT, what, trust))
             except BadBody as exc:
                 raise RemoteFault(f"{what} is not usable: {exc}") from None
             packed = http.get_cas(named.files_sha256)  # checked against its digest
@@ -227,6 +230,9 @@ class RunCache:
             report = report_of(body.report, self.ws, self.options, {})  # every field is checked
         except ValueError as exc:
             raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {exc}") from None
+        problem = refused(report, self.inputs.owned)
+        if problem is not None:
+            raise RemoteFault(f"the run entry cas/{digest_[:12]}… is not usable: {problem}")
         self._check_trails(report, whole=whole)
         self._trails[key] = body.report["trails"]
         return report, files
@@ -289,7 +295,7 @@ class RunCache:
         raw = self.http.get_ac(key)
         if raw is None:
             return None
-        entry = decoded_entry(raw, key, RUN_FORMAT, "a run entry")
+        entry = decoded_entry(raw, key, RUN_FORMAT, "a run entry", self.config.trust)
         value = entry.get("sha256")
         if not isinstance(value, str) or len(value) != 64:
             raise RemoteFault("a run entry without a digest")
@@ -318,17 +324,15 @@ class RunCache:
 
     def _from_shards(self) -> tuple[Report, Outputs] | None:
         """The whole report put together from a sharded build's entries, or None."""
-        raw = self.http.get_ac(index_key(self.inputs.layout))
+        where = index_key(self.inputs.layout)
+        raw = self.http.get_ac(where)
         if raw is None:
             return None
-        from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
+        from trailblaze.state.remote import RemoteFault, decoded_entry  # noqa: PLC0415
 
-        try:
-            index = json.loads(raw)
-            count = index["count"] if index.get("layout") == self.inputs.layout else None
-        except (ValueError, AttributeError, KeyError):
-            count = None
-        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1024:
+        index = decoded_entry(raw, where, RUN_FORMAT, "a shard index entry", self.config.trust)
+        count = index.get("count") if index.get("layout") == self.inputs.layout else None
+        if type(count) is not int or not 1 <= count <= 1024:
             raise RemoteFault("a shard index entry is not usable")
         parts = []
         generated: dict[str, bytes] = {}
@@ -348,6 +352,9 @@ class RunCache:
             # ten thousand records turned back into JSON cost a warm clone 20 ms.
             data = dataclasses.replace(found[0], trails=()).to_json()
             data["trails"] = self._trails[key]
+            # Each shard's entry was found under a key made of this workspace's own trails: they
+            # are the shards of this very run.
+            data["shard"] = {**(data.get("shard") or {}), "run": self.inputs.key}
             parts.append((Path(f"shard-{index_}"), data))
             generated.update(found[1][0])
             ignores.update(found[1][1])
@@ -405,33 +412,41 @@ class RunCache:
     def store(self, report: Report) -> None:
         """Share a proven run's report (nothing in read-only mode, after a fault, or when an
         input changed while it ran)."""
-        if self.config.read_only or self.fault is not None or not proven(report):
+        if (
+            self.config.read_only
+            or self.fault is not None
+            or not proven(report, self.inputs.owned)  # as a reader will check it
+        ):
             return
-        if not self._unchanged():
+        if not self.inputs.unchanged():
             return
-        from trailblaze.state.remote import RemoteFault  # noqa: PLC0415
+        from trailblaze.state.remote import RemoteFault, sealed_entry  # noqa: PLC0415
 
         reads = self._recorded_reads(report)
         if reads is None:
             return
         key = self.inputs.entry_key
+        trust = self.config.trust
         body, files, named = encode_body(self.inputs, report, reads)
         try:
             # The bodies first: an entry never points at nothing.
             self.http.put_cas(files)
             value = self.http.put_cas(body)
             entry = {"format": RUN_FORMAT, "key": key, "sha256": value}
-            self.http.put_ac(key, json.dumps(entry, separators=(",", ":")).encode())
-            self.http.put_ac(self.inputs.generated, named)  # what the next run writes first
+            self.http.put_ac(key, sealed_entry(entry, key, trust))
+            # What the next run writes first.
+            self.http.put_ac(
+                self.inputs.generated, sealed_entry(named, self.inputs.generated, trust)
+            )
             if self.inputs.shard is not None:
+                where = index_key(self.inputs.layout)
                 index = {
                     "format": RUN_FORMAT,
+                    "key": where,
                     "layout": self.inputs.layout,
                     "count": self.inputs.shard[1],
                 }
-                self.http.put_ac(
-                    index_key(self.inputs.layout), json.dumps(index, separators=(",", ":")).encode()
-                )
+                self.http.put_ac(where, sealed_entry(index, where, trust))
         except RemoteFault as exc:
             self._fault(str(exc))
             return
@@ -454,16 +469,6 @@ class RunCache:
             if now != read.stamp:
                 return None
         return {shown_read(path, self.ws.root): read.token for path, read in recorded.items()}
-
-    def _unchanged(self) -> bool:
-        for path, stamp in self.inputs.stamps.items():
-            try:
-                now: Stamp | None = stamp_of(os.stat(path))
-            except OSError:
-                now = None
-            if now != stamp:
-                return False
-        return True
 
     def close(self) -> None:
         self._settle()

@@ -5,6 +5,7 @@ See the package docstring (`trailblaze.runs.runcache`) for what goes into them a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -13,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trailblaze import __version__
+from trailblaze.finding import Owned
 from trailblaze.fsutil import Stamp, stamp_of
 from trailblaze.options import CheckOptions
+from trailblaze.report.record import Report
 from trailblaze.state.keys import MISSING, code_content_digest, digest, digest_of, file_digest
 from trailblaze.state.scratch import Layout
 from trailblaze.workspace import (
@@ -61,6 +64,8 @@ class RunInputs:
     ignores: dict[str, str | None]
     """Each trailmap's `.gitignore` (workspace-relative) -> its text before the run (None:
     missing). Not an input of the report, but of what the run writes into it."""
+    owned: Owned
+    """What the findings of a report of this workspace may name (`finding.Owned`)."""
     splits: dict[int, list[list[str]]] = field(default_factory=dict, compare=False, repr=False)
     """Shard count -> `shard.split` of the trails, once worked out."""
 
@@ -98,6 +103,17 @@ class RunInputs:
     def _own(self, trails: Iterable[str]) -> list[str]:
         return [f"{p}\0{self.contents[p]}" for p in trails]
 
+    def unchanged(self) -> bool:
+        """Whether every input read for the keys still has the stamp it had then."""
+        for path, stamp in self.stamps.items():
+            try:
+                now: Stamp | None = stamp_of(os.stat(path))
+            except OSError:
+                now = None
+            if now != stamp:
+                return False
+        return True
+
 
 Surfaces = Callable[[str, dict[str, Path], dict[str, str | None]], None]
 """`run_inputs`' `surfaces`: (the generated files' key, `RunInputs.outputs`, `.ignores`)."""
@@ -125,11 +141,42 @@ def run_inputs(
     stat it again. `surfaces` is called once the generated files' key is known, before any
     trail is read, with that key, the files a run may generate and each `.gitignore`'s text.
     """
+    return _inputs(ws, found, options, stats, seen=seen, surfaces=surfaces, identity=False)
+
+
+def run_identity(
+    ws: Workspace,
+    found: Scan,
+    options: CheckOptions,
+    stats: Mapping[str, os.stat_result | None] | None = None,
+) -> RunInputs:
+    """The keys of this check whatever it reads, for a shard's report: its `key` is the whole
+    run's, every trail read by content (a shard of another commit with the same trails has
+    another), the same in every shard of one run. Never None, unlike `run_inputs`: what keeps
+    a run from being shared (no compiler installed yet, a hand-written tsconfig, an SDK bundle
+    not ours, packages whose metadata cannot be read) is named in the key as it stands. Never
+    an address in the remote cache."""
+    inputs = _inputs(ws, found, options, stats, seen=None, surfaces=None, identity=True)
+    assert inputs is not None
+    return inputs
+
+
+def _inputs(
+    ws: Workspace,
+    found: Scan,
+    options: CheckOptions,
+    stats: Mapping[str, os.stat_result | None] | None,
+    *,
+    seen: dict[str, os.stat_result | None] | None,
+    surfaces: Surfaces | None,
+    identity: bool,
+) -> RunInputs | None:
     compiler = _compiler_key()
-    if compiler is None or not _sdk_is_ours(ws):
+    ours = _sdk_is_ours(ws)
+    if (compiler is None or not ours) and not identity:
         return None
     bundles = _bundles()
-    if bundles is None:
+    if bundles is None and not identity:
         return None
     prefix = str(ws.root) + os.sep
     stamps: dict[str, Stamp | None] = {}
@@ -168,7 +215,10 @@ def run_inputs(
             files.append(f"{rel(str(file))}\0{content}")
         tools = trailmap.path / "tools"
         if _hand_written(tools / TSCONFIG):
-            return None  # it may map the SDK anywhere: not an input we can name
+            if not identity:
+                return None  # it may map the SDK anywhere: not an input we can name
+            content, _ = read(str(tools / TSCONFIG))
+            files.append(f"{rel(str(tools / TSCONFIG))}\0hand-written\0{content}")
         ignore = trailmap.path / ".gitignore"
         text, status = _gitignore(ignore)
         if text is not None or status == "ok":
@@ -199,6 +249,8 @@ def run_inputs(
         "bundles": bundles,
         "scan": [f.to_json() for f in found.findings],
     }
+    if not ours:
+        settings["sdk"] = "not ours"  # `identity` only: such a run has no shared key
     described = json.dumps(settings, sort_keys=True)
     listed = digest_of(files)  # one part: the layout key adds the trails after it
     generated = digest("trailblaze-run-files", described, listed)
@@ -209,7 +261,7 @@ def run_inputs(
     sizes: dict[str, int] = {}
     absolute: dict[str, str] = {}
     contents: dict[str, str] = {}
-    whole = options.shard is None
+    whole = options.shard is None or identity
     for path in found.trail_paths:
         name = rel(path)
         trails.append(name)
@@ -224,7 +276,7 @@ def run_inputs(
         *(f"{name}\0{sizes[name]}" for name in trails),
     )
     splits: dict[int, list[list[str]]] = {}
-    if options.shard is not None:
+    if options.shard is not None and not whole:
         from trailblaze.check.shard import split  # noqa: PLC0415 - only sharded runs need it
 
         index, count = options.shard
@@ -233,6 +285,9 @@ def run_inputs(
             contents[name], _ = read(absolute[name])
     if seen is not None:
         seen.update(taken)
+    dirs = [rel(str(t.path)) + "/" for t in found.trailmaps]
+    if targets is not None:
+        dirs.append(rel(str(targets)) + "/")
     return RunInputs(
         layout=layout,
         generated=generated,
@@ -244,8 +299,33 @@ def run_inputs(
         outputs=outputs,
         owner=owner,
         ignores=ignores,
+        owned=Owned(
+            trails=frozenset(trails),
+            dirs=tuple(d for d in dirs if not d.startswith("/")),
+            files=frozenset(f.path for f in found.findings),
+        ),
         splits=splits,
     )
+
+
+def with_run_key(report: Report, identity: RunInputs, trailmap: str | None = None) -> Report:
+    """A shard's report with the key of the whole run's inputs (`run_identity`, made before
+    the check) in its `shard` section: what `report merge` joins shards by (shards of another
+    commit, other settings or another version have another). `trailmap`: the check was of
+    that trailmap alone. Inputs that changed while the shard ran make no shard of a run: a
+    `ShardError`."""
+    from trailblaze.check.shard import ShardError  # noqa: PLC0415 - shards only
+
+    if report.shard is None:
+        return report
+    if not identity.unchanged():
+        raise ShardError(
+            "the trails or trailmaps changed while this shard was checked: check it again"
+        )
+    key = (
+        identity.key if trailmap is None else digest("trailblaze-run-scope", identity.key, trailmap)
+    )
+    return dataclasses.replace(report, shard={**report.shard, "run": key})
 
 
 def stat_inputs(found: Scan, seen: dict[str, os.stat_result | None]) -> None:
