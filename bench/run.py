@@ -252,14 +252,29 @@ def measure(
 # -- the check's stats -------------------------------------------------------------------
 
 
-def read_stats(scratch: Path) -> dict[str, Any]:
-    """The stats of the last check of a scratch directory (its state store); {} when none."""
-    from trailblaze.check.run import last_stats  # noqa: PLC0415
+_STATS_SCRIPT = (
+    "import json, sys\nfrom pathlib import Path\nfrom trailblaze.check.run import last_stats\n"
+    "print(json.dumps(last_stats(Path(sys.argv[1]))))"
+)
 
-    return last_stats(scratch)
+
+def read_stats(scratch: Path, python: str = sys.executable) -> dict[str, Any]:
+    """The stats of the last check of a scratch directory (its state store); {} when none.
+
+    Another install (`python`, as bench.compare runs two) reads its own store: the store's
+    format is that install's, not this checkout's."""
+    if python == sys.executable:
+        from trailblaze.check.run import last_stats  # noqa: PLC0415
+
+        return last_stats(scratch)
+    done = run_program([python, "-I", "-c", _STATS_SCRIPT, str(scratch)], timeout=120)
+    stats = json.loads(done.stdout)
+    return stats if isinstance(stats, dict) else {}
 
 
-def doit_stats(scratch: Path, output: str) -> tuple[bool, dict[str, Any]]:
+def doit_stats(
+    scratch: Path, output: str, python: str = sys.executable
+) -> tuple[bool, dict[str, Any]]:
     """(whether doit skipped the pipeline, the stats of the run) from `doit`'s output.
 
     A skipped run (check:run up to date) parsed and compiled nothing, and the stored stats are
@@ -267,7 +282,7 @@ def doit_stats(scratch: Path, output: str) -> tuple[bool, dict[str, Any]]:
     """
     if "-- check:run" in output:
         return True, {"files_compiled": [], "compiler_runs": 0, "trails_parsed": 0, "files_read": 0}
-    return False, read_stats(scratch)
+    return False, read_stats(scratch, python)
 
 
 def compiled_count(stats: dict[str, Any], missing: Any = None) -> Any:
@@ -633,7 +648,7 @@ class Bench:
         return sample
 
     def remote_stats(self, root: Path) -> dict[str, Any]:
-        stats = read_stats(root / ".trailblaze")
+        stats = read_stats(root / ".trailblaze", self.python)
         keys = (
             "compiler_runs",
             "remote_run",
@@ -667,14 +682,14 @@ class Bench:
     # -- verification of our runs --
 
     def stats(self) -> dict[str, Any]:
-        return read_stats(self.ws / ".trailblaze")
+        return read_stats(self.ws / ".trailblaze", self.python)
 
     def verify_doit(self, name: str, sample: Sample, log: Path) -> None:
         try:
             output = log.read_text("utf-8")
         except OSError:
             output = ""
-        _, stats = doit_stats(self.ws / ".trailblaze", output)
+        _, stats = doit_stats(self.ws / ".trailblaze", output, self.python)
         compiled = stats.get("files_compiled")
         compiled_list = list(compiled) if isinstance(compiled, list) else []
         sample.checks.update(
