@@ -391,6 +391,22 @@ def test_cli_merge_takes_a_verdict_only_from_shards_of_this_run(
     assert code == 1, err
     assert "trailmaps/notes/tools/leak.yaml:" in out
     assert SECRET not in out + err
+    # Shards whose root leads out of here, to another workspace on this machine: that
+    # workspace is never read, so none of its lines is shown as a frame.
+    victim = tmp_path / "victim"
+    shutil.copytree(ws, victim, ignore=shutil.ignore_patterns(".trailblaze"))
+    lines = len(BROKEN.splitlines()) + 5
+    write_tree(victim, {"trailmaps/notes/trails/broken.trail.yaml": f"# {SECRET}\n" * lines})
+    for k, shard_data in enumerate(data):
+        moved = json.loads(json.dumps(shard_data))
+        moved["shard"]["root"] = there = os.path.relpath(victim, ws)
+        for entry in (*moved["trails"], *moved["findings"]):
+            entry["path"] = f"{there}/{entry['path']}"
+        (tmp_path / f"moved-{k}.json").write_text(json.dumps(moved))
+    code, out, err = merge_cli(tmp_path / "moved-0.json", tmp_path / "moved-1.json")
+    assert code == 1, err
+    assert "TS2322" in out
+    assert SECRET not in out + err
 
 
 BROKEN = """\

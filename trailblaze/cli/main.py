@@ -256,8 +256,13 @@ def _report(args: argparse.Namespace) -> int:
     if args.workspace is not None:
         ws: Workspace | None = find_workspace(args.workspace, explicit=True)
     else:
-        candidate = here / root
-        ws = find_workspace(candidate, explicit=True) if is_workspace(candidate) else None
+        # A root that leads out of here (absolute, or climbing with '..') is not taken from a
+        # report: it could name another workspace on this machine, whose files would be read.
+        candidate = (here / root).resolve()
+        inside = candidate == here.resolve() or here.resolve() in candidate.parents
+        ws = (
+            find_workspace(candidate, explicit=True) if inside and is_workspace(candidate) else None
+        )
     owned = owned_by(ws, scan(ws)) if ws is not None else None
     report = merge(loaded, owned)  # paths relative to the workspace
     if ws is None:
