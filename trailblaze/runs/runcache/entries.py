@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze.fsutil import Stamp, stamp_of, write_if_changed
+from trailblaze.generate.owners import generated_text, not_ours
 from trailblaze.options import CheckOptions
 from trailblaze.report.escaping import printable
 from trailblaze.report.record import Report
@@ -581,7 +582,6 @@ def write_outputs(
     """What a run wrote, written here: the generated files (`outputs` says where), and each
     `.gitignore` as the run left it when it was as `before` says (else with the lines a check
     adds). Only where `check.surfaces.write_surfaces` would write them (`NotOurs`)."""
-    from trailblaze.check.surfaces import generated_text, not_ours  # noqa: PLC0415
 
     generated, ignores = files
     for tools in sorted({outputs[rel].parent for rel in generated}):
