@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -189,3 +190,12 @@ def server(nginx: NginxCache) -> NginxCache:
     """The module's nginx, emptied for each test."""
     nginx.clear()
     return nginx
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A suite started in the background of a non-interactive shell (`pytest &`) inherits SIGINT
+    # ignored, and so would every child: a Python that starts with it ignored never raises
+    # KeyboardInterrupt, and the ^C tests would see a program that cannot be interrupted. A
+    # handler of our own is reset to the default in a child, as a terminal's process has it.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
