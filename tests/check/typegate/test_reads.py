@@ -298,7 +298,11 @@ def test_a_file_read_for_the_first_time_right_after_an_edit_caches_nothing_until
     # but none is cached, and the next run, which reads it before compiling, caches them.
     kind = KINDS[0]
     ws = workspace(tmp_path / "ws", kind)
-    edit(ws, kind, GOOD)  # just now
+    edit(ws, kind, GOOD)
+    # "Just now" whatever the machine's speed: a stamp a minute ahead is within the grain of
+    # any compile's start, where a slow machine could start its compile seconds after the edit.
+    ahead = time.time() + 60
+    os.utime(kind.file(ws), (ahead, ahead))
     runs = PipelineRuns(monkeypatch)
     assert verdict(cli(ws)) == PASS
     counts = last_stats(ws / ".trailblaze")
