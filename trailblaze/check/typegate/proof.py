@@ -87,7 +87,7 @@ class Canary:
 def parse_output(output: str, cwd: Path) -> list[Diagnostic]:
     """`--pretty false` diagnostics, with two-space continuation lines folded into the message.
 
-    Lenient: other lines are skipped. A proven run is read by `compile_proven` instead.
+    Lenient: other lines are skipped. A proven run is read by `compile_listed` instead.
     """
     found: list[Diagnostic] = []
     for raw in output.splitlines():
@@ -141,26 +141,6 @@ class Compiled:
     """When the run began (`time.time_ns`): a file changed after it may have been read so."""
 
 
-def compile_proven(
-    files: Sequence[Path],
-    options: Mapping[str, Any],
-    compiler: Compiler,
-    root: Path,
-    *,
-    timeout: float,
-    prefix: str,
-    extra: tuple[str, ...] = (),
-) -> list[Diagnostic]:
-    """One compiler run over `files` (under `root`) and a canary, with a temporary tsconfig.
-
-    The diagnostics of `files` (the canary's taken out); `Unproven` when the run did not prove
-    it compiled them, a `ProcError` when the compiler could not run to the end.
-    """
-    return compile_listed(
-        files, options, compiler, root, timeout=timeout, prefix=prefix, extra=extra
-    ).diagnostics
-
-
 def compile_listed(
     files: Sequence[Path],
     options: Mapping[str, Any],
@@ -171,7 +151,12 @@ def compile_listed(
     prefix: str,
     extra: tuple[str, ...] = (),
 ) -> Compiled:
-    """`compile_proven`, with the files the run read: the keys of what it decides cover them."""
+    """One compiler run over `files` (under `root`) and a canary, with a temporary tsconfig.
+
+    Its diagnostics (the canary's taken out) and the files it read (the keys of what it decides
+    cover them); `Unproven` when the run did not prove it compiled them, a `ProcError` when the
+    compiler could not run to the end.
+    """
     root.mkdir(parents=True, exist_ok=True)
     started = time.time_ns()
     canary = Canary.write(root)
