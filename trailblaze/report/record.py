@@ -76,7 +76,10 @@ class TrailStatus:
             not isinstance(path, str)
             or not isinstance(status, str)
             or status not in STATUSES
-            or not all(v is None or isinstance(v, str) for v in (trailmap, reason, target))
+            # Spelled out, not all(...) over a generator: a warm clone checks every trail's.
+            or not (trailmap is None or isinstance(trailmap, str))
+            or not (reason is None or isinstance(reason, str))
+            or not (target is None or isinstance(target, str))
             or type(calls) is not int
             or calls < 0
             or (status == "parsed") != (reason is not None)  # only "parsed" says why not checked
