@@ -246,6 +246,60 @@ SHADOWED_TOOL: Final = _code(
     "input type, never the scripted one. Give the scripted tool a name of its own.",
 )
 
+# -- navigation: shortcuts, trailheads, waypoints -------------------------------------------------
+
+SHORTCUT_AND_TRAILHEAD: Final = _code(
+    "shortcut-and-trailhead",
+    ("manifest",),
+    "A tool file declares both a shortcut block and a trailhead block.",
+    "A shortcut is a transition, offered only when the current waypoint is its `from`; a "
+    "trailhead is a bootstrap, always available. A tool cannot be both: keep one block, or "
+    "split the file in two tools.",
+)
+NAVIGATION_SUFFIX: Final = _code(
+    "navigation-suffix",
+    ("manifest",),
+    "A shortcut or trailhead block in a file not named for it.",
+    "The reference loads a `shortcut:` block only from a `*.shortcut.yaml` (under the "
+    "trailmap's `shortcuts/`) and a `trailhead:` block only from a `*.trailhead.yaml` (under "
+    "`trailheads/`). Rename the file, or move the block.",
+)
+WAYPOINT_ID: Final = _code(
+    "waypoint-id",
+    ("manifest",),
+    "A shortcut or trailhead names a waypoint by a malformed id.",
+    "Waypoint ids are slash-separated, with at least two non-blank segments "
+    "(`clock/android/alarm_tab`): the first is the trailmap, the rest the place in the app. "
+    "A blank id, one segment, a leading, trailing or doubled slash can never match a waypoint. "
+    "Write the id as the waypoint file's `id:` says it.",
+)
+TRAILHEAD_DESTINATION: Final = _code(
+    "trailhead-destination",
+    ("manifest",),
+    "A trailhead names no destination, or names one and says it has none.",
+    "A trailhead lands on a known waypoint (`to:`, or per platform `toByPlatform:`), or says "
+    "`dynamic: true` when its destination varies by input (a deep-link launcher). `{}` says "
+    "neither; `dynamic: true` with a `to:` says both. Keep exactly one.",
+)
+WAYPOINT_LEGACY_KEY: Final = _code(
+    "waypoint-legacy-key",
+    ("manifest",),
+    "A waypoint file still has the legacy top-level `required`, `forbidden` or `platforms`.",
+    "Waypoint files are keyed by device classifier: the conditions of each platform go under "
+    "its block (`android:`, `ios:`, `web:`, ...), and `platforms:` is gone. The reference "
+    "refuses a file with the old top-level keys; move `required:`/`forbidden:` under a "
+    "classifier block.",
+)
+WAYPOINTS_LIST: Final = _code(
+    "waypoints-list",
+    ("manifest", "warning"),
+    "A trailmap.yaml lists waypoints under `waypoints:`.",
+    "Waypoints are found by walking the trailmap's `waypoints/` for `*.waypoint.yaml`; the "
+    "manifest's `waypoints:` list is deprecated and ignored. A library trailmap (no "
+    "`target:`) must leave it empty, as the reference requires; on a target it is a warning. "
+    "Delete the list: the files are found without it.",
+)
+
 # -- generated files ------------------------------------------------------------------------------
 
 SURFACE_UNWRITABLE: Final = _code(

@@ -556,8 +556,9 @@ def _looks_like_config(path: Path) -> bool:
     return is_project_config(head.decode("utf-8", "replace"))
 
 
-TOOL_DIRS = ("tools", "shortcuts", "trailheads", "toolsets")
-"""The subdirectories of a trailmap that hold its tool files."""
+TOOL_DIRS = ("tools", "shortcuts", "trailheads", "toolsets", "waypoints")
+"""The subdirectories of a trailmap that hold its tool files (and its waypoint files, which
+the check validates: inputs of every key that repeats its verdict, like the tool files)."""
 
 _GENERATED_WHAT = {
     "trailblaze-client.d.ts": "typed surface",

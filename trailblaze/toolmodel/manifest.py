@@ -78,6 +78,8 @@ def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> Manifest
             ),
         )
     )
+    if isinstance(root, YMap):
+        _waypoints_list(root, rel_path, findings)
     if not isinstance(root, YMap) or any(f.fatal for f in findings):
         return ManifestOutcome(trailmap=None, findings=tuple(findings))
     trailmap = _record(root, rel_path, dir_name)
@@ -97,6 +99,38 @@ def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> Manifest
             )
         )
     return ManifestOutcome(trailmap=trailmap, findings=tuple(findings))
+
+
+def _waypoints_list(root: YMap, rel_path: str, findings: list[Finding]) -> None:
+    """A `waypoints:` list: deprecated and ignored (the files are found by walking
+    `waypoints/`), and one the reference requires to be empty on a library trailmap. A library
+    may still ship waypoint files, and trailheads: only the list is refused."""
+    listed = root.get("waypoints")
+    if not isinstance(listed, YSeq) or not listed.items:
+        return
+    key = root.key_node("waypoints")
+    assert key is not None
+    library = root.get("target") is None
+    message = (
+        "'waypoints' is deprecated and ignored: waypoint files are found under the "
+        "trailmap's waypoints/ without it"
+    )
+    findings.append(
+        Finding(
+            kind="manifest" if library else "warning",
+            path=rel_path,
+            line=key.line,
+            column=key.column,
+            message=(
+                f"a library trailmap (no 'target') must leave 'waypoints' empty; {message}"
+                if library
+                else message
+            ),
+            key_path="",
+            code=codes.WAYPOINTS_LIST,
+            fatal=library,
+        )
+    )
 
 
 def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[tuple[int, int]]:
