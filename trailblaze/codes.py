@@ -292,12 +292,12 @@ WAYPOINT_LEGACY_KEY: Final = _code(
 )
 WAYPOINTS_LIST: Final = _code(
     "waypoints-list",
-    ("manifest", "warning"),
-    "A trailmap.yaml lists waypoints under `waypoints:`.",
+    ("manifest",),
+    "A library trailmap lists waypoints under `waypoints:`.",
     "Waypoints are found by walking the trailmap's `waypoints/` for `*.waypoint.yaml`; the "
-    "manifest's `waypoints:` list is deprecated and ignored. A library trailmap (no "
-    "`target:`) must leave it empty, as the reference requires; on a target it is a warning. "
-    "Delete the list: the files are found without it.",
+    "manifest's `waypoints:` list is deprecated and ignored on a target, and a library "
+    "trailmap (no `target:`) must leave it empty, as the reference requires. Delete the list: "
+    "the files are found without it.",
 )
 
 # -- generated files ------------------------------------------------------------------------------

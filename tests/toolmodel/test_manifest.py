@@ -275,7 +275,7 @@ def test_a_library_trailmap_may_ship_trailheads_shortcuts_and_waypoints(
     assert report["findings"] == []
 
 
-def test_a_library_must_leave_the_waypoints_list_empty(
+def test_a_library_must_leave_the_waypoints_list_empty_a_target_may_keep_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_tree(
@@ -296,24 +296,13 @@ def test_a_library_must_leave_the_waypoints_list_empty(
         for f in report["findings"]
     ] == [
         (
-            "warning",
-            False,
-            "trailmaps/app/trailmap.yaml",
-            4,
-            1,
-            "waypoints-list",
-            "'waypoints' is deprecated and ignored: waypoint files are found under the "
-            "trailmap's waypoints/ without it",
-        ),
-        (
             "manifest",
             True,
             "trailmaps/kit/trailmap.yaml",
             2,
             1,
             "waypoints-list",
-            "a library trailmap (no 'target') must leave 'waypoints' empty; 'waypoints' is "
-            "deprecated and ignored: waypoint files are found under the trailmap's waypoints/ "
-            "without it",
+            "a library trailmap (no 'target') must leave 'waypoints' empty: the list is "
+            "deprecated, and waypoint files are found under the trailmap's waypoints/ without it",
         ),
     ]

@@ -102,33 +102,23 @@ def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> Manifest
 
 
 def _waypoints_list(root: YMap, rel_path: str, findings: list[Finding]) -> None:
-    """A `waypoints:` list: deprecated and ignored (the files are found by walking
-    `waypoints/`), and one the reference requires to be empty on a library trailmap. A library
-    may still ship waypoint files, and trailheads: only the list is refused."""
+    """A `waypoints:` list is deprecated and ignored (the files are found by walking
+    `waypoints/`): on a target it is left alone, as the reference does (upstream's own targets
+    still list their files); a library trailmap must leave it empty. A library may still ship
+    waypoint files, and trailheads: only the list is refused."""
     listed = root.get("waypoints")
-    if not isinstance(listed, YSeq) or not listed.items:
+    if root.get("target") is not None or not isinstance(listed, YSeq) or not listed.items:
         return
     key = root.key_node("waypoints")
     assert key is not None
-    library = root.get("target") is None
-    message = (
-        "'waypoints' is deprecated and ignored: waypoint files are found under the "
-        "trailmap's waypoints/ without it"
-    )
     findings.append(
-        Finding(
-            kind="manifest" if library else "warning",
-            path=rel_path,
-            line=key.line,
-            column=key.column,
-            message=(
-                f"a library trailmap (no 'target') must leave 'waypoints' empty; {message}"
-                if library
-                else message
-            ),
-            key_path="",
+        manifest_finding(
+            rel_path,
+            key.line,
+            key.column,
+            message="a library trailmap (no 'target') must leave 'waypoints' empty: the list is "
+            "deprecated, and waypoint files are found under the trailmap's waypoints/ without it",
             code=codes.WAYPOINTS_LIST,
-            fatal=library,
         )
     )
 
