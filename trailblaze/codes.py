@@ -115,11 +115,13 @@ MISSING_KEY: Final = _code(
 )
 WRONG_TYPE: Final = _code(
     "wrong-type",
-    ("parse", "manifest"),
+    ("parse", "manifest", "warning"),
     "A value has the wrong shape: a list where a mapping belongs, text where a number does.",
     "The value at this place is of another YAML type than the format takes: for example a "
     "step that is text instead of a mapping, a bare tool name instead of `name: {}`, or "
-    "arguments that are a list. The message says what was expected and what was found.",
+    "arguments that are a list. The message says what was expected and what was found. In a "
+    "waypoint file, a scalar the reference's lenient decoder reads as the type it wants (a "
+    "quoted `'2'` for a count) is a warning.",
 )
 INVALID_VALUE: Final = _code(
     "invalid-value",
@@ -266,20 +268,22 @@ NAVIGATION_SUFFIX: Final = _code(
 )
 WAYPOINT_ID: Final = _code(
     "waypoint-id",
-    ("manifest",),
+    ("manifest", "warning"),
     "A shortcut or trailhead names a waypoint by a malformed id.",
     "Waypoint ids are slash-separated, with at least two non-blank segments "
     "(`clock/android/alarm_tab`): the first is the trailmap, the rest the place in the app. "
     "A blank id, one segment, a leading, trailing or doubled slash can never match a waypoint. "
-    "Write the id as the waypoint file's `id:` says it.",
+    "Write the id as the waypoint file's `id:` says it. In a scripted tool's own `trailhead` "
+    "it is a warning: the reference drops that trailhead and keeps the tool.",
 )
 TRAILHEAD_DESTINATION: Final = _code(
     "trailhead-destination",
-    ("manifest",),
+    ("manifest", "warning"),
     "A trailhead names no destination, or names one and says it has none.",
     "A trailhead lands on a known waypoint (`to:`, or per platform `toByPlatform:`), or says "
     "`dynamic: true` when its destination varies by input (a deep-link launcher). `{}` says "
-    "neither; `dynamic: true` with a `to:` says both. Keep exactly one.",
+    "neither; `dynamic: true` with a `to:` says both. Keep exactly one. In a scripted tool's "
+    "own `trailhead` it is a warning: the reference drops that trailhead and keeps the tool.",
 )
 WAYPOINT_LEGACY_KEY: Final = _code(
     "waypoint-legacy-key",

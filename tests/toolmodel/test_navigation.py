@@ -290,3 +290,47 @@ def test_a_composed_tool_may_compose_nothing(tmp_path: Path) -> None:
     )
     assert texts(tools) == []
     assert tools.tools["app_noop"].body == ()
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [
+        (
+            "trailhead: {}\n",
+            "4:12: trailhead: a trailhead needs the waypoint it lands on ('to:', or "
+            "'toByPlatform:'), or 'dynamic: true' when its destination varies by input (the "
+            "trailhead is dropped, the tool kept)",
+        ),
+        (
+            "trailhead:\n  to: app/home\n  dynamic: true\n",
+            "5:3: trailhead: 'dynamic: true' says the destination varies by input",
+        ),
+        ("trailhead:\n  to: home\n", "5:7: trailhead.to: 'home' is not a waypoint id"),
+        ("trailhead: app/home\n", "4:12: trailhead: expected a mapping"),
+    ],
+)
+def test_a_scripted_tool_s_own_trailhead_is_checked_and_a_bad_one_only_warns(
+    tmp_path: Path, block: str, message: str
+) -> None:
+    """The SDK's `TrailheadSpec`: the reference drops a bad one with a warning."""
+    tools = load(
+        tmp_path,
+        {
+            "tools/app_open.yaml": f"name: app_open\nscript: ./app_open.js\ndescription: Open.\n{block}",
+            "tools/app_open.js": "export {};\n",
+        },
+    )
+    assert len(tools.findings) == 1
+    finding = tools.findings[0]
+    assert finding.text.startswith(f"trailmaps/app/tools/app_open.yaml:{message}")
+    assert (finding.kind, finding.fatal) == ("warning", False)
+    assert tools.tools["app_open"].trailhead_to is None
+
+
+def test_a_scripted_tool_s_valid_trailhead_reaches_the_surface(tmp_path: Path) -> None:
+    tools = load(
+        tmp_path,
+        {"tools/app_open.yaml": "name: app_open\ntrailhead:\n  to: app/android/home\n"},
+    )
+    assert texts(tools) == []
+    assert tools.tools["app_open"].trailhead_to == "app/android/home"

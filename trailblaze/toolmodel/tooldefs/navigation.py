@@ -24,6 +24,19 @@ WAYPOINT_ID_HINT = (
 )
 
 
+def _say(  # noqa: PLR0917 - one call shape for both severities
+    loader: Loader, fatal: bool, rel: str, at: YNode, key_path: str, message: str, *, code: str
+) -> None:
+    """A finding: fatal in a tool file, a warning in a scripted tool's own `trailhead` (the
+    reference drops such a trailhead with a warning; the tool itself still loads)."""
+    if fatal:
+        loader.error(rel, at, key_path, message, code=code)
+    else:
+        loader.warn(
+            rel, at, key_path, f"{message} (the trailhead is dropped, the tool kept)", code=code
+        )
+
+
 def waypoint_id_problem(value: str) -> str | None:
     """What is wrong with `value` as a waypoint id the reference can match, or None."""
     segments = value.split("/")
@@ -92,15 +105,15 @@ def _unknown_keys(loader: Loader, rel: str, block: YMap, name: str, known: tuple
             )
 
 
-def _waypoint(loader: Loader, rel: str, node: YNode, key_path: str) -> bool:
+def _waypoint(loader: Loader, rel: str, node: YNode, key_path: str, fatal: bool = True) -> bool:
     """Check one waypoint reference; True when it is a valid id."""
     if not isinstance(node, YScalar) or node.value is None:
-        loader.error(rel, node, key_path, "expected a waypoint id", code=codes.WRONG_TYPE)
+        _say(loader, fatal, rel, node, key_path, "expected a waypoint id", code=codes.WRONG_TYPE)
         return False
     problem = waypoint_id_problem(node.text)
     if problem is None:
         return True
-    loader.error(rel, node, key_path, problem, code=codes.WAYPOINT_ID)
+    _say(loader, fatal, rel, node, key_path, problem, code=codes.WAYPOINT_ID)
     return False
 
 
@@ -134,8 +147,11 @@ def _shortcut(loader: Loader, rel: str, block: YMap) -> bool:
     return ok
 
 
-def _trailhead(loader: Loader, rel: str, block: YMap) -> tuple[bool, str | None]:
-    _unknown_keys(loader, rel, block, "trailhead", TRAILHEAD_KEYS)
+def _trailhead(
+    loader: Loader, rel: str, block: YMap, fatal: bool = True, prefix: str = "trailhead"
+) -> tuple[bool, str | None]:
+    """Check a trailhead block; (valid, its `to`). `prefix` is its key path in the file."""
+    _unknown_keys(loader, rel, block, prefix, TRAILHEAD_KEYS)
     ok = True
     dynamic_node = present(block, "dynamic")
     dynamic = False
@@ -143,10 +159,13 @@ def _trailhead(loader: Loader, rel: str, block: YMap) -> tuple[bool, str | None]
         if isinstance(dynamic_node, YScalar) and isinstance(dynamic_node.value, bool):
             dynamic = dynamic_node.value
         else:
-            loader.error(
+            path = join_key(prefix, "dynamic")
+            _say(
+                loader,
+                fatal,
                 rel,
                 dynamic_node,
-                "trailhead.dynamic",
+                path,
                 "expected true or false",
                 code=codes.WRONG_TYPE,
             )
@@ -159,10 +178,12 @@ def _trailhead(loader: Loader, rel: str, block: YMap) -> tuple[bool, str | None]
             if node is not None:
                 at = block.key_node(key)
                 assert at is not None
-                loader.error(
+                _say(
+                    loader,
+                    fatal,
                     rel,
                     at,
-                    "trailhead",
+                    prefix,
                     f"'dynamic: true' says the destination varies by input, so the trailhead "
                     f"cannot also name one in '{key}': drop '{key}', or drop 'dynamic' and name "
                     f"the destination",
@@ -171,7 +192,7 @@ def _trailhead(loader: Loader, rel: str, block: YMap) -> tuple[bool, str | None]
                 ok = False
         return ok, None
     if to_node is not None:
-        if _waypoint(loader, rel, to_node, "trailhead.to"):
+        if _waypoint(loader, rel, to_node, join_key(prefix, "to"), fatal):
             assert isinstance(to_node, YScalar)
             to = to_node.text
         else:
@@ -179,26 +200,52 @@ def _trailhead(loader: Loader, rel: str, block: YMap) -> tuple[bool, str | None]
     destinations = 0
     if by_platform is not None:
         if not isinstance(by_platform, YMap):
-            loader.error(
+            _say(
+                loader,
+                fatal,
                 rel,
                 by_platform,
-                "trailhead.toByPlatform",
+                join_key(prefix, "toByPlatform"),
                 "expected a mapping of platform to waypoint id",
                 code=codes.WRONG_TYPE,
             )
             return False, to
         for platform, value in by_platform:
             destinations += 1
-            key_path = join_key("trailhead.toByPlatform", platform.text)
-            ok = _waypoint(loader, rel, value, key_path) and ok
+            key_path = join_key(join_key(prefix, "toByPlatform"), platform.text)
+            ok = _waypoint(loader, rel, value, key_path, fatal) and ok
     if to_node is None and destinations == 0:
-        loader.error(
+        _say(
+            loader,
+            fatal,
             rel,
             block,
-            "trailhead",
+            prefix,
             "a trailhead needs the waypoint it lands on ('to:', or 'toByPlatform:'), or "
             "'dynamic: true' when its destination varies by input",
             code=codes.TRAILHEAD_DESTINATION,
         )
         ok = False
     return ok, to
+
+
+def check_spec_trailhead(loader: Loader, rel: str, root: YMap) -> str | None:
+    """A scripted tool's own `trailhead` (its descriptor's, as the SDK's `TrailheadSpec`): the
+    same rules, each a warning, as the reference drops a bad one and keeps the tool. Its `to`
+    when valid."""
+    block = present(root, "trailhead")
+    if block is None:
+        return None
+    if not isinstance(block, YMap):
+        _say(
+            loader,
+            False,
+            rel,
+            block,
+            "trailhead",
+            "expected a mapping ({to: <waypoint id>} or {dynamic: true})",
+            code=codes.WRONG_TYPE,
+        )
+        return None
+    ok, to = _trailhead(loader, rel, block, fatal=False)
+    return to if ok else None
