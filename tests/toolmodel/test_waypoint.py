@@ -146,9 +146,7 @@ description: "Items home (All items / Categories / Modifiers)."
 route: myapp-scheme://items
 android:
   required: [ { selector: { androidAccessibility: { textRegex: "All items" } } } ]
-  example:
-    file: items.android.example.json
-    capturedAt: 2026-06-27T08:45:09Z
+  example: { file: items.android.example.json, capturedAt: 2026-06-27T08:45:09Z }
 ios:
   required: [ { selector: { iosAxe: { uniqueId: "ItemsHeader" } } } ]
 web:
