@@ -70,7 +70,7 @@ PLACES: dict[str, Place] = {
     "ARG_DECL": Place(
         lambda m: {"config": {"args": {"user": m}}, "trail": [STEP]},
         {},
-        {"type": "integer", "description": "who signs in", "default": 3},
+        {"type": "integer", "description": "who signs in", "default": 3, "required": True},
     ),
     "STEP": Place(
         lambda m: {"trail": [m]},

@@ -104,12 +104,28 @@ TARGET = Key(name="target", schema={"description": "The trailmap this trail belo
 ARG_DECL = Block(
     keys=(
         Key(name="type", schema={"enum": list(ARG_TYPES)}),
-        Key(name="description", schema=_STRING),
-        Key(name="default", schema={}),
+        Key(name="description", schema={"type": ["string", "number", "boolean"]}),
+        Key(name="default", schema={"not": {"type": "null"}}),
+        Key(
+            name="required",
+            schema={
+                "type": "boolean",
+                "description": "Only confirms what `default:` says: true without one, "
+                "false with one.",
+            },
+        ),
     ),
     lenient=True,
+    # `required:` may only confirm what `default:` implies (a default makes it optional).
+    rule={
+        "if": {"required": ["default"]},
+        "then": {"properties": {"required": {"const": False}}},
+        "else": {"properties": {"required": {"const": True}}},
+    },
 )
-"""The long form of a declared argument, `config.args.<name>: {type: ..., ...}`."""
+"""The long form of a declared argument, `config.args.<name>: {type: ..., ...}`, as Trailblaze's
+`TrailArgConfig` reads it: `type` (default string), `description`, `default` (never null; its
+presence makes the argument optional) and `required`, which only confirms `default`."""
 
 _COMMON_CONFIG = (
     Key(name="id", schema=_STRING),
