@@ -135,7 +135,7 @@ def bind(declared: Sequence[ArgDecl], given: Mapping[str, Given]) -> dict[str, s
             except ValueError as exc:
                 return BindError(
                     decl,
-                    f"argument '{decl.name}' was not given and its default is not a "
+                    f"argument '{decl.name}' was not given and its default is not of type "
                     f"{decl.type}: {exc}; pass --arg {decl.name}=VALUE or fix the default",
                 )
         else:
