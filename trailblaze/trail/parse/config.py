@@ -6,7 +6,7 @@ import contextlib
 
 from trailblaze import codes
 from trailblaze.finding import did_you_mean, join_key
-from trailblaze.trail.argbind import coerce, raw_value
+from trailblaze.trail.argbind import coerce, malformed_arg_token, raw_value
 from trailblaze.trail.argtokens import ARG_NAME
 from trailblaze.trail.grammar import ARG_DECL, ARG_TYPES, SOURCE, Block
 from trailblaze.trail.model import ArgDecl, TrailConfig
@@ -195,7 +195,7 @@ def _arg_decl(reader: Reader, name: str, key: YScalar, value: YNode, path: str) 
         )
     elif arg_type and default is not None:
         try:
-            coerce(arg_type, raw_value(default))
+            bound = coerce(arg_type, raw_value(default))
         except ValueError as exc:
             # Trailblaze loads it and refuses it only when a replay uses it: a warning.
             reader.warn(
@@ -205,6 +205,15 @@ def _arg_decl(reader: Reader, name: str, key: YScalar, value: YNode, path: str) 
                 f"--arg {name}=VALUE is refused",
                 code=codes.INVALID_VALUE,
             )
+        else:
+            if (problem := malformed_arg_token(bound)) is not None:
+                reader.warn(
+                    default,
+                    join_key(path, "default"),
+                    f"the default has a {problem}: a replay that does not pass "
+                    f"--arg {name}=VALUE is refused",
+                    code=codes.INVALID_VALUE,
+                )
     return ArgDecl(
         name=name,
         type=arg_type or "string",
