@@ -107,6 +107,15 @@ def test_a_missing_required_argument_is_named_at_its_declaration() -> None:
     )
 
 
+def test_an_arg_for_a_list_says_where_a_list_can_be_given() -> None:
+    failure = bind(trail().config.args, given(email="a", tags="[a, b]"))
+    assert isinstance(failure, BindError)
+    assert failure.message == (
+        "argument 'tags' (--arg tags): expected a list, got '[a, b]' (a list or a mapping can "
+        "only be given in an --args-file)"
+    )
+
+
 def test_a_default_that_does_not_coerce_refuses_only_when_it_is_used() -> None:
     text = ARGS.replace("default: 3", "default: many")
     assert not isinstance(bind(trail(text).config.args, given(email="a", retries="1")), BindError)

@@ -128,7 +128,10 @@ def bind(declared: Sequence[ArgDecl], given: Mapping[str, Given]) -> dict[str, s
             try:
                 bound[decl.name] = coerce(decl.type, value.value)
             except ValueError as exc:
-                return BindError(decl, f"argument '{decl.name}' ({value.source}): {exc}")
+                hint = ""
+                if decl.type in ("array", "object") and isinstance(value.value, str):
+                    hint = " (a list or a mapping can only be given in an --args-file)"
+                return BindError(decl, f"argument '{decl.name}' ({value.source}): {exc}{hint}")
         elif decl.has_default and decl.default is not None:
             try:
                 bound[decl.name] = coerce(decl.type, raw_value(decl.default))
