@@ -116,7 +116,8 @@ def test_trailhead_rules_are_located_findings(tmp_path: Path, block: str, messag
     tools = trailhead(tmp_path, block)
     assert texts(tools) == [message]
     assert all(f.fatal and f.kind == "manifest" for f in tools.findings)
-    assert "app_launch" not in tools.tools
+    # the tool is still defined (its calls are checked), without a destination
+    assert tools.tools["app_launch"].trailhead_to is None
 
 
 @pytest.mark.parametrize("value", ["", "/", "/foo", "foo/", "a//b", "home", "a/ /b"])
@@ -194,7 +195,7 @@ def test_shortcut_rules_are_located_findings(
 ) -> None:
     tools = shortcut(tmp_path, block)
     assert texts(tools) == messages
-    assert "app_go" not in tools.tools
+    assert "app_go" in tools.tools
 
 
 def test_a_shortcut_with_a_variant_loads(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def read_yaml_tool(loader: Loader, path: Path) -> None:
         return
     root, rel, id_node = file.root, file.rel, file.name
     name = id_node.text
-    navigation_ok, trailhead_to = check_navigation(loader, rel, root)
+    _, trailhead_to = check_navigation(loader, rel, root)
     class_node = root.get("class")
     tools = root.get("tools")
     if (
@@ -67,8 +67,8 @@ def read_yaml_tool(loader: Loader, path: Path) -> None:
     ):
         _metadata_only(loader, rel, root)
         return
-    if not navigation_ok:
-        return
+    # A tool whose navigation metadata is refused is still defined: its calls are checked
+    # against it rather than each reported as a call of an unknown tool.
     if class_node is not None:
         for key in _CLASS_ONLY_FORBIDDEN:
             if (key_node := root.key_node(key)) is not None:
