@@ -936,7 +936,7 @@ def test_findings_in_every_function_of_a_long_trail_are_at_their_yaml_lines(
             expected.append((len(lines), 33, n + 1, "tapOnPoint", "TS2322"))
         elif n in bad:
             lines.append("        - inputText: {txt: hello}")
-            expected.append((len(lines), 23, n + 1, "inputText", "TS2353"))
+            expected.append((len(lines), 23, n + 1, "inputText", "TS2561"))  # did you mean
         else:
             lines.append(f"        - inputText: {{text: t{n}}}")
     write_tree(compact_ws, {"trailmaps/app/trails/long.trail.yaml": "\n".join(lines) + "\n"})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -10,7 +12,7 @@ from trailblaze.check.typegate.proof import Diagnostic
 from trailblaze.check.typegate.proof import abs_path as _abs
 from trailblaze.finding import Finding
 from trailblaze.generate.codegen import HEADER_LINES
-from trailblaze.generate.linetable import GenLine, unpack_lines
+from trailblaze.generate.linetable import KEY_CODES, GenLine, unpack_lines
 from trailblaze.state.scratch import Layout
 
 
@@ -53,7 +55,9 @@ def map_diagnostics(
                     job.path,
                     line,
                     column,
-                    diagnostic.message,
+                    bare_key(diagnostic.message)
+                    if diagnostic.code in KEY_CODES
+                    else diagnostic.message,
                     key_path=gen.key_path,
                     code=diagnostic.code,
                     step=gen.step,
@@ -83,6 +87,25 @@ def map_diagnostics(
             result.fail([job], failed[job.path])
         else:
             result.findings[job.path] = findings[job.path]
+
+
+_QUOTED_KEY = re.compile(r"""'("(?:[^"\\\n]|\\.)*")'""")
+
+
+def bare_key(message: str) -> str:
+    """A message about a property's name with the name as the user wrote it.
+
+    A key that is not an identifier is a string literal in the generated module, and tsc names
+    it by its source text in quotes (`'"text-regex"'`); the user wrote `text-regex`.
+    """
+    match = _QUOTED_KEY.search(message)
+    if match is None:
+        return message
+    try:
+        name = json.loads(match.group(1))
+    except ValueError:
+        return message
+    return f"{message[: match.start()]}'{name}'{message[match.end() :]}"
 
 
 def show(diagnostic: Diagnostic, layout: Layout) -> str:
