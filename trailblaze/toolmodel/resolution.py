@@ -112,9 +112,9 @@ class Resolver:
         """The module export a scripted entry of a resolved model came from: where it is
         defined (`--show-typed-tools`)."""
         for tools in self._tools.values():
-            found = tools.modules.get(entry.name)
-            if found is not None and found.module == entry.module:
-                return found
+            for found in (tools.modules.get(entry.name), tools.tools.get(entry.name)):
+                if found is not None and found.module == entry.module:
+                    return found
         return None
 
     def resolve(self, dir_name: str) -> Resolution:

@@ -66,7 +66,7 @@ def scripted_tool_types(
         return {}
     surface = layout.surface(trailmap)
     if not surface.is_file():
-        why = Untyped("not compiled: the type gate did not run for this trailmap")
+        why = Untyped("the type gate compiled no surface of this trailmap")
         return dict.fromkeys(names, why)
     layout.root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="tooltypes-", dir=layout.root) as tmp:
