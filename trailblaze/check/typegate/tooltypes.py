@@ -68,6 +68,15 @@ def scripted_tool_types(
     if not surface.is_file():
         why = Untyped("the type gate compiled no surface of this trailmap")
         return dict.fromkeys(names, why)
+    try:
+        return _compiled(layout, surface, names, compiler, timeout)
+    except OSError as exc:  # the scratch directory cannot be written: the listing says so
+        return dict.fromkeys(names, Untyped(f"the probe could not be written: {exc}"))
+
+
+def _compiled(
+    layout: Layout, surface: Path, names: Sequence[str], compiler: Compiler, timeout: float
+) -> dict[str, ToolTypes | Untyped]:
     layout.root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="tooltypes-", dir=layout.root) as tmp:
         work = Path(tmp)
@@ -155,8 +164,10 @@ def _declared(text: str) -> dict[tuple[str, int], str]:
 
 
 def _tool_types(args: str, result: str) -> ToolTypes:
-    if not args.startswith("{"):
-        return ToolTypes(fields=(), result=result, index=_shown(args))
+    if not args.startswith("{\n"):
+        # Not an object type printed member by member (`{}`, an `any`): shown as tsc prints it.
+        shown = _shown(args)
+        return ToolTypes(fields=(), result=result, index=None if shown == "{}" else shown)
     fields: list[Field] = []
     index: str | None = None
     for member in _members(args):
