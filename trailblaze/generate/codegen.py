@@ -54,7 +54,8 @@ GENERATOR_VERSION = "5"
 so the records of 2, which counted the recorded calls, are made again. 4: a trail's calls are
 split into functions of at most `CALLS_PER_FUNCTION` (the line tables of longer trails moved).
 5: keys that are identifiers are written bare, so a misspelled one gets the compiler's "did you
-mean" (TS2561) and its name without doubled quotes: the messages of stored findings changed."""
+mean" (TS2561), and names tsc quotes (a key or a tool that is no identifier) are shown as the
+user wrote them: the messages of stored findings changed."""
 HEADER_LINES = 4
 CALLS_PER_FUNCTION = 100
 """Statements (calls, runIf trees) in one generated function at most. The compiler's time for a

@@ -55,9 +55,7 @@ def map_diagnostics(
                     job.path,
                     line,
                     column,
-                    bare_key(diagnostic.message)
-                    if diagnostic.code in KEY_CODES
-                    else diagnostic.message,
+                    _shown_message(diagnostic, gen),
                     key_path=gen.key_path,
                     code=diagnostic.code,
                     step=gen.step,
@@ -90,6 +88,31 @@ def map_diagnostics(
 
 
 _QUOTED_KEY = re.compile(r"""'("(?:[^"\\\n]|\\.)*")'""")
+
+
+def _shown_message(diagnostic: Diagnostic, gen: GenLine) -> str:
+    if diagnostic.code in KEY_CODES:
+        return bare_key(diagnostic.message)
+    if gen.property is None:
+        return bare_name(diagnostic.message, gen.tool)
+    return diagnostic.message
+
+
+def bare_name(message: str, tool: str) -> str:
+    """A message about a call with the tool's name as the user wrote it.
+
+    A tool whose name is not an identifier (or one `Object` declares) is looked up by a string
+    literal in the generated module, and tsc names that literal's type (`'"weird-tool.name"'`).
+    """
+
+    def shown(match: re.Match[str]) -> str:
+        try:
+            name = json.loads(match.group(1))
+        except ValueError:
+            return match.group(0)
+        return f"'{tool}'" if name == tool else match.group(0)
+
+    return _QUOTED_KEY.sub(shown, message) if "'\"" in message else message
 
 
 def bare_key(message: str) -> str:
