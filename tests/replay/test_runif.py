@@ -336,7 +336,7 @@ MALFORMED = {
     ),
     "condition-is-runif": (
         "- runIf: {condition: {tool: {runIf: {then: [{pressBack: {}}]}}}, then: [{pressBack: {}}]}",
-        "12:37: trail[0].recording.android[0].runIf.condition.tool: a condition tool cannot be runIf",
+        "12:38: trail[0].recording.android[0].runIf.condition.tool: a condition tool cannot be runIf",
     ),
     "two-calls-in-one-item": (
         f"- runIf: {{condition: {{selector: {NOT_NOW}}}, then: [{{pressBack: {{}}, hideKeyboard: {{}}}}]}}",

@@ -211,7 +211,7 @@ class Runner:
             )
         invocation, context = frame.invocation, frame.context
         name = invocation.name
-        if name == RUNIF:
+        if name == RUNIF and not self.tools.ships_runif:
             with context.phase("act"):
                 return run_runif(self, frame)
         resolved = (

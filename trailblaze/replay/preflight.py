@@ -50,7 +50,9 @@ def refuse_unreplayable(
     for sp in plan.steps:
         if sp.recording is None:
             continue
-        for call, position in planned_calls(sp.recording.calls, plan.path):
+        for call, position in planned_calls(
+            sp.recording.calls, plan.path, ours=not source.ships_runif
+        ):
             where = f"{_step_label(sp.step)}, {call.name}"
             host = _host_refusal(call, plan.file, reach, policy, chain=chain, outer=())
             other = unreplayable(call, source) or _bad_run_trail(call, plan, chain, policy)
@@ -85,11 +87,14 @@ def _step_label(step: Step) -> str:
     )
 
 
-def planned_calls(calls: Sequence[ToolCall], path: str) -> Iterator[tuple[ToolCall, str | None]]:
-    """Every call a recording may make, with the calls inside its ``runIf`` trees."""
+def planned_calls(
+    calls: Sequence[ToolCall], path: str, *, ours: bool = True
+) -> Iterator[tuple[ToolCall, str | None]]:
+    """Every call a recording may make, with the calls inside its ``runIf`` trees (ours: a
+    trailmap's own ``runIf`` is a call like any other)."""
     for call in calls:
         yield call, None
-        if call.name == RUNIF:
+        if call.name == RUNIF and ours:
             tree, _ = parse_runif(call, path)
             if tree is not None:
                 for branch in tree.calls():
