@@ -290,3 +290,38 @@ def test_a_key_beside_the_condition_is_a_warning_not_an_error(compact_ws: Path) 
     assert not any(f.fatal for f in found)
     assert [f for f in report.findings if f.fatal] == []
     assert report.exit_code == 0
+
+
+OWN_RUNIF = """\
+id: runIf
+description: Dismiss a prompt by the text of its button.
+parameters:
+  - name: button
+    type: string
+tools:
+  - tapOnElementWithText:
+      text: "{{params.button}}"
+"""
+
+
+def test_a_trailmap_that_ships_its_own_runif_replaces_ours_and_a_change_of_owner_is_seen(
+    compact_ws: Path,
+) -> None:
+    # The record of an unchanged trail is reused from the state: it must not keep the verdict
+    # of the other runIf's grammar.
+    write_tree(compact_ws, {P: HEAD + indent("- runIf: {button: Not now}\n")})
+    ws = find_workspace(compact_ws, explicit=True)
+    ours = run_check(ws, CheckOptions(typecheck=False))
+    assert [f.text for f in ours.findings if f.fatal] == [
+        f"{P}:6:11: {K}: missing 'condition' (a selector or a tool call)",
+        f"{P}:6:11: {K}: missing 'then' (the calls to run when the condition holds)",
+        f"{P}:6:19: {K}: unknown key 'button'; runIf takes condition, then and else",
+    ]
+    tool = compact_ws / "trailmaps/app/tools/runIf.tool.yaml"
+    write_tree(compact_ws, {"trailmaps/app/tools/runIf.tool.yaml": OWN_RUNIF})
+    shipped = run_check(ws, CheckOptions(typecheck=False))
+    assert [f.text for f in shipped.findings if f.fatal] == []
+    assert shipped.exit_code == 0
+    tool.unlink()
+    again = run_check(ws, CheckOptions(typecheck=False))
+    assert [f.text for f in again.findings if f.fatal] == [f.text for f in ours.findings if f.fatal]
