@@ -15,6 +15,7 @@ from pathlib import Path
 
 from trailblaze.replay.plan import ShipsRunIf, TrailPlan, plan_trail
 from trailblaze.replay.request import ReplayUsageError
+from trailblaze.trail.argbind import Given
 from trailblaze.trail.parse import file_error
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
@@ -104,7 +105,7 @@ def plan_file(
     ws: Workspace | None,
     path: Path,
     chain: tuple[str, ...],
-    args: Mapping[str, str],
+    args: Mapping[str, Given],
     *,
     ships_runif: ShipsRunIf | None = None,
 ) -> TrailPlan:
