@@ -575,3 +575,25 @@ def test_a_trailmaps_scripted_runif_runs_instead_of_ours(
     runif = trail.steps[1].tools[0]
     assert (runif.tool, runif.status, runif.detail) == ("runIf", "passed", "dismissed Not now")
     assert "promo_dismissed" in model.apps[SHOP].flags
+
+
+def test_a_runtrail_sub_trail_gets_the_trailmaps_own_runif_as_its_caller_does(
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path
+) -> None:
+    # A runTrail's trail runs in its caller's tools: the trailmap's runIf, in its own shape,
+    # planned without our grammar (which would refuse it, before the caller starts).
+    sub = tmp_path / "trailmaps" / "shop" / "trails" / "dismiss.trail.yaml"
+    write_tree(
+        tmp_path,
+        {"trailmaps/shop/trails/dismiss.trail.yaml": trail_text("- runIf: {button: Not now}")},
+    )
+
+    trail = replay_in_workspace(
+        server,
+        tmp_path,
+        {"trailmaps/shop/tools/runIf.tool.yaml": OWN_RUNIF},
+        f"- runTrail: {{path: {sub.name}}}",
+    )
+
+    assert trail.status == "passed", trail
+    assert "promo_dismissed" in model.apps[SHOP].flags
