@@ -369,8 +369,18 @@ RUNIF_CONDITION: Final = _code(
     ("runif",),
     "A runIf condition that is not one selector or one tool call.",
     "A condition is a mapping with either `selector:` (a non-empty node selector that must "
-    "match) or `tool:` (exactly one tool call, not a runIf, that must succeed), never both "
-    "and nothing else.",
+    "match) or `tool:` (one tool, not a runIf, that must succeed), never both. The tool is a "
+    "name, with its arguments in `args:` (`{tool: NAME, args: {...}}`, the shape upstream's "
+    "schema shows), or one call `{tool: {NAME: {...}}}`; arguments are given one way, not both.",
+)
+RUNIF_IGNORED_KEY: Final = _code(
+    "runif-ignored-key",
+    ("warning",),
+    "A key beside a runIf condition's selector or tool that runIf does not read.",
+    "A condition reads `selector`, or `tool` (a name, with its arguments in `args`, or one "
+    "call `{<tool>: {args}}`). Upstream's schema does not forbid other keys beside them, so "
+    "one is not an error, but replay ignores it: remove it, or rename it if it is a "
+    "misspelling (the message suggests the closest key).",
 )
 RUNIF_BRANCH: Final = _code(
     "runif-branch",
