@@ -381,6 +381,8 @@ NESTED_NOT_INSTALLED: Final = _code(
     "resolve from it (no node_modules), so it was not compiled: run `npm install` in that "
     "directory. Its tools' calls are not type-checked meanwhile. This fails the check "
     "(exit 3) in CI, with --require-typecheck or TRAILBLAZE_REQUIRE_TYPECHECK=1.",
+    no_case="its finding is at a package.json, which holds no comment to expect it with "
+    "(tests/check/typegate/test_projects.py pins it)",
 )
 NESTED_NOT_CHECKED: Final = _code(
     "nested-not-checked",

@@ -107,7 +107,9 @@ def _extended(tsconfig: Path, data: dict[str, Any]) -> Path | None:
     return following
 
 
-CONFIG_CODE = re.compile(r"^TS(5\d{3}|6\d{3}|18003)$")
+CONFIG_CODE = re.compile(r"^TS(5\d{3}|6046|6053|6059|63\d\d|18003)$")
+"""Diagnostics of a configuration, not of code: an option (TS5xxx), an option's value, a
+file it names, `rootDir`, project references, an `include` that finds nothing."""
 
 
 def refused_options(diagnostics: list[Diagnostic]) -> Diagnostic | None:
