@@ -20,6 +20,7 @@ import pytest
 from tests.conftest import run_python, toolchain_cache, write_tree
 from trailblaze.toolchain.compilers import Compiler, ToolchainError, install_library
 from trailblaze.toolchain.npm import install_npm_tool
+from trailblaze.workspace import find_workspace, scan_trailmaps, trailmap_files
 
 TYPES_NODE = "22.20.7"
 
@@ -347,3 +348,31 @@ def test_a_tsconfig_the_pinned_compiler_refuses_is_not_checked_never_fatal(
     assert "Option 'moduleResolution=node10' has been removed" in report["findings"][0]["message"]
     assert code == 0
     assert _check(ws, "--require-typecheck")[1] == 3
+
+
+def test_uninstalling_a_dependency_nothing_imports_is_seen_by_the_next_run(
+    tmp_path: Path, tsc: Compiler, node_modules: dict[str, Path]
+) -> None:
+    # The command line's no-op repeats a complete run while its inputs' stamps hold: a
+    # dependency the compiler never read is among them (`workspace.trailmap_files`).
+    ws = _workspace(tmp_path / "ws")
+    _install(ws / TOOLS / "host", node_modules, ["@types/node"])
+    mcp = ws / TOOLS / "mcp"
+    _install(mcp, node_modules, ["@types/node", "zod"])
+    write_tree(mcp / "node_modules/unused", {"package.json": '{"name": "unused"}\n'})
+    package = json.loads((mcp / "package.json").read_text("utf-8"))
+    package["dependencies"]["unused"] = "1.0.0"
+    (mcp / "package.json").write_text(json.dumps(package))
+    [trailmap], _ = scan_trailmaps(find_workspace(ws, explicit=True))
+    stamped = trailmap_files(trailmap)
+    assert stamped.count(mcp.resolve() / "node_modules/unused/package.json") == 1
+    first, code = _check(ws)
+    assert (first["findings"], code) == ([], 0)
+
+    shutil.rmtree(mcp / "node_modules/unused")
+    report, code = _check(ws, "--require-typecheck")
+    assert [(f["code"], f["path"]) for f in report["findings"]] == [
+        ("nested-not-installed", f"{TOOLS}/mcp/package.json")
+    ]
+    assert "(not installed: unused)" in report["findings"][0]["message"]
+    assert code == 3
