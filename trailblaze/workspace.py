@@ -638,9 +638,15 @@ def trailmap_files(trailmap: TrailmapDir) -> list[Path]:
     `exclude`): the surfaces generator reads tool files with those, and a file it reads must
     make the check stale when it changes.
     """
-    files = [trailmap.manifest, *(path for _, path in tool_files(trailmap.path))]
+    files = [trailmap.manifest]
+    tools_dir = trailmap.path / "tools"
+    projects: list[Path] = []
+    for sub, path in tool_files(trailmap.path):
+        files.append(path)
+        if sub == "tools" and path.name == NESTED_TSCONFIG and path.parent != tools_dir:
+            projects.append(path.parent)  # `nested_projects`, from the same walk
     # Installing or updating a nested project's dependencies changes its verdict.
-    for project in nested_projects(trailmap.path / "tools"):
+    for project in projects:
         files.extend(dependency_manifests(project))
     return files
 
