@@ -376,3 +376,52 @@ def test_uninstalling_a_dependency_nothing_imports_is_seen_by_the_next_run(
     ]
     assert "(not installed: unused)" in report["findings"][0]["message"]
     assert code == 3
+
+
+def test_a_nested_tool_whose_type_does_not_resolve_from_the_gate_is_not_type_checked(
+    tmp_path: Path, tsc: Compiler, node_modules: dict[str, Path]
+) -> None:
+    # Its input type names a type of the project's own package: the project compiles, the
+    # type gate (which does not see that package) cannot check calls against it.
+    ws = _workspace(tmp_path / "ws")
+    _install(ws / TOOLS / "host", node_modules, ["@types/node"])
+    mcp = ws / TOOLS / "mcp"
+    _install(mcp, node_modules, ["@types/node", "zod"])
+    write_tree(
+        mcp / "node_modules/limits",
+        {
+            "package.json": '{"name": "limits", "version": "1.0.0", "types": "index.d.ts"}\n',
+            "index.d.ts": "export interface Limit { most: number }\n",
+        },
+    )
+    package = json.loads((mcp / "package.json").read_text("utf-8"))
+    package["dependencies"]["limits"] = "1.0.0"
+    (mcp / "package.json").write_text(json.dumps(package))
+    tsconfig = json.loads((mcp / "tsconfig.json").read_text("utf-8"))
+    # An ES module package: the path names the declaration file, extension included.
+    tsconfig["compilerOptions"]["paths"] = {
+        "@trailblaze/scripting": ["../../../../.trailblaze/sdk/dist/index.d.ts"]
+    }
+    (mcp / "tsconfig.json").write_text(json.dumps(tsconfig))
+    (mcp / "src/query.ts").write_text(
+        'import { trailblaze } from "@trailblaze/scripting";\n'
+        'import type { Limit } from "limits";\n'
+        "export const app_query = trailblaze.tool<{ method: string; limit: Limit }>(\n"
+        '  { description: "Ask the server." },\n'
+        "  async (input) => input.method,\n"
+        ");\n"
+    )
+    trail = ws / "trailmaps/app/trails/t.trail.yaml"
+    trail.write_text(
+        trail.read_text("utf-8") + "        - app_query: {method: list, limit: {most: 3}}\n"
+    )
+    report, code = _check(ws)
+    assert [(f["kind"], f["line"], f["code"], f["fatal"]) for f in report["findings"]] == [
+        ("infra", 8, "unresolved-input", False)
+    ]
+    message = report["findings"][0]["message"]
+    assert message.startswith("not type-checked: input type of `app_query` unresolved (")
+    assert "Cannot find module 'limits'" in message
+    assert [t["status"] for t in report["trails"]] == ["parsed"]
+    assert code == 0
+    assert _check(ws, "--require-typecheck")[1] == 3
