@@ -361,8 +361,11 @@ def _emit(
 ) -> Emitted:
     tools_dir, out_dir, trailmap = plan.tools_dir, plan.out_dir, plan.trailmap
     shown = tools_dir / "tsconfig.json"
+    # Beside the trailmaps' output directories, never inside one: a nested project's output is
+    # below its trailmap's, whose emit (running at the same time) removes what it did not write.
+    beside = layout.tooldecl_dir
     with tempfile.TemporaryDirectory(
-        prefix="tooldecl-", dir=out_dir.parent if out_dir.parent.exists() else None
+        prefix="tooldecl-", dir=beside if beside.is_dir() else None
     ) as tmp:
         argv = [
             *compiler.argv_prefix,
