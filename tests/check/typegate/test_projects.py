@@ -248,9 +248,10 @@ def test_a_nested_tool_keeps_its_type_in_the_trailmaps_surface(
         "type",
         7,
         22,
-        "TS2353",
+        "TS2561",
     )
-    assert "'\"pth\"' does not exist in type '{ path: string; }'" in finding["message"]
+    assert "'pth' does not exist in type '{ path: string; }'" in finding["message"]
+    assert "Did you mean to write 'path'?" in finding["message"]
     assert code == 1
 
 
