@@ -440,6 +440,28 @@ TYPEGATE: Final = _code(
     "fails the check (exit 3) in CI, with --require-typecheck or "
     "TRAILBLAZE_REQUIRE_TYPECHECK=1.",
 )
+NESTED_NOT_INSTALLED: Final = _code(
+    "nested-not-installed",
+    ("infra",),
+    "A nested tool project's dependencies are not installed.",
+    "A directory below a trailmap's tools/ with its own tsconfig.json is compiled as a project "
+    "of its own, with its own dependencies. Its package.json lists packages that do not "
+    "resolve from it (no node_modules), so it was not compiled: run `npm install` in that "
+    "directory. Its tools' calls are not type-checked meanwhile. This fails the check "
+    "(exit 3) in CI, with --require-typecheck or TRAILBLAZE_REQUIRE_TYPECHECK=1.",
+    no_case="its finding is at a package.json, which holds no comment to expect it with "
+    "(tests/check/typegate/test_projects.py pins it)",
+)
+NESTED_NOT_CHECKED: Final = _code(
+    "nested-not-checked",
+    ("infra",),
+    "A nested tool project's tsconfig.json cannot be compiled by the pinned compiler.",
+    "A directory below a trailmap's tools/ with its own tsconfig.json is compiled as a project "
+    "of its own with the pinned TypeScript, which refuses an option of that tsconfig (one "
+    "TypeScript 7 removed, such as `moduleResolution: node`): the project was not checked, "
+    "and no diagnostic of it is reported. Update the option to check it. This fails the "
+    "check (exit 3) in CI, with --require-typecheck or TRAILBLAZE_REQUIRE_TYPECHECK=1.",
+)
 TOOLCHAIN: Final = _code(
     "toolchain",
     ("infra",),
