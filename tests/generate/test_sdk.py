@@ -33,6 +33,7 @@ from trailblaze.options import CheckOptions
 from trailblaze.report.formats import junit, sarif
 from trailblaze.report.record import Report
 from trailblaze.state.scratch import Layout, scratch_name
+from trailblaze.toolchain import proc
 from trailblaze.toolchain.compilers import install_library
 from trailblaze.toolmodel.catalog import load_catalog
 from trailblaze.workspace import find_workspace
@@ -764,22 +765,23 @@ def test_a_subpath_import_compiles_against_ours_when_the_mapping_does_not_resolv
 # -- the subpath `@trailblaze/scripting/testing` ----------------------------------------------------
 
 # What the SDK's `./testing` gives a tool's unit test: a mock client that records the calls and
-# answers from stubs, a mock session context, and the types that name them.
-TESTING_VALUES = {"createMockClient", "createMockContext"}
+# answers from stubs, a client with queued `findMatches` answers, a mock session context, and the
+# types that name them: exactly upstream's names (`testing.ts`, copied in tests/data/sdk/upstream).
+TESTING_VALUES = {"createMockClient", "createMockContext", "createQueuedFindMatchesClient"}
 TESTING_TYPES = {
-    "MockContextOptions",
-    "MockTargetOptions",
-    "MockToolCall",
-    "MockToolResponse",
+    "CreateMockContextOptions",
+    "MockCall",
+    "MockStubResponse",
     "MockTrailblazeClient",
+    "QueuedFindMatchesClient",
 }
 
 TESTING_TOOL = """\
-import { trailblaze, type TrailblazeContext } from "@trailblaze/scripting";
+import { trailblaze, type MatchDescriptor, type TrailblazeContext } from "@trailblaze/scripting";
 import {
-  createMockClient, createMockContext,
-  type MockContextOptions, type MockTargetOptions, type MockToolCall, type MockToolResponse,
-  type MockTrailblazeClient,
+  createMockClient, createMockContext, createQueuedFindMatchesClient,
+  type CreateMockContextOptions, type MockCall, type MockStubResponse,
+  type MockTrailblazeClient, type QueuedFindMatchesClient,
 } from "@trailblaze/scripting/testing";
 
 export const kit_open = trailblaze.tool<{ text: string }>(async (input, ctx) => {
@@ -791,25 +793,38 @@ export const kit_open = trailblaze.tool<{ text: string }>(async (input, ctx) => 
 /** The tool's own check, run with the testing helpers (as a unit test would). */
 export async function selfTest(): Promise<string> {
   const client: MockTrailblazeClient = createMockClient();
-  const target: MockTargetOptions = { id: "kit", appIds: ["com.example"] };
-  const options: MockContextOptions = { platform: "web", memory: { user: "a" }, target };
-  const ctx: TrailblazeContext = createMockContext(options);
-  const apps: MockToolResponse<"mobile_listInstalledApps"> = {
-    structuredContent: { appIds: ["a", "b"] },
+  const target = {
+    id: "kit",
+    appIds: ["com.example"],
+    resolveAppId: () => "com.example",
+    resolveBaseUrl: () => undefined,
   };
+  const options: CreateMockContextOptions = {
+    platform: "web",
+    memory: { user: "a", n: 1 },
+    target,
+    device: { widthPixels: 390, driver: "legacy" },
+    runtime: "host",
+  };
+  const ctx: TrailblazeContext = createMockContext(options);
+  const apps: MockStubResponse = { textContent: "", structuredContent: { appIds: ["a", "b"] } };
   client.stub("mobile_listInstalledApps", apps);
   const result: string = await kit_open({ text: "Forms" }, ctx, client);
-  const calls: readonly MockToolCall[] = client.calls;
+  const calls: MockCall[] = client.calls;
   const tools = calls.map((c) => `${c.tool}:${JSON.stringify(c.args)}`).join(",");
   client.stub("tapOnElementWithText", { textContent: "", errorMessage: "Text not found" });
   let thrown = "";
   try {
-    await kit_open({ text: "Forms" }, createMockContext(), client);
+    await kit_open({ text: "Forms" }, createMockContext({ platform: "android" }), client);
   } catch (e) {
     thrown = (e as Error).message;
   }
   client.reset();
-  return JSON.stringify({ result, tools, thrown, after: client.calls.length, device: ctx.device });
+  const queued: QueuedFindMatchesClient = createQueuedFindMatchesClient();
+  const none: MatchDescriptor[] = [];
+  queued.queueFindMatches([none]);
+  queued.queueWaitUntilNotVisible([true]);
+  return JSON.stringify({ result, tools, thrown, after: calls.length, device: ctx.device, queued });
 }
 """
 
@@ -821,16 +836,16 @@ export const kit_open = trailblaze.tool<{ text: string }>(async (input) => input
 
 export async function misuses(): Promise<void> {
   const client = createMockClient({}); // MISUSE: TS2554
-  client.stub("noSuchTool", {}); // MISUSE: TS2345
-  client.stub("tapOnElementWithText", { errorMesage: "x" }); // MISUSE: TS2561
-  client.stub("mobile_listInstalledApps", { structuredContent: { appIds: [1] } }); // MISUSE: TS2322
-  client.calls.push({ tool: "x", args: {} }); // MISUSE: TS2339
+  client.stub("tapOnElementWithText", {}); // MISUSE: TS2741
+  client.stub("tapOnElementWithText", { textContent: "", errorMesage: "x" }); // MISUSE: TS2561
+  client.stub(1, { textContent: "" }); // MISUSE: TS2345
   client.rest(); // MISUSE: TS2551
   void createMockContext({ platform: "windows" }); // MISUSE: TS2322
-  void createMockContext({ memory: { n: 1 } }); // MISUSE: TS2322
-  void createMockContext({ target: { appIds: ["x"] } }); // MISUSE: TS2741
-  const ctx: ToolContext = createMockContext(); // MISUSE: TS2741
-  await kit_open({ text: 1 }, createMockContext(), client); // MISUSE: TS2322
+  void createMockContext({ memory: {} }); // MISUSE: TS2741
+  void createMockContext({ platform: "web", device: { width: 1 } }); // MISUSE: TS2353
+  const ctx: ToolContext = createMockContext({ platform: "web" }); // MISUSE: TS2741
+  void createMockContext(); // MISUSE: TS2554
+  await kit_open({ text: 1 }, createMockContext({ platform: "web" }), client); // MISUSE: TS2322
   void [ctx, createMockTools];
 }
 """
@@ -851,6 +866,11 @@ def unit_ws(tmp_path: Path, tool: str) -> Path:
 
 
 def test_the_testing_subpath_exports_exactly_the_helpers_of_a_tools_unit_test() -> None:
+    upstream = (SDK_DATA / "upstream/testing.ts").read_text("utf-8")
+    assert exported_names(upstream.replace("export function", "export declare function")) == (
+        TESTING_VALUES,
+        TESTING_TYPES,
+    )
     assert exported_names(render_subpath("testing")) == (TESTING_VALUES, TESTING_TYPES)
     assert "testing" in SUBPATHS
     # Real types: nothing of it is `any`.
@@ -882,10 +902,9 @@ def test_each_misuse_of_the_testing_helpers_gives_its_own_diagnostic(tmp_path: P
         "Module '\"@trailblaze/scripting/testing\"' has no exported member 'createMockTools'."
     )
     assert by_line[8] == (
-        "Argument of type '\"noSuchTool\"' is not assignable to parameter of type "
-        "'keyof TrailblazeToolMap'."
+        "Property 'textContent' is missing in type '{}' but required in type 'MockStubResponse'."
     )
-    assert by_line[12] == (
+    assert by_line[11] == (
         "Property 'rest' does not exist on type 'MockTrailblazeClient'. Did you mean 'reset'?"
     )
 
@@ -926,12 +945,85 @@ def test_the_upstream_samples_unit_tests_compile_against_our_testing_declaration
     # Compiled: a declaration was emitted for each.
     emitted = Layout(playwright_ws / "trails/.trailblaze").tooldecl("playwrightSample")
     assert len(list(emitted.glob("_unit_*.d.ts"))) == 3
-    # And checked: a stub of a tool the trailmap does not have is a finding there.
+    # And checked: a stub without the `textContent` upstream's type requires is a finding there.
     edit(
         tools / "_unit_playwrightSample_web_openFormIfNeeded.ts",
-        'stub("web_verifyTextVisible"',
-        'stub("web_verify"',
+        'textContent: "",',
+        "",
     )
     [finding] = check(playwright_ws).findings
-    assert (finding.kind, finding.code) == ("tool", "TS2345")
+    assert (finding.kind, finding.code) == ("tool", "TS2741")
     assert finding.path.endswith("_unit_playwrightSample_web_openFormIfNeeded.ts")
+
+
+# -- our runtime beside the declarations -------------------------------------------------------
+
+RUNTIME_SCRIPT = """\
+import { createMockClient, createMockContext, createQueuedFindMatchesClient } from "SDK/testing.js";
+import { trailblaze } from "SDK/index.js";
+
+const probe = trailblaze.tool(async (_input, ctx) => {
+  const found = await ctx.tools.findMatches({ selector: { textRegex: "Go" } });
+  const gone = await ctx.tools.waitUntilNotVisible({ selector: { textRegex: "Go" } });
+  await ctx.tools.tapOnElementWithText({ text: "Go" });
+  return { found: found.length, gone };
+});
+const queued = createQueuedFindMatchesClient();
+queued.queueFindMatches([[{ nodeId: 1 }, { nodeId: 2 }]]);
+queued.queueWaitUntilNotVisible([true]);
+const ctx = createMockContext({ platform: "web", memory: { user: "ann", n: 1 }, runtime: "host" });
+const first = await probe({}, ctx, queued);
+const empty = await probe({}, ctx, queued).catch((e) => e.message);
+
+const client = createMockClient();
+const calls = client.calls;
+client.stub("web_click", { textContent: "", errorMessage: "gone" });
+const thrown = await client.tools.web_click({ ref: "x" }).catch((e) => e.message);
+client.reset();
+console.log(JSON.stringify({
+  first, empty, queuedCalls: queued.calls.map((c) => c.tool), thrown, cleared: calls.length,
+  device: ctx.device, runtime: ctx.runtime ?? null, memory: ctx.memory.keys(),
+  session: [ctx.sessionId, ctx.invocationId],
+}));
+"""
+
+
+def test_the_scratch_sdk_folder_carries_a_runtime_node_can_import_beside_the_declarations(
+    tmp_path: Path,
+) -> None:
+    # A workspace whose package.json says ESM: our `.js` entries are CommonJS all the same.
+    ws = unit_ws(tmp_path, TESTING_TOOL)
+    (ws / "package.json").write_text('{"type": "module"}\n')
+    assert texts(check(ws)) == []
+    sdk = ws / ".trailblaze/sdk-trailblaze-doit/dist"
+    for name in ("index", "in-process", "sub-process", "testing"):
+        assert (sdk / f"{name}.d.ts").is_file()
+        assert (sdk / f"{name}.js").is_file()
+    script = ws / "probe.mjs"
+    script.write_text(RUNTIME_SCRIPT.replace("SDK/", sdk.as_posix() + "/"))
+    result = proc.run(["node", str(script)], cwd=ws, timeout=60)
+    assert result.ok, result.stderr
+    assert json.loads(result.stdout) == {
+        "first": {"found": 2, "gone": True},
+        "empty": (
+            "createQueuedFindMatchesClient: no more findMatches responses queued; received call "
+            'with args={"selector":{"textRegex":"Go"}}. Did the test forget a queueFindMatches?'
+        ),
+        "queuedCalls": [
+            "findMatches",
+            "waitUntilNotVisible",
+            "tapOnElementWithText",
+            "findMatches",
+        ],
+        "thrown": 'trailblaze.client.callTool("web_click") tool failed: gone',
+        "cleared": 0,
+        "device": {
+            "platform": "web",
+            "widthPixels": 1080,
+            "heightPixels": 2400,
+            "driverType": "mock-driver",
+        },
+        "runtime": None,
+        "memory": ["user"],
+        "session": ["mock-session", "mock-invocation"],
+    }

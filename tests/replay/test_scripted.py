@@ -371,12 +371,16 @@ const inner = trailblaze.tool<{ text: string }>(async (input, ctx) => {
 /** A tool that unit-tests another with the testing helpers: nothing reaches the device. */
 export const app_testing = trailblaze.tool(async () => {
   const client = createMockClient();
-  client.stub("mobile_listInstalledApps", { structuredContent: { appIds: ["a", "b"] } });
-  const ctx = createMockContext({ platform: "web", memory: { user: "ann" }, target: { id: "t" } });
+  client.stub("mobile_listInstalledApps", { textContent: "", structuredContent: { appIds: ["a", "b"] } });
+  // Plain data for the target (no helpers): the runtime adds them.
+  const target = { id: "t" } as never;
+  const ctx = createMockContext({ platform: "web", memory: { user: "ann" }, target });
   const result = await inner({ text: "Forms" }, ctx, client);
   const calls = client.calls.map((c) => [c.tool, c.args]);
-  client.stub("tapOnElementWithText", { errorMessage: "Text not found" });
-  const thrown = await inner({ text: "X" }, createMockContext(), client).catch((e: Error) => e.message);
+  client.stub("tapOnElementWithText", { textContent: "", errorMessage: "Text not found" });
+  const thrown = await inner({ text: "X" }, createMockContext({ platform: "android" }), client).catch(
+    (e: Error) => e.message,
+  );
   const count = client.calls.length;
   client.reset();
   return JSON.stringify({
@@ -1055,7 +1059,7 @@ def test_the_testing_helpers_work_at_replay_and_reach_no_device(
 
     assert outcome.passed, outcome.failure
     assert json.loads(outcome.tools[0].detail or "") == {
-        "result": "a+b  ann playwright-native",
+        "result": "a+b  ann mock-driver",
         "calls": [
             ["tapOnElementWithText", {"text": "Forms"}],
             ["mobile_listInstalledApps", {}],

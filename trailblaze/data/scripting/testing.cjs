@@ -1,72 +1,102 @@
 "use strict";
-// `@trailblaze/scripting/testing` of our runtime: the mock client and context a tool's unit test
-// calls the tool's function with, `tool(args, createMockContext(), createMockClient())`. The
-// client's `tools` is the runtime's own proxy (the same argument forms, `web_evaluate` included),
-// over a dispatch that records the call and answers from the stubs; a stubbed `errorMessage`
-// throws with the real client's wording.
+// `@trailblaze/scripting/testing` of our runtime: the mock clients and context a tool's unit test
+// calls the tool's function with, `tool(args, createMockContext({ platform }), createMockClient())`.
+// The API and its behaviour are the SDK's (`testing.ts`): the same names, defaults and error
+// wording, so a test that passes against the SDK passes here. The mock client's `tools` is the
+// runtime's own proxy (the same argument forms, `web_evaluate` included), over a dispatch that
+// records the call and answers from the stubs.
 
 const internal = require("./index.cjs").__internal;
-
-const DRIVERS = {
-  android: "android-ondevice-accessibility",
-  ios: "ios-host",
-  web: "playwright-native",
-};
 
 function createMockClient() {
   const calls = [];
   const stubs = new Map();
   const dispatch = async (tool, args) => {
-    calls.push(Object.freeze({ tool, args }));
-    const stub = stubs.get(tool) ?? {};
-    if (typeof stub.errorMessage === "string" && stub.errorMessage.length > 0) {
+    calls.push({ tool, args });
+    const stub = stubs.get(tool);
+    if (stub && typeof stub.errorMessage === "string" && stub.errorMessage.length > 0) {
       throw new Error(`trailblaze.client.callTool("${tool}") tool failed: ${stub.errorMessage}`);
     }
-    const structured = stub.structuredContent;
+    const structured = stub ? stub.structuredContent : undefined;
     if (structured !== undefined && structured !== null) return structured;
-    return typeof stub.textContent === "string" ? stub.textContent : "";
+    return stub && stub.textContent !== undefined ? stub.textContent : "";
   };
   return {
     tools: internal.createToolsProxy(dispatch),
-    get calls() {
-      return calls.slice();
-    },
-    stub(tool, response) {
-      if (typeof tool !== "string" || tool.trim() === "") {
-        throw new TypeError("client.stub(tool, response): tool must be a non-empty tool name");
+    calls,
+    stub(toolName, response) {
+      if (typeof toolName !== "string" || toolName.trim() === "") {
+        throw new Error("createMockClient: stub() tool name must not be empty or whitespace-only.");
       }
-      stubs.set(tool, response !== null && typeof response === "object" ? { ...response } : {});
+      stubs.set(toolName, response);
     },
     reset() {
+      // In place: a test holding `client.calls` sees it cleared.
       calls.length = 0;
       stubs.clear();
     },
   };
 }
 
-function createMockContext(options) {
-  const o = options !== null && typeof options === "object" ? options : {};
-  const platform = o.platform ?? "android";
-  const device = internal.parseDevice({
-    platform,
-    widthPixels: o.widthPixels ?? 1080,
-    heightPixels: o.heightPixels ?? 2400,
-    driverType: o.driverType ?? o.driver ?? DRIVERS[platform],
-    instanceId: o.instanceId,
-  });
-  if (device === undefined) {
-    throw new TypeError(
-      "createMockContext: platform must be android, ios or web and the sizes numbers; got " +
-        JSON.stringify({ platform, widthPixels: o.widthPixels, heightPixels: o.heightPixels }),
-    );
-  }
-  const target =
-    o.target === undefined ? undefined : internal.parseTarget({ appIds: [], ...o.target });
-  if (o.target !== undefined && target === undefined) {
-    throw new TypeError("createMockContext: target needs a string id (and string appIds)");
+function createQueuedFindMatchesClient() {
+  const calls = [];
+  const queues = { findMatches: [], waitUntilNotVisible: [] };
+  const forget = { findMatches: "queueFindMatches", waitUntilNotVisible: "queueWaitUntilNotVisible" };
+  const dispatch = (name, args) => {
+    calls.push({ tool: name, args });
+    if (!Object.hasOwn(queues, name)) return "";
+    const queue = queues[name];
+    if (queue.length === 0) {
+      throw new Error(
+        `createQueuedFindMatchesClient: no more ${name} responses queued; received ` +
+          `call with args=${JSON.stringify(args)}. Did the test forget a ${forget[name]}?`,
+      );
+    }
+    return queue.shift();
+  };
+  const tools = new Proxy(
+    {},
+    {
+      get(_target, prop) {
+        if (typeof prop !== "string") return undefined;
+        if (prop === "then" || prop === "catch" || prop === "finally") return undefined;
+        return async (args) => dispatch(prop, args ?? {});
+      },
+    },
+  );
+  return {
+    tools,
+    calls,
+    queueFindMatches(responses) {
+      queues.findMatches.push(...responses);
+    },
+    queueWaitUntilNotVisible(responses) {
+      queues.waitUntilNotVisible.push(...responses);
+    },
+  };
+}
+
+function createMockContext(opts) {
+  const o = opts !== null && typeof opts === "object" ? opts : {};
+  const d = o.device !== null && typeof o.device === "object" ? o.device : {};
+  const device = {
+    platform: o.platform,
+    widthPixels: d.widthPixels ?? 1080,
+    heightPixels: d.heightPixels ?? 2400,
+    driverType: d.driverType ?? d.driver ?? "mock-driver",
+    driver: d.driver,
+    instanceId: d.instanceId,
+  };
+  // The target as given, as the SDK passes it; plain data also gets the resolve helpers.
+  let target = o.target;
+  if (
+    target !== null && typeof target === "object" && typeof target.resolveAppId !== "function"
+  ) {
+    target = internal.parseTarget({ appIds: [], ...target }) ?? target;
   }
   return {
     baseUrl: o.baseUrl,
+    runtime: o.runtime === "ondevice" ? "ondevice" : undefined,
     sessionId: o.sessionId ?? "mock-session",
     invocationId: o.invocationId ?? "mock-invocation",
     device,
@@ -78,3 +108,4 @@ function createMockContext(options) {
 
 exports.createMockClient = createMockClient;
 exports.createMockContext = createMockContext;
+exports.createQueuedFindMatchesClient = createQueuedFindMatchesClient;

@@ -1,71 +1,87 @@
-// Declarations of `@trailblaze/scripting/testing`, written for trailblaze-doit from how the SDK's
-// own samples unit-test a scripted tool: call the tool's function directly with a mock client (it
-// records every `client.tools.X(args)` and answers from stubs) and a mock session context, with no
-// daemon and no device. A stubbed `errorMessage` makes the call throw as the real client does
-// (`trailblaze.client.callTool("X") tool failed: <message>`).
+// Declarations of `@trailblaze/scripting/testing`, the SDK's helpers for a scripted tool's unit
+// test (`bun test`): call the tool's function directly with a mock client (it records every
+// `client.tools.X(args)` and answers from stubs) and a mock session context, with no daemon and
+// no device. The names, shapes and defaults are the SDK's own (`testing.ts` of
+// `@trailblaze/scripting`): a test that compiles and passes against the SDK does here too.
 
 import type {
+  MatchDescriptor,
   TrailblazeClient,
   TrailblazeContext,
   TrailblazeDevice,
-  TrailblazeToolMap,
+  TrailblazeTarget,
 } from "./index.js";
 
-type ResultOf<E> = E extends { result: infer R } ? R : never;
-
 /** One call a tool made through the mock client, in call order. */
-export interface MockToolCall {
+export interface MockCall {
   /** The tool's name, as in `client.tools.<name>`. */
-  readonly tool: string;
+  tool: string;
   /** The arguments as the tool passed them (`{}` when it passed none). */
-  readonly args: Record<string, unknown>;
+  args: Record<string, unknown>;
 }
 
 /**
- * What the mock answers for one tool. A non-empty `errorMessage` makes the call throw; otherwise
- * it resolves to `structuredContent` when given, else to `textContent` (`""` by default).
+ * What the mock answers for one tool. A non-empty `errorMessage` makes the call throw with the
+ * real client's wording (`trailblaze.client.callTool("X") tool failed: <message>`); otherwise
+ * it resolves to `structuredContent` when it is neither undefined nor null, else `textContent`.
  */
-export interface MockToolResponse<Name extends keyof TrailblazeToolMap = keyof TrailblazeToolMap> {
-  textContent?: string;
+export interface MockStubResponse {
+  textContent: string;
   errorMessage?: string;
-  structuredContent?: ResultOf<TrailblazeToolMap[Name]>;
+  structuredContent?: unknown;
 }
 
 /** The client a tool's unit test passes as the tool's third argument. */
-export interface MockTrailblazeClient extends TrailblazeClient {
-  /** Every call made so far, oldest first. */
-  readonly calls: readonly MockToolCall[];
-  /** Answer every later call of `tool` with `response`, until `reset()`. */
-  stub<Name extends keyof TrailblazeToolMap>(tool: Name, response: MockToolResponse<Name>): void;
-  /** Forget the recorded calls and every stub. */
+export type MockTrailblazeClient = TrailblazeClient & {
+  /** Every call made so far, oldest first; the array itself, so a test may splice or clear it. */
+  calls: MockCall[];
+  /** Answer every later call of `toolName` with `response`, until `reset()`. */
+  stub(toolName: string, response: MockStubResponse): void;
+  /** Forget the recorded calls (in place) and every stub. */
   reset(): void;
-}
-
-/** The session's target in a mock context: plain data, resolved as a live session would. */
-export interface MockTargetOptions {
-  id: string;
-  displayName?: string;
-  appIds?: string[];
-  appId?: string;
-  baseUrls?: string[];
-  resolvedBaseUrl?: string;
-}
-
-/**
- * The mock session: the device's fields (defaults: an Android phone, 1080x2400, on the
- * accessibility driver; `driverType` follows `platform` when not given), the memory's initial
- * values, an optional target and the envelope's ids.
- */
-export interface MockContextOptions extends Partial<TrailblazeDevice> {
-  memory?: Record<string, string>;
-  target?: MockTargetOptions;
-  sessionId?: string;
-  invocationId?: string;
-  baseUrl?: string;
-}
+};
 
 /** A client that records every tool call and answers from stubs (success, `""`, by default). */
 export declare function createMockClient(): MockTrailblazeClient;
 
+/**
+ * The mock session. Defaults: ids `"mock-session"` / `"mock-invocation"`, a 1080x2400 device on
+ * driver `"mock-driver"` (`device.driver`, the older name, is taken as `driverType` when that is
+ * not given), no target, empty memory (non-string values are left out). `runtime: "host"` gives
+ * a context without `runtime`, as on the host path.
+ */
+export interface CreateMockContextOptions {
+  platform: TrailblazeDevice["platform"];
+  sessionId?: string;
+  invocationId?: string;
+  baseUrl?: string;
+  runtime?: "host" | "ondevice";
+  device?: {
+    widthPixels?: number;
+    heightPixels?: number;
+    driverType?: string;
+    driver?: string;
+    instanceId?: string;
+  };
+  target?: TrailblazeTarget;
+  memory?: Record<string, unknown>;
+}
+
+/**
+ * A client whose `findMatches` and `waitUntilNotVisible` answer from queues, one answer per
+ * call, for flows that look at a changing screen several times; every other tool answers `""`.
+ * A call with its queue empty throws, naming the arguments.
+ */
+export interface QueuedFindMatchesClient extends TrailblazeClient {
+  calls: Array<{ tool: string; args: Record<string, unknown> }>;
+  /** Append answers for the next `findMatches` calls, one per call. */
+  queueFindMatches(responses: Array<MatchDescriptor[]>): void;
+  /** Append answers for the next `waitUntilNotVisible` calls, one per call. */
+  queueWaitUntilNotVisible(responses: boolean[]): void;
+}
+
+/** A client with queued `findMatches` / `waitUntilNotVisible` answers. */
+export declare function createQueuedFindMatchesClient(): QueuedFindMatchesClient;
+
 /** A session context for calling a tool's function directly: `tool(args, ctx, client)`. */
-export declare function createMockContext(options?: MockContextOptions): TrailblazeContext;
+export declare function createMockContext(opts: CreateMockContextOptions): TrailblazeContext;
