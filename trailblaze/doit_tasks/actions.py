@@ -251,11 +251,18 @@ def toolchain_ready() -> bool:
 @_action("toolchain")
 def toolchain_install() -> Verdict:
     from trailblaze.report.console import toolchain_progress  # noqa: PLC0415
+    from trailblaze.toolchain.bun import install_bun  # noqa: PLC0415
     from trailblaze.toolchain.compilers import find_compiler, install_library, install_typescript  # noqa: PLC0415
 
     with toolchain_progress(sys.stderr):
         install_typescript()
         install_library("zod")  # the declarations scripted tools compile against
+        try:
+            install_bun()  # what the trailmaps' unit tests run on
+        except ToolchainError as exc:
+            # Not fatal here: without bun the tests are reported as not run (exit 3 under
+            # --require-typecheck), and the check tries the install again.
+            print(f"warning: {exc}", file=sys.stderr)
     # Also validates TRAILBLAZE_TSC, so a bad override fails here and not in the type gate.
     find_compiler()
     return None
