@@ -60,6 +60,7 @@ KINDS: Final[dict[str, str]] = {
     "type": "A recorded tool call does not match the tool's declared input type.",
     "tool": "A scripted tool's own TypeScript source does not compile.",
     "runif": "A runIf block is malformed.",
+    "test": "A unit test of a trailmap's scripted tools failed or did not run to its end.",
     "infra": "The type check could not run.",
     "warning": "Something worth a look that does not fail the check.",
 }
@@ -461,6 +462,45 @@ NESTED_NOT_CHECKED: Final = _code(
     "TypeScript 7 removed, such as `moduleResolution: node`): the project was not checked, "
     "and no diagnostic of it is reported. Update the option to check it. This fails the "
     "check (exit 3) in CI, with --require-typecheck or TRAILBLAZE_REQUIRE_TYPECHECK=1.",
+)
+TESTS_NOT_RUN: Final = _code(
+    "tests-not-run",
+    ("infra",),
+    "A trailmap's unit tests (tools/*.test.ts) could not run.",
+    "The trailmap has unit tests, and bun, the runtime they are written for, could not be "
+    "found or installed (no network, no npm, a failed probe; the message says which). The "
+    "tests are not run, which is never a pass: this fails the check (exit 3) in CI, with "
+    "--require-typecheck or TRAILBLAZE_REQUIRE_TYPECHECK=1. Let a check install bun once "
+    "(`doit toolchain`), or set TRAILBLAZE_BUN to a bun executable; `--no-tests` skips them.",
+    no_case="it needs a machine where bun cannot be had (tests/check/test_unittests.py pins it)",
+)
+TEST_FAILED: Final = _code(
+    "test-failed",
+    ("test",),
+    "A unit test of a trailmap's tools failed.",
+    "A test of a `*.test.ts` in the trailmap's tools/ failed when run with bun (in tools/, as "
+    "the reference runs it). The finding is where the test failed (the first frame of its "
+    "stack in the test file, else the test's line), with the test's name and bun's message. "
+    "Fix the tool or the test; a failed file is run again by every check until it passes.",
+    no_case="a case file is a trail, not a test file (tests/check/test_unittests.py pins it)",
+)
+TEST_ERROR: Final = _code(
+    "test-error",
+    ("test",),
+    "A unit test file did not load, or bun failed outside any test.",
+    "bun could not run the test file to its end: a syntax error, an import that does not "
+    "resolve, an error thrown between tests, a crash. The message is bun's. Nothing of the "
+    "file is cached: the next check runs it again.",
+    no_case="a case file is a trail, not a test file (tests/check/test_unittests.py pins it)",
+)
+TEST_TIMEOUT: Final = _code(
+    "test-timeout",
+    ("test",),
+    "A unit test run did not finish in time.",
+    "bun test did not finish within TRAILBLAZE_TEST_TIMEOUT_MS (default 300000, at least "
+    "60000) and was stopped; every file of that run is reported, and none is cached. Look "
+    "for a test that never settles, or raise the timeout for a slow suite.",
+    no_case="it needs a minute-long test (tests/check/test_unittests.py pins the message)",
 )
 TOOLCHAIN: Final = _code(
     "toolchain",

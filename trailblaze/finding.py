@@ -13,7 +13,7 @@ import difflib
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-Kind = Literal["parse", "manifest", "type", "tool", "runif", "infra", "warning"]
+Kind = Literal["parse", "manifest", "type", "tool", "runif", "test", "infra", "warning"]
 """`tool`: a diagnostic in a scripted tool's own source, apart from the findings of trails."""
 
 

@@ -19,6 +19,8 @@ DISABLE_ENV = "TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION"
 REQUIRE_ENV = "TRAILBLAZE_REQUIRE_TYPECHECK"
 REMOTE_ENV = "TRAILBLAZE_REMOTE_CACHE"
 REMOTE_READ_ONLY_ENV = "TRAILBLAZE_REMOTE_CACHE_READ_ONLY"
+NO_TESTS_ENV = "TRAILBLAZE_NO_TESTS"
+RERUN_TESTS_ENV = "TRAILBLAZE_RERUN_TESTS"
 CI_ENV = "CI"
 _ON = frozenset(("1", "true", "yes", "on"))
 _OFF = frozenset(("0", "false", "no", "off"))
@@ -68,6 +70,27 @@ def env_milliseconds(
     return max(value, floor)
 
 
+TEST_ENV = (
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "NODE_ENV",
+    "CI",
+    "TRAILBLAZE_MEMORY_BLANK_UNKNOWN_TOKENS",
+)
+"""What of the environment the unit tests see beyond where programs are: part of their keys."""
+LOCATION_ENV = ("PATH", "HOME", "TMPDIR", "TEMP", "TMP", "SYSTEMROOT")
+"""Passed on to the unit tests so that bun and what a test starts can run, and not part of
+their keys: they locate programs and temporary files, and differ from one machine to the next."""
+
+
+def unit_test_env(env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """The values of `TEST_ENV` that are set, sorted: what of the environment a test's key covers."""
+    environ = os.environ if env is None else env
+    return sorted((name, environ[name]) for name in TEST_ENV if name in environ)
+
+
 def in_ci(env: Mapping[str, str] | None = None) -> bool:
     """Whether we run in CI, read as CI services set `CI`: `true` mostly, `1` or a name of their
     own on some. Any value is on but a blank one and the off spellings of a switch (`0`,
@@ -102,6 +125,10 @@ class CheckOptions:
     remote_read_only: bool = False
     shard: tuple[int, int] | None = None
     """(K, N): check only the K-th of N shards of the trails (`shard.py`)."""
+    tests: bool = True
+    """Run the trailmaps' unit tests (`check.unittests`); `--no-tests` turns it off."""
+    rerun_tests: bool = False
+    """Run every unit test, whatever the cache holds (for tests that are not hermetic)."""
 
     @classmethod
     def from_env(
@@ -123,4 +150,6 @@ class CheckOptions:
             require_typecheck=typecheck_required(require_typecheck),
             remote_cache=remote.strip() or None,
             remote_read_only=remote_read_only or read_only,
+            tests=not env_flag(NO_TESTS_ENV),
+            rerun_tests=env_flag(RERUN_TESTS_ENV),
         )

@@ -16,6 +16,7 @@ STAGES = (
     "trailblaze.check.surfaces",
     "trailblaze.check.parse",
     "trailblaze.check.typegate.gate",
+    "trailblaze.check.unittests.phase",
     "trailblaze.check.report",
     "trailblaze.check.run",
 )

@@ -13,6 +13,7 @@ from trailblaze.check.hostaccess import host_findings
 from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord
 from trailblaze.check.typegate.jobs import GateOutcome
+from trailblaze.check.unittests.phase import TestOutcome
 from trailblaze.finding import Finding
 from trailblaze.report.record import (
     REASON_DISABLED,
@@ -39,6 +40,7 @@ class Checked:
     """Every trail's record, in scan order, with the type gate's results."""
     gate: GateOutcome
     stats: dict[str, Any]
+    tests: TestOutcome = field(default_factory=TestOutcome)
     real_paths: Mapping[str, str] = field(default_factory=dict)
     """The file of each trail whose report path is not its file name (`parse.Trails`)."""
 
@@ -93,6 +95,7 @@ def _report(ctx: CheckContext, checked: Checked) -> Report:
         manifest = ctx.ws.rel(dirs[target] / "trailmap.yaml") if target in dirs else target
         findings.append(no_surface_finding(manifest, target, count))
     findings.extend(gate.infra)
+    findings.extend(checked.tests.findings)
     if options.shard is None:
         findings.extend(repeated_branches({p: r.branches for p, r in records.items()}))
     return Report(
@@ -104,6 +107,7 @@ def _report(ctx: CheckContext, checked: Checked) -> Report:
         stats=checked.stats,
         shard=_shard_json(options.shard, checked.discovery, records),
         sdks=gate.sdks,
+        tests=checked.tests.tests,
     )
 
 

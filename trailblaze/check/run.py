@@ -8,6 +8,7 @@ returns a `Report` (data); rendering and the exit code are the caller's business
     surfaces   (surfaces.py)      each target's tools/ artifacts, the SDK        -> findings
     parse      (parse.py)         every trail's record, from the state or parsed -> Trails
     type gate  (typegate/gate.py) generated modules compiled, verdicts mapped    -> GateOutcome
+    tests      (unittests/)       each trailmap's *.test.ts run with bun, cached -> TestOutcome
     report     (report.py)        statuses and findings                          -> Report
 
 Each stage takes the run's `CheckContext` and the records of the stages before it; no stage
@@ -35,9 +36,11 @@ from trailblaze.check.resolve import resolve
 from trailblaze.check.rows import TrailRecord, TrailState
 from trailblaze.check.surfaces import write_artifacts
 from trailblaze.check.typegate.gate import TypeGate
+from trailblaze.check.unittests.phase import run_unit_tests
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report
 from trailblaze.state.gcpause import gc_paused
+from trailblaze.state.reads import add_reads
 from trailblaze.state.scratch import Layout, prepare_scratch
 from trailblaze.state.store import STATS, Store
 from trailblaze.toolmodel.catalog import load_catalog
@@ -121,14 +124,18 @@ def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
             trails_changed=options.shard is None and previously != gate.offered,
         )
     records.update(verdicts.records)
+    tests = run_unit_tests(ctx, discovery)
+    if tests.reads:
+        add_reads(ctx.store, tests.reads)
 
-    run_stats = {**verdicts.stats, **parser.stats(), "seconds": ctx.timer.seconds}
+    run_stats = {**verdicts.stats, **parser.stats(), **tests.stats, "seconds": ctx.timer.seconds}
     checked = Checked(
         discovery=discovery,
         targets=targets,
         artifacts=artifacts,
         records=records,
         gate=verdicts,
+        tests=tests,
         stats=run_stats,
         real_paths=trails.real_paths,
     )

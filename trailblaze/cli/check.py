@@ -22,11 +22,12 @@ from pathlib import Path
 from trailblaze.cli.scope import check_scope, resolve_scopes
 from trailblaze.doit_tasks.uptodate import check_inputs, outputs_state
 from trailblaze.errors import UsageError
-from trailblaze.options import CheckOptions
+from trailblaze.options import CheckOptions, unit_test_env
 from trailblaze.report.console import RichProgress, toolchain_progress
 from trailblaze.report.output import as_shown, deliver, emit, rendered
 from trailblaze.report.pathbase import default_base
 from trailblaze.report.record import Report
+from trailblaze.toolchain.bun import BUN_ENV
 from trailblaze.toolchain.compilers import TSC_ENV
 from trailblaze.workspace import (
     SettingsError,
@@ -73,6 +74,10 @@ def check_command(args: argparse.Namespace) -> int:
             "shard": options.shard,
             "cwd": os.getcwd(),
             "tsc": os.environ.get(TSC_ENV, ""),
+            "tests": options.tests,
+            "bun": os.environ.get(BUN_ENV, ""),
+            "test_env": unit_test_env(),
+            "rerun_tests": options.rerun_tests,
             "trailmap": scopes[0].trailmap,
             "path_base": str(base),
             "tool_diagnostics": not args.no_typecheck,
@@ -90,13 +95,13 @@ def check_command(args: argparse.Namespace) -> int:
             stats = {}
         else:
             key, stats, reads, recorded = outputs.recall(files, settings, variant)
-            if recorded is not None:
+            if recorded is not None and not options.rerun_tests:
                 # Nothing changed since a complete check: its output again, without the pipeline.
                 output, code = recorded
                 deliver(output, args.output)
                 return code
     run_check: Callable[..., Report]
-    if found is not None and options.remote_cache:
+    if found is not None and options.remote_cache and not options.rerun_tests:
         # A fresh clone may find this whole run in the remote cache (`trailblaze/runs/runcache/`),
         # and the run after such a hit its trail rows (`runs/rows.py`): `doit check`'s way, so
         # an entry a CI `trailblaze check` stored gives a developer's `doit check` its rows.
@@ -178,14 +183,17 @@ def _in_no_workspace(start: Path, *, explicit: bool) -> bool:
 
 
 def _options(args: argparse.Namespace) -> CheckOptions:
+    from_env = CheckOptions.from_env(
+        strict=not args.lenient,
+        require_typecheck=args.require_typecheck,
+        remote_cache=args.remote_cache,
+        remote_read_only=args.remote_cache_read_only,
+    )
     options = replace(
-        CheckOptions.from_env(
-            strict=not args.lenient,
-            require_typecheck=args.require_typecheck,
-            remote_cache=args.remote_cache,
-            remote_read_only=args.remote_cache_read_only,
-        ),
+        from_env,
         shard=_shard(args.shard),
+        tests=not args.no_tests and from_env.tests,
+        rerun_tests=args.rerun_tests or from_env.rerun_tests,
     )
     _check_remote(options)
     return options

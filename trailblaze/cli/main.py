@@ -70,6 +70,16 @@ def _parser() -> argparse.ArgumentParser:
         "still runs; TRAILBLAZE_DISABLE_TRAIL_RECORDING_VALIDATION=1 turns that off)",
     )
     check.add_argument(
+        "--no-tests",
+        action="store_true",
+        help="do not run the trailmaps' unit tests (tools/*.test.ts, run with bun)",
+    )
+    check.add_argument(
+        "--rerun-tests",
+        action="store_true",
+        help="run every unit test again, whatever the cache holds (tests that are not hermetic)",
+    )
+    check.add_argument(
         "--show-typed-tools",
         action="store_true",
         help="list each checked trailmap's typed tools and their arguments (never fatal)",

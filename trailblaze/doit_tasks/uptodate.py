@@ -17,18 +17,20 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from trailblaze import __version__
 from trailblaze.doit_tasks.recorded import recorded_outcome
 from trailblaze.fsutil import stamp_of
-from trailblaze.options import CheckOptions
+from trailblaze.options import CheckOptions, unit_test_env
 from trailblaze.report.record import EXIT_OK
 from trailblaze.state.keys import code_stamps_digest, stamped_digest, stamps_digest
 from trailblaze.state.reads import recorded_paths
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import Store
+from trailblaze.toolchain.bun import BUN_ENV
 from trailblaze.workspace import Scan, generated_places, trailmap_files
 
 
@@ -65,6 +67,11 @@ def options_fingerprint(options: CheckOptions, remote_keys: Sequence[str] = ()) 
         "strict": options.strict,
         "typecheck": options.typecheck,
         "require_typecheck": options.require_typecheck,
+        "tests": options.tests,
+        # Every unit test again: never the same fingerprint twice.
+        "rerun_tests": time.time_ns() if options.rerun_tests else None,
+        "test_env": unit_test_env(),
+        "bun": os.environ.get(BUN_ENV, ""),
         "version": __version__,
         "remote_keys": list(remote_keys),
     }

@@ -249,6 +249,21 @@ def summary_lines(view: ReportView) -> list[tuple[str, str, str]]:
         )
     for label, trailmaps in (counts.get("sdk") or {}).items():
         lines.append(("", "", f"  @trailblaze/scripting: {label}: {', '.join(trailmaps)}"))
+    tests = counts.get("tests")
+    if isinstance(tests, dict):
+        done = ", ".join(
+            f"{tests.get(status, 0)} {status}"
+            for status in ("passed", "failed", "skipped", "todo")
+            if tests.get(status) or status == "passed"
+        )
+        lines.append(
+            (
+                "",
+                "",
+                f"  unit tests: {done} in {tests.get('files', 0)} file(s); "
+                f"{tests.get('cached', 0)} from the cache",
+            )
+        )
     if counts["exempt_findings"]:
         lines.append(("", "", f"  exempt-target findings (not fatal): {counts['exempt_findings']}"))
     if counts["warnings"]:

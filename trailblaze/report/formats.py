@@ -175,7 +175,11 @@ def junit(report: Report) -> str:
             skipped += 1
             ElementTree.SubElement(case, "skipped", message=status.reason or status.status)
     outside = [
-        f for path, found in by_path.items() if path not in trail_paths for f in found if f.fatal
+        f
+        for path, found in by_path.items()
+        if path not in trail_paths
+        for f in found
+        if f.fatal and f.kind != "test"
     ]
     # Scripted tools' own diagnostics are a test case of their own, apart from the workspace's.
     for classname, name, kind, found in (
@@ -195,6 +199,7 @@ def junit(report: Report) -> str:
         element.set("errors", "0")
         element.set("time", seconds)
     suite.set("skipped", str(skipped))
+    _unit_tests(suites, report)
     _well_formed(suites)
     ElementTree.indent(suites)
     return (
@@ -202,6 +207,48 @@ def junit(report: Report) -> str:
         + ElementTree.tostring(suites, encoding="unicode")
         + "\n"
     )
+
+
+def _unit_tests(suites: ElementTree.Element, report: Report) -> None:
+    """A second suite, `unit tests`: a case per unit test (its file as the class name), and one
+    per test file that did not run to its end (its finding)."""
+    problems = [f for f in report.findings if f.kind == "test" and f.code != codes.TEST_FAILED]
+    if not report.tests and not problems:
+        return
+    failed: dict[str, list[Finding]] = defaultdict(list)
+    for finding in report.findings:
+        if finding.code == codes.TEST_FAILED:
+            failed[finding.path].append(finding)
+    suite = ElementTree.SubElement(suites, "testsuite", name="unit tests")
+    cases = failures = skipped = 0
+    total = 0.0
+    for test in report.tests:
+        case = ElementTree.SubElement(
+            suite, "testcase", classname=test.path, name=test.name, time=f"{test.duration:.3f}"
+        )
+        cases += 1
+        total += test.duration
+        if test.status == "failed":
+            failures += 1
+            mine = [f for f in failed[test.path] if f.message.startswith(f"{test.name}: ")]
+            _failure(case, mine, "test")
+        elif test.status != "passed":
+            skipped += 1
+            ElementTree.SubElement(case, "skipped", message=test.status)
+    for finding in problems:
+        case = ElementTree.SubElement(
+            suite, "testcase", classname=finding.path, name="(the file)", time="0"
+        )
+        cases += 1
+        failures += 1
+        _failure(case, [finding], "test")
+    suite.set("tests", str(cases))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    suite.set("time", f"{total:.3f}")
+    for name in ("tests", "failures"):
+        suites.set(name, str(int(suites.get(name) or 0) + int(suite.get(name) or 0)))
 
 
 def _failure(case: ElementTree.Element, findings: list[Finding], kind: str) -> None:

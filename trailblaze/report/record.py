@@ -99,6 +99,54 @@ class TrailStatus:
         )
 
 
+TEST_STATUSES = frozenset({"passed", "failed", "skipped", "todo"})
+INCOMPLETE_TEST_CODES = frozenset({codes.TEST_ERROR, codes.TEST_TIMEOUT})
+"""A test file that did not run to its end: the run is not repeated without running it."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitTest:
+    """One unit test of a trailmap's tools, as the test stage ran it (or found it cached)."""
+
+    __test__ = False  # not a pytest class
+
+    path: str
+    """The test file."""
+    trailmap: str
+    name: str
+    """Its describe blocks and its own name, joined by ` > `."""
+    line: int
+    status: str
+    """`passed`, `failed`, `skipped` or `todo`."""
+    duration: float
+    """Seconds, as bun measured it (when it ran)."""
+    cached: bool
+    """Its file's passing result came from the cache: not run this time."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "trailmap": self.trailmap,
+            "name": self.name,
+            "line": self.line,
+            "status": self.status,
+            "duration": self.duration,
+            "cached": self.cached,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> UnitTest:
+        return cls(
+            path=str(data["path"]),
+            trailmap=str(data["trailmap"]),
+            name=str(data["name"]),
+            line=int(data["line"]),
+            status=str(data["status"]),
+            duration=float(data["duration"]),
+            cached=bool(data["cached"]),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Report:
     workspace: str
@@ -115,6 +163,8 @@ class Report:
     """The directory the paths are relative to; empty: the workspace root."""
     duration: float | None = None
     """Wall time of the run in seconds, when known (else the sum of the timed phases)."""
+    tests: tuple[UnitTest, ...] = ()
+    """Every unit test of the trailmaps' tools (`check.unittests`), run or cached."""
 
     @property
     def seconds(self) -> float:
@@ -147,6 +197,10 @@ class Report:
                 f if (path := rebase(f.path)) == f.path else f.with_(path=path)
                 for f in self.findings
             ),
+            tests=tuple(
+                t if (path := rebase(t.path)) == t.path else replace(t, path=path)
+                for t in self.tests
+            ),
             path_base=base,
         )
 
@@ -174,6 +228,7 @@ class Report:
             path_base=str(data.get("path_base") or ""),
             duration=float(data.get("seconds") or 0.0),
             shard=data.get("shard"),
+            tests=tuple(UnitTest.from_json(u) for u in data.get("tests") or ()),
         )
 
     @property
@@ -185,7 +240,10 @@ class Report:
         """The run did everything a check does: no type check that could not run, no generated
         file that could not be written. Only a complete run is repeated without checking (the
         command line's no-op, doit's up-to-date check) or shared (the remote cache)."""
-        return not any(f.kind == "infra" or f.code == INCOMPLETE_CODE for f in self.findings)
+        return not any(
+            f.kind == "infra" or f.code == INCOMPLETE_CODE or f.code in INCOMPLETE_TEST_CODES
+            for f in self.findings
+        )
 
     @property
     def exit_code(self) -> int:
@@ -215,6 +273,22 @@ class Report:
             "exempt_findings": sum(1 for f in self.findings if f.kind == "type" and not f.fatal),
             "warnings": sum(1 for f in self.findings if f.kind == "warning"),
             "infra": len(self.infra_findings),
+            **self._test_counts(),
+        }
+
+    def _test_counts(self) -> dict[str, Any]:
+        """The unit tests' counts, when there are unit tests (else nothing: the summary of a
+        workspace without them is as it was)."""
+        if not self.tests:
+            return {}
+        by_status = Counter(t.status for t in self.tests)
+        return {
+            "tests": {
+                "total": len(self.tests),
+                **{status: by_status[status] for status in sorted(TEST_STATUSES)},
+                "cached": sum(1 for t in self.tests if t.cached),
+                "files": len({t.path for t in self.tests}),
+            }
         }
 
     def view(
@@ -247,6 +321,8 @@ class Report:
             data["path_base"] = self.path_base  # else: relative to the workspace
         if self.shard is not None:
             data["shard"] = self.shard
+        if self.tests:
+            data["tests"] = [u.to_json() for u in self.tests]
         if seconds:
             data["seconds"] = round(self.seconds, 3)
         return data

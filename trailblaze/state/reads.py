@@ -148,3 +148,12 @@ def reads_digest(tokens: Mapping[str, str], root: Path) -> str:
     return digest(
         "trailblaze-compile-reads", "\0".join(f"{name}\0{token}" for name, token in shown)
     )
+
+
+def add_reads(store: Store, reads: Mapping[str, tuple[str, os.stat_result | None]]) -> None:
+    """Stage `reads` (files another phase's keys were made of, the unit tests' packages) into
+    the run's record, beside what the compilers read: the no-op keys cover them too."""
+    current = dict(recorded_reads(store))
+    for path, (token, st) in reads.items():
+        current[path] = Read(token, stamp_of(st) if st is not None else None)
+    store.put(COMPILE_READS, "", current)

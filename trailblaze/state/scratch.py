@@ -10,11 +10,13 @@ The scratch directory (`<ws>/.trailblaze/`, or `<ws>/trails/.trailblaze/`, or th
     state/store-v<N>.sqlite3         the state store (`trailblaze.state.store`): every memo and record
     state/cli-output.<variant>       the output of the last complete `trailblaze check` per format
     cache/results-v<N>.sqlite3       type-gate results by content key (`TRAILBLAZE_CACHE_DIR`)
+    cache/tests-v1.sqlite3           unit tests' passing results by input key (likewise)
     sdk/dist/index.d.ts              `@trailblaze/scripting` for tsconfigs: ours, or the reference's
     sdk-trailblaze-doit/dist/...     our `@trailblaze/scripting` declarations, always
     typegate/surfaces/<tm>.d.ts      the type gate's module surface of each trailmap
     typegate/surfaces/<tm>.probe.ts  its probes (checked while declaration files are not)
     typegate/tools-tsconfig/<tm>.json  the tsconfig of a trailmap's tools when theirs is overridden
+    typegate/tests-tsconfig/<tm>.json  the tsconfig its unit tests run with in that case
     typegate/tooldecl/<tm>/...       declarations emitted from each trailmap's scripted tools
     typegate/tooldecl-check/<tm>/... their `.ts` twins, which the surface check does check
     typegate/tooldecl-missing/...    never written: what a surface imports for a missing emit
@@ -117,6 +119,14 @@ class Layout:
 
     def results(self, env: Mapping[str, str] | None = None) -> Path:
         return self.cache_dir(env) / f"results-v{RESULTS_VERSION}.sqlite3"
+
+    def test_results(self, env: Mapping[str, str] | None = None) -> Path:
+        """The unit tests' passing results by key (`state.testresults`), beside the type gate's."""
+        return self.cache_dir(env) / "tests-v1.sqlite3"
+
+    def tests_tsconfig(self, trailmap: str) -> Path:
+        """The tsconfig a trailmap's unit tests run with when its own SDK mapping is overridden."""
+        return self.root / "tests-tsconfig" / f"{scratch_name(trailmap)}.json"
 
     # -- generated code -------------------------------------------------------------------------
 

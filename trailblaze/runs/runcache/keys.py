@@ -16,10 +16,11 @@ from pathlib import Path
 from trailblaze import __version__
 from trailblaze.finding import Owned
 from trailblaze.fsutil import Stamp, stamp_of
-from trailblaze.options import CheckOptions
+from trailblaze.options import CheckOptions, unit_test_env
 from trailblaze.report.record import Report
 from trailblaze.state.keys import MISSING, code_content_digest, digest, digest_of, file_digest
 from trailblaze.state.scratch import Layout
+from trailblaze.toolchain.bun import BUN_ENV, BUN_VERSION
 from trailblaze.workspace import (
     GENERATED_TOOL_FILES,
     Scan,
@@ -240,6 +241,10 @@ def _inputs(
         "compiler": compiler,
         "strict": options.strict,
         "typecheck": options.typecheck,
+        # The unit tests' verdicts are part of a run's: what they run on and see.
+        "tests": options.tests,
+        "bun": os.environ.get(BUN_ENV, "").strip() or BUN_VERSION,
+        "test_env": unit_test_env(),
         "layout": ws.layout,
         "dirs": [
             os.path.relpath(d, ws.root) for d in (ws.trailmaps_dir, ws.trails_dir, ws.scratch)
