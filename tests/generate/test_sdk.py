@@ -369,6 +369,8 @@ def test_a_bundle_the_reference_cli_extracted_is_used_and_never_overwritten(
         "(extracted by the Trailblaze CLI)"
     }
     assert extracted.read_text() == theirs
+    # Declarations alone, nothing bun can run: the unit tests run on our runtime.
+    assert [t.status for t in report.tests] == ["passed"] * 6
 
 
 # -- no silent pass ---------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from trailblaze.check.unittests.inputs import Graph
 from trailblaze.check.unittests.junit import JunitError, read_junit
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
-from trailblaze.generate.sdk import OURS_LABEL, override_tsconfig, runtime_identity
+from trailblaze.generate.sdk import EXTRACTED, override_tsconfig, runtime_identity
 from trailblaze.options import LOCATION_ENV, TEST_ENV, env_milliseconds, unit_test_env
 from trailblaze.report.record import UnitTest
 from trailblaze.state.keys import digest
@@ -145,8 +145,12 @@ def _run(ctx: CheckContext, discovery: Discovery) -> TestOutcome:
     sdk: dict[Path, str] = {}
     for index, suite in enumerate(suites):
         choice = choices[suite.trailmap]
-        sdk[suite.tools] = runtime if choice.label == OURS_LABEL or choice.own else choice.identity
-        if choice.override:
+        # A bundle the reference CLI extracted may hold declarations alone: nothing to run.
+        ours = choice.own or (
+            choice.label.endswith(EXTRACTED) and not _has_runtime(ctx.layout.sdk_dir / "dist")
+        )
+        sdk[suite.tools] = runtime if ours else choice.identity
+        if choice.override or (ours and not choice.own):
             suites[index] = _Suite(
                 suite.trailmap, suite.tools, suite.files, _test_tsconfig(ctx, suite)
             )
@@ -204,6 +208,11 @@ def _run(ctx: CheckContext, discovery: Discovery) -> TestOutcome:
         "bun_runs": len(runs),
     }
     return TestOutcome(tuple(tests), tuple(findings), stats, graph.read)
+
+
+def _has_runtime(dist: Path) -> bool:
+    """Whether an SDK's `dist/` holds something bun can run for `@trailblaze/scripting`."""
+    return any((dist / f"index{suffix}").is_file() for suffix in (".js", ".mjs", ".cjs", ".ts"))
 
 
 def _chunks(files: list[Path]) -> list[list[Path]]:
