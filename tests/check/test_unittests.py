@@ -7,6 +7,7 @@ NOTICE): three test files, six tests, written against `@trailblaze/scripting/tes
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from bench.nginx import NginxCache
 from tests.conftest import DATA, ROOT, run_python
 from trailblaze import codes
 from trailblaze.check.run import run_check
@@ -24,6 +26,7 @@ from trailblaze.check.unittests.inputs import specifiers
 from trailblaze.options import CheckOptions
 from trailblaze.report.formats import render
 from trailblaze.report.record import EXIT_FINDINGS, EXIT_INFRA, EXIT_OK, Report
+from trailblaze.state.signing import SIGNING_KEY_ENV, new_private_key, public_key_text
 from trailblaze.toolchain.bun import BUN_ENV
 from trailblaze.workspace import find_workspace
 
@@ -422,3 +425,64 @@ def test_the_runtime_in_the_sdk_folder_is_the_packaged_one() -> None:
     # What tests import at run time is the runtime replay runs scripted tools on.
     runtime = ROOT / "trailblaze" / "data" / "scripting"
     assert (runtime / "testing.cjs").is_file()
+
+
+# -- the remote cache ------------------------------------------------------------------------------
+
+
+def remote_check(root: Path, server: NginxCache, **options: Any) -> Report:
+    return check(root, remote_cache=server.url, **options)
+
+
+def test_a_fresh_clone_with_a_warm_remote_cache_runs_no_test(
+    ws: Path, server: NginxCache, tmp_path: Path
+) -> None:
+    seed_failure(ws)
+    first = remote_check(ws, server)
+    assert ran(first)["test_files_run"] == 4
+    # Only the three passing files are shared: a failure never is.
+    assert first.stats["test_remote_stored"] == 3
+    entries = [k for k in server.entries() if k.startswith("ac/")]
+    assert len(entries) >= 3
+    clone = tmp_path / "clone"
+    shutil.copytree(PLAYWRIGHT, clone)
+    warm = remote_check(clone, server)
+    assert ran(warm) == {"test_files": 3, "test_files_run": 0, "test_files_cached": 3}
+    assert warm.stats["test_remote_hits"] == 3
+    assert [(t.status, t.cached) for t in warm.tests] == [("passed", True)] * 6
+    # Kept locally as well: the next run asks the remote nothing.
+    assert remote_check(clone, server).stats["test_remote_hits"] == 0
+
+
+def test_read_only_stores_nothing_and_signed_entries_are_checked(
+    ws: Path, server: NginxCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert remote_check(ws, server, remote_read_only=True).stats["test_remote_stored"] == 0
+    assert [k for k in server.entries() if k.startswith("ac/")] == []
+    # A writer that signs, and a reader that trusts another key: the entries are refused
+    # (one warning) and the tests run.
+    _, mine = new_private_key()
+    _, theirs = new_private_key()
+    signer = tmp_path / "signer"
+    shutil.copytree(PLAYWRIGHT, signer)
+    keys = f'[tool.trailblaze]\nremote-cache-public-keys = ["{public_key_text(mine)}"]\n'
+    (signer / "pyproject.toml").write_text(keys)
+    monkeypatch.setenv(SIGNING_KEY_ENV, "ed25519-private:" + base64.b64encode(mine).decode())
+    stored = remote_check(signer, server)
+    assert stored.stats["test_remote_stored"] == 3
+    monkeypatch.delenv(SIGNING_KEY_ENV)
+    reader = tmp_path / "reader"
+    shutil.copytree(PLAYWRIGHT, reader)
+    (reader / "pyproject.toml").write_text(
+        keys.replace(public_key_text(mine), public_key_text(theirs))
+    )
+    refused = remote_check(reader, server)
+    assert refused.stats["test_remote_hits"] == 0
+    assert "signed by a key not in remote-cache-public-keys" in (
+        refused.stats["test_remote_fault"] or ""
+    )
+    assert ran(refused)["test_files_run"] == 3
+    trusting = tmp_path / "trusting"
+    shutil.copytree(PLAYWRIGHT, trusting)
+    (trusting / "pyproject.toml").write_text(keys)
+    assert ran(remote_check(trusting, server))["test_files_run"] == 0

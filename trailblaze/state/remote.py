@@ -40,7 +40,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote, urlsplit
 
 from trailblaze.errors import TrailblazeError
@@ -451,6 +451,10 @@ def _valid_findings(data: Any, path: str) -> list[dict[str, Any]]:
     return data
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+
+
 class RemoteResults:
     """Trail verdicts in a remote cache: fetched in parallel, stored only when proven.
 
@@ -509,6 +513,15 @@ class RemoteResults:
     def close(self) -> None:
         self._pool.shutdown(wait=True)
         self.http.close()
+
+    def each(self, work: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """`work` on every item, on the client's connections (another kind of entry's own
+        fetch or store: the unit tests' results)."""
+        return list(self._pool.map(work, items))
+
+    def give_up(self, message: str) -> None:
+        """The first fault of the run: one warning, and the remote is not asked again."""
+        self._fault(message)
 
     def _fetch_one(self, pair: tuple[str, str]) -> tuple[str, list[dict[str, Any]] | None]:
         key, path = pair

@@ -7,6 +7,12 @@ and best effort: a cache that fails is a miss or forgets. Only a file whose ever
 
 The value is the file's test cases as JSON (name, line, status, duration), checked field by
 field when read back: anything else is a miss.
+
+With a remote cache (`state.remote`), passing results are shared under the same key, as the
+type gate's verdicts are: an action-cache entry `ac/<key>` holding the cases, signed where
+signing is configured, checked against its key (and signature) when fetched, stored only for a
+file that really ran and passed, never in read-only mode. A fault is one warning and the run
+goes on locally.
 """
 
 from __future__ import annotations
@@ -21,8 +27,17 @@ from typing import Any
 
 from trailblaze.state.keys import digest
 from trailblaze.state.owned import Scratch
+from trailblaze.state.remote import (
+    RemoteConfig,
+    RemoteConfigError,
+    RemoteFault,
+    RemoteResults,
+    decoded_entry,
+    sealed_entry,
+)
 from trailblaze.state.results import describe_cache_dir
 from trailblaze.state.scratch import make_dir
+from trailblaze.state.signing import SigningError
 from trailblaze.state.store import Database
 
 log = logging.getLogger(__name__)
@@ -145,3 +160,85 @@ class TestResults:
 
     def close(self) -> None:
         self.db.close()
+
+
+REMOTE_FORMAT = 1
+"""The format of a shared test result entry (`ac/<key>`)."""
+
+
+class RemoteTests:
+    """Passing test results in a remote cache, over the type gate's client (`RemoteResults`:
+    its connection, bounds, budget and one-warning fault handling)."""
+
+    def __init__(self, remote: RemoteResults) -> None:
+        self.remote = remote
+        self.hits = 0
+        self.stored = 0
+
+    @classmethod
+    def open(
+        cls, url: str | None, *, read_only: bool, public_keys: Sequence[str] = ()
+    ) -> RemoteTests | None:
+        if not url:
+            return None
+        try:
+            config = RemoteConfig.resolve(url, read_only=read_only, public_keys=public_keys)
+        except (RemoteConfigError, SigningError):
+            return None
+        return None if config is None else cls(RemoteResults(config))
+
+    def fetch(self, keys: Sequence[str]) -> dict[str, list[CaseResult]]:
+        """The verified passing results the remote holds, by key."""
+        if not keys or not self.remote.usable:
+            return {}
+        found: dict[str, list[CaseResult]] = {}
+        for key, cases in self.remote.each(self._fetch_one, keys):
+            if cases is not None:
+                found[key] = cases
+        self.hits += len(found)
+        return found
+
+    def store(self, entries: Sequence[tuple[str, Sequence[CaseResult]]]) -> None:
+        """Results of files that really ran and passed; nothing in read-only mode."""
+        if self.remote.config.read_only or not self.remote.usable or not entries:
+            return
+        self.stored += sum(self.remote.each(self._store_one, entries))
+
+    def close(self) -> dict[str, Any]:
+        stats = {
+            "test_remote_hits": self.hits,
+            "test_remote_stored": self.stored,
+            "test_remote_fault": self.remote.fault,
+        }
+        self.remote.close()
+        return stats
+
+    def _fetch_one(self, key: str) -> tuple[str, list[CaseResult] | None]:
+        if not self.remote.usable:
+            return key, None
+        try:
+            body = self.remote.http.get_ac(key)
+            if body is None:
+                return key, None
+            entry = decoded_entry(
+                body, key, REMOTE_FORMAT, "a test result entry", self.remote.config.trust
+            )
+            cases = decode_cases(json.dumps(entry.get("cases")))
+            if cases is None:
+                raise RemoteFault("a test result entry holds no passing test cases")
+            return key, cases
+        except RemoteFault as exc:
+            self.remote.give_up(str(exc))
+            return key, None
+
+    def _store_one(self, entry: tuple[str, Sequence[CaseResult]]) -> int:
+        key, cases = entry
+        if not self.remote.usable:
+            return 0
+        record = {"format": REMOTE_FORMAT, "key": key, "cases": [c.to_json() for c in cases]}
+        try:
+            self.remote.http.put_ac(key, sealed_entry(record, key, self.remote.config.trust))
+        except RemoteFault as exc:
+            self.remote.give_up(str(exc))
+            return 0
+        return 1

@@ -39,7 +39,14 @@ from trailblaze.options import LOCATION_ENV, TEST_ENV, env_milliseconds, unit_te
 from trailblaze.report.record import UnitTest
 from trailblaze.state.keys import digest
 from trailblaze.state.scratch import write_scratch
-from trailblaze.state.testresults import CACHED_STATUSES, CaseResult, TestResults, result_key
+from trailblaze.state.signing import trust_scope
+from trailblaze.state.testresults import (
+    CACHED_STATUSES,
+    CaseResult,
+    RemoteTests,
+    TestResults,
+    result_key,
+)
 from trailblaze.toolchain import proc
 from trailblaze.toolchain.bun import Bun, find_bun
 
@@ -156,15 +163,24 @@ def _run(ctx: CheckContext, discovery: Discovery) -> TestOutcome:
             )
     env, env_key = bun_env()
     graph = Graph(ws.root, sdk)
+    # Results live on in the local cache under the keys that vouched for them (as the type
+    # gate's: `signing.trust_scope`), never reused under others.
+    scope = trust_scope(ws.remote_keys)
+    local = (lambda key: digest(scope, key)) if scope else (lambda key: key)
     cache = TestResults(ctx.layout.test_results(), ours=ctx.layout.scratch)
+    remote = RemoteTests.open(
+        ctx.options.remote_cache,
+        read_only=ctx.options.remote_read_only,
+        public_keys=ws.remote_keys,
+    )
     tests: list[UnitTest] = []
     findings: list[Finding] = []
     runs: list[_Run] = []
     cached_files = 0
+    stats: dict[str, Any] = {}
     try:
+        misses: list[tuple[_Suite, Path, str]] = []
         for suite in suites:
-            todo: list[Path] = []
-            keys: dict[Path, str] = {}
             for file in suite.files:
                 key = result_key(
                     file=rel(file),
@@ -173,14 +189,24 @@ def _run(ctx: CheckContext, discovery: Discovery) -> TestOutcome:
                     runtime=sdk[suite.tools],
                     env=env_key,
                 )
-                keys[file] = key
-                hit = None if ctx.options.rerun_tests else cache.get(key)
+                hit = None if ctx.options.rerun_tests else cache.get(local(key))
                 if hit is None:
-                    todo.append(file)
+                    misses.append((suite, file, key))
                 else:
                     cached_files += 1
                     tests.extend(_tests(suite, rel(file), hit, cached=True))
-            runs.extend(_Run(suite, chunk, keys) for chunk in _chunks(todo))
+        shared: dict[str, list[CaseResult]] = {}
+        if remote is not None and misses and not ctx.options.rerun_tests:
+            shared = remote.fetch([key for _, _, key in misses])
+            cache.put_many([(local(key), cases) for key, cases in shared.items()])
+        for suite in suites:
+            todo = [(f, k) for s, f, k in misses if s is suite and k not in shared]
+            for s, file, key in misses:
+                if s is suite and key in shared:
+                    cached_files += 1
+                    tests.extend(_tests(suite, rel(file), shared[key], cached=True))
+            keys = dict(todo)
+            runs.extend(_Run(suite, chunk, keys) for chunk in _chunks([f for f, _ in todo]))
         timeout = timeout_seconds()
         workers = max(1, min(len(runs), os.cpu_count() or 1))
         stored: list[tuple[str, Sequence[CaseResult]]] = []
@@ -197,16 +223,22 @@ def _run(ctx: CheckContext, discovery: Discovery) -> TestOutcome:
                     findings.extend(_failures(run.suite, rel(file), cases))
                     if all(c.status in CACHED_STATUSES for c in cases):
                         stored.append((run.keys[file], cases))
-        cache.put_many(stored)
+        cache.put_many([(local(key), cases) for key, cases in stored])
+        if remote is not None:
+            remote.store(stored)
     finally:
         cache.close()
+        if remote is not None:
+            stats.update(remote.close())
     count = sum(len(s.files) for s in suites)
-    stats = {
-        "test_files": count,
-        "test_files_run": count - cached_files,
-        "test_files_cached": cached_files,
-        "bun_runs": len(runs),
-    }
+    stats.update(
+        {
+            "test_files": count,
+            "test_files_run": count - cached_files,
+            "test_files_cached": cached_files,
+            "bun_runs": len(runs),
+        }
+    )
     return TestOutcome(tuple(tests), tuple(findings), stats, graph.read)
 
 
