@@ -299,8 +299,12 @@ def _check_files(
         paths.append(str(copy))
         renamed[ws.rel(copy)] = stdin_name or STDIN_LABEL
     trailmaps, _ = scan_trailmaps(ws)
+    # Trail files are checked for an editor or an agent: the trailmaps' unit tests are not
+    # about them, and would cost every keystroke a bun run.
     report = run(
-        own, options, found=Scan(trailmaps=trailmaps, trail_paths=tuple(paths), findings=())
+        own,
+        dataclasses.replace(options, tests=False),
+        found=Scan(trailmaps=trailmaps, trail_paths=tuple(paths), findings=()),
     )
     given = {ws.rel(Path(p)) for p in paths}
     targets = {t.target for t in report.trails if t.target is not None}
@@ -346,7 +350,10 @@ def _only_trailmap(report: Report, ws: Workspace, trailmap: str) -> Report:
         f.with_(fatal=False) if f.code == codes.NO_SURFACE else f for f in scoped.findings
     )
     sdks = {t: label for t, label in report.sdks.items() if t == trailmap}
-    return dataclasses.replace(scoped, trailmaps=(trailmap,), findings=findings, sdks=sdks)
+    tests = tuple(t for t in scoped.tests if t.trailmap == trailmap)
+    return dataclasses.replace(
+        scoped, trailmaps=(trailmap,), findings=findings, sdks=sdks, tests=tests
+    )
 
 
 def _is_tool_source_finding(finding: Finding) -> bool:
