@@ -20,7 +20,7 @@ import pytest
 from bench.nginx import NginxCache
 from tests.conftest import DATA, ROOT, run_python
 from trailblaze import codes
-from trailblaze.check.run import run_check
+from trailblaze.check.run import last_stats, run_check
 from trailblaze.check.unittests import phase
 from trailblaze.check.unittests.inputs import specifiers
 from trailblaze.options import CheckOptions
@@ -28,6 +28,7 @@ from trailblaze.report.formats import render
 from trailblaze.report.record import EXIT_FINDINGS, EXIT_INFRA, EXIT_OK, Report
 from trailblaze.state.signing import SIGNING_KEY_ENV, new_private_key, public_key_text
 from trailblaze.toolchain.bun import BUN_ENV
+from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV
 from trailblaze.workspace import find_workspace
 
 PLAYWRIGHT = DATA / "scripted" / "playwright-native"
@@ -486,3 +487,48 @@ def test_read_only_stores_nothing_and_signed_entries_are_checked(
     shutil.copytree(PLAYWRIGHT, trusting)
     (trusting / "pyproject.toml").write_text(keys)
     assert ran(remote_check(trusting, server))["test_files_run"] == 0
+
+
+# -- doit -------------------------------------------------------------------------------------------
+
+
+def doit(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    full = {k: v for k, v in os.environ.items() if not k.startswith("TRAILBLAZE_")}
+    full.update({TOOLCHAIN_DIR_ENV: os.environ[TOOLCHAIN_DIR_ENV], "NO_COLOR": "1"}, **(env or {}))
+    return subprocess.run(
+        [sys.executable, "-m", "doit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=full,
+        check=False,
+        timeout=300,
+    )
+
+
+def test_doit_check_runs_the_tests_and_an_unchanged_workspace_runs_none(ws: Path) -> None:
+    (ws / "dodo.py").write_text("from trailblaze.doit_tasks import DOIT_CONFIG, task_check\n")
+    seed_failure(ws)
+    failed = doit(ws, "check")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert f"{TOOLS}/{SEEDED}:32:20: " in failed.stdout
+    recorded = json.loads((ws / "trails/.trailblaze/report.json").read_text())
+    assert recorded["summary"]["tests"]["failed"] == 1
+    assert len(recorded["tests"]) == 8
+    (ws / TOOLS / SEEDED).unlink()
+    assert doit(ws, "check").returncode == 0
+    scratch = ws / "trails/.trailblaze"
+    after = last_stats(scratch)
+    assert after["test_files_run"] == 0  # the three others: from the cache
+    # Nothing changed: check:run is up to date, no pipeline and no test.
+    again = doit(ws, "check")
+    assert again.returncode == 0
+    assert "up to date" in again.stdout
+    assert last_stats(scratch) == after
+    # TRAILBLAZE_NO_TESTS=1 changes the options: a run without the phase.
+    skipped = doit(ws, "check", env={"TRAILBLAZE_NO_TESTS": "1"})
+    assert skipped.returncode == 0, skipped.stdout
+    assert "test_files" not in last_stats(scratch)
