@@ -37,6 +37,7 @@ OURS_IN_SCRATCH = (
     "sdk-trailblaze-doit",
     "typegate",
     "trail-validation",
+    "trailmap-surfaces",
     "files",
 )
 """The scratch entries `doit clean` removes (see `scratch.py`; `files/` is the file scope's)."""

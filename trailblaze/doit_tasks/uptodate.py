@@ -65,6 +65,8 @@ def options_fingerprint(options: CheckOptions, remote_keys: Sequence[str] = ()) 
         "strict": options.strict,
         "typecheck": options.typecheck,
         "require_typecheck": options.require_typecheck,
+        "write": options.write,
+        "overwrite_generated": options.overwrite_generated,
         "version": __version__,
         "remote_keys": list(remote_keys),
     }
