@@ -251,3 +251,48 @@ def test_no_write_writes_nothing_outside_the_scratch_directory(
     assert run_python(ws, "-m", "doit", "check", env=env).returncode == 0
     after = snapshot(ws)
     assert {r: w for r, w in after.items() if not r.startswith("trails/.trailblaze")} == before
+
+
+HAND_TSCONFIG = """\
+// Written by hand, as upstream's own example has one: kept, and extended where our surface is used.
+{
+  "compilerOptions": {"strict": true, "target": "ES2022", "module": "ESNext",
+                      "moduleResolution": "Bundler", "skipLibCheck": true, "noEmit": true},
+  "include": ["*.ts"],
+  "exclude": ["*.test.ts"]
+}
+"""
+BAD_TRAIL = OPEN_TRAIL.replace("{text: Counter}", "{text: 3}")
+
+
+@pytest.mark.tsc
+def test_a_hand_written_tsconfig_beside_the_reference_s_surface_gives_the_same_verdict(
+    tsc: Compiler, tmp_path: Path
+) -> None:
+    def example(root: Path, *, reference: bool) -> Path:
+        upstream_example(root, reference_files=False)
+        write_tree(root, {"trails/open.trail.yaml": BAD_TRAIL})
+        (root / SAMPLE / "tools/tsconfig.json").write_text(HAND_TSCONFIG)
+        if reference:
+            shutil.copy2(REFERENCE / DTS_NAME, root / SAMPLE / "tools" / DTS_NAME)
+        return root
+
+    ours = example(tmp_path / "ours", reference=False)
+    expected = verdict(trailblaze(ours, "--format", "json"))
+    assert expected[0] == 1
+    found = {(f["code"], f["path"]) for f in expected[2]}
+    assert ("TS2322", "trails/open.trail.yaml") in found
+    assert (codes.TSCONFIG_KEPT, f"{SAMPLE}/tools/tsconfig.json") in found
+
+    theirs = example(tmp_path / "theirs", reference=True)
+    before = snapshot(theirs / SAMPLE)
+    checked = trailblaze(theirs, "--format", "json")
+    assert verdict(checked) == expected
+    assert snapshot(theirs / SAMPLE) == before
+    layout = Layout(theirs / "trails/.trailblaze")
+    config = json.loads(layout.tools_tsconfig("playwrightSample").read_text())
+    tools = (theirs / SAMPLE / "tools").absolute().as_posix()
+    assert config["extends"] == f"{tools}/tsconfig.json"
+    assert config["include"] == [f"{tools}/*.ts"]
+    assert config["exclude"] == [f"{tools}/*.test.ts", f"{tools}/{DTS_NAME}"]
+    assert config["files"] == [(layout.trailmap_tools("playwrightSample") / DTS_NAME).as_posix()]

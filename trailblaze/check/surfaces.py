@@ -150,6 +150,8 @@ def write_surfaces(
         if not left and memo.fresh(WRITTEN, slot, key):
             return SurfaceOutcome(written=(), findings=())
     if home is not None:
+        if ours is None and (kept := _kept_tsconfig(tools_dir, scratch, rel, resolution.trailmap)):
+            findings.append(kept)  # its tools compile with it all the same
         return _write_home(resolution, home, scratch, catalog, findings, memo, slot, key)
 
     if ours is None:
@@ -188,31 +190,11 @@ def write_surfaces(
 
     put(tools_dir / DTS_NAME, artifacts.render_client_dts(resolution, tools_dir, catalog))
     tsconfig = tools_dir / TSCONFIG_NAME
-    wanted = artifacts.render_tsconfig(tools_dir, scratch)
-    try:
-        current: str | None = tsconfig.read_text("utf-8")
-    except FileNotFoundError:
-        current = None
-    except (OSError, UnicodeDecodeError):
-        current = ""  # not one we generated: kept, as a hand-written one is
-    if current is None or current == wanted or artifacts.is_generated_tsconfig(current):
-        put(tsconfig, wanted)
+    kept = _kept_tsconfig(tools_dir, scratch, rel, resolution.trailmap)
+    if kept is None:
+        put(tsconfig, artifacts.render_tsconfig(tools_dir, scratch))
     else:
-        choice = choose_sdk(
-            tools_dir, Layout(scratch).sdk_dir, rel.root, "", generated_tsconfig=False
-        )
-        findings.append(
-            Finding(
-                "warning",
-                rel(tsconfig),
-                1,
-                1,
-                choice.warning or "hand-written tsconfig.json kept",
-                code=codes.TSCONFIG_KEPT,
-                fatal=False,
-                trailmap=resolution.trailmap,
-            )
-        )
+        findings.append(kept)
     put(tools_dir / SIDECAR_NAME, artifacts.render_sidecar(resolution))
     put(tools_dir / SCHEMA_NAME, json.dumps(trail_schema(resolution, catalog), indent=1) + "\n")
     if gitignore:
@@ -256,6 +238,33 @@ def write_surfaces(
                 files.append(trailmap_dir / ".gitignore")
             memo.put(WRITTEN, slot, True, key=key, files=files)
     return SurfaceOutcome(written=tuple(written), findings=tuple(findings))
+
+
+def _kept_tsconfig(tools_dir: Path, scratch: Path, rel: Any, trailmap: str) -> Finding | None:
+    """The warning about a hand-written `tools/tsconfig.json` (kept, and compiled with), or
+    None when it is absent, ours to write, or another generator's."""
+    tsconfig = tools_dir / TSCONFIG_NAME
+    try:
+        current = tsconfig.read_text("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        current = ""  # not one we generated: kept, as a hand-written one is
+    if current == artifacts.render_tsconfig(tools_dir, scratch) or (
+        artifacts.is_generated_tsconfig(current)
+    ):
+        return None
+    choice = choose_sdk(tools_dir, Layout(scratch).sdk_dir, rel.root, "", generated_tsconfig=False)
+    return Finding(
+        "warning",
+        rel(tsconfig),
+        1,
+        1,
+        choice.warning or "hand-written tsconfig.json kept",
+        code=codes.TSCONFIG_KEPT,
+        fatal=False,
+        trailmap=trailmap,
+    )
 
 
 def _left_alone(
