@@ -23,6 +23,7 @@ from typing import Any
 from trailblaze import __version__
 from trailblaze.doit_tasks.recorded import recorded_outcome
 from trailblaze.fsutil import stamp_of
+from trailblaze.generate.owners import left_alone
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import EXIT_OK
 from trailblaze.state.keys import code_stamps_digest, stamped_digest, stamps_digest
@@ -42,7 +43,8 @@ def check_inputs(found: Scan) -> list[str]:
 
 def outputs_state(found: Scan) -> list[str]:
     """Each generated file that is not in its place: something else is there
-    (`workspace.generated_in_the_way`), or nothing is (`missing:` and the path).
+    (`workspace.generated_in_the_way`), or nothing is (`missing:` and the path), or it is not
+    ours to rewrite (`left:`, `owners.left_alone`).
 
     Not an input, yet part of the no-op keys: the same inputs check clean without a directory
     in a generated file's place and fail with it, and a generated file deleted by hand is
@@ -54,6 +56,9 @@ def outputs_state(found: Scan) -> list[str]:
         blocked, missing = generated_places(trailmap.path / "tools")
         out.extend(str(path) for path, _ in blocked)
         out.extend(f"missing:{path}" for path in missing)
+        # Whose they are: another generator's file that appears (or goes) changes where the
+        # surface goes, and what the report says about it.
+        out.extend(f"left:{path}:{who}" for path, who in left_alone(trailmap.path / "tools"))
     return out
 
 

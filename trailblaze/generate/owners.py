@@ -103,8 +103,10 @@ def left_alone(tools_dir: Path, *, overwrite_generated: bool = False) -> list[tu
         path = tools_dir / name
         if not os.path.isfile(path):
             continue
+        if name == SIDECAR_NAME and dts_ours:
+            continue
         head = _head(path)
-        if _ours_text(name, head) or (name == SIDECAR_NAME and dts_ours):
+        if _ours_text(name, head):
             continue
         if name == TSCONFIG_NAME and not is_generated_tsconfig(head):
             continue  # hand-written: kept with `tsconfig-kept`
