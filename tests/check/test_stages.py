@@ -67,6 +67,7 @@ TYPEGATE = (
     "remoteverdicts",
     "orphans",
     "gate",
+    "tooltypes",
 )
 """The type gate's rooms in the order of its docstring: each imports only rooms above it."""
 

@@ -108,6 +108,15 @@ class Resolver:
             self._tools[node_id] = tools
         return tools
 
+    def module_def(self, entry: ToolEntry) -> ToolDef | None:
+        """The module export a scripted entry of a resolved model came from: where it is
+        defined (`--show-typed-tools`)."""
+        for tools in self._tools.values():
+            for found in (tools.modules.get(entry.name), tools.tools.get(entry.name)):
+                if found is not None and found.module == entry.module:
+                    return found
+        return None
+
     def resolve(self, dir_name: str) -> Resolution:
         node = self.nodes[dir_name]
         assert node.manifest is not None

@@ -18,7 +18,9 @@ Its rooms; each imports only rooms above it:
   surface keys, the surface check's verdicts);
 - `remoteverdicts`: the remote result cache's part in a run;
 - `orphans`: generated modules whose trail is gone;
-- `gate`: the type gate stage of a check (`TypeGate`), which uses the others.
+- `gate`: the type gate stage of a check (`TypeGate`), which uses the others;
+- `tooltypes`: after a check, the types the compiler gives scripted tools, read from a probe
+  beside a module surface (what `trailblaze check --show-typed-tools` lists).
 
 Outside the package, only the check's orchestrator and its report stage import `gate`.
 
@@ -29,7 +31,9 @@ Layout in the scratch directory (`typegate/`, named in `trailblaze.state.scratch
 - `tooldecl/<trailmap>/...`: declarations tsc emits from the trailmap's scripted `.ts` tools,
   so a scripted tool's input type is the one its own module declares;
 - `trails/<trail path>.ts`: one generated module per trail, rewritten only when it changes;
-- `tsconfig.<pid>.<n>.json`: the files of one compiler run (only cache misses).
+- `tsconfig.<pid>.<n>.json`: the files of one compiler run (only cache misses);
+- `tooltypes-<random>/`: the probe of `--show-typed-tools` and its emitted declarations, for
+  the length of one listing.
 
 No silent passes: every compiler run is proven (`proof.py`: the canary's error came back, the
 output is complete and every file was in the program); an unproven run, a diagnostic on a
