@@ -60,6 +60,7 @@ TYPEGATE = (
     "jobs",
     "mapping",
     "compilation",
+    "projects",
     "declarations",
     "surfaces",
     "surfacecheck",

@@ -143,10 +143,13 @@ def generate(
     surface_import: str,
     schemas: Mapping[str, Mapping[str, Any] | None],
     defs: Mapping[str, Any],
+    *,
+    ours: bool = True,
 ) -> Generated:
-    """The generated module of one trail. `schemas` maps tool name to its input JSON Schema."""
+    """The generated module of one trail. `schemas` maps tool name to its input JSON Schema;
+    not `ours`: the trailmap ships its own runIf, whose calls are calls like any other."""
     out = _Writer(trail.path, ArgValues(defs), schemas)
-    for step, recording, statement, position in _statements(trail):
+    for step, recording, statement, position in _statements(trail, ours):
         if isinstance(statement, RunIf):
             out.runif(step, recording, statement, position)
         else:
@@ -154,22 +157,22 @@ def generate(
     return out.done(surface_import)
 
 
-def emitted_calls(trail: Trail) -> int:
+def emitted_calls(trail: Trail, *, ours: bool = True) -> int:
     """How many calls `generate` emits for the trail: what the type gate checks of it.
 
-    Every recorded call, except that a valid runIf is its own call plus each call in it
+    Every recorded call, except that a valid runIf of ours is its own call plus each call in it
     (condition tool, both branches, nested trees), and an invalid one is nothing.
     """
-    return sum(1 for _ in _statements(trail))
+    return sum(1 for _ in _statements(trail, ours))
 
 
 def _statements(
-    trail: Trail,
+    trail: Trail, ours: bool = True
 ) -> Iterator[tuple[Step, Recording, ToolCall | RunIf, str | None]]:
     """Each statement of the generated module, in order: (step, recording, the call or the
     runIf tree, its position in the tree)."""
     for step, recording, call in trail.calls():
-        if call.name != RUNIF:
+        if call.name != RUNIF or not ours:
             yield step, recording, call, None
             continue
         tree, _ = parse_runif(call, trail.path)
@@ -317,8 +320,15 @@ class _Writer:
             self._value(tree.selector, self.values.plan(_SELECTOR), path, 2)
         else:
             assert tree.condition_tool is not None
-            self._property("condition.tool", condition.key_node("tool"), condition.get("tool"), 1)
-            self.lines[-1] += ts_literal({tree.condition_tool.call.name: {}})
+            tool = condition.get("tool")
+            self._property("condition.tool", condition.key_node("tool"), tool, 1)
+            name = tree.condition_tool.call.name
+            if isinstance(tool, YScalar):
+                # `{tool: NAME, args: {...}}`: the name as recorded; the arguments are the
+                # condition call's own statement, like those of the nested form.
+                self.lines[-1] += ts_literal(name)
+            else:
+                self.lines[-1] += ts_literal({name: {}})
         self.lines[-1] += "}"
         branches = [("then", tree.then)]
         if tree.otherwise or "else" in args:
