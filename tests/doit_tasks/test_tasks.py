@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, OpenedDatabases, write_tree
+from tests.conftest import CORPUS, ROOT, OpenedDatabases, write_tree
 from trailblaze.doit_tasks import run_tasks
 from trailblaze.state.scratch import Layout
 
@@ -404,3 +405,22 @@ def test_every_action_turns_a_user_error_into_a_task_error(tmp_path: Path) -> No
         verdict = action(str(gone))
         assert isinstance(verdict, TaskError), action
         assert verdict.message == f"trailblaze {command}: workspace '{gone}' is not a directory"
+
+
+def test_doit_check_reads_the_config_dir_and_never_repeats_a_verdict_across_it(
+    tmp_path: Path, tsc: object
+) -> None:
+    # The upstream root with upstream CI's override (tests/data/corpus/head, see its NOTICE).
+    root = tmp_path / "trailblaze"
+    for part in ("trails", "examples"):
+        shutil.copytree(CORPUS / "head" / part, root / part)
+    (root / "dodo.py").write_text(DODO)
+    ios = {"TRAILBLAZE_CONFIG_DIR": "examples/ios-contacts/trails/config"}
+    toolchain = {k: v for k, v in os.environ.items() if k == "TRAILBLAZE_TOOLCHAIN_DIR"}
+    for env, code in ((ios, 0), ({}, 1), (ios, 0), (ios, 0), ({}, 1)):
+        result = doit(root, env={**toolchain, **env})
+        assert result.returncode == code, (env, result.stdout[-2000:], result.stderr[-2000:])
+    wrong = doit(root, env={**toolchain, "TRAILBLAZE_CONFIG_DIR": "no/such"})
+    assert wrong.returncode != 0
+    assert "TRAILBLAZE_CONFIG_DIR=no/such: " in wrong.stdout + wrong.stderr
+    assert "Traceback" not in wrong.stdout + wrong.stderr

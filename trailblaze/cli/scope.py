@@ -114,7 +114,11 @@ def _one_scope(
             try:
                 return Scope(find_workspace(candidate, explicit=True))
             except WorkspaceError:
-                if not valid_trailmap_id(word) or not _has_trailmap(cwd, word):
+                if valid_trailmap_id(word) and _has_trailmap(cwd, word):
+                    pass
+                elif (trails := _trail_dir_scope(candidate)) is not None:
+                    return trails
+                else:
                     raise
         if not valid_trailmap_id(word):
             if workspace is None and ("/" in word or os.sep in word):
@@ -138,6 +142,24 @@ def _one_scope(
         if enclosing is not None:
             return Scope(ws, trailmap=enclosing)
     return Scope(ws)
+
+
+def _trail_dir_scope(directory: Path) -> Scope | None:
+    """A directory of trails inside a workspace's trails (`check trails/ios-contacts`, as
+    upstream's CI runs it): the trail files under it; None when it is no such directory."""
+    try:
+        ws = find_workspace(directory)
+    except SettingsError:
+        raise
+    except WorkspaceError:
+        return None
+    real = directory.resolve()
+    if not real.is_relative_to(ws.trails_dir.resolve()):
+        return None
+    found = tuple(p for p in scan(ws).trails if p.resolve().is_relative_to(real))
+    if not found:
+        raise ScopeError(f"no trail files under '{directory}'")
+    return Scope(ws, files=found)
 
 
 def _is_file_word(word: str, cwd: Path) -> bool:

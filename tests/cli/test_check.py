@@ -1,0 +1,116 @@
+"""`trailblaze check` and the reference's configuration knobs, on a copy of the upstream
+repository's root (tests/data/corpus/head, see its NOTICE)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import CORPUS
+from trailblaze.cli.main import main
+from trailblaze.toolchain.compilers import Compiler
+
+IOS_CONFIG = "examples/ios-contacts/trails/config"
+
+
+@pytest.fixture
+def upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tsc: Compiler) -> Path:
+    """The upstream root (its `trails/` and `examples/`), as the current directory."""
+    root = tmp_path / "trailblaze"
+    for part in ("trails", "examples"):
+        shutil.copytree(CORPUS / "head" / part, root / part)
+    monkeypatch.chdir(root)
+    return root
+
+
+def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any], str]:
+    code = main(["check", *args, "--format", "json"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.strip() else {}, err
+
+
+def fatal(report: dict[str, Any]) -> list[str]:
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    return sorted(f"{f['path']}:{f['line']}" for f in findings if f["fatal"])
+
+
+def test_config_dir_is_where_upstream_ci_finds_the_ios_contacts_trailmap(
+    upstream: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Upstream's CI: `TRAILBLAZE_CONFIG_DIR=examples/ios-contacts/trails/config trailblaze
+    # check trails/ios-contacts` at the repository's root. Without the variable the trails
+    # are checked against the root's own `contacts` trailmap, which has none of their tools.
+    code, without, _ = check(capsys, "trails/ios-contacts")
+    assert code == 1
+    assert len(fatal(without)) == 15
+    assert {f["path"].split("/")[1] for f in without["findings"] if f["fatal"]} == {"ios-contacts"}
+
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", IOS_CONFIG)
+    code, scoped, err = check(capsys, "trails/ios-contacts")
+    assert (code, err) == (0, "")
+    assert fatal(scoped) == []
+    summary = scoped["summary"]
+    assert isinstance(summary, dict)
+    assert (summary["trailmaps"], summary["trails"], summary["type_checked"]) == (1, 13, 11)
+    # The trailmap is the example's: its findings name the example's files.
+    manifests = {f["path"] for f in scoped["findings"] if "trailmap.yaml" in f["path"]}
+    assert manifests == {f"{IOS_CONFIG}/trailmaps/contacts/trailmap.yaml"}
+
+    # The whole root too: the root's own trailmaps are not read, so a trail naming `clock`
+    # is an unknown target, never a finding.
+    code, whole, _ = check(capsys)
+    assert code == 0
+    assert fatal(whole) == []
+    statuses = {t["path"]: t["reason"] for t in whole["trails"]}
+    assert statuses["trails/clock/cycle-through-tabs.trail.yaml"] == "unknown target"
+
+
+def test_switching_the_config_dir_never_repeats_a_verdict(
+    upstream: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for setting, expected in ((IOS_CONFIG, 0), (None, 1), (IOS_CONFIG, 0), (None, 1)):
+        if setting is None:
+            monkeypatch.delenv("TRAILBLAZE_CONFIG_DIR", raising=False)
+        else:
+            monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", setting)
+        for args in ((), ("trails/ios-contacts",)):
+            code, _, _ = check(capsys, *args)
+            assert code == expected, (setting, args)
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [("no/such/dir", "does not exist"), ("trails/config/trailblaze.yaml", "is not a directory")],
+)
+def test_a_config_dir_that_is_not_a_directory_is_a_configuration_error(
+    upstream: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    value: str,
+    what: str,
+) -> None:
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", value)
+    code = main(["check"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.startswith(f"trailblaze check: TRAILBLAZE_CONFIG_DIR={value}: ")
+    assert f"'{upstream / value}' {what}" in err
+    assert "Traceback" not in err
+
+
+def test_a_directory_with_only_trailblaze_yaml_is_a_workspace(
+    upstream: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # examples/ios-sample-app has trails/config/trailblaze.yaml and nothing else: the
+    # reference's runtime anchor, so a workspace (with no trailmap yet), not "no workspace".
+    monkeypatch.chdir(upstream / "examples/ios-sample-app")
+    code, report, err = check(capsys)
+    assert (code, err) == (0, "")
+    summary = report["summary"]
+    assert isinstance(summary, dict)
+    assert (summary["trailmaps"], summary["trails"]) == (0, 0)
