@@ -175,8 +175,10 @@ def check_clean(root: str) -> None:
     except TrailblazeError as exc:
         print(f"trailblaze clean: {exc}")  # doit ignores what a clean action returns
         return
+    here = Path.cwd()
     for path in clean_workspace(ws):
-        print(f"  removed {ws.rel(path)}")
+        # Relative to where doit runs: in a monorepo, each workspace's paths under its own.
+        print(f"  removed {path.relative_to(here) if path.is_relative_to(here) else ws.rel(path)}")
 
 
 def _failed(message: str | None) -> TaskFailed | None:
