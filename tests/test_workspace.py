@@ -551,3 +551,80 @@ def test_the_older_packs_layout_gets_a_hint_naming_what_to_rename(tmp_path: Path
         "the older layout, where trailmaps were packs: not read as a trailmap; rename it to "
         "'trailmaps/shop/trailmap.yaml' beside 'packs/' (the current layout)"
     )
+
+
+def test_trailblaze_yaml_trailmaps_entries_are_read_relative_to_it(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "trails/config/trailblaze.yaml": (
+                "# the anchor\n"
+                "targets:\n  - shop\n"
+                "trailmaps:\n"
+                "  - trailmaps/own/trailmap.yaml   # the directory's own: read once\n"
+                "  - ../../shared/shop/trailmap.yaml\n"
+                "  - '../../shared/notes'\n"
+                "  - ../../missing/trailmap.yaml\n"
+                "  - ../../other/own/trailmap.yaml\n"
+                "  - {path: x}\n"
+                "llm: {}\n"
+            ),
+            "trails/config/trailmaps/own/trailmap.yaml": MINIMAL_MANIFEST.format(id="own"),
+            "shared/shop/trailmap.yaml": MINIMAL_MANIFEST.format(id="shop"),
+            "shared/notes/trailmap.yaml": MINIMAL_MANIFEST.format(id="notes"),
+            "other/own/trailmap.yaml": MINIMAL_MANIFEST.format(id="own"),
+        },
+    )
+    ws = find_workspace(tmp_path)
+    trailmaps, findings = scan_trailmaps(ws)
+    assert [(t.dir_name, t.path) for t in trailmaps] == [
+        ("notes", tmp_path / "shared/notes"),
+        ("own", tmp_path / "trails/config/trailmaps/own"),
+        ("shop", tmp_path / "shared/shop"),
+    ]
+    assert [(f.path, f.line, f.column, f.fatal, f.message) for f in findings] == [
+        (
+            "trails/config/trailblaze.yaml",
+            8,
+            5,
+            False,
+            "trailmaps: '../../missing/trailmap.yaml' names no trailmap.yaml; not read",
+        ),
+        (
+            "trails/config/trailblaze.yaml",
+            9,
+            5,
+            False,
+            "trailmaps: '../../other/own/trailmap.yaml': a trailmap named 'own' is already "
+            "read from 'trails/config/trailmaps/own'; this one is not",
+        ),
+        (
+            "trails/config/trailblaze.yaml",
+            10,
+            5,
+            False,
+            "trailmaps: an entry must be a path; not read",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("trailmaps: [a/trailmap.yaml, 'b']\n", ["a", "b"]),
+        ("trailmaps:\n- a\n- b  # comment\ntargets: []\n", ["a", "b"]),
+        ("trailmaps: []\n", []),
+        ("trailmaps:\n", []),
+        ("targets:\n  - a\n", []),
+    ],
+)
+def test_trailmaps_entries_in_either_yaml_list_style(
+    tmp_path: Path, text: str, expected: list[str]
+) -> None:
+    write_tree(tmp_path, {"trails/config/trailblaze.yaml": text})
+    for name in ("a", "b"):
+        write_tree(
+            tmp_path, {f"trails/config/{name}/trailmap.yaml": MINIMAL_MANIFEST.format(id=name)}
+        )
+    trailmaps, findings = scan_trailmaps(find_workspace(tmp_path))
+    assert ([t.dir_name for t in trailmaps], findings) == (expected, ())

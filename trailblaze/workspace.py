@@ -591,6 +591,10 @@ def scan_trailmaps(ws: Workspace) -> tuple[tuple[TrailmapDir, ...], tuple[Findin
                         fatal=False,
                     )
                 )
+    listed, problems = listed_trailmaps(ws, trailmaps)
+    trailmaps.extend(listed)
+    trailmaps.sort(key=lambda t: t.dir_name)
+    findings.extend(problems)
     packs = ws.trailmaps_dir.parent / "packs"
     for pack in sorted(packs.glob("*/pack.yaml")) if packs.is_dir() else ():
         new = f"trailmaps/{pack.parent.name}/trailmap.yaml"
@@ -607,6 +611,142 @@ def scan_trailmaps(ws: Workspace) -> tuple[tuple[TrailmapDir, ...], tuple[Findin
             )
         )
     return tuple(trailmaps), tuple(findings)
+
+
+def project_config(ws: Workspace) -> Path | None:
+    """The workspace's `trailblaze.yaml` (the reference's anchor): in the configuration
+    directory `TRAILBLAZE_CONFIG_DIR` names, else `<ws>/trails/config/` in Trailblaze's
+    layout; None in the compact layout."""
+    if ws.config_dir is not None:
+        return ws.config_dir / PROJECT_CONFIG_NAME
+    if ws.layout == "trailblaze":
+        return ws.root / "trails" / "config" / PROJECT_CONFIG_NAME
+    return None
+
+
+_TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*:(.*)$")
+_ITEM = re.compile(r"^(\s*)-(\s+(.*))?$")
+
+
+def _uncommented(text: str) -> str:
+    """`text` without a trailing YAML comment (` #...` outside quotes)."""
+    quote: str | None = None
+    for index, char in enumerate(text):
+        if quote is not None:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or text[index - 1] in " \t"):
+            return text[:index].rstrip()
+    return text.rstrip()
+
+
+def _unquoted(text: str) -> str | None:
+    """A plain or quoted YAML scalar's text (None: not a simple scalar, e.g. a mapping)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    if not text or text[0] in "[{&*!|>%@`" or ": " in text or text.endswith(":"):
+        return None
+    return text
+
+
+def _listed_entries(text: str) -> tuple[list[tuple[int, int, str | None]], tuple[int, str] | None]:
+    """The `trailmaps:` entries of a `trailblaze.yaml`'s text: `(line, column, path)` each
+    (path None: not a plain path), and where the key is with what is wrong with its value when
+    it is not a list. Only what the reference's loader reads of it: a top-level list of
+    strings, in block (`- path`) or flow (`[a, b]`) style."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        key = _TOP_KEY.match(line)
+        if key is None or key[1] != "trailmaps":
+            continue
+        rest = _uncommented(key[2]).strip()
+        if rest.startswith("["):
+            if not rest.endswith("]"):
+                return [], (number, "a flow list ('[...]') on one line")
+            column = line.index("[") + 2
+            found: list[tuple[int, int, str | None]] = []
+            for part in rest[1:-1].split(","):
+                if part.strip():
+                    found.append((number, column + len(part) - len(part.lstrip()), _unquoted(part)))
+                column += len(part) + 1
+            return found, None
+        if rest and rest not in ("~", "null"):
+            return [], (number, "a list of paths")
+        found = []
+        for later, item_line in enumerate(lines[number:], number + 1):
+            body = _uncommented(item_line)
+            if not body.strip():
+                continue
+            item = _ITEM.match(body)
+            if item is None:
+                if not body[0].isspace():
+                    break
+                continue  # a continuation of the item above: that item is not a plain path
+            found.append((later, len(item[1]) + 3, _unquoted(item[3] or "")))
+        return found, None
+    return [], None
+
+
+def listed_trailmaps(
+    ws: Workspace, known: list[TrailmapDir]
+) -> tuple[list[TrailmapDir], list[Finding]]:
+    """The trailmaps `trailblaze.yaml`'s `trailmaps:` lists beyond those in the trailmaps
+    directory (`known`): paths of manifests (or of their directories) relative to the
+    directory holding the `trailblaze.yaml`, as the reference reads them. An entry that names
+    no manifest, or a trailmap whose name another has, is a warning at its line, never fatal:
+    the reference's `check` does not read the list at all."""
+    config = project_config(ws)
+    if config is None or not config.is_file():
+        return [], []
+    try:
+        text = config.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return [], []  # the file is not ours to judge: its own loader reports it
+    entries, wrong = _listed_entries(text)
+
+    def warning(line: int, column: int, message: str) -> Finding:
+        return Finding(
+            kind="warning", path=ws.rel(config), line=line, column=column, message=message,
+            code=codes.NOT_A_TRAILMAP, fatal=False,
+        )  # fmt: skip
+
+    problems = []
+    if wrong is not None:
+        problems.append(warning(wrong[0], 1, f"trailmaps: must be {wrong[1]}; not read"))
+    names = {t.dir_name: t for t in known}
+    manifests = {os.path.realpath(t.manifest) for t in known}
+    found: list[TrailmapDir] = []
+    for line, column, value in entries:
+        if value is None:
+            problems.append(warning(line, column, "trailmaps: an entry must be a path; not read"))
+            continue
+        path = Path(os.path.normpath(config.parent / value))
+        manifest = path / "trailmap.yaml" if path.is_dir() else path
+        if not manifest.is_file():
+            problems.append(
+                warning(line, column, f"trailmaps: '{value}' names no trailmap.yaml; not read")
+            )
+            continue
+        if os.path.realpath(manifest) in manifests:
+            continue  # the trailmaps directory's own, listed as well
+        name = manifest.parent.name
+        if name in names:
+            problems.append(
+                warning(
+                    line,
+                    column,
+                    f"trailmaps: '{value}': a trailmap named '{name}' is already read from "
+                    f"'{ws.rel(names[name].path)}'; this one is not",
+                )
+            )
+            continue
+        listed = TrailmapDir(dir_name=name, path=manifest.parent, manifest=manifest)
+        names[name] = listed
+        manifests.add(os.path.realpath(manifest))
+        found.append(listed)
+    return found, problems
 
 
 def scan(ws: Workspace) -> Scan:
