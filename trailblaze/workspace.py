@@ -101,7 +101,8 @@ class Workspace:
         line's no-op, doit's up-to-date check, the run entry)."""
         found: dict[str, Any] = {"allow_host_programs": list(self.allow_host_programs)}
         if self.config_dir is not None:
-            found["config_dir"] = str(self.config_dir)
+            # Relative to the workspace: the same on every machine (the remote cache's keys).
+            found["config_dir"] = os.path.relpath(self.config_dir, self.root).replace(os.sep, "/")
         return found
 
     @property
@@ -226,9 +227,14 @@ def _find_workspace(start: Path | None, *, explicit: bool) -> Workspace:
         if found is None:
             raise WorkspaceError(
                 _monorepo_hint(here, f"'{start}' is not a workspace")
+                or (
+                    f"'{start}' is not a workspace: {packs}"
+                    if (packs := _packs_hint(here))
+                    else None
+                )
                 or f"'{start}' is not a workspace: expected 'trailmaps/<id>/trailmap.yaml', "
-                f"'trails/config/trailmaps/<id>/trailmap.yaml' or [tool.trailblaze] in "
-                f"pyproject.toml"
+                f"'trails/config/trailmaps/<id>/trailmap.yaml', 'trails/config/trailblaze.yaml' "
+                f"or [tool.trailblaze] in pyproject.toml"
             )
         return found
     for candidate in (here, *here.parents):

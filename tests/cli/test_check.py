@@ -114,3 +114,26 @@ def test_a_directory_with_only_trailblaze_yaml_is_a_workspace(
     summary = report["summary"]
     assert isinstance(summary, dict)
     assert (summary["trailmaps"], summary["trails"]) == (0, 0)
+
+
+def test_outside_a_workspace_a_trailmap_id_is_looked_for_in_the_examples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The reference's last resort (`check contacts` at a repository holding only examples).
+    shutil.copytree(CORPUS / "head" / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    code, report, err = check(capsys, "contacts")
+    assert (code, err) == (0, "")
+    assert report["trailmaps"] == ["contacts"]
+    # In two examples: which one is not guessed.
+    shutil.copytree(tmp_path / "examples/ios-contacts", tmp_path / "examples/ios-contacts-2")
+    assert main(["check", "contacts"]) == 2
+    _, err = capsys.readouterr()
+    assert err == (
+        f"trailblaze check: no workspace found from '{tmp_path}', and trailmap 'contacts' is in "
+        "several examples (examples/ios-contacts, examples/ios-contacts-2): run in one of "
+        "them, or pass --workspace DIR\n"
+    )
+    # No such trailmap in any: no workspace, as before.
+    assert main(["check", "nothing"]) == 2
+    assert "no workspace found from" in capsys.readouterr().err
