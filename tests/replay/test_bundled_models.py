@@ -65,18 +65,31 @@ def test_each_trail_replays_green_alone_on_a_fresh_device(trail: str) -> None:
     assert run.trails[0].status == ("skipped" if trail in SKIPPED else "passed"), run.to_json()
 
 
+DECLARED_AT = {
+    "trailmaps/notes/trails/create-note.trail.yaml": "10:5",
+    "trailmaps/shop/trails/login/trail.yaml": "11:5",
+}
+
+
 @pytest.mark.parametrize(("trail", "arg"), sorted(NEEDS_ARGS.items()))
-def test_a_required_argument_without_a_value_fails_at_its_tool(trail: str, arg: str) -> None:
+def test_a_required_argument_without_a_value_refuses_the_trail_before_the_device(
+    trail: str, arg: str
+) -> None:
+    model = FakeDevice.load(BUNDLED_MODEL)
     run = replay(
-        ReplayRequest(trails=(ROOT / trail,), workspace=ROOT), device=fresh(), options=FAST
+        ReplayRequest(trails=(ROOT / trail,), workspace=ROOT),
+        device=ModelDevice(model, timeout=5),
+        options=FAST,
     )
 
-    failed = [s.failure for s in run.trails[0].steps if s.failure]
-    assert len(failed) == 1
-    assert failed[0].error == (
-        f"unresolved token '{{{{args.{arg}}}}}': argument '{arg}' has no value and no default in "
-        f"config.args; pass --arg {arg}=VALUE"
+    assert run.trails[0].status == "refused"
+    assert run.trails[0].findings == (
+        f"{trail}:{DECLARED_AT[trail]}: config.args.{arg}: missing required argument {arg}: "
+        f"pass --arg {arg}=VALUE (or put it in an --args-file), or declare a default: to make "
+        "it optional",
     )
+    assert run.exit_code == 1
+    assert model.commands == []  # bound before any device work, as Trailblaze binds them
 
 
 def test_the_promo_runif_takes_then_on_the_first_start_and_skips_after(tmp_path: Path) -> None:

@@ -397,6 +397,12 @@ def test_run_trail_stops_a_cycle_while_it_runs(model: FakeDevice, tmp_path: Path
         ("gone.trail.yaml", "runTrail: no trail file 'gone.trail.yaml' (looked for "),
         ("t.trail.yaml", "runTrail: 't.trail.yaml' would replay itself (t.trail.yaml -> "),
         ("nl.trail.yaml", "runTrail: 'nl.trail.yaml' has nothing to replay: no recording at all"),
+        (
+            "needs.trail.yaml",
+            "runTrail: 'needs.trail.yaml' cannot start, its arguments do not bind: "
+            "needs.trail.yaml:1:17: "
+            "config.args.who: missing required argument who",
+        ),
     ],
 )
 def test_a_run_trail_that_cannot_replay_refuses_its_caller_before_it_starts(
@@ -404,6 +410,8 @@ def test_a_run_trail_that_cannot_replay_refuses_its_caller_before_it_starts(
 ) -> None:
     (tmp_path / "broken.trail.yaml").write_text("trail:\n  - stepp: x\n")
     (tmp_path / "nl.trail.yaml").write_text("trail:\n  - step: do it by hand\n")
+    needs = "config: {args: {who: string}}\ntrail:\n  - step: x\n    recording:\n      android:\n"
+    (tmp_path / "needs.trail.yaml").write_text(needs + "        - pressBack: {}\n")
     caller = _trail(tmp_path, LAUNCH + f"- runTrail: {{path: {target}}}")
 
     run = replay(

@@ -10,6 +10,7 @@ from fakeadb import FakeDevice, ModelDevice
 from trailblaze.cli.main import main
 from trailblaze.replay.plan import PlanError, classifier_chain, plan_trail
 from trailblaze.replay.run import ReplayRequest, ReplayUsageError, replay
+from trailblaze.trail.argbind import Given
 
 from .support import FAST, SAMPLE_APP, trail_text
 
@@ -68,7 +69,9 @@ def test_a_classifier_that_is_not_android_is_refused() -> None:
 
 
 def test_each_step_gets_the_most_specific_recording_or_a_reason() -> None:
-    plan = plan_trail("mixed.trail.yaml", MIXED, classifier_chain(None), {"who": "Ada"})
+    plan = plan_trail(
+        "mixed.trail.yaml", MIXED, classifier_chain(None), {"who": Given("Ada", "--arg who")}
+    )
 
     assert plan.skip_reason is None
     chosen = [

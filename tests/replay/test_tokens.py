@@ -110,3 +110,21 @@ def test_a_missing_field_fails_the_tool_on_a_device() -> None:
         "unresolved token '{{args.user.email}}': argument 'user' has no field 'email' "
         "(fields: address, age, name)"
     )
+
+
+def test_tokens_inside_an_argument_value_resolve_as_trailblaze_seeds_them() -> None:
+    tokens = Tokens(
+        {"email": "{{memory.user}}@example.com", "greeting": "Hi {{args.email}}"},
+        frozenset({"email", "greeting"}),
+        {"user": "ada"},
+    )
+    assert substitute("{{args.greeting}}!", tokens) == "Hi ada@example.com!"
+
+
+def test_arguments_that_refer_to_each_other_in_a_cycle_fail_the_tool() -> None:
+    tokens = Tokens({"a": "x{{args.b}}", "b": "y${args.a}"}, frozenset({"a", "b"}))
+    with pytest.raises(ToolError) as caught:
+        substitute("{{args.a}}", tokens)
+    assert str(caught.value) == (
+        "unresolved token '${args.a}': arguments refer to each other in a cycle (a -> b -> a)"
+    )

@@ -70,7 +70,7 @@ PLACES: dict[str, Place] = {
     "ARG_DECL": Place(
         lambda m: {"config": {"args": {"user": m}}, "trail": [STEP]},
         {},
-        {"type": "integer", "description": "who signs in", "default": 3},
+        {"type": "integer", "description": "who signs in", "default": 3, "required": True},
     ),
     "STEP": Place(
         lambda m: {"trail": [m]},
@@ -180,15 +180,31 @@ def test_every_declared_key_is_accepted_by_both(name: str) -> None:
 
 @pytest.mark.parametrize("name", CASES)
 def test_an_unknown_key_is_refused_by_both(name: str) -> None:
-    place = PLACES[name]
-    assert verdicts(place.embed({**place.base, "recordng": {}})) == (False, False)
+    block, place = _blocks()[name], PLACES[name]
+    # Both accept it only where the reference skips unknown keys (with a warning, here).
+    accepted = block.ignored
+    assert verdicts(place.embed({**place.base, "recordng": {}})) == (accepted, accepted)
+
+
+def test_an_unknown_key_of_an_argument_declaration_is_a_warning_in_strict_mode_too() -> None:
+    # Trailblaze's TrailArgConfig reads the keys it knows off the node and skips the others.
+    doc = {"config": {"args": {"user": {"type": "string", "descripton": "x"}}}, "trail": [STEP]}
+    outcome = parse_trail("t.trail.yaml", json.dumps(doc), strict=True)
+    assert not outcome.rejected
+    assert [(f.fatal, f.code, f.message) for f in outcome.findings] == [
+        (
+            False,
+            "unknown-key",
+            "unknown key 'descripton' (did you mean 'description'?); Trailblaze ignores it",
+        )
+    ]
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_lenient_mode_drops_an_unknown_key_only_where_the_grammar_says(name: str) -> None:
     block, place = _blocks()[name], PLACES[name]
     doc = place.embed({**place.base, "recordng": {}})
-    assert parser_accepts(doc, strict=False) is block.lenient
+    assert parser_accepts(doc, strict=False) is (block.lenient or block.ignored)
 
 
 @pytest.mark.parametrize("name", CASES)

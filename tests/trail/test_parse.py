@@ -278,7 +278,8 @@ def test_lenient_still_rejects_what_is_always_an_error() -> None:
             "config:\n  args:\n    bad-name: string\n    n: number\ntrail:\n  - step: a\n",
             [
                 "t.trail.yaml:3:5: config.args: argument name 'bad-name' must match "
-                "[A-Za-z_][A-Za-z0-9_]*",
+                "[A-Za-z_][A-Za-z0-9_]* (no dashes, dots or spaces), so that "
+                "'{{args.<name>}}' can name it",
                 "t.trail.yaml:4:8: config.args.n: unknown argument type 'number'; expected one "
                 "of string, integer, boolean, array, object",
             ],

@@ -199,7 +199,13 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="value of a trail argument ({{args.NAME}}); repeatable",
+        help="value of a trail argument ({{args.NAME}}); repeatable; wins over --args-file",
+    )
+    replay.add_argument(
+        "--args-file",
+        type=Path,
+        metavar="FILE",
+        help="YAML file of trail argument values (NAME: VALUE per line)",
     )
     replay.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
     replay.add_argument("--junit", type=Path, metavar="FILE", help="write the results as JUnit XML")
@@ -362,6 +368,7 @@ def _replay(args: argparse.Namespace) -> int:
         serials=tuple(args.device),
         all_devices=args.all_devices,
         args=tuple(args.arg),
+        args_file=args.args_file,
         classifier=args.classifier,
         json_path=args.json,
         junit_path=args.junit,

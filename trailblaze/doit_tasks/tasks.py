@@ -279,7 +279,7 @@ def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
     """The `replay` task dict: replay the workspace's trails on an Android device.
 
     Its own target, never a dependency of `check`, and never up to date (a device run is not a
-    build product). `doit replay --device SERIAL --arg=NAME=VALUE --classifier C --json FILE
+    build product). `doit replay --device SERIAL --arg=NAME=VALUE --args-file FILE --classifier C --json FILE
     --junit FILE` (with doit, `--arg=` takes its `=`: doit reads a bare `NAME=VALUE` as its own
     variable); the results go to the scratch dir's replay.json and replay-junit.xml unless
     named. The device code (and adbutils) is imported only when the task runs.
@@ -300,7 +300,15 @@ def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
                 "default": False,
                 "help": "replay on every ready device, in parallel",
             },
-            _option("arg", "--arg=NAME=VALUE: a trail argument ({{args.NAME}}); repeatable", list),
+            _option(
+                "arg",
+                "--arg=NAME=VALUE: a trail argument ({{args.NAME}}); repeatable; "
+                "wins over --args-file",
+                list,
+            ),
+            _option(
+                "args_file", "YAML file of trail argument values (NAME: VALUE)", long="args-file"
+            ),
             _option("classifier", "device classifier (default: android-phone, then android)"),
             _option("json_file", "results as JSON (default: <scratch>/replay.json)", long="json"),
             _option("junit_file", "JUnit XML (default: <scratch>/replay-junit.xml)", long="junit"),

@@ -4,8 +4,9 @@ At dispatch, arguments go through three steps, in this order:
 
 1. the same quote- and schema-aware conversion the type gate used (``argvalues.json_args``), so
    replay sees exactly the values ``tsc`` checked;
-2. token substitution: ``{{args.x}}`` / ``${args.x}`` (``--arg`` values over ``config.args``
-   defaults; ``{{args.x.field}}`` reads a field of an object argument's JSON value) and
+2. token substitution: ``{{args.x}}`` / ``${args.x}`` (the trail's arguments as bound before
+   the run, ``trail.argbind``; tokens inside a value resolve too; ``{{args.x.field}}`` reads a
+   field of an object argument's JSON value) and
    ``{{memory.x}}`` (``config.memory``); an unresolved token fails the tool; then the reference
    runtime's leniency for what the tokens made (``argvalues.runtime_values``): enum values in any
    case, a canonical number in a string where only a number fits;
@@ -46,7 +47,8 @@ class Tokens:
     """The values tokens of one trail resolve to."""
 
     args: Mapping[str, str] = field(default_factory=dict)
-    """Argument values: ``--arg`` over the ``config.args`` default."""
+    """Argument values as bound (``argbind``): ``--arg`` over ``--args-file`` over the
+    ``config.args`` default, each as the text its tokens become."""
     declared: frozenset[str] = frozenset()
     """Every argument ``config.args`` declares, with or without a value."""
     memory: Mapping[str, str] = field(default_factory=dict)
@@ -63,7 +65,14 @@ def substitute(value: Any, tokens: Tokens) -> Any:
     return value
 
 
-def _substitute_text(text: str, tokens: Tokens) -> str:
+def _substitute_text(text: str, tokens: Tokens, within: tuple[str, ...] = ()) -> str:
+    """``text`` with its tokens replaced; ``within``: the arguments whose values hold it.
+
+    An argument's value may hold tokens itself (a default of ``'{{memory.email}}'``, a sibling
+    ``{{args.x}}``): Trailblaze resolves them when it seeds the arguments, so they resolve here,
+    and an argument that comes back to itself is refused.
+    """
+
     def replace(match: re.Match[str]) -> str:
         token = match.group(0)
         body = token_body(match)
@@ -73,7 +82,16 @@ def _substitute_text(text: str, tokens: Tokens) -> str:
                 raise ToolError(malformed_message(token))
             name, path = parsed
             if name in tokens.args:
-                return _field(token, name, tokens.args[name], path)
+                value = tokens.args[name]
+                if path or "{" not in value:
+                    return _field(token, name, value, path)
+                if name in within:
+                    cycle = " -> ".join((*within[within.index(name) :], name))
+                    raise ToolError(
+                        f"unresolved token '{token}': arguments refer to each other in a "
+                        f"cycle ({cycle})"
+                    )
+                return _substitute_text(value, tokens, (*within, name))
             if name in tokens.declared:
                 raise ToolError(
                     f"unresolved token '{token}': argument '{name}' has no value and no default "

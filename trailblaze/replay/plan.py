@@ -19,20 +19,20 @@ Skips, as the reference has them:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from trailblaze import codes
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
 from trailblaze.replay.arguments import Tokens
 from trailblaze.replay.results import NEEDS_AI
-from trailblaze.trail.model import ArgDecl, Recording, Step, Trail
+from trailblaze.trail.argbind import BindError, Given, bind
+from trailblaze.trail.model import Recording, Step, Trail
 from trailblaze.trail.parse import parse_trail
 from trailblaze.trail.runif import runif_findings
-from trailblaze.yaml.node import YScalar
 
 DEFAULT_CLASSIFIER = "android-phone"
 #: The platforms classifiers start with (``android-phone`` is the Android phone form factor).
@@ -78,6 +78,8 @@ class TrailPlan:
     """The trail's file (``runTrail`` resolves paths next to it)."""
     step_reasons: bool = False
     """A skipped trail's steps show their own reasons (each needs the AI runner) first."""
+    refused_args: frozenset[str] = frozenset()
+    """The arguments a trail refused because they do not bind declares."""
 
     @property
     def refused(self) -> bool:
@@ -93,7 +95,7 @@ class TrailPlan:
 
     @property
     def declared_args(self) -> frozenset[str]:
-        return self.trail.config.arg_names if self.trail else frozenset()
+        return self.trail.config.arg_names if self.trail else self.refused_args
 
 
 def refusal(path: str, text: str) -> tuple[Trail | None, tuple[Finding, ...]]:
@@ -140,16 +142,20 @@ def _config_skip(trail: Trail, chain: tuple[str, ...]) -> str | None:
 
 
 def plan_trail(
-    path: str, text: str, chain: tuple[str, ...], args: Mapping[str, str] | None = None
+    path: str, text: str, chain: tuple[str, ...], args: Mapping[str, Given] | None = None
 ) -> TrailPlan:
     trail, findings = refusal(path, text)
     if trail is None:
         return TrailPlan(path, None, findings)
     steps = tuple(_plan_step(step, chain) for step in trail.all_steps())
-    tokens = _tokens(trail, args or {})
     skip = _not_this_device(trail, path, chain) or _config_skip(trail, chain)
     if skip is not None:
-        return TrailPlan(path, trail, (), steps, skip, tokens)
+        return TrailPlan(path, trail, (), steps, skip)
+    # Bound before anything runs, as Trailblaze binds them before any device work: a trail
+    # whose arguments do not bind is refused, and no device is looked for on its account.
+    tokens = _bind(path, trail, args or {})
+    if isinstance(tokens, Finding):
+        return TrailPlan(path, None, (tokens,), refused_args=trail.config.arg_names)
     if not any(s.recording is not None for s in steps):
         recorded = sorted(
             {r.classifier for s in trail.all_steps() for r in s.recordings if r.classifier}
@@ -179,26 +185,27 @@ def _plan_step(step: Step, chain: tuple[str, ...]) -> StepPlan:
     )
 
 
-def _tokens(trail: Trail, args: Mapping[str, str]) -> Tokens:
-    declared = {decl.name: decl for decl in trail.config.args}
-    values = {name: _default(decl) for name, decl in declared.items() if decl.has_default}
-    values.update({name: value for name, value in args.items() if name in declared})
-    return Tokens(
-        {k: v for k, v in values.items() if v is not None},
-        frozenset(declared),
-        dict(trail.config.memory),
-    )
-
-
-def _default(decl: ArgDecl) -> str | None:
-    node = decl.default
-    if node is None:
-        return None
-    if isinstance(node, YScalar):
-        if node.value is None and not node.quoted:
-            return None
-        return node.text if not node.quoted else str(node.value)
-    return json.dumps(node.to_python())
+def _bind(path: str, trail: Trail, args: Mapping[str, Given]) -> Tokens | Finding:
+    """The trail's token values, or why its arguments do not bind (Trailblaze's binder: every
+    declared argument given or defaulted, each of its declared type, no null)."""
+    given = {name: value for name, value in args.items() if name in trail.config.arg_names}
+    bound = bind(trail.config.args, given)
+    if isinstance(bound, BindError):
+        decl = bound.decl
+        line, column = (
+            (decl.line, decl.column) if decl else (trail.config.line, trail.config.column)
+        )
+        key_path = f"config.args.{decl.name}" if decl else "config.args"
+        return Finding(
+            kind="parse",
+            path=path,
+            line=line,
+            column=column,
+            message=bound.message,
+            key_path=key_path,
+            code=codes.INVALID_VALUE,
+        )
+    return Tokens(bound, trail.config.arg_names, dict(trail.config.memory))
 
 
 def prefer_most_specific(plans: Sequence[TrailPlan], chain: tuple[str, ...]) -> list[TrailPlan]:

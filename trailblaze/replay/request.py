@@ -1,7 +1,7 @@
 """What a replay is asked to do (``ReplayRequest``), and the usage errors of asking.
 
 ``ReplayUsageError`` is a request that cannot run as given (no workspace, a missing trail file,
-a bad ``--arg`` or classifier, no adb, no device or several without ``--device``): exit 2 with
+a bad ``--arg``, ``--args-file`` or classifier, no adb, no device or several without ``--device``): exit 2 with
 its message, raised before anything is sent to a device.
 """
 
@@ -14,6 +14,9 @@ from pathlib import Path
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import did_you_mean
 from trailblaze.replay.plan import TrailPlan
+from trailblaze.trail.argbind import Given, raw_value
+from trailblaze.trail.argtokens import ARG_NAME
+from trailblaze.yaml.node import YamlError, YMap, kind_of, load, read_text
 
 ARG_PATTERN_HELP = "NAME=VALUE"
 
@@ -33,30 +36,77 @@ class ReplayRequest:
     all_devices: bool = False
     """Replay on every ready device (``--all-devices``), with ``serials`` or without."""
     args: tuple[str, ...] = ()
-    """``NAME=VALUE`` trail arguments."""
+    """``NAME=VALUE`` trail arguments (``--arg``); each wins over the args file's value."""
+    args_file: Path | None = None
+    """A YAML file of argument values (``--args-file``)."""
     classifier: str | None = None
     json_path: Path | None = None
     junit_path: Path | None = None
 
 
-def parse_arg_values(values: Sequence[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
+def parse_arg_values(values: Sequence[str]) -> dict[str, Given]:
+    """``--arg NAME=VALUE`` values (split at the first ``=``), the last of a name winning."""
+    out: dict[str, Given] = {}
     for value in values:
         name, sep, text = value.partition("=")
         name = name.strip()
-        if not sep or not name.isidentifier():
+        if not sep or not name:
             raise ReplayUsageError(f"--arg {value!r}: expected {ARG_PATTERN_HELP}")
-        out[name] = text
+        if not ARG_NAME.fullmatch(name):
+            raise ReplayUsageError(
+                f"--arg {value!r}: '{name}' is not an argument name "
+                "(letters, digits and '_', not starting with a digit)"
+            )
+        out[name] = Given(text, f"--arg {name}")
     return out
 
 
-def check_args(args: Mapping[str, str], plans: Sequence[TrailPlan]) -> None:
-    """Every ``--arg`` name must be declared by a trail of the run."""
+def read_args_file(path: Path) -> dict[str, Given]:
+    """An ``--args-file``: a YAML mapping of argument names to values, as Trailblaze reads it.
+
+    A quoted scalar is text; a plain one is read by the argument's declared type when the trail
+    binds it; a list or a mapping is an array or object value; a null is refused then. Every
+    problem with the file itself is a usage error at its ``path:line:col``.
+    """
+    try:
+        node = load(read_text(path))
+    except YamlError as exc:
+        raise ReplayUsageError(
+            f"--args-file {path}:{exc.line}:{exc.column}: {exc.message}"
+        ) from None
+    if node is None:
+        return {}
+    if not isinstance(node, YMap):
+        raise ReplayUsageError(
+            f"--args-file {path}:{node.line}:{node.column}: expected a mapping of argument "
+            f"names to values, found {kind_of(node)}"
+        )
+    out: dict[str, Given] = {}
+    for key, value in node:
+        where = f"{path}:{key.line}:{key.column}"
+        if not ARG_NAME.fullmatch(key.text):
+            raise ReplayUsageError(
+                f"--args-file {where}: '{key.text}' is not an argument name "
+                "(letters, digits and '_', not starting with a digit)"
+            )
+        out[key.text] = Given(raw_value(value), f"--args-file {path}:{value.line}:{value.column}")
+    return out
+
+
+def given_args(args: Sequence[str], args_file: Path | None) -> dict[str, Given]:
+    """The values of a run: the ``--args-file``'s, each overridden by an ``--arg`` of its name."""
+    values = read_args_file(args_file) if args_file is not None else {}
+    values.update(parse_arg_values(args))
+    return values
+
+
+def check_args(args: Mapping[str, Given], plans: Sequence[TrailPlan]) -> None:
+    """Every given argument must be declared by a trail of the run."""
     declared = frozenset().union(*(p.declared_args for p in plans))
-    for name in args:
+    for name, given in args.items():
         if name not in declared:
             known = ", ".join(sorted(declared)) or "none"
             raise ReplayUsageError(
-                f"--arg {name}: no trail here declares argument '{name}'"
+                f"{given.source}: no trail here declares argument '{name}'"
                 f"{did_you_mean(name, declared)} (declared: {known})"
             )

@@ -2,8 +2,10 @@
 
 ``replay(request)`` finds the trails (``trailfiles``: named ones, or every trail of the
 workspace), plans each (parse gate, ``runIf`` validator, recording choice, skips: ``plan``),
-refuses those that would call a tool Android cannot perform (``preflight``), validates the
-``--arg`` values and reports everything that will not run, all before a device is looked for.
+refuses those that would call a tool Android cannot perform (``preflight``), binds each trail's
+arguments (``--args-file``, then ``--arg``, then the defaults: a trail whose arguments do not
+bind is refused, as Trailblaze refuses it) and reports everything that will not run, all before
+a device is looked for.
 Then it makes sure an adb server runs (``adb.ensure_server``: one it had to start is stopped
 when the run ends), connects to the devices (``adb``, imported only here and only when
 something will run), spreads the trails over them (``devicepool``: one worker per device, one
@@ -36,7 +38,7 @@ from trailblaze.replay.request import (
     ReplayRequest,
     ReplayUsageError,
     check_args,
-    parse_arg_values,
+    given_args,
 )
 from trailblaze.replay.results import RunResult, TrailResult, junit_xml
 from trailblaze.replay.scope import batching_disabled
@@ -45,6 +47,7 @@ from trailblaze.replay.trailfiles import TrailFiles, find_trails, plan_file
 from trailblaze.replay.trailmaps import TrailmapSources
 from trailblaze.replay.trailrun import RunSettings, run_trail
 from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.trail.argbind import Given
 from trailblaze.trail.hostpolicy import HostPolicy
 
 # The request and its usage error are part of this entry point's signature.
@@ -83,7 +86,7 @@ def replay(
         env=env,
         hooks=hooks,
     )
-    args = parse_arg_values(request.args)
+    args = given_args(request.args, request.args_file)
     found = find_trails(request.trails, request.workspace)
     # What a recording may do on the host is the workspace's to say (none: nothing).
     settings = replace(
@@ -115,7 +118,7 @@ def _replay(
     sources: TrailmapSources,
     *,
     chain: tuple[str, ...],
-    args: dict[str, str],
+    args: dict[str, Given],
     settings: RunSettings,
     given: list[Device],
     on_trail: Callable[[TrailResult], None] | None,

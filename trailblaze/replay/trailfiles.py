@@ -15,6 +15,7 @@ from pathlib import Path
 
 from trailblaze.replay.plan import TrailPlan, plan_trail
 from trailblaze.replay.request import ReplayUsageError
+from trailblaze.trail.argbind import Given
 from trailblaze.trail.parse import file_error
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
@@ -101,7 +102,7 @@ def _rel(ws: Workspace | None, path: Path) -> str:
 
 
 def plan_file(
-    ws: Workspace | None, path: Path, chain: tuple[str, ...], args: Mapping[str, str]
+    ws: Workspace | None, path: Path, chain: tuple[str, ...], args: Mapping[str, Given]
 ) -> TrailPlan:
     """Read and plan one trail file; its path in the plan is workspace-relative."""
     rel = _rel(ws, path)

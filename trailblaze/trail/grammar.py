@@ -41,7 +41,8 @@ class Block:
 
     `required` keys must all be present; of `one_of`, exactly one; of `any_of`, at least one.
     An unknown key is an error in strict mode; in lenient mode it is dropped with a warning
-    when `lenient` (the reference's runtime ignores it), and still an error otherwise.
+    when `lenient` (the reference's runtime ignores it), and still an error otherwise; where
+    the reference never refuses one (`ignored`), it is a warning in both modes.
     `rule` is what a key list cannot say, in JSON Schema, merged into the block's schema.
     """
 
@@ -51,6 +52,10 @@ class Block:
     any_of: tuple[str, ...] = ()
     lenient: bool = False
     rule: Mapping[str, Any] | None = None
+    ignored: bool = False
+    """The reference never refuses an unknown key here, strict or not (its loader reads the
+    keys it knows and skips the rest): an unknown key is a warning in every mode, and the
+    schema lets it through."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -65,7 +70,9 @@ class Block:
 
     def schema(self, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
         """The JSON Schema of this mapping; `overrides` replace some keys' value schemas."""
-        out: dict[str, Any] = {"type": "object", "additionalProperties": False}
+        out: dict[str, Any] = {"type": "object"}
+        if not self.ignored:
+            out["additionalProperties"] = False
         if self.required:
             out["required"] = list(self.required)
         out["properties"] = {
@@ -104,12 +111,30 @@ TARGET = Key(name="target", schema={"description": "The trailmap this trail belo
 ARG_DECL = Block(
     keys=(
         Key(name="type", schema={"enum": list(ARG_TYPES)}),
-        Key(name="description", schema=_STRING),
-        Key(name="default", schema={}),
+        Key(name="description", schema={"type": ["string", "number", "boolean"]}),
+        Key(name="default", schema={"not": {"type": "null"}}),
+        Key(
+            name="required",
+            schema={
+                "type": "boolean",
+                "description": "Only confirms what `default:` says: true without one, "
+                "false with one.",
+            },
+        ),
     ),
     lenient=True,
+    ignored=True,
+    # `required:` may only confirm what `default:` implies (a default makes it optional).
+    rule={
+        "if": {"required": ["default"]},
+        "then": {"properties": {"required": {"const": False}}},
+        "else": {"properties": {"required": {"const": True}}},
+    },
 )
-"""The long form of a declared argument, `config.args.<name>: {type: ..., ...}`."""
+"""The long form of a declared argument, `config.args.<name>: {type: ..., ...}`, as Trailblaze's
+`TrailArgConfig` reads it: `type` (default string), `description`, `default` (never null; its
+presence makes the argument optional) and `required`, which only confirms `default`. Its
+serializer reads these keys off the node and skips any other, in strict mode too: `ignored`."""
 
 _COMMON_CONFIG = (
     Key(name="id", schema=_STRING),

@@ -87,7 +87,13 @@ def load_trail(
     if plan.refused:
         shown = "; ".join(f.text for f in plan.findings[:_SHOWN])
         more = f" (and {len(plan.findings) - _SHOWN} more)" if len(plan.findings) > _SHOWN else ""
-        raise ToolError(f"runTrail: '{raw}' does not pass the parse gate: {shown}{more}")
+        # Its arguments bind as a replayed trail's do, with no value given: defaults only.
+        why = (
+            "cannot start, its arguments do not bind"
+            if plan.refused_args
+            else "does not pass the parse gate"
+        )
+        raise ToolError(f"runTrail: '{raw}' {why}: {shown}{more}")
     if plan.skip_reason is not None:
         raise ToolError(f"runTrail: '{raw}' has nothing to replay: {plan.skip_reason}")
     missing = [s for s in plan.steps if s.recording is None]

@@ -6,6 +6,7 @@ import contextlib
 
 from trailblaze import codes
 from trailblaze.finding import did_you_mean, join_key
+from trailblaze.trail.argbind import coerce, malformed_arg_token, raw_value
 from trailblaze.trail.argtokens import ARG_NAME
 from trailblaze.trail.grammar import ARG_DECL, ARG_TYPES, SOURCE, Block
 from trailblaze.trail.model import ArgDecl, TrailConfig
@@ -100,7 +101,22 @@ def _string_map(reader: Reader, cfg: YMap, name: str, key_path: str) -> Pairs:
     return tuple(out)
 
 
+_BOOLEANS = {
+    "true": True,
+    "True": True,
+    "TRUE": True,
+    "false": False,
+    "False": False,
+    "FALSE": False,
+}
+"""The spellings of `required:` Trailblaze reads (quoted or not)."""
+
+
 def _arg_decls(reader: Reader, node: YNode, key_path: str) -> tuple[ArgDecl, ...]:
+    """`config.args` as Trailblaze's loader reads it (`TrailArgConfig`): what it refuses is a
+    located error here, and nothing it accepts is."""
+    if isinstance(node, YScalar) and node.value is None and not node.quoted:
+        return ()  # `args:` with nothing: no arguments, as Trailblaze reads it
     try:
         mapping = reader.expect_map(node, key_path)
     except Reject:
@@ -113,47 +129,114 @@ def _arg_decls(reader: Reader, node: YNode, key_path: str) -> tuple[ArgDecl, ...
             reader.error(
                 key,
                 key_path,
-                f"argument name '{name}' must match [A-Za-z_][A-Za-z0-9_]*",
+                f"argument name '{name}' must match [A-Za-z_][A-Za-z0-9_]* "
+                f"(no dashes, dots or spaces), so that '{{{{args.<name>}}}}' can name it",
                 code=codes.INVALID_VALUE,
             )
             continue
-        arg_type, description, default, has_default = "string", None, None, False
-        if isinstance(value, YScalar):
-            arg_type = reader.text(value, path) or "string"
-        elif isinstance(value, YMap):
-            reader.unknown_keys(value, path, ARG_DECL)
-            if (t := value.get("type")) is not None:
-                arg_type = reader.text(t, join_key(path, "type")) or "string"
-            if (d := value.get("description")) is not None:
-                description = reader.text(d, join_key(path, "description"))
-            if "default" in value:
-                default, has_default = value.get("default"), True
-        else:
-            reader.error(
-                value,
-                path,
-                f"expected a type name or a mapping, found {kind_of(value)}",
-                code=codes.WRONG_TYPE,
-            )
-            continue
-        if arg_type not in ARG_TYPES:
-            where = value.get("type") if isinstance(value, YMap) else value
-            reader.error(
-                where or value,
-                path,
-                f"unknown argument type '{arg_type}'{did_you_mean(arg_type, ARG_TYPES)}; "
-                f"expected one of {', '.join(ARG_TYPES)}",
-                code=codes.INVALID_VALUE,
-            )
-        decls.append(
-            ArgDecl(
-                name=name,
-                type=arg_type,
-                description=description,
-                default=default,
-                has_default=has_default,
-                line=key.line,
-                column=key.column,
-            )
-        )
+        decl = _arg_decl(reader, name, key, value, path)
+        if decl is not None:
+            decls.append(decl)
     return tuple(decls)
+
+
+def _arg_decl(reader: Reader, name: str, key: YScalar, value: YNode, path: str) -> ArgDecl | None:
+    arg_type, description, default, required = "string", None, None, None
+    if isinstance(value, YScalar) and not (value.value is None and not value.quoted):
+        arg_type = value.text  # the shorthand `name: integer`
+        type_node: YNode = value
+    elif isinstance(value, YMap):
+        reader.unknown_keys(value, path, ARG_DECL)
+        type_node = value.get("type") or value
+        if (t := value.get("type")) is not None:
+            arg_type = _arg_scalar(reader, t, join_key(path, "type"), "an argument type") or ""
+        if (d := value.get("description")) is not None:
+            description = _arg_scalar(reader, d, join_key(path, "description"), "text")
+        if (r := value.get("required")) is not None:
+            required = _arg_required(reader, r, join_key(path, "required"))
+        if "default" in value:
+            default = value.get("default")
+            if isinstance(default, YScalar) and default.value is None and not default.quoted:
+                reader.error(
+                    default,
+                    join_key(path, "default"),
+                    "'default: null' is not allowed: an argument is never null (optional is "
+                    "not nullable); write default: '' for an empty text, or leave default out "
+                    "to keep the argument required",
+                    code=codes.INVALID_VALUE,
+                )
+                default = None
+        if required is not None and r is not None and required == ("default" in value):
+            reader.error(
+                r,
+                join_key(path, "required"),
+                "'required: true' with a default: a default makes the argument optional; "
+                "remove one of them"
+                if required
+                else "'required: false' without a default: an optional argument needs a "
+                "default (there is no null); add a default, or remove 'required: false'",
+                code=codes.INVALID_VALUE,
+            )
+    else:
+        reader.error(
+            value,
+            path,
+            f"expected a type name or a mapping, found {kind_of(value)}",
+            code=codes.WRONG_TYPE,
+        )
+        return None
+    if arg_type and arg_type not in ARG_TYPES:
+        reader.error(
+            type_node,
+            path,
+            f"unknown argument type '{arg_type}'{did_you_mean(arg_type, ARG_TYPES)}; "
+            f"expected one of {', '.join(ARG_TYPES)}",
+            code=codes.INVALID_VALUE,
+        )
+    elif arg_type and default is not None:
+        try:
+            bound = coerce(arg_type, raw_value(default))
+        except ValueError as exc:
+            # Trailblaze loads it and refuses it only when a replay uses it: a warning.
+            reader.warn(
+                default,
+                join_key(path, "default"),
+                f"the default is not of type {arg_type} ({exc}): a replay that does not pass "
+                f"--arg {name}=VALUE is refused",
+                code=codes.INVALID_VALUE,
+            )
+        else:
+            if (problem := malformed_arg_token(bound)) is not None:
+                reader.warn(
+                    default,
+                    join_key(path, "default"),
+                    f"the default has a {problem}: a replay that does not pass "
+                    f"--arg {name}=VALUE is refused",
+                    code=codes.INVALID_VALUE,
+                )
+    return ArgDecl(
+        name=name,
+        type=arg_type or "string",
+        description=description,
+        default=default,
+        has_default=default is not None,
+        line=key.line,
+        column=key.column,
+    )
+
+
+def _arg_scalar(reader: Reader, node: YNode, key_path: str, what: str) -> str | None:
+    """A declaration field Trailblaze reads as a scalar's text (a null is not one)."""
+    if isinstance(node, YScalar) and not (node.value is None and not node.quoted):
+        return node.text
+    reader.error(node, key_path, f"expected {what}, found {kind_of(node)}", code=codes.WRONG_TYPE)
+    return None
+
+
+def _arg_required(reader: Reader, node: YNode, key_path: str) -> bool | None:
+    if isinstance(node, YScalar) and node.text in _BOOLEANS:
+        return _BOOLEANS[node.text]
+    reader.error(
+        node, key_path, f"expected true or false, found {kind_of(node)}", code=codes.WRONG_TYPE
+    )
+    return None

@@ -71,7 +71,11 @@ class Reader:
             if name in allowed:
                 continue
             message = f"unknown key '{name}'{did_you_mean(name, allowed)}"
-            if self.strict or not block.lenient:
+            if block.ignored:
+                self.warn(
+                    key, key_path, message + "; Trailblaze ignores it", code=codes.UNKNOWN_KEY
+                )
+            elif self.strict or not block.lenient:
                 self.error(key, key_path, message, code=codes.UNKNOWN_KEY)
             else:
                 self.warn(
