@@ -137,3 +137,37 @@ def test_outside_a_workspace_a_trailmap_id_is_looked_for_in_the_examples(
     # No such trailmap in any: no workspace, as before.
     assert main(["check", "nothing"]) == 2
     assert "no workspace found from" in capsys.readouterr().err
+
+
+def test_a_config_dir_outside_the_workspace_is_read_and_never_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The reference's distribution pattern: a shipped `trails/config/` anywhere, named by the
+    # variable. Its trailmap is not ours to write into: the surface is validation-only, in
+    # the workspace's scratch directory.
+    shipped = tmp_path / "shipped" / "config"
+    shutil.copytree(CORPUS / "head" / IOS_CONFIG, shipped)
+    ws = tmp_path / "ws"
+    shutil.copytree(CORPUS / "head" / "trails" / "ios-contacts", ws / "trails" / "ios-contacts")
+    (ws / "trails/config").mkdir()
+    (ws / "trails/config/trailblaze.yaml").write_text("targets:\n  - contacts\n")
+    before = sorted(
+        (p.relative_to(shipped).as_posix(), p.read_bytes())
+        for p in shipped.rglob("*")
+        if p.is_file()
+    )
+    monkeypatch.chdir(ws)
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", str(shipped))
+    code, report, err = check(capsys)
+    assert (code, err) == (0, ""), fatal(report)
+    summary = report["summary"]
+    assert (summary["trailmaps"], summary["trails"], summary["type_checked"]) == (1, 13, 11)
+    after = sorted(
+        (p.relative_to(shipped).as_posix(), p.read_bytes())
+        for p in shipped.rglob("*")
+        if p.is_file()
+    )
+    assert after == before
+    assert (
+        ws / "trails/.trailblaze/trail-validation/contacts/tools/trailblaze-client.d.ts"
+    ).is_file()
