@@ -456,6 +456,13 @@ def test_doit_info_says_why_in_words_not_an_object_s_repr(compact_ws: Path) -> N
     assert "    - the recorded report is not one of a clean, complete run of these inputs" in (
         doit(compact_ws, "info", "check").stdout
     )
+    write_tree(compact_ws, {"dodo.py": DODO + "from trailblaze.doit_tasks import task_toolchain\n"})
+    toolchain = doit(compact_ws, "info", "toolchain", env={"TRAILBLAZE_TSC": "/no/such/tsc"})
+    assert (
+        "    - the pinned compiler or zod is not installed (or TRAILBLAZE_TSC names no file)"
+        in (toolchain.stdout)
+    ), toolchain.stdout + toolchain.stderr
+    assert " object at 0x" not in toolchain.stdout
 
 
 MONOREPO_DODO = """\
