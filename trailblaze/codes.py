@@ -115,11 +115,13 @@ MISSING_KEY: Final = _code(
 )
 WRONG_TYPE: Final = _code(
     "wrong-type",
-    ("parse", "manifest"),
+    ("parse", "manifest", "warning"),
     "A value has the wrong shape: a list where a mapping belongs, text where a number does.",
     "The value at this place is of another YAML type than the format takes: for example a "
     "step that is text instead of a mapping, a bare tool name instead of `name: {}`, or "
-    "arguments that are a list. The message says what was expected and what was found.",
+    "arguments that are a list. The message says what was expected and what was found. In a "
+    "waypoint file, a scalar the reference's lenient decoder reads as the type it wants (a "
+    "quoted `'2'` for a count) is a warning.",
 )
 INVALID_VALUE: Final = _code(
     "invalid-value",
@@ -246,6 +248,62 @@ SHADOWED_TOOL: Final = _code(
     "input type, never the scripted one. Give the scripted tool a name of its own.",
 )
 
+# -- navigation: shortcuts, trailheads, waypoints -------------------------------------------------
+
+SHORTCUT_AND_TRAILHEAD: Final = _code(
+    "shortcut-and-trailhead",
+    ("manifest",),
+    "A tool file declares both a shortcut block and a trailhead block.",
+    "A shortcut is a transition, offered only when the current waypoint is its `from`; a "
+    "trailhead is a bootstrap, always available. A tool cannot be both: keep one block, or "
+    "split the file in two tools.",
+)
+NAVIGATION_SUFFIX: Final = _code(
+    "navigation-suffix",
+    ("manifest",),
+    "A shortcut or trailhead block in a file not named for it.",
+    "The reference loads a `shortcut:` block only from a `*.shortcut.yaml` (under the "
+    "trailmap's `shortcuts/`) and a `trailhead:` block only from a `*.trailhead.yaml` (under "
+    "`trailheads/`). Rename the file, or move the block.",
+)
+WAYPOINT_ID: Final = _code(
+    "waypoint-id",
+    ("manifest", "warning"),
+    "A shortcut or trailhead names a waypoint by a malformed id.",
+    "Waypoint ids are slash-separated, with at least two non-blank segments "
+    "(`clock/android/alarm_tab`): the first is the trailmap, the rest the place in the app. "
+    "A blank id, one segment, a leading, trailing or doubled slash can never match a waypoint. "
+    "Write the id as the waypoint file's `id:` says it. In a scripted tool's own `trailhead` "
+    "it is a warning: the reference drops that trailhead and keeps the tool.",
+)
+TRAILHEAD_DESTINATION: Final = _code(
+    "trailhead-destination",
+    ("manifest", "warning"),
+    "A trailhead names no destination, or names one and says it has none.",
+    "A trailhead lands on a known waypoint (`to:`, or per platform `toByPlatform:`), or says "
+    "`dynamic: true` when its destination varies by input (a deep-link launcher). `{}` says "
+    "neither; `dynamic: true` with a `to:` says both. Keep exactly one. In a scripted tool's "
+    "own `trailhead` it is a warning: the reference drops that trailhead and keeps the tool.",
+)
+WAYPOINT_LEGACY_KEY: Final = _code(
+    "waypoint-legacy-key",
+    ("manifest",),
+    "A waypoint file still has the legacy top-level `required`, `forbidden` or `platforms`.",
+    "Waypoint files are keyed by device classifier: the conditions of each platform go under "
+    "its block (`android:`, `ios:`, `web:`, ...), and `platforms:` is gone. The reference "
+    "refuses a file with the old top-level keys; move `required:`/`forbidden:` under a "
+    "classifier block.",
+)
+WAYPOINTS_LIST: Final = _code(
+    "waypoints-list",
+    ("manifest",),
+    "A library trailmap lists waypoints under `waypoints:`.",
+    "Waypoints are found by walking the trailmap's `waypoints/` for `*.waypoint.yaml`; the "
+    "manifest's `waypoints:` list is deprecated and ignored on a target, and a library "
+    "trailmap (no `target:`) must leave it empty, as the reference requires. Delete the list: "
+    "the files are found without it.",
+)
+
 # -- generated files ------------------------------------------------------------------------------
 
 SURFACE_UNWRITABLE: Final = _code(
@@ -311,8 +369,18 @@ RUNIF_CONDITION: Final = _code(
     ("runif",),
     "A runIf condition that is not one selector or one tool call.",
     "A condition is a mapping with either `selector:` (a non-empty node selector that must "
-    "match) or `tool:` (exactly one tool call, not a runIf, that must succeed), never both "
-    "and nothing else.",
+    "match) or `tool:` (one tool, not a runIf, that must succeed), never both. The tool is a "
+    "name, with its arguments in `args:` (`{tool: NAME, args: {...}}`, the shape upstream's "
+    "schema shows), or one call `{tool: {NAME: {...}}}`; arguments are given one way, not both.",
+)
+RUNIF_IGNORED_KEY: Final = _code(
+    "runif-ignored-key",
+    ("warning",),
+    "A key beside a runIf condition's selector or tool that runIf does not read.",
+    "A condition reads `selector`, or `tool` (a name, with its arguments in `args`, or one "
+    "call `{<tool>: {args}}`). Upstream's schema does not forbid other keys beside them, so "
+    "one is not an error, but replay ignores it: remove it, or rename it if it is a "
+    "misspelling (the message suggests the closest key).",
 )
 RUNIF_BRANCH: Final = _code(
     "runif-branch",
@@ -371,6 +439,28 @@ TYPEGATE: Final = _code(
     "(see the message), so the trail was not type-checked and nothing of it was cached. This "
     "fails the check (exit 3) in CI, with --require-typecheck or "
     "TRAILBLAZE_REQUIRE_TYPECHECK=1.",
+)
+NESTED_NOT_INSTALLED: Final = _code(
+    "nested-not-installed",
+    ("infra",),
+    "A nested tool project's dependencies are not installed.",
+    "A directory below a trailmap's tools/ with its own tsconfig.json is compiled as a project "
+    "of its own, with its own dependencies. Its package.json lists packages that do not "
+    "resolve from it (no node_modules), so it was not compiled: run `npm install` in that "
+    "directory. Its tools' calls are not type-checked meanwhile. This fails the check "
+    "(exit 3) in CI, with --require-typecheck or TRAILBLAZE_REQUIRE_TYPECHECK=1.",
+    no_case="its finding is at a package.json, which holds no comment to expect it with "
+    "(tests/check/typegate/test_projects.py pins it)",
+)
+NESTED_NOT_CHECKED: Final = _code(
+    "nested-not-checked",
+    ("infra",),
+    "A nested tool project's tsconfig.json cannot be compiled by the pinned compiler.",
+    "A directory below a trailmap's tools/ with its own tsconfig.json is compiled as a project "
+    "of its own with the pinned TypeScript, which refuses an option of that tsconfig (one "
+    "TypeScript 7 removed, such as `moduleResolution: node`): the project was not checked, "
+    "and no diagnostic of it is reported. Update the option to check it. This fails the "
+    "check (exit 3) in CI, with --require-typecheck or TRAILBLAZE_REQUIRE_TYPECHECK=1.",
 )
 TOOLCHAIN: Final = _code(
     "toolchain",

@@ -23,6 +23,7 @@ directory, names where the trailmaps (`<dir>/trailmaps/`) and the legacy targets
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import stat
@@ -818,8 +819,9 @@ def _looks_like_config(path: Path) -> bool:
     return is_project_config(head.decode("utf-8", "replace"))
 
 
-TOOL_DIRS = ("tools", "shortcuts", "trailheads", "toolsets")
-"""The subdirectories of a trailmap that hold its tool files."""
+TOOL_DIRS = ("tools", "shortcuts", "trailheads", "toolsets", "waypoints")
+"""The subdirectories of a trailmap that hold its tool files (and its waypoint files, which
+the check validates: inputs of every key that repeats its verdict, like the tool files)."""
 
 _GENERATED_WHAT = {
     "trailblaze-client.d.ts": "typed surface",
@@ -884,8 +886,11 @@ def tool_files(
             continue
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if d not in exclude)
+            top = dirpath == str(base)
             for filename in sorted(filenames):
-                if not _is_generated(sub, filename):
+                # Only what sits directly in `tools/` is ours: a nested project's own
+                # `tsconfig.json` is one of its inputs.
+                if not (top and _is_generated(sub, filename)):
                     yield sub, Path(dirpath) / filename
 
 
@@ -896,7 +901,17 @@ def trailmap_files(trailmap: TrailmapDir) -> list[Path]:
     `exclude`): the surfaces generator reads tool files with those, and a file it reads must
     make the check stale when it changes.
     """
-    return [trailmap.manifest, *(path for _, path in tool_files(trailmap.path))]
+    files = [trailmap.manifest]
+    tools_dir = trailmap.path / "tools"
+    projects: list[Path] = []
+    for sub, path in tool_files(trailmap.path):
+        files.append(path)
+        if sub == "tools" and path.name == NESTED_TSCONFIG and path.parent != tools_dir:
+            projects.append(path.parent)  # `nested_projects`, from the same walk
+    # Installing or updating a nested project's dependencies changes its verdict.
+    for project in projects:
+        files.extend(dependency_manifests(project))
+    return files
 
 
 def _is_generated(sub: str, filename: str) -> bool:
@@ -918,3 +933,78 @@ def owned_by(ws: Workspace, found: Scan) -> Owned:
         dirs=tuple(d for d in dirs if not d.startswith("/")),
         files=frozenset(f.path for f in found.findings),
     )
+
+
+NESTED_TSCONFIG = "tsconfig.json"
+
+
+def nested_projects(tools_dir: Path, exclude: frozenset[str] = EXCLUDED_DIRS) -> list[Path]:
+    """The directories below a trailmap's `tools/` with a `tsconfig.json` of their own, sorted.
+
+    Each is a TypeScript project of its own (a host-only tools folder, an MCP server): it is
+    compiled with its own tsconfig, never as a part of the trailmap's program.
+    """
+    found: list[Path] = []
+    if not tools_dir.is_dir():
+        return found
+    for dirpath, dirnames, filenames in os.walk(tools_dir):
+        dirnames[:] = sorted(d for d in dirnames if d not in exclude)
+        if dirpath != str(tools_dir) and NESTED_TSCONFIG in filenames:
+            found.append(Path(dirpath))
+    return sorted(found)
+
+
+def outermost(projects: list[Path]) -> list[Path]:
+    """The projects that are not inside another one of the list."""
+    return [p for p in projects if not any(q != p and p.is_relative_to(q) for q in projects)]
+
+
+def declared_dependencies(project: Path) -> list[str] | None:
+    """The packages a project's `package.json` lists under `dependencies` and
+    `devDependencies`, sorted; None when it has no readable `package.json` (nothing declared)."""
+    try:
+        data = json.loads((project / "package.json").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    names: set[str] = set()
+    for section in ("dependencies", "devDependencies"):
+        listed = data.get(section)
+        if isinstance(listed, dict):
+            names.update(n for n in listed if isinstance(n, str) and _PACKAGE_NAME.match(n))
+    return sorted(names)
+
+
+_PACKAGE_NAME = re.compile(r"^(@[A-Za-z0-9._~-]+/)?[A-Za-z0-9._~-]+$")
+
+
+def resolved_dependency(project: Path, name: str) -> Path | None:
+    """The `package.json` of package `name` as Node resolves it from `project` (the nearest
+    `node_modules/<name>` up the tree), or None."""
+    for directory in (project, *project.parents):
+        manifest = directory / "node_modules" / name / "package.json"
+        if manifest.is_file():
+            return manifest
+    return None
+
+
+def missing_dependencies(project: Path) -> list[str]:
+    """The packages a project declares that do not resolve from it (not installed)."""
+    return [
+        name
+        for name in declared_dependencies(project) or []
+        if resolved_dependency(project, name) is None
+    ]
+
+
+def dependency_manifests(project: Path) -> list[Path]:
+    """What tells whether a project's dependencies are installed, and which versions: each
+    declared package's `package.json` where it resolves (where it would be installed when it
+    does not). The project's own `package.json` is one of the trailmap's tool files."""
+    found: list[Path] = []
+    for name in declared_dependencies(project) or []:
+        found.append(
+            resolved_dependency(project, name) or project / "node_modules" / name / "package.json"
+        )
+    return found

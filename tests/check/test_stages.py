@@ -60,6 +60,7 @@ TYPEGATE = (
     "jobs",
     "mapping",
     "compilation",
+    "projects",
     "declarations",
     "surfaces",
     "surfacecheck",
@@ -67,6 +68,7 @@ TYPEGATE = (
     "remoteverdicts",
     "orphans",
     "gate",
+    "tooltypes",
 )
 """The type gate's rooms in the order of its docstring: each imports only rooms above it."""
 

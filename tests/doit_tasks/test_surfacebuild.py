@@ -192,6 +192,27 @@ def test_a_broken_tool_file_fails_its_task_with_the_located_message(ws: Path) ->
     assert "Traceback" not in result.stdout + result.stderr
 
 
+def test_a_broken_waypoint_fails_its_trailmap_s_task_until_it_is_fixed(ws: Path) -> None:
+    """A waypoint file is an input of its trailmap's surface task: its findings are that
+    task's, and an edit of it runs the task again."""
+    doit_surfaces(ws)
+    waypoint = ws / "trailmaps/app/waypoints/app_home.waypoint.yaml"
+    write_tree(ws, {"trailmaps/app/waypoints/app_home.waypoint.yaml": "id: app/home\nios: [x]\n"})
+    result = run(ws, "-m", "doit", "surfaces")
+    assert result.returncode == 1
+    assert (
+        "manifest: trailmaps/app/waypoints/app_home.waypoint.yaml:2:6: ios: 'ios' is a device "
+        "classifier block: expected a mapping ('required:', 'forbidden:', 'route:', 'example:')"
+    ) in result.stdout
+    waypoint.write_text("id: app/home\nios: {}\n")
+    doit_surfaces(ws)
+    assert "-- surfaces:app:build" in task_lines(doit_surfaces(ws))
+    waypoint.write_text("id: app/home\nandroid: {}\nios: {}\n")
+    lines = task_lines(doit_surfaces(ws))
+    assert ".  surfaces:app:build" in lines  # run again: the waypoint is one of its inputs
+    assert "-- surfaces:lib:build" in lines  # another trailmap's task is not
+
+
 BROKEN = "id: broken\ntarget:\n  display_nmae: Broken\n"
 GENERATED = sorted(
     [

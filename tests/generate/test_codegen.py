@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -32,6 +33,9 @@ def gen(text: str) -> tuple[list[str], dict[int, object]]:
     return generated.text.splitlines(), dict(generated.lines)
 
 
+_KEY_SPACE = re.compile(r'^([A-Za-z_$][A-Za-z0-9_$]*|"(?:[^"\\]|\\.)*"): ')
+
+
 def statements(lines: list[str]) -> list[tuple[str, str]]:
     """Each call's statement on one line, JSON-compact, with the `where` of its comment."""
     out: list[tuple[str, str]] = []
@@ -40,7 +44,7 @@ def statements(lines: list[str]) -> list[tuple[str, str]]:
             code, _, comment = line.partition(" // ")
             out.append((code.strip(), comment.split(":")[0].strip()))
         else:
-            out[-1] = (out[-1][0] + line.strip().replace('": ', '":'), out[-1][1])
+            out[-1] = (out[-1][0] + _KEY_SPACE.sub(r"\1:", line.strip()), out[-1][1])
     return out
 
 
@@ -115,12 +119,12 @@ def test_one_line_per_call_and_the_table_points_back_at_yaml() -> None:
     ]
     assert lines[HEADER_LINES:] == [
         "  client.tools.launchApp({ // step 0 [android]: Open the app",
-        '    "appId": "com.example"});',
+        '    appId: "com.example"});',
         "  client.tools.inputText({ // step 1 [android]: Type",
-        '    "text": "a\\nb"});',
+        '    text: "a\\nb"});',
         '  client.tools["weird-tool.name"]({}); // step 1 [ios-iphone]: Type',
         "  client.tools.tapOnElementWithText({ // step 3 [android]: Tap",
-        '    "text": "Buy"});',
+        '    text: "Buy"});',
         "}",
     ]
     assert [
@@ -156,14 +160,14 @@ def test_every_property_and_item_is_a_line_that_maps_to_its_yaml_node() -> None:
     )
     assert lines[HEADER_LINES:-1] == [
         "  client.tools.tapOnElementBySelector({ // step 1 [android]: s",
-        '    "nodeSelector": {',
-        '      "androidAccessibility": {',
-        '        "textRegx": "Buy",',
-        '        "isChecked": "yes"},',
-        '      "containsDescendants": [',
+        "    nodeSelector: {",
+        "      androidAccessibility: {",
+        '        textRegx: "Buy",',
+        '        isChecked: "yes"},',
+        "      containsDescendants: [",
         "        {",
-        '          "androidAccessibility": {',
-        '            "textRegex": "a"}},',
+        "          androidAccessibility: {",
+        '            textRegex: "a"}},',
         "        {}]}});",
     ]
     rows = {
@@ -244,10 +248,10 @@ def test_plain_scalars_are_text_where_the_tool_declares_a_string() -> None:
         """
     )
     assert [code for code, _ in statements(lines)] == [
-        'client.tools.inputText({"text":"12345678"});',
-        'client.tools.longPressOnElementWithText({"text":"x","index":"007"});',
-        'client.tools.tapOnElementWithText({"text":"5","index":2});',
-        'client.tools.assertVisibleBySelector({"nodeSelector":{"androidAccessibility":{"textRegex":"8:00","isChecked":true}}});',
+        'client.tools.inputText({text:"12345678"});',
+        'client.tools.longPressOnElementWithText({text:"x",index:"007"});',
+        'client.tools.tapOnElementWithText({text:"5",index:2});',
+        'client.tools.assertVisibleBySelector({nodeSelector:{androidAccessibility:{textRegex:"8:00",isChecked:true}}});',
     ]
 
 
@@ -270,19 +274,19 @@ def test_runif_branches_are_calls_of_their_own() -> None:
     )
     assert statements(lines) == [
         (
-            'client.tools.runIf({"condition":{"tool":{"assertVisibleWithText":{}}},"then":[{"tapOnElementWithText":{}}],"else":[{"runIf":{}}]});',
+            "client.tools.runIf({condition:{tool:{assertVisibleWithText:{}}},then:[{tapOnElementWithText:{}}],else:[{runIf:{}}]});",
             "step 1 [android]",
         ),
         (
-            'client.tools.assertVisibleWithText({"text":"Not now"});',
+            'client.tools.assertVisibleWithText({text:"Not now"});',
             "step 1 [android] runIf.condition",
         ),
         (
-            'client.tools.tapOnElementWithText({"text":"Not now"});',
+            'client.tools.tapOnElementWithText({text:"Not now"});',
             "step 1 [android] runIf.then[0]",
         ),
         (
-            'client.tools.runIf({"condition":{"selector":{"androidAccessibility":{"textRegex":"Later"}}},"then":[{"pressBack":{}}]});',
+            'client.tools.runIf({condition:{selector:{androidAccessibility:{textRegex:"Later"}}},then:[{pressBack:{}}]});',
             "step 1 [android] runIf.else[0]",
         ),
         ("client.tools.pressBack({});", "step 1 [android] runIf.else[0] › runIf.then[0]"),

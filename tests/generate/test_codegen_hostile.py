@@ -98,10 +98,12 @@ def test_hostile_metadata_and_arguments_keep_the_verdict(
                 f"  properties:\n    {yq(prop)}: {{type: string, description: {yq(prop_doc)}}}\n"
                 f"    e: {{type: string, enum: [{enum}]}}\n  required: [{yq(prop)}]\n"
             ),
-            "trailmaps/app/tools/app_y.tool.yaml": (
+            # A trailhead block lives in a *.trailhead.yaml, and names a waypoint id (two or
+            # more non-blank segments): the hostile text is kept inside one.
+            "trailmaps/app/trailheads/app_y.trailhead.yaml": (
                 f"id: app_y\ndescription: {yq(composed_doc)}\nparameters:\n  - name: n\n"
                 f"    type: integer\n    description: {yq(param_doc)}\ntools:\n  - hideKeyboard: {{}}\n"
-                f"trailhead:\n  to: {yq(trailhead)}\n"
+                f"trailhead:\n  to: {yq('app/x' + trailhead.replace('/', '/x'))}\n"
             ),
             TRAIL: (
                 f"config: {{target: app}}\ntrail:\n  - step: {yq(label)}\n    recording:\n"

@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from fakeadb import FakeAdbServer, FakeDevice
+from tests.conftest import write_tree
 from trailblaze.check.run import run_check
 from trailblaze.cli.main import main
 from trailblaze.options import CheckOptions
 from trailblaze.replay.results import TrailResult
 from trailblaze.replay.run import ReplayRequest, replay
+from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace
 
 from .support import BUNDLED_MODEL, FAST, trail_text
@@ -336,7 +338,7 @@ MALFORMED = {
     ),
     "condition-is-runif": (
         "- runIf: {condition: {tool: {runIf: {then: [{pressBack: {}}]}}}, then: [{pressBack: {}}]}",
-        "12:37: trail[0].recording.android[0].runIf.condition.tool: a condition tool cannot be runIf",
+        "12:38: trail[0].recording.android[0].runIf.condition.tool: a condition tool cannot be runIf",
     ),
     "two-calls-in-one-item": (
         f"- runIf: {{condition: {{selector: {NOT_NOW}}}, then: [{{pressBack: {{}}, hideKeyboard: {{}}}}]}}",
@@ -395,3 +397,203 @@ def test_a_malformed_tree_is_refused_with_the_check_message(
     assert code == 1
     assert out.splitlines()[:2] == [f"REFUSED {rel}", f"  {expected}"]
     assert check_messages[rel] == [expected]
+
+
+# -- the condition's tool by name (upstream's shape) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "detail", "screen"),
+    [
+        ((), "assertVisibleWithText succeeded: ran then (1 call(s))", f"{SHOP}/home"),
+        (
+            ("promo_dismissed",),
+            "assertVisibleWithText failed as expected: ran else (1 call(s))",
+            f"{SHOP}/cart",
+        ),
+    ],
+)
+def test_a_condition_tool_given_by_name_with_args_runs_like_the_nested_form(
+    server: FakeAdbServer,
+    model: FakeDevice,
+    tmp_path: Path,
+    *,
+    flags: tuple[str, ...],
+    detail: str,
+    screen: str,
+) -> None:
+    model.apps[SHOP].flags.update(flags)
+    condition = "{tool: assertVisibleWithText, args: {text: Get 10% off your first order}}"
+
+    trail = replay_on(
+        server, tmp_path, f"- runIf: {{condition: {condition}, then: [{DISMISS}], else: [{CART}]}}"
+    )
+
+    assert trail.status == "passed"
+    runif = trail.steps[1].tools[0]
+    assert runif.detail == detail
+    assert (runif.children[0].position, runif.children[0].tool) == (
+        "runIf.condition",
+        "assertVisibleWithText",
+    )
+    assert model.current_screen == screen
+
+
+def test_a_condition_tool_by_name_with_bad_arguments_fails_the_step(
+    server: FakeAdbServer, tmp_path: Path
+) -> None:
+    condition = "{tool: assertVisibleWithText, args: {txt: Not now}}"
+
+    trail = replay_on(
+        server, tmp_path, f"- runIf: {{condition: {condition}, then: [{DISMISS}], else: [{CART}]}}"
+    )
+
+    failure = trail.steps[1].failure
+    assert failure is not None
+    assert failure.failed_tool == "runIf"
+    assert failure.error.startswith(
+        "runIf.condition: 'assertVisibleWithText' could not run, so the condition is neither "
+        "true nor false: invalid arguments for 'assertVisibleWithText': "
+    )
+
+
+def test_a_key_beside_the_condition_tool_does_not_stop_the_replay(
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path
+) -> None:
+    # A warning in the check (runif-ignored-key), never a refusal: upstream does not forbid it.
+    condition = "{tool: {assertVisibleWithText: {text: Not now}}, timeoutMs: 500}"
+
+    trail = replay_on(server, tmp_path, f"- runIf: {{condition: {condition}, then: [{DISMISS}]}}")
+
+    assert trail.status == "passed"
+    assert "promo_dismissed" in model.apps[SHOP].flags
+
+
+# -- a trailmap's own runIf replaces ours --------------------------------------------------------
+
+SHOP_MANIFEST = f"""\
+id: shop
+target:
+  display_name: Corner Shop
+  platforms:
+    android:
+      app_ids: [{SHOP}]
+"""
+OWN_RUNIF = """\
+id: runIf
+description: Dismiss a prompt by the text of its button.
+parameters:
+  - name: button
+    type: string
+tools:
+  - tapOnElementBySelector:
+      nodeSelector:
+        androidAccessibility:
+          textRegex: "{{params.button}}"
+"""
+SCRIPTED_RUNIF = """\
+import { trailblaze } from "@trailblaze/scripting";
+
+/** Dismiss a prompt by the text of its button, when it shows. */
+export const runIf = trailblaze.tool<{ button: string }, string>(
+  { description: "Dismiss a prompt by the text of its button, when it shows." },
+  async (input, ctx) => {
+    await ctx.tools.tapOnElementBySelector({
+      nodeSelector: { androidAccessibility: { textRegex: input.button } },
+    });
+    return `dismissed ${input.button}`;
+  },
+);
+"""
+
+
+def replay_in_workspace(
+    server: FakeAdbServer, root: Path, tool: dict[str, str], *recordings: str
+) -> TrailResult:
+    from trailblaze.replay.adb import connect  # noqa: PLC0415
+
+    write_tree(root, {"trailmaps/shop/trailmap.yaml": SHOP_MANIFEST, **tool})
+    path = root / "trailmaps" / "shop" / "trails" / "popup.trail.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(trail_text(*recordings, config=OPEN_SHOP), encoding="utf-8")
+    device = connect(None, port=server.port, timeout=5)
+    run = replay(ReplayRequest(trails=(path,), workspace=root), device=device, options=FAST)
+    return run.trails[0]
+
+
+def test_a_trailmaps_composed_runif_runs_instead_of_ours(
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path
+) -> None:
+    # Its shape is not ours (no condition, no then): ours would refuse the trail; it is the
+    # trailmap's tool that runs, its body tapping the button.
+    trail = replay_in_workspace(
+        server,
+        tmp_path,
+        {"trailmaps/shop/tools/runIf.tool.yaml": OWN_RUNIF},
+        "- runIf: {button: Not now}",
+    )
+
+    assert trail.status == "passed", trail
+    runif = trail.steps[1].tools[0]
+    assert (runif.tool, runif.status) == ("runIf", "passed")
+    assert [c.tool for c in runif.children] == ["tapOnElementBySelector"]
+    assert "promo_dismissed" in model.apps[SHOP].flags
+    report = run_check(find_workspace(tmp_path, explicit=True), CheckOptions(typecheck=False))
+    assert [f.text for f in report.findings if f.fatal] == []
+
+
+def test_a_trailmaps_composed_runif_refuses_our_shape_by_its_own_arguments(
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path
+) -> None:
+    # Our shape for the trailmap's tool: its arguments are wrong for that tool, and the step
+    # fails as any call with bad arguments does; our conditional does not run.
+    trail = replay_in_workspace(
+        server,
+        tmp_path,
+        {"trailmaps/shop/tools/runIf.tool.yaml": OWN_RUNIF},
+        f"- runIf: {{condition: {{selector: {NOT_NOW}}}, then: [{DISMISS}]}}",
+    )
+
+    failure = trail.steps[1].failure
+    assert failure is not None
+    assert failure.failed_tool == "runIf"
+    assert failure.error.startswith("invalid arguments for 'runIf': ")
+    assert "promo_dismissed" not in model.apps[SHOP].flags
+
+
+def test_a_trailmaps_scripted_runif_runs_instead_of_ours(
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path, tsc: Compiler
+) -> None:
+    trail = replay_in_workspace(
+        server,
+        tmp_path,
+        {"trailmaps/shop/tools/conditional.ts": SCRIPTED_RUNIF},
+        "- runIf: {button: Not now}",
+    )
+
+    assert trail.status == "passed", trail
+    runif = trail.steps[1].tools[0]
+    assert (runif.tool, runif.status, runif.detail) == ("runIf", "passed", "dismissed Not now")
+    assert "promo_dismissed" in model.apps[SHOP].flags
+
+
+def test_a_runtrail_sub_trail_gets_the_trailmaps_own_runif_as_its_caller_does(
+    server: FakeAdbServer, model: FakeDevice, tmp_path: Path
+) -> None:
+    # A runTrail's trail runs in its caller's tools: the trailmap's runIf, in its own shape,
+    # planned without our grammar (which would refuse it, before the caller starts).
+    sub = tmp_path / "trailmaps" / "shop" / "trails" / "dismiss.trail.yaml"
+    write_tree(
+        tmp_path,
+        {"trailmaps/shop/trails/dismiss.trail.yaml": trail_text("- runIf: {button: Not now}")},
+    )
+
+    trail = replay_in_workspace(
+        server,
+        tmp_path,
+        {"trailmaps/shop/tools/runIf.tool.yaml": OWN_RUNIF},
+        f"- runTrail: {{path: {sub.name}}}",
+    )
+
+    assert trail.status == "passed", trail
+    assert "promo_dismissed" in model.apps[SHOP].flags

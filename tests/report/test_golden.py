@@ -136,7 +136,7 @@ def test_what_the_goldens_pin_said_in_words(checked: Checked) -> None:
                 for f in report["findings"]}  # fmt: skip
     assert {
         ("checkout.trail.yaml", 25, 34, "TS2322", "timeToWaitInSeconds"),
-        ("checkout.trail.yaml", 29, 17, "TS2353", "nodeSelector.androidAccessibility.textRegx"),
+        ("checkout.trail.yaml", 29, 17, "TS2561", "nodeSelector.androidAccessibility.textRegx"),
         ("checkout.trail.yaml", 31, 34, "quoted-number", "timeToWaitInSeconds"),
         ("browse.trail.yaml", 8, 11, "runif-repeated", None),
         ("runif.trail.yaml", 17, 13, "runif-unknown-key", None),

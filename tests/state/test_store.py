@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_python
 from trailblaze.state import store as store_module
 from trailblaze.state.scratch import Layout, ScratchError, prepare_scratch
 from trailblaze.state.store import Kind, Store
@@ -217,3 +218,39 @@ def test_concurrent_writers_leave_a_consistent_store(tmp_path: Path) -> None:
     assert shared is not None
     assert shared[0] in ("w0", "w1", "w2")
     assert shared == [shared[0], "39"] * 50  # one run's complete value, never a mixture
+
+
+def test_a_store_made_by_other_code_is_not_read(tmp_path: Path) -> None:
+    # A trail whose file does not change keeps its row in the store; a new version of our
+    # parse gate may judge the same file otherwise, so an upgrade (here: an edited copy of
+    # the package) must not be handed the old code's verdict.
+    repo = tmp_path / "repo"
+    shutil.copytree(
+        ROOT / "trailblaze", repo / "trailblaze", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    ws = tmp_path / "ws"
+    (ws / "trailmaps" / "notes").mkdir(parents=True)
+    (ws / "trailmaps" / "notes" / "trailmap.yaml").write_text("id: notes\n")
+    trail = ws / "trailmaps" / "notes" / "bad.trail.yaml"
+    trail.write_text("- config:\n    colour: red\n- tools:\n    - pressBack: {}\n")
+
+    def check() -> str:
+        done = run_python(
+            ws,
+            "-m",
+            "trailblaze",
+            "check",
+            "--no-typecheck",
+            env={"PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        return done.stdout
+
+    assert "unknown key 'colour'" in check()
+    reader = repo / "trailblaze" / "trail" / "parse" / "reader.py"
+    text = reader.read_text()
+    assert text.count('message = f"unknown key') == 1
+    reader.write_text(text.replace('message = f"unknown key', 'message = f"key not known'))
+    out = check()
+    assert "key not known 'colour'" in out, out
+    assert "unknown key 'colour'" not in out

@@ -759,8 +759,34 @@ RUN_IF_CASES: list[tuple[str, Any, bool]] = [
         False,
     ),
     (
-        "tool condition as a plain string",
+        "tool condition by name (upstream's schema)",
         {"condition": {"tool": "assertVisible"}, "then": [{"hideKeyboard": {}}]},
+        True,
+    ),
+    (
+        "tool condition by name, with args",
+        {
+            "condition": {"tool": "assertVisible", "args": {"text": "a"}},
+            "then": [{"hideKeyboard": {}}],
+        },
+        True,
+    ),
+    (
+        "tool condition by name, args not an object",
+        {"condition": {"tool": "assertVisible", "args": ["a"]}, "then": [{"hideKeyboard": {}}]},
+        False,
+    ),
+    (
+        "tool condition by an empty name",
+        {"condition": {"tool": ""}, "then": [{"hideKeyboard": {}}]},
+        False,
+    ),
+    (
+        "args beside a tool call",
+        {
+            "condition": {"tool": {"assertVisible": {}}, "args": {"text": "a"}},
+            "then": [{"hideKeyboard": {}}],
+        },
         False,
     ),
     (

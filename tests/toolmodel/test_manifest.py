@@ -243,3 +243,66 @@ def test_a_manifest_that_is_no_mapping_gets_one_finding_at_its_top_level_node(
         ("manifest", "trailmaps/web/trailmap.yaml", 2, 1, "expected a mapping, found a list"),
     ]
     assert report["trailmaps"] == ["ok"]
+
+
+def test_a_library_trailmap_may_ship_trailheads_shortcuts_and_waypoints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "trailmaps/kit/trailmap.yaml": "id: kit\ndependencies: [trailblaze]\n",
+            "trailmaps/kit/trailheads/kit_launch.trailhead.yaml": (
+                "id: kit_launch\ndescription: Launch.\ntrailhead:\n  to: kit/android/home\n"
+                "tools:\n  - launchApp:\n      appId: com.example.kit\n"
+            ),
+            "trailmaps/kit/shortcuts/kit_back.shortcut.yaml": (
+                "id: kit_back\ndescription: Back.\nshortcut:\n  from: kit/android/detail\n"
+                "  to: kit/android/home\ntools:\n  - pressBack: {}\n"
+            ),
+            "trailmaps/kit/waypoints/android/kit_home.waypoint.yaml": (
+                "id: kit/android/home\nandroid:\n  required:\n"
+                "    - selector: {androidAccessibility: {textRegex: Home}}\n"
+            ),
+            "trailmaps/app/trailmap.yaml": (
+                "id: app\ndependencies: [kit]\ntarget:\n  display_name: App\n"
+            ),
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-typecheck", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["findings"] == []
+
+
+def test_a_library_must_leave_the_waypoints_list_empty_a_target_may_keep_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "trailmaps/kit/trailmap.yaml": "id: kit\nwaypoints:\n  - kit/android/home\n",
+            "trailmaps/app/trailmap.yaml": (
+                "id: app\ntarget:\n  display_name: App\nwaypoints: [app/android/home]\n"
+            ),
+            "trailmaps/none/trailmap.yaml": "id: none\nwaypoints: []\n",
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-typecheck", "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [
+        (f["kind"], f["fatal"], f["path"], f["line"], f["column"], f["code"], f["message"])
+        for f in report["findings"]
+    ] == [
+        (
+            "manifest",
+            True,
+            "trailmaps/kit/trailmap.yaml",
+            2,
+            1,
+            "waypoints-list",
+            "a library trailmap (no 'target') must leave 'waypoints' empty: the list is "
+            "deprecated, and waypoint files are found under the trailmap's waypoints/ without it",
+        ),
+    ]

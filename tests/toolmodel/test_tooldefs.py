@@ -113,7 +113,9 @@ def test_class_tool_takes_the_framework_tools_arguments_and_flags(tmp_path: Path
         ),
         (
             "id: x\ndescription: d\n",
-            "trailmaps/app/tools/x.tool.yaml:1:1: a tool file needs 'class' or 'tools'",
+            "trailmaps/app/tools/x.tool.yaml:1:1: a tool file needs 'class' or 'tools' (or, to "
+            "attach navigation metadata to a tool defined elsewhere, only a 'shortcut' or "
+            "'trailhead' block)",
         ),
         (
             "id: x\ntools:\n  - hideKeyboard: {}\n",

@@ -63,7 +63,8 @@ def test_the_list_is_the_catalogs_host_tools_and_nothing_it_marks_otherwise() ->
     callable_ = {n for n in catalog.tools if n not in HOST_TOOLS}
     assert {"findMatches", "android_adbShell", "android_writeBytesToFile"} <= callable_
     assert not plain & set(HOST_TOOLS)
-    assert {"tapOnElementBySelector", "runIf", "inputText"} <= plain
+    assert {"tapOnElementBySelector", "inputText"} <= plain
+    assert "runIf" not in plain  # a trailmap may ship its own, which may reach the host
 
 
 def test_a_name_reaches_the_host_the_way_replay_dispatches_it(tmp_path: Path) -> None:
@@ -163,7 +164,19 @@ trail:
     ]
     noted = noted_tools(trail, plain_names(load_catalog()))
     assert noted is not None
-    assert json.loads(noted) == ["app_x", "app_y", "app_z", "exec", "runCommand"]
+    # runIf too: a trailmap may ship its own, which may reach the host.
+    assert json.loads(noted) == ["app_x", "app_y", "app_z", "exec", "runCommand", "runIf"]
     plain = parse_trail("p.trail.yaml", text.split("        - runIf", maxsplit=1)[0]).trail
     assert plain is not None
     assert noted_tools(plain, plain_names(load_catalog())) is None
+
+
+def test_a_trailmaps_own_runif_reaches_the_host_through_its_body(tmp_path: Path) -> None:
+    # Ours is replay's own (the calls in a recorded one are walked as calls of their own); a
+    # trailmap's composed runIf replaces it and is walked like any composed tool.
+    model = resolution(tmp_path, {"runIf": composed("runIf", "'exec': {argv: [rm]}")})
+    reach = Reach(model, load_catalog())
+
+    assert [(c.tool.name, c.via) for c in reach.calls("runIf", {"label": "x"})] == [
+        ("exec", ("runIf", "exec"))
+    ]

@@ -56,9 +56,40 @@ MALFORMED = [
     pytest.param(
         "- runIf:\n    condition: {tool: {pressBack: {}, hideKeyboard: {}}}\n    then: [{pressBack: {}}]\n",
         [
-            f"{P}:7:31: {K}.condition.tool: expected one tool call '{{<tool>: {{...}}}}', found 2 keys"
+            f"{P}:7:31: {K}.condition.tool: expected a tool name or one tool call '{{<tool>: {{...}}}}', found 2 keys"
         ],
         id="condition-two-tools",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {tool: 42}\n    then: [{pressBack: {}}]\n",
+        [
+            f"{P}:7:31: {K}.condition.tool: expected a tool name or one tool call '{{<tool>: {{...}}}}', found a number"
+        ],
+        id="condition-tool-a-number",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {tool: assertVisibleWithText, args: [Sign in]}\n    then: [{pressBack: {}}]\n",
+        [
+            f"{P}:7:60: {K}.condition.args: arguments of 'assertVisibleWithText' must be a mapping, found a list"
+        ],
+        id="named-tool-args-a-list",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {tool: {assertVisibleWithText: {text: a}}, args: {text: b}}\n    then: [{pressBack: {}}]\n",
+        [
+            f"{P}:7:67: {K}.condition: 'args' goes with a tool given by name ('tool: NAME'); here the arguments are under the tool's name already, so they would be given twice"
+        ],
+        id="arguments-given-twice",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {tool: runIf}\n    then: [{pressBack: {}}]\n",
+        [f"{P}:7:31: {K}.condition.tool: a condition tool cannot be runIf"],
+        id="named-tool-is-runif",
+    ),
+    pytest.param(
+        "- runIf:\n    condition: {tool: ''}\n    then: [{pressBack: {}}]\n",
+        [f"{P}:7:31: {K}.condition.tool: a tool name must not be empty"],
+        id="named-tool-blank",
     ),
     pytest.param(
         "- runIf:\n    condition: {selector: {androidAccessibility: {textRegex: a}}}\n    then: []\n",
@@ -185,3 +216,112 @@ def test_a_call_inside_a_tree_needs_a_tool_name_as_a_recorded_call_does() -> Non
     assert {f.code for f in findings} == {"runif-branch"}
     top = parse_trail(P, HEAD + indent('- "": {}\n'))
     assert [f.message for f in top.findings] == ["a tool name must not be empty"]
+
+
+# Every condition shape upstream can record, and ours: (condition, the condition call's name,
+# its arguments as data, the line:column its name is reported at).
+SHAPES = [
+    pytest.param(
+        "{selector: {androidAccessibility: {textRegex: a}}}", None, None, None, id="selector"
+    ),
+    pytest.param("{tool: pressBack}", "pressBack", None, (7, 31), id="by-name"),
+    pytest.param(
+        "{tool: 'pressBack', args: ~}", "pressBack", None, (7, 31), id="by-name-null-args"
+    ),
+    pytest.param(
+        "{tool: assertVisibleWithText, args: {text: Sign in}}",
+        "assertVisibleWithText",
+        {"text": "Sign in"},
+        (7, 31),
+        id="by-name-with-args",
+    ),
+    pytest.param(
+        "{tool: {assertVisibleWithText: {text: Sign in}}}",
+        "assertVisibleWithText",
+        {"text": "Sign in"},
+        (7, 32),
+        id="nested",
+    ),
+]
+
+
+@pytest.mark.parametrize(("condition", "name", "args", "at"), SHAPES)
+def test_every_condition_shape_is_accepted(
+    condition: str, name: str | None, args: object, at: tuple[int, int] | None
+) -> None:
+    text = HEAD + indent(f"- runIf:\n    condition: {condition}\n    then: [{{pressBack: {{}}}}]\n")
+    trail = parse_trail(P, text).trail
+    assert trail is not None
+    [(_, _, call)] = list(trail.calls())
+    tree, findings = parse_runif(call, P)
+    assert findings == []
+    assert tree is not None
+    if name is None:
+        assert tree.selector is not None
+        assert tree.condition_tool is None
+        return
+    assert tree.condition_tool is not None
+    inner = tree.condition_tool.call
+    assert inner.name == name
+    assert (inner.args.to_python() if inner.args is not None else None) == args
+    assert (inner.line, inner.column) == at
+
+
+def test_a_key_beside_the_condition_is_a_warning_not_an_error(compact_ws: Path) -> None:
+    # Upstream's condition schema ({selector} | {tool}, no closed shape) forbids no sibling
+    # key: one is not fatal, but replay ignores it, so the check says so, at the key.
+    item = (
+        "- runIf:\n    condition:\n      tool: assertVisibleWithText\n      arg: {text: a}\n"
+        "      timeoutMs: 500\n    then: [{pressBack: {}}]\n"
+        "- runIf:\n    condition:\n      selector: {androidAccessibility: {textRegex: a}}\n"
+        "      args: {text: a}\n    then: [{pressBack: {}}]\n"
+    )
+    write_tree(compact_ws, {P: HEAD + indent(item)})
+    report = run_check(find_workspace(compact_ws, explicit=True), CheckOptions(typecheck=False))
+    found = [f for f in report.findings if f.code == "runif-ignored-key"]
+    assert [f.text for f in found] == [
+        f"{P}:9:15: {K}.condition: 'arg' is ignored (did you mean 'args'?): a condition with "
+        "'tool' reads 'tool' and its 'args'",
+        f"{P}:10:15: {K}.condition: 'timeoutMs' is ignored: a condition with 'tool' reads "
+        "'tool' and its 'args'",
+        f"{P}:15:15: trail[0].recording.android[1].runIf.condition: 'args' is ignored: a "
+        "condition with 'selector' reads only its 'selector'",
+    ]
+    assert not any(f.fatal for f in found)
+    assert [f for f in report.findings if f.fatal] == []
+    assert report.exit_code == 0
+
+
+OWN_RUNIF = """\
+id: runIf
+description: Dismiss a prompt by the text of its button.
+parameters:
+  - name: button
+    type: string
+tools:
+  - tapOnElementWithText:
+      text: "{{params.button}}"
+"""
+
+
+def test_a_trailmap_that_ships_its_own_runif_replaces_ours_and_a_change_of_owner_is_seen(
+    compact_ws: Path,
+) -> None:
+    # The record of an unchanged trail is reused from the state: it must not keep the verdict
+    # of the other runIf's grammar.
+    write_tree(compact_ws, {P: HEAD + indent("- runIf: {button: Not now}\n")})
+    ws = find_workspace(compact_ws, explicit=True)
+    ours = run_check(ws, CheckOptions(typecheck=False))
+    assert [f.text for f in ours.findings if f.fatal] == [
+        f"{P}:6:11: {K}: missing 'condition' (a selector or a tool call)",
+        f"{P}:6:11: {K}: missing 'then' (the calls to run when the condition holds)",
+        f"{P}:6:19: {K}: unknown key 'button'; runIf takes condition, then and else",
+    ]
+    tool = compact_ws / "trailmaps/app/tools/runIf.tool.yaml"
+    write_tree(compact_ws, {"trailmaps/app/tools/runIf.tool.yaml": OWN_RUNIF})
+    shipped = run_check(ws, CheckOptions(typecheck=False))
+    assert [f.text for f in shipped.findings if f.fatal] == []
+    assert shipped.exit_code == 0
+    tool.unlink()
+    again = run_check(ws, CheckOptions(typecheck=False))
+    assert [f.text for f in again.findings if f.fatal] == [f.text for f in ours.findings if f.fatal]

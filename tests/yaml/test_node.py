@@ -102,6 +102,40 @@ def test_c_extension_is_used_when_installed() -> None:
     assert has_c_extension()
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the reference's own waypoint example: an ISO time in a flow mapping
+        (
+            "example: { file: items.android.example.json, capturedAt: 2026-06-27T08:45:09Z }\n",
+            {
+                "example": {
+                    "file": "items.android.example.json",
+                    "capturedAt": "2026-06-27T08:45:09Z",
+                }
+            },
+        ),
+        ("- tapOnElementWithText: {text: 10:30}\n", [{"tapOnElementWithText": {"text": "10:30"}}]),
+        ("times: [08:45, 'x']\n", {"times": ["08:45", "x"]}),
+    ],
+)
+def test_a_colon_inside_a_plain_scalar_of_a_flow_collection_is_text(
+    text: str, expected: object
+) -> None:
+    """libyaml refuses these ("found unexpected ':'"); YAML 1.2 and the reference read them."""
+    node = load(text)
+    assert node is not None
+    assert node.to_python() == expected
+    assert node == load(text, pure=True)
+
+
+def test_a_document_both_parsers_refuse_keeps_the_c_parser_s_error() -> None:
+    with pytest.raises(YamlError) as info:
+        load("a: {b: [1, 2}\n")
+    assert info.value.message.startswith("invalid YAML: ")
+    assert info.value.line == 1
+
+
 def test_duplicate_key_is_an_error_at_the_second_key() -> None:
     with pytest.raises(YamlError) as info:
         load("a: 1\nb: 2\na: 3\n")

@@ -20,6 +20,7 @@ from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord, stamp_of
 from trailblaze.check.workers import Context, Item, Parsed, process_many
 from trailblaze.state.keys import digest
+from trailblaze.toolmodel.resolution import ships_runif
 from trailblaze.trail.parse import file_error
 from trailblaze.workspace import shown_path
 from trailblaze.yaml.node import MAX_FILE_BYTES, YamlError
@@ -51,8 +52,15 @@ class Parser:
             if options.typecheck
             else {}
         )
+        self.shipped_runif = frozenset(
+            target for target, resolution in targets.resolutions.items() if ships_runif(resolution)
+        )
         self.context = Context(
-            strict=options.strict, schemas=schemas, defs=ctx.catalog.defs, layout=ctx.layout
+            strict=options.strict,
+            schemas=schemas,
+            defs=ctx.catalog.defs,
+            layout=ctx.layout,
+            shipped_runif=self.shipped_runif,
         )
         self.parsed = 0
         self.files_read = 0
@@ -71,6 +79,7 @@ class Parser:
         to_parse: list[Item] = []
         ws = self.ctx.ws
         strict = self.ctx.options.strict
+        shipped = self.shipped_runif
         prefix = str(ws.root) + os.sep
         for path in paths:
             # String slicing, not Path: this loop runs for every trail on every check.
@@ -82,6 +91,10 @@ class Parser:
             if rel != path[len(prefix) :]:
                 self.real_paths[rel] = path
             previous = old.get(rel)
+            if previous is not None and previous.runif_shipped != (previous.target in shipped):
+                # Whose runIf the trail's target has changed: its record was made with the
+                # other grammar (its runIf findings, its calls), so the trail is parsed again.
+                previous = None
             st: os.stat_result | None
             if path in stats:
                 st = stats[path]

@@ -56,6 +56,9 @@ class TrailRecord:
     types: tuple[dict[str, Any], ...] = ()
     branches: tuple[tuple[str, int, int], ...] = ()
     """(signature, line, column) of every valid runIf tree, for the repetition lint."""
+    runif_shipped: bool = False
+    """Parsed while its target shipped its own `runIf` (our runIf grammar not applied): the
+    record holds only while that is still so (`parse.Parser`)."""
 
     @classmethod
     def from_outcome(
@@ -68,6 +71,7 @@ class TrailRecord:
         runif: list[Finding],
         strict: bool,
         branches: tuple[tuple[str, int, int], ...] = (),
+        runif_shipped: bool = False,
     ) -> TrailRecord:
         trail = outcome.trail
         return cls(
@@ -77,11 +81,12 @@ class TrailRecord:
             strict=strict,
             status="rejected" if trail is None else "parsed",
             target=trail.config.target if trail is not None else None,
-            calls=emitted_calls(trail) if trail is not None else 0,
+            calls=emitted_calls(trail, ours=not runif_shipped) if trail is not None else 0,
             tools=noted_tools(trail, plain_names(load_catalog())) if trail is not None else None,
             parse=tuple(f.to_json() for f in outcome.findings),
             runif=tuple(f.to_json() for f in runif),
             branches=branches,
+            runif_shipped=runif_shipped,
         )
 
     def restamp(self, stamp: Stamp | None) -> TrailRecord:
@@ -113,14 +118,16 @@ class TrailRecord:
 
     def to_row(self) -> tuple[Any, ...]:
         """The database row: the fields in order, the rarely non-empty findings and runIf
-        signatures together in one JSON column that is NULL for most trails."""
+        signatures together in one JSON column that is NULL for most trails (and the rare
+        `runif_shipped`, a fifth item only when set, so the rows of other trails do not change)."""
         extra = (
             json.dumps(
-                [self.parse, self.runif, self.types, self.branches],
+                [self.parse, self.runif, self.types, self.branches]
+                + ([True] if self.runif_shipped else []),
                 ensure_ascii=False,
                 separators=(",", ":"),
             )
-            if self.parse or self.runif or self.types or self.branches
+            if self.parse or self.runif or self.types or self.branches or self.runif_shipped
             else None
         )
         return (
@@ -148,7 +155,8 @@ class TrailRecord:
                 raise TypeError("malformed trail state row")
             record = out[row[0]] = cls(*row[:11])
             if row[11] is not None:  # a fresh record, not yet shared: filled in place
-                parse, runif, types, branches = json.loads(row[11])
+                parse, runif, types, branches, *shipped = json.loads(row[11])
+                record.runif_shipped = shipped == [True]
                 record.parse = tuple(parse)
                 record.runif = tuple(runif)
                 record.types = tuple(types)

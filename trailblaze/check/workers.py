@@ -44,6 +44,9 @@ class Context:
     """Per type-check target: tool name to input JSON Schema. Trails of other targets are only parsed."""
     defs: Mapping[str, Any]
     layout: Layout
+    shipped_runif: frozenset[str] = frozenset()
+    """The targets whose trailmap ships its own `runIf` (`resolution.ships_runif`): their
+    trails' `runIf` calls are ordinary calls, and our runIf grammar does not apply."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,8 @@ def process(item: Item, ctx: Context) -> Parsed:
     """Parse one trail; generate its module when its target is type-checked."""
     outcome = parse_bytes(item.path, item.data, strict=ctx.strict)
     trail = outcome.trail
-    runif, branches = runif_findings(trail) if trail is not None else ([], ())
+    ours = trail is None or trail.config.target not in ctx.shipped_runif
+    runif, branches = runif_findings(trail, ours=ours) if trail is not None else ([], ())
     record = TrailRecord.from_outcome(
         path=item.path,
         stamp=item.stamp,
@@ -87,12 +91,17 @@ def process(item: Item, ctx: Context) -> Parsed:
         runif=runif,
         strict=ctx.strict,
         branches=branches,
+        runif_shipped=not ours,
     )
     target = trail.config.target if trail is not None else None
     if trail is None or target is None or target not in ctx.schemas or record.calls == 0:
         return Parsed(record=record)
     generated = generate(
-        trail, ctx.layout.surface_import(item.path, target), ctx.schemas[target], ctx.defs
+        trail,
+        ctx.layout.surface_import(item.path, target),
+        ctx.schemas[target],
+        ctx.defs,
+        ours=ours,
     )
     # Each worker writes what it generated: creating a file waits on the disk, and the waits
     # overlap with the other workers' parsing.

@@ -400,4 +400,6 @@ def _only_trailmap(report: Report, ws: Workspace, trailmap: str) -> Report:
 def _is_tool_source_finding(finding: Finding) -> bool:
     """A diagnostic in an authored tool source (what `--no-typecheck` does not report)."""
     kind: str = finding.kind
+    if finding.code in (codes.NESTED_NOT_INSTALLED, codes.NESTED_NOT_CHECKED):
+        return True  # a nested tool project that was not compiled: its diagnostics are unknown
     return kind == "tool" or (kind == "type" and finding.path.endswith(_TOOL_SOURCE_SUFFIXES))

@@ -23,7 +23,10 @@ trails of every trailmap share one compiler program. Every property and every li
 line of its own, so tsc's diagnostic line says which argument is wrong: the line table, built
 while the text is written, maps each line back to its call and to the YAML key and value of its
 property (`nodeSelector.androidAccessibility.textRegex`). Values are JSON literals (so no
-string can break out of its literal); names that are not identifiers use bracket access.
+string can break out of its literal); names that are not identifiers use bracket access. Keys
+that are identifiers are written bare (`textRegx: "Buy"`), others as string literals: tsc
+suggests a known property ("Did you mean to write 'textRegex'?", TS2561) only for a bare key,
+and names a quoted one in doubled quotes (`'"textRegx"'`).
 
 Value semantics (`argvalues`) are the same for the type gate and for replay.
 """
@@ -41,15 +44,18 @@ from trailblaze import codes
 from trailblaze.finding import Finding, join_key
 from trailblaze.generate.argvalues import ArgValues, ValuePlan
 from trailblaze.generate.linetable import GenLine, PackedLines, unpack_lines
-from trailblaze.generate.tsrender import import_path, ts_comment
+from trailblaze.generate.tsrender import IDENTIFIER, import_path, ts_comment
 from trailblaze.trail.model import Recording, Step, ToolCall, Trail
 from trailblaze.trail.runif import RUNIF, RunIf, parse_runif
 from trailblaze.yaml.node import YMap, YNode, YScalar
 
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 """Part of every trail's result key. 3: a trail record counts the calls generated (`emitted_calls`),
 so the records of 2, which counted the recorded calls, are made again. 4: a trail's calls are
-split into functions of at most `CALLS_PER_FUNCTION` (the line tables of longer trails moved)."""
+split into functions of at most `CALLS_PER_FUNCTION` (the line tables of longer trails moved).
+5: keys that are identifiers are written bare, so a misspelled one gets the compiler's "did you
+mean" (TS2561), and names tsc quotes (a key or a tool that is no identifier) are shown as the
+user wrote them: the messages of stored findings changed."""
 HEADER_LINES = 4
 CALLS_PER_FUNCTION = 100
 """Statements (calls, runIf trees) in one generated function at most. The compiler's time for a
@@ -137,10 +143,13 @@ def generate(
     surface_import: str,
     schemas: Mapping[str, Mapping[str, Any] | None],
     defs: Mapping[str, Any],
+    *,
+    ours: bool = True,
 ) -> Generated:
-    """The generated module of one trail. `schemas` maps tool name to its input JSON Schema."""
+    """The generated module of one trail. `schemas` maps tool name to its input JSON Schema;
+    not `ours`: the trailmap ships its own runIf, whose calls are calls like any other."""
     out = _Writer(trail.path, ArgValues(defs), schemas)
-    for step, recording, statement, position in _statements(trail):
+    for step, recording, statement, position in _statements(trail, ours):
         if isinstance(statement, RunIf):
             out.runif(step, recording, statement, position)
         else:
@@ -148,22 +157,22 @@ def generate(
     return out.done(surface_import)
 
 
-def emitted_calls(trail: Trail) -> int:
+def emitted_calls(trail: Trail, *, ours: bool = True) -> int:
     """How many calls `generate` emits for the trail: what the type gate checks of it.
 
-    Every recorded call, except that a valid runIf is its own call plus each call in it
+    Every recorded call, except that a valid runIf of ours is its own call plus each call in it
     (condition tool, both branches, nested trees), and an invalid one is nothing.
     """
-    return sum(1 for _ in _statements(trail))
+    return sum(1 for _ in _statements(trail, ours))
 
 
 def _statements(
-    trail: Trail,
+    trail: Trail, ours: bool = True
 ) -> Iterator[tuple[Step, Recording, ToolCall | RunIf, str | None]]:
     """Each statement of the generated module, in order: (step, recording, the call or the
     runIf tree, its position in the tree)."""
     for step, recording, call in trail.calls():
-        if call.name != RUNIF:
+        if call.name != RUNIF or not ours:
             yield step, recording, call, None
             continue
         tree, _ = parse_runif(call, trail.path)
@@ -180,6 +189,23 @@ _MAX_DEPTH = 40
 _HEADS: tuple[dict[str, str], ...] = tuple({} for _ in _INDENTS)
 """Per depth, the start of a property's line by its name: most names recur in every trail."""
 _quote = encode_basestring
+
+
+def _key(name: str) -> str:
+    """A property key: bare when an identifier (so tsc can suggest the name meant), else a string
+    literal (the module text is escaped once, when it is done)."""
+    return name if IDENTIFIER.fullmatch(name) else _quote(name)
+
+
+def ts_literal(value: Any) -> str:
+    """`json_literal` of `value`, with the keys that are identifiers bare: one line of
+    TypeScript whose types tsc prints as `{ tapOn: {} }`, not `{ "tapOn": {} }`."""
+    if isinstance(value, dict):
+        members = ",".join(f"{_key(str(k))}:{ts_literal(v)}" for k, v in value.items())
+        return "{" + members + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(ts_literal(item) for item in value) + "]"
+    return json_literal(value)
 
 
 def _literal(value: Any) -> str:
@@ -294,8 +320,15 @@ class _Writer:
             self._value(tree.selector, self.values.plan(_SELECTOR), path, 2)
         else:
             assert tree.condition_tool is not None
-            self._property("condition.tool", condition.key_node("tool"), condition.get("tool"), 1)
-            self.lines[-1] += json_literal({tree.condition_tool.call.name: {}})
+            tool = condition.get("tool")
+            self._property("condition.tool", condition.key_node("tool"), tool, 1)
+            name = tree.condition_tool.call.name
+            if isinstance(tool, YScalar):
+                # `{tool: NAME, args: {...}}`: the name as recorded; the arguments are the
+                # condition call's own statement, like those of the nested form.
+                self.lines[-1] += ts_literal(name)
+            else:
+                self.lines[-1] += ts_literal({name: {}})
         self.lines[-1] += "}"
         branches = [("then", tree.then)]
         if tree.otherwise or "else" in args:
@@ -303,13 +336,13 @@ class _Writer:
         for name, calls in branches:
             self.lines[-1] += ","
             self._property(name, args.key_node(name), args.get(name), 0)
-            self.lines[-1] += json_literal([{b.call.name: {}} for b in calls])
+            self.lines[-1] += ts_literal([{b.call.name: {}} for b in calls])
         self.lines[-1] += "});"
 
     def _property(self, path: str, key: YScalar | None, value: YNode | None, depth: int) -> None:
         """A new line for one property of a runIf call (its value is up to the caller)."""
         assert self.call_of is not None
-        self.lines.append(f"{_INDENTS[depth]}{json_literal(path.rsplit('.', 1)[-1])}: ")
+        self.lines.append(f"{_INDENTS[depth]}{_key(path.rsplit('.', 1)[-1])}: ")
         line, column = (key.line, key.column) if key is not None else (self.call_of.line, 1)
         if isinstance(value, YScalar) and value.text:
             self.props += (path, line, column, value.line, value.column)
@@ -338,7 +371,7 @@ class _Writer:
             name = key.text
             head = heads.get(name)
             if head is None:
-                head = f"{_INDENTS[depth]}{_quote(name)}: "
+                head = f"{_INDENTS[depth]}{_key(name)}: "
                 if len(heads) < 1024:
                     heads[name] = head
             prop = f"{path}.{name}" if path else name
@@ -370,7 +403,7 @@ class _Writer:
             return
         if depth >= _MAX_DEPTH:
             # Deeper than any selector grammar goes: the rest on this line, unplanned.
-            self.lines[-1] += _literal(self.values.value(node, None, 40))
+            self.lines[-1] += ts_literal(self.values.value(node, None, 40))
             return
         if isinstance(node, YMap):
             self._members(node, plan, path, depth)

@@ -38,14 +38,16 @@ def _tool_args(entry: ToolEntry) -> dict[str, Any]:
     if entry.input_schema is None:
         return {"type": "object", "description": "Typed by the tool's TypeScript module."}
     schema = _copy(entry.input_schema)
-    if entry.name == "runIf":
+    if entry.name == "runIf" and entry.kind == "framework":
+        # Ours: its calls are calls of this trailmap (a trailmap's own runIf keeps its schema).
         call = {"$ref": "#/$defs/call"}
         props = schema.get("properties", {})
         for branch in ("then", "else"):
             if branch in props:
                 props[branch]["items"] = call
         for option in props.get("condition", {}).get("oneOf", []):
-            if "tool" in option.get("properties", {}):
+            tool = option.get("properties", {}).get("tool")
+            if tool is not None and tool.get("type") == "object":  # `{tool: {NAME: {...}}}`
                 option["properties"]["tool"] = call
     if entry.description:
         schema.setdefault("description", entry.description)

@@ -94,6 +94,9 @@ class ExecutionContext:
         """The trail's file, when it has one (``runTrail`` resolves paths next to it)."""
         self.running_trails: list[Path] = []
         """The ``runTrail`` files being replayed, outermost first (a cycle is an error)."""
+        self.ships_runif = False
+        """The trailmap ships its own ``runIf``: a ``runTrail``'s trail, whose calls resolve in
+        the same tools, is planned without our runIf grammar."""
         self._snapshot: Hierarchy | None = None
         self._condition_depth = 0
         self._nested: list[RunTools] = []

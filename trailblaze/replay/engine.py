@@ -92,6 +92,7 @@ class Runner:
         )
         context.trail_path = self.trail
         context.trail_file = self.trail_file
+        context.ships_runif = self.tools.ships_runif
         return context
 
     # -- the per-tool loop ---------------------------------------------------------------------
@@ -211,7 +212,7 @@ class Runner:
             )
         invocation, context = frame.invocation, frame.context
         name = invocation.name
-        if name == RUNIF:
+        if name == RUNIF and not self.tools.ships_runif:
             with context.phase("act"):
                 return run_runif(self, frame)
         resolved = (

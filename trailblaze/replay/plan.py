@@ -20,7 +20,7 @@ Skips, as the reference has them:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -98,15 +98,23 @@ class TrailPlan:
         return self.trail.config.arg_names if self.trail else self.refused_args
 
 
-def refusal(path: str, text: str) -> tuple[Trail | None, tuple[Finding, ...]]:
+ShipsRunIf = Callable[[str | None], bool]
+"""Whether a target's trailmap ships its own ``runIf`` (then our runIf grammar does not apply)."""
+
+
+def refusal(
+    path: str, text: str, ships_runif: ShipsRunIf | None = None
+) -> tuple[Trail | None, tuple[Finding, ...]]:
     """The parsed trail, or None and every reason it may not start."""
     outcome = parse_trail(path, text, strict=True)
     fatal = tuple(f for f in outcome.findings if f.fatal)
     if outcome.trail is None or fatal:
         return None, fatal
-    findings, _ = runif_findings(outcome.trail)
-    if findings:
-        return None, tuple(findings)
+    shipped = ships_runif is not None and ships_runif(outcome.trail.config.target)
+    findings, _ = runif_findings(outcome.trail, ours=not shipped)
+    refused = tuple(f for f in findings if f.fatal)  # a runIf warning does not stop a replay
+    if refused:
+        return None, refused
     return outcome.trail, ()
 
 
@@ -142,9 +150,14 @@ def _config_skip(trail: Trail, chain: tuple[str, ...]) -> str | None:
 
 
 def plan_trail(
-    path: str, text: str, chain: tuple[str, ...], args: Mapping[str, Given] | None = None
+    path: str,
+    text: str,
+    chain: tuple[str, ...],
+    args: Mapping[str, Given] | None = None,
+    *,
+    ships_runif: ShipsRunIf | None = None,
 ) -> TrailPlan:
-    trail, findings = refusal(path, text)
+    trail, findings = refusal(path, text, ships_runif)
     if trail is None:
         return TrailPlan(path, None, findings)
     steps = tuple(_plan_step(step, chain) for step in trail.all_steps())

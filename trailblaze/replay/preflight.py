@@ -46,14 +46,17 @@ def refuse_unreplayable(
     """``plan`` refused when a call it would make may not (the host) or cannot (Android) run."""
     policy = policy if policy is not None else NO_WORKSPACE
     reach = Reach(source.resolution, source.catalog)
+    ours = not source.ships_runif
     findings: list[Finding] = []
     for sp in plan.steps:
         if sp.recording is None:
             continue
-        for call, position in planned_calls(sp.recording.calls, plan.path):
+        for call, position in planned_calls(sp.recording.calls, plan.path, ours=ours):
             where = f"{_step_label(sp.step)}, {call.name}"
-            host = _host_refusal(call, plan.file, reach, policy, chain=chain, outer=())
-            other = unreplayable(call, source) or _bad_run_trail(call, plan, chain, policy)
+            host = _host_refusal(call, plan.file, reach, policy, chain=chain, outer=(), ours=ours)
+            other = unreplayable(call, source) or _bad_run_trail(
+                call, plan, chain, policy, ours=ours
+            )
             if host is not None:
                 code, message = host[0], f"{where}: {host[1]}; {_REFUSED}"
             elif other is not None:
@@ -85,11 +88,14 @@ def _step_label(step: Step) -> str:
     )
 
 
-def planned_calls(calls: Sequence[ToolCall], path: str) -> Iterator[tuple[ToolCall, str | None]]:
-    """Every call a recording may make, with the calls inside its ``runIf`` trees."""
+def planned_calls(
+    calls: Sequence[ToolCall], path: str, *, ours: bool = True
+) -> Iterator[tuple[ToolCall, str | None]]:
+    """Every call a recording may make, with the calls inside its ``runIf`` trees (ours: a
+    trailmap's own ``runIf`` is a call like any other)."""
     for call in calls:
         yield call, None
-        if call.name == RUNIF:
+        if call.name == RUNIF and ours:
             tree, _ = parse_runif(call, path)
             if tree is not None:
                 for branch in tree.calls():
@@ -104,6 +110,7 @@ def _host_refusal(
     *,
     chain: tuple[str, ...],
     outer: tuple[Path, ...],
+    ours: bool = True,
 ) -> tuple[str, str] | None:
     """(code, why) when ``call`` reaches the host and may not, or replays a trail that does.
 
@@ -124,14 +131,19 @@ def _host_refusal(
     from trailblaze.replay.tools.trails import OutsideWorkspace, load_trail  # noqa: PLC0415
 
     try:
-        path, sub = load_trail(raw, top, chain, outer, home=policy.home(trail_dir))
+        path, sub = load_trail(
+            raw, top, chain, outer, home=policy.home(trail_dir), ships_runif=not ours
+        )
     except OutsideWorkspace as exc:
         return codes.HOST_FILE, exc.message
     except ToolFailure:
         return None  # missing, broken, a cycle: `_bad_run_trail` says so
     for sp in sub.steps:
-        for inner, _ in planned_calls(sp.recording.calls if sp.recording else (), sub.path):
-            found = _host_refusal(inner, top, reach, policy, chain=chain, outer=(*outer, path))
+        calls = sp.recording.calls if sp.recording else ()
+        for inner, _ in planned_calls(calls, sub.path, ours=ours):
+            found = _host_refusal(
+                inner, top, reach, policy, chain=chain, outer=(*outer, path), ours=ours
+            )
             if found is not None:
                 code, why = found
                 return code, (
@@ -142,7 +154,7 @@ def _host_refusal(
 
 
 def _bad_run_trail(
-    call: ToolCall, plan: TrailPlan, chain: tuple[str, ...], policy: HostPolicy
+    call: ToolCall, plan: TrailPlan, chain: tuple[str, ...], policy: HostPolicy, *, ours: bool
 ) -> str | None:
     """Why a ``runTrail`` call's trail cannot replay, when its path is known before the run."""
     if call.name != "runTrail" or call.args is None:
@@ -155,7 +167,7 @@ def _bad_run_trail(
 
     trail_dir = plan.file.parent if plan.file is not None else None
     try:
-        load_trail(raw, plan.file, chain, home=policy.home(trail_dir))
+        load_trail(raw, plan.file, chain, home=policy.home(trail_dir), ships_runif=not ours)
     except ToolFailure as exc:
         return exc.message
     return None

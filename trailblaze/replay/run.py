@@ -124,7 +124,10 @@ def _replay(
     on_trail: Callable[[TrailResult], None] | None,
 ) -> tuple[Report, list[str]]:
     """Plan, report what will not run, then run the rest; the report and the serials used."""
-    plans = [plan_file(found.workspace, path, chain, args) for path in found.files]
+    plans = [
+        plan_file(found.workspace, path, chain, args, ships_runif=sources.ships_runif)
+        for path in found.files
+    ]
     plans = prefer_most_specific(plans, chain)
     policy = settings.options.host
     plans = [

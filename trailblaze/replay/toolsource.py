@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from trailblaze.finding import did_you_mean
 from trailblaze.toolmodel.catalog import JSON_SCHEMA_DIALECT, Catalog
 from trailblaze.toolmodel.records import Resolution
+from trailblaze.toolmodel.resolution import ships_runif
 from trailblaze.trail.model import ToolCall
 
 #: Composed tools inside composed tools: the engine stops at a cycle, so does this check.
@@ -55,6 +56,11 @@ class ToolSource:
     @property
     def trailmap(self) -> str | None:
         return self.resolution.trailmap if self.resolution else None
+
+    @property
+    def ships_runif(self) -> bool:
+        """The trailmap's `runIf` is its own (or a dependency's): it runs, not our conditional."""
+        return ships_runif(self.resolution)
 
     def lookup(self, name: str) -> ResolvedTool | None:
         entry = self.resolution.entry(name) if self.resolution else None

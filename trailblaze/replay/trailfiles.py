@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from trailblaze.replay.plan import TrailPlan, plan_trail
+from trailblaze.replay.plan import ShipsRunIf, TrailPlan, plan_trail
 from trailblaze.replay.request import ReplayUsageError
 from trailblaze.trail.argbind import Given
 from trailblaze.trail.parse import file_error
@@ -102,7 +102,12 @@ def _rel(ws: Workspace | None, path: Path) -> str:
 
 
 def plan_file(
-    ws: Workspace | None, path: Path, chain: tuple[str, ...], args: Mapping[str, Given]
+    ws: Workspace | None,
+    path: Path,
+    chain: tuple[str, ...],
+    args: Mapping[str, Given],
+    *,
+    ships_runif: ShipsRunIf | None = None,
 ) -> TrailPlan:
     """Read and plan one trail file; its path in the plan is workspace-relative."""
     rel = _rel(ws, path)
@@ -110,4 +115,4 @@ def plan_file(
         text = read_text(path)
     except YamlError as exc:
         return TrailPlan(path=rel, trail=None, findings=file_error(rel, exc).findings, file=path)
-    return replace(plan_trail(rel, text, chain, args), file=path)
+    return replace(plan_trail(rel, text, chain, args, ships_runif=ships_runif), file=path)

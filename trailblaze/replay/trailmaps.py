@@ -42,8 +42,14 @@ class TrailmapSources:
         if self._scripts is not None:
             self._scripts.close()
 
+    def ships_runif(self, target: str | None) -> bool:
+        """Whether trails of ``target`` get its trailmap's own ``runIf`` rather than ours."""
+        return self._source(target).ships_runif
+
     def get(self, plan: TrailPlan) -> ToolSource:
-        target = plan.trail.config.target if plan.trail else None
+        return self._source(plan.trail.config.target if plan.trail else None)
+
+    def _source(self, target: str | None) -> ToolSource:
         key = target if target in self._dirs else None
         if key not in self._cache:
             resolution: Resolution | None = None

@@ -333,7 +333,9 @@ def _findings_of(row: list[Any] | tuple[Any, ...]) -> None:
     every signature a string at a line and column in range (ValueError / TypeError)."""
     if row[11] is None:
         return
-    parse, runif, types, branches = json.loads(row[11])
+    parse, runif, types, branches, *shipped = json.loads(row[11])
+    if shipped not in ([], [True]):
+        raise ValueError(f"a runIf grammar flag of {row[0]} that is not one")
     for findings in (parse, runif, types):
         for finding in decode_findings(findings):
             if finding.path != row[0]:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from trailblaze.fsutil import Stamp, clear_way, stamp_of
+from trailblaze.state.keys import code_stamps_digest
 from trailblaze.state.owned import Scratch
 from trailblaze.state.scratch import Layout
 
@@ -279,6 +280,7 @@ _SCHEMA = (
     " files TEXT, value TEXT NOT NULL, PRIMARY KEY (kind, slot)) WITHOUT ROWID;"
 )
 _TAG = f"trailblaze-state {Layout(Path()).store.name}"
+"""The format part of the store's tag; `Store` adds the stamps of our own code to it."""
 
 
 class Store:
@@ -286,7 +288,11 @@ class Store:
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self.db = Database(layout.store, _SCHEMA, _TAG, scratch=layout.scratch)
+        # A store made by other code (an upgrade, an edit of ours) is another format: its trail
+        # rows hold what that code's parse gate said, which a new parser may say otherwise
+        # of the same unchanged file, so it reads as empty and is replaced.
+        tag = f"{_TAG} {code_stamps_digest()}"
+        self.db = Database(layout.store, _SCHEMA, tag, scratch=layout.scratch)
         self._memos: dict[str, dict[str, _Entry]] = {}
         self._puts: dict[tuple[str, str], _Entry | None] = {}
         self._trail_rows: list[tuple[Any, ...]] = []

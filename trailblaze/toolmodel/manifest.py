@@ -78,6 +78,8 @@ def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> Manifest
             ),
         )
     )
+    if isinstance(root, YMap):
+        _waypoints_list(root, rel_path, findings)
     if not isinstance(root, YMap) or any(f.fatal for f in findings):
         return ManifestOutcome(trailmap=None, findings=tuple(findings))
     trailmap = _record(root, rel_path, dir_name)
@@ -97,6 +99,28 @@ def parse_manifest(root: YNode | None, rel_path: str, dir_name: str) -> Manifest
             )
         )
     return ManifestOutcome(trailmap=trailmap, findings=tuple(findings))
+
+
+def _waypoints_list(root: YMap, rel_path: str, findings: list[Finding]) -> None:
+    """A `waypoints:` list is deprecated and ignored (the files are found by walking
+    `waypoints/`): on a target it is left alone, as the reference does (upstream's own targets
+    still list their files); a library trailmap must leave it empty. A library may still ship
+    waypoint files, and trailheads: only the list is refused."""
+    listed = root.get("waypoints")
+    if root.get("target") is not None or not isinstance(listed, YSeq) or not listed.items:
+        return
+    key = root.key_node("waypoints")
+    assert key is not None
+    findings.append(
+        manifest_finding(
+            rel_path,
+            key.line,
+            key.column,
+            message="a library trailmap (no 'target') must leave 'waypoints' empty: the list is "
+            "deprecated, and waypoint files are found under the trailmap's waypoints/ without it",
+            code=codes.WAYPOINTS_LIST,
+        )
+    )
 
 
 def _removed(root: YNode, rel_path: str, findings: list[Finding]) -> set[tuple[int, int]]:

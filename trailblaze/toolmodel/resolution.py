@@ -9,7 +9,11 @@ Sources are merged in the reference's order, first write wins by name:
 4. the trailmap's own scripted tools (`target.tools`, each platform's `tools`, and every
    `export const x = trailblaze.tool(...)` of its `tools/` modules, which need no manifest entry);
 5. the tools its dependencies export, breadth first, each dependency once;
-6. the SDK's hand-typed author utilities (`findMatches`, `exec`, ...), as the reference's SDK
+6. our own tools the reference does not have (`runIf`): a trailmap or a dependency that ships
+   a tool of that name replaces ours, as the seed design says a target may ("a target that
+   wants a different conditional can ship its own"); `ships_runif` tells which one a trailmap
+   gets;
+7. the SDK's hand-typed author utilities (`findMatches`, `exec`, ...), as the reference's SDK
    always declares them.
 
 Unknown dependencies, dependency cycles, unknown tool sets, unresolvable exports and two
@@ -108,6 +112,15 @@ class Resolver:
             self._tools[node_id] = tools
         return tools
 
+    def module_def(self, entry: ToolEntry) -> ToolDef | None:
+        """The module export a scripted entry of a resolved model came from: where it is
+        defined (`--show-typed-tools`)."""
+        for tools in self._tools.values():
+            for found in (tools.modules.get(entry.name), tools.tools.get(entry.name)):
+                if found is not None and found.module == entry.module:
+                    return found
+        return None
+
     def resolve(self, dir_name: str) -> Resolution:
         node = self.nodes[dir_name]
         assert node.manifest is not None
@@ -127,9 +140,9 @@ class Resolver:
             for toolset in self.catalog.toolsets.values():
                 if toolset.always_enabled:
                     self._add_catalog_set(toolset, add)
-        # 2. every recordable framework tool
+        # 2. every recordable framework tool (ours, which the reference lacks, come at 6)
         for tool in self.catalog.recordable_tools():
-            if tool.surface:
+            if tool.surface and tool.origin != "builtin":
                 add(framework_entry(tool, "framework"))
         # 3. own YAML-defined tools
         for tool_def in own.tools.values():
@@ -218,7 +231,11 @@ class Resolver:
                     continue
                 exporters[export.value] = dep_id
                 add(_from_def(found, f"export of {dep_id}"))
-        # 6. the SDK's hand-typed author utilities
+        # 6. our own tools, unless the trailmap or a dependency ships one of the name
+        for tool in self.catalog.recordable_tools():
+            if tool.surface and tool.origin == "builtin":
+                add(framework_entry(tool, "framework"))
+        # 7. the SDK's hand-typed author utilities
         for tool in self.catalog.tools.values():
             if tool.origin == "hand" and tool.surface:
                 add(framework_entry(tool, "sdk"))
@@ -399,6 +416,21 @@ class Resolver:
                     fatal=False,
                 )
             )
+
+
+RUNIF = "runIf"
+
+
+def ships_runif(resolution: Resolution | None) -> bool:
+    """True when the trailmap's `runIf` is its own (or a dependency's), not ours.
+
+    Then a recorded `runIf` is a call like any other: checked against that tool's input type,
+    run by that tool at replay, and none of our runIf grammar applies to it.
+    """
+    if resolution is None:
+        return False
+    entry = resolution.entry(RUNIF)
+    return entry is not None and entry.kind != "framework"
 
 
 def _scripted(tools: TrailmapTools, name: str) -> ToolDef | None:

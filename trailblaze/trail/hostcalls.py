@@ -88,14 +88,18 @@ def plain_names(catalog: Catalog) -> frozenset[str]:
 
     Every trailmap's surface holds every recordable framework tool its generator emits, ahead of
     the trailmap's own tools (first write wins), and replay resolves names with that surface:
-    such a name is the framework tool in every trailmap. `runIf` is replay's own.
+    such a name is the framework tool in every trailmap. Not `runIf`, ours, which a trailmap
+    may replace with its own (`resolution.ships_runif`).
     """
     known = _PLAIN.get(catalog.version)
     if known is None:
         known = _PLAIN[catalog.version] = frozenset(
             name
             for name, tool in catalog.tools.items()
-            if tool.recordable and tool.surface and name not in HOST_TOOLS
+            if tool.recordable
+            and tool.surface
+            and name not in HOST_TOOLS
+            and tool.origin != "builtin"
         )
     return known
 
@@ -233,10 +237,13 @@ class Reach:
         self._composed: dict[str, tuple[HostCall, ...]] = {}
 
     def calls(self, name: str, args: Any) -> tuple[HostCall, ...]:
-        """The host calls that calling `name` with `args` (plain data) leads to. A `runIf` is
-        replay's own: the calls inside a recorded one are calls of their own."""
+        """The host calls that calling `name` with `args` (plain data) leads to. Our `runIf` is
+        replay's own: the calls inside a recorded one are calls of their own. A trailmap's own
+        `runIf` is a tool like any other."""
         if name == RUNIF:
-            return ()
+            entry = self._entry(name)
+            if entry is None or entry.kind == "framework":
+                return ()
         kind, tool = self._kind(name)
         if tool is not None:
             return (HostCall(tool, _via((), name, tool), args),)

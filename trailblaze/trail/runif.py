@@ -2,16 +2,24 @@
 
 ```yaml
 - runIf:
-    condition: { selector: { androidAccessibility: { textRegex: "Not now" } } }  # or { tool: { <name>: {args} } }
+    condition: { selector: { androidAccessibility: { textRegex: "Not now" } } }
     then: [ { tapOnElementBySelector: { ... } } ]
     else: [ ... ]   # optional
 ```
 
-Exactly one condition (a selector that must match, or one tool call that must succeed), a
-non-empty `then`, an optional `else`, no other keys, at most two levels of `runIf`. The whole
-tree is validated before anything runs, branches not taken included; `doit check` and
-`doit replay` both call `parse_runif`, so they reject exactly the same trees with the same
-messages.
+The condition is a selector that must match, or one tool call that must succeed, in any shape
+upstream can record: `{tool: NAME}`, `{tool: NAME, args: {...}}` (the shape upstream's schema
+shows: `condition: {selector} | {tool: string}`, a union that forbids no sibling key) or ours,
+`{tool: {NAME: {...}}}`. A key beside the selector or the tool that runIf does not read is a
+warning, not an error (upstream does not forbid it); a condition with neither, or both, is an
+error, as is a non-empty `then` missing, another key beside `condition`/`then`/`else` (a
+misspelled `else` would silently drop a branch) or a third level of `runIf`. The whole tree is
+validated before anything runs, branches not taken included; `doit check` and `doit replay`
+both call `parse_runif`, so they reject exactly the same trees with the same messages.
+
+This is the grammar of our `runIf`. A trailmap that ships its own `runIf` tool replaces ours
+(`toolmodel.resolution.ships_runif`): its calls are then ordinary calls, checked against its
+input type, and nothing here applies to them.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ RUNIF = "runIf"
 MAX_DEPTH = 2
 KEYS = ("condition", "then", "else")
 CONDITION_KEYS = ("selector", "tool")
+TOOL_ARGS = "args"
+"""Beside a tool given by name, its arguments (`{tool: NAME, args: {...}}`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +83,11 @@ def signature(tree: RunIf) -> str:
 
 
 def parse_runif(call: ToolCall, path: str, *, depth: int = 1) -> tuple[RunIf | None, list[Finding]]:
-    """Validate one `runIf` call; the tree when valid, else None and the located findings."""
+    """Validate one `runIf` call: the tree when valid (warnings allowed), else None; and the
+    located findings, warnings (`runif-ignored-key`) included."""
     v = _Validator(path)
     tree = v.runif(call, call.key_path, depth)
-    return (tree if not v.findings else None), v.findings
+    return (None if any(f.fatal for f in v.findings) else tree), v.findings
 
 
 class _Validator:
@@ -149,15 +160,6 @@ class _Validator:
                 code=codes.RUNIF_CONDITION,
             )
             return None, None
-        for key, _ in node:
-            if key.text not in CONDITION_KEYS:
-                self.error(
-                    key,
-                    key_path,
-                    f"unknown condition '{key.text}'{did_you_mean(key.text, CONDITION_KEYS)}; "
-                    "a condition is either 'selector' or 'tool'",
-                    code=codes.RUNIF_CONDITION,
-                )
         present = [k for k in CONDITION_KEYS if k in node]
         if len(present) == 2:
             self.error(
@@ -168,7 +170,16 @@ class _Validator:
             )
             return None, None
         if not present:
-            if len(node) == 0:  # unknown keys were reported above
+            # Nothing to decide with: every key is at fault (a misspelled `selector`, say).
+            for key, _ in node:
+                self.error(
+                    key,
+                    key_path,
+                    f"unknown condition '{key.text}'{did_you_mean(key.text, CONDITION_KEYS)}; "
+                    "a condition is either 'selector' or 'tool'",
+                    code=codes.RUNIF_CONDITION,
+                )
+            if len(node) == 0:
                 self.error(
                     node,
                     key_path,
@@ -176,6 +187,7 @@ class _Validator:
                     code=codes.RUNIF_CONDITION,
                 )
             return None, None
+        self.ignored(node, key_path, present[0])
         value = node.get(present[0])
         if present[0] == "selector":
             if not isinstance(value, YMap) or len(value) == 0:
@@ -188,24 +200,96 @@ class _Validator:
                 return None, None
             return value, None
         tool_path = join_key(key_path, "tool")
-        if not isinstance(value, YMap) or len(value) != 1:
+        given = node.get(TOOL_ARGS)
+        if isinstance(value, YScalar) and isinstance(value.value, str):
+            inner = self.named(value, given, tool_path, join_key(key_path, TOOL_ARGS))
+        elif isinstance(value, YMap) and len(value) == 1:
+            if given is not None:
+                self.error(
+                    node.key_node(TOOL_ARGS) or node,
+                    key_path,
+                    f"'{TOOL_ARGS}' goes with a tool given by name ('tool: NAME'); here the "
+                    f"arguments are under the tool's name already, so they would be given twice",
+                    code=codes.RUNIF_CONDITION,
+                )
+                return None, None
+            inner = self.call(value, tool_path)
+        else:
             found = kind_of(value) if not isinstance(value, YMap) else f"{len(value)} keys"
             self.error(
                 value or node,
                 tool_path,
-                f"expected one tool call '{{<tool>: {{...}}}}', found {found}",
+                f"expected a tool name or one tool call '{{<tool>: {{...}}}}', found {found}",
                 code=codes.RUNIF_CONDITION,
             )
             return None, None
-        inner = self.call(value, tool_path)
         if inner is None:
             return None, None
         if inner.name == RUNIF:
+            where = value if isinstance(value, YScalar) else value.items[0][0]
             self.error(
-                value, tool_path, "a condition tool cannot be runIf", code=codes.RUNIF_CONDITION
+                where, tool_path, "a condition tool cannot be runIf", code=codes.RUNIF_CONDITION
             )
             return None, None
         return None, Branch(call=inner, position="runIf.condition")
+
+    def ignored(self, node: YMap, key_path: str, kind: str) -> None:
+        """Keys beside the condition's selector or tool that runIf does not read: warnings.
+
+        Upstream's schema (`condition: {selector} | {tool}`, a union with no closed shape)
+        does not forbid a sibling key, so one is not fatal; but replay ignores it, and a
+        misspelled `args` would drop the arguments, so it is said.
+        """
+        reads = (kind, TOOL_ARGS) if kind == "tool" else (kind,)
+        for key, _ in node:
+            if key.text in reads:
+                continue
+            known = (*CONDITION_KEYS, TOOL_ARGS)
+            hint = (
+                ""
+                if key.text in known
+                else did_you_mean(key.text, reads) or did_you_mean(key.text, known)
+            )
+            self.findings.append(
+                Finding(
+                    "warning",
+                    self.path,
+                    key.line,
+                    key.column,
+                    f"'{key.text}' is ignored{hint}: a condition with '{kind}' reads "
+                    + ("'tool' and its 'args'" if kind == "tool" else "only its 'selector'"),
+                    key_path=key_path,
+                    code=codes.RUNIF_IGNORED_KEY,
+                    tool=RUNIF,
+                    fatal=False,
+                )
+            )
+
+    def named(
+        self, name: YScalar, given: YNode | None, tool_path: str, args_path: str
+    ) -> ToolCall | None:
+        """The condition's call when its tool is given by name, its arguments in `args`."""
+        if is_blank_name(name):
+            self.error(name, tool_path, BLANK_TOOL_NAME, code=codes.RUNIF_BRANCH)
+            return None
+        text = str(name.value)
+        if given is None or (
+            isinstance(given, YScalar) and given.value is None and not given.quoted
+        ):
+            args = None
+        elif isinstance(given, YMap):
+            args = given
+        else:
+            self.error(
+                given,
+                args_path,
+                f"arguments of '{text}' must be a mapping, found {kind_of(given)}",
+                code=codes.RUNIF_CONDITION,
+            )
+            return None
+        return ToolCall(
+            name=text, args=args, line=name.line, column=name.column, key_path=tool_path
+        )
 
     def branch(
         self, args: YMap, name: str, here: str, call: ToolCall, depth: int, *, required: bool
@@ -278,12 +362,17 @@ class _Validator:
         )
 
 
-def runif_findings(trail: Trail) -> tuple[list[Finding], tuple[tuple[str, int, int], ...]]:
+def runif_findings(
+    trail: Trail, *, ours: bool = True
+) -> tuple[list[Finding], tuple[tuple[str, int, int], ...]]:
     """Every runIf tree of a trail through the shared validator, and the valid ones' signatures.
 
-    The one loop for the check (its parse workers), replay's refusal and the baseline.
+    The one loop for the check (its parse workers), replay's refusal and the baseline. Not
+    `ours`: the trail's trailmap ships its own runIf, to which none of this applies.
     """
     out: list[Finding] = []
+    if not ours:
+        return out, ()
     branches: list[tuple[str, int, int]] = []
     for _, _, call in trail.calls():
         if call.name == RUNIF:

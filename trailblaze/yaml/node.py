@@ -257,7 +257,16 @@ def load(text: str, *, pure: bool = False, merge_keys: bool = False) -> YNode | 
     try:
         node = _compose(text, pure)
     except YAMLError as exc:
-        raise _yaml_error(exc) from None
+        if pure:
+            raise _yaml_error(exc) from None
+        # libyaml (the C parser) refuses a plain scalar with ':' inside a flow collection
+        # (`{at: 08:45:09Z}`) that YAML 1.2, the pure parser and the reference's parser accept:
+        # a document the C parser refuses is read again by the pure one, and only refused
+        # (with the C parser's error, as before) when that refuses it too.
+        try:
+            node = _compose(text, True)
+        except YAMLError:
+            raise _yaml_error(exc) from None
     if node is None:
         return None
     return _Converter(merge_keys=merge_keys).convert(node)

@@ -42,7 +42,9 @@ PACKAGE = "xyz.block.trailblaze.examples.sampleapp"
 TARGET_BY_DIR = (("clock", "clock"), ("contacts", "contacts"), ("android-sample-app", PACKAGE))
 """The target a trail with none is given, by a directory name in its path."""
 CALL = re.compile(r"  client\.tools\.(\w+)\(\{(\}\);)?")
-SCALAR = re.compile(r'^(\s+"[^"]+": )("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false)(.*)$')
+SCALAR = re.compile(
+    r'^(\s+(?:"[^"]+"|[A-Za-z_$][\w$]*): )("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false)(.*)$'
+)
 DIAGNOSTIC = re.compile(r"(.+?)\((\d+),(\d+)\): error (TS\d+): ")
 
 

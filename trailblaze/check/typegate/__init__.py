@@ -10,6 +10,8 @@ Its rooms; each imports only rooms above it:
 - `jobs`: one trail to compile, and what a batch of them gives back;
 - `mapping`: a compiler diagnostic back to the trail, step, tool and YAML line it is about;
 - `compilation`: batches of trail modules through one proven compiler run each;
+- `projects`: nested tool projects (a directory below `tools/` with its own tsconfig), each
+  compiled as a project of its own: its files, arguments and findings;
 - `declarations`: declarations emitted by tsc from each trailmap's scripted `.ts` tools (also
   the type check of those tools);
 - `surfaces`: the module surface of each trailmap (`export interface Tools {...}`) and its probes;
@@ -18,7 +20,9 @@ Its rooms; each imports only rooms above it:
   surface keys, the surface check's verdicts);
 - `remoteverdicts`: the remote result cache's part in a run;
 - `orphans`: generated modules whose trail is gone;
-- `gate`: the type gate stage of a check (`TypeGate`), which uses the others.
+- `gate`: the type gate stage of a check (`TypeGate`), which uses the others;
+- `tooltypes`: after a check, the types the compiler gives scripted tools, read from a probe
+  beside a module surface (what `trailblaze check --show-typed-tools` lists).
 
 Outside the package, only the check's orchestrator and its report stage import `gate`.
 
@@ -27,9 +31,12 @@ Layout in the scratch directory (`typegate/`, named in `trailblaze.state.scratch
 - `surfaces/<trailmap>.d.ts`: one plain module per trailmap, `export interface Tools {...}`,
   rendered by the same entry renderer as the trailmap's `trailblaze-client.d.ts`;
 - `tooldecl/<trailmap>/...`: declarations tsc emits from the trailmap's scripted `.ts` tools,
-  so a scripted tool's input type is the one its own module declares;
+  so a scripted tool's input type is the one its own module declares (a nested project's at
+  its directory's path, from its own compile);
 - `trails/<trail path>.ts`: one generated module per trail, rewritten only when it changes;
-- `tsconfig.<pid>.<n>.json`: the files of one compiler run (only cache misses).
+- `tsconfig.<pid>.<n>.json`: the files of one compiler run (only cache misses);
+- `tooltypes-<random>/`: the probe of `--show-typed-tools` and its emitted declarations, for
+  the length of one listing.
 
 No silent passes: every compiler run is proven (`proof.py`: the canary's error came back, the
 output is complete and every file was in the program); an unproven run, a diagnostic on a

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 import tempfile
@@ -12,12 +14,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trailblaze.check.typegate.projects import (
+    DECLARATION_ONLY,
+    SOURCE_SUFFIXES,
+    bytes_or_missing,
+    exclusion_config,
+    files_below,
+    not_checked,
+    not_installed,
+    project_arguments,
+    refused_options,
+)
 from trailblaze.check.typegate.proof import listed_files, parse_output
 from trailblaze.check.typegate.reads import ReadFiles
 from trailblaze.check.typegate.settings import COMPILER_OPTIONS, infra_finding
 from trailblaze.finding import Finding
 from trailblaze.generate.artifacts import is_generated_tsconfig
-from trailblaze.generate.sdk import OURS_LABEL, SdkChoice, choose_sdk, override_tsconfig
+from trailblaze.generate.sdk import (
+    OURS_LABEL,
+    SdkChoice,
+    choose_sdk,
+    override_tsconfig,
+)
 from trailblaze.state.keys import digest
 from trailblaze.state.results import decode_findings
 from trailblaze.state.scratch import Layout, make_dir, remove_scratch, write_scratch
@@ -25,6 +43,12 @@ from trailblaze.state.store import Kind, Store
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.toolchain.proc import ProcError, run
 from trailblaze.toolmodel.tooldefs.modules import is_tool_module
+from trailblaze.workspace import (
+    dependency_manifests,
+    missing_dependencies,
+    nested_projects,
+    outermost,
+)
 from trailblaze.yaml.text import YamlError, read_text
 
 
@@ -35,24 +59,23 @@ class Declarations:
     runs: int
     identity: str
     """A digest of every emitted declaration; part of the cache key of the trails using them."""
+    projects: tuple[Path, ...] = ()
+    """Where the nested projects' declarations are (below their trailmap's)."""
 
 
 OURS = SdkChoice("ours", own=True, override=False, identity="")
 
 
 def tool_sources(tools_dir: Path) -> list[Path]:
-    """The authored sources of a `tools/` directory: what its tsconfig compiles, tests aside."""
-    if not tools_dir.is_dir():
-        return []
-    return sorted(
+    """The authored sources of a `tools/` directory, its nested projects' included: what its
+    tsconfigs compile, tests aside."""
+    return [
         p
-        for p in tools_dir.rglob("*")
+        for p in files_below(tools_dir, ())
         if p.suffix in (".ts", ".js", ".mts", ".cts", ".mjs", ".cjs")
         and not p.name.endswith((".d.ts", ".d.mts", ".d.cts"))
         and not _TEST_SOURCE.search(p.name)
-        and "node_modules" not in p.relative_to(tools_dir).parts
-        and p.is_file()
-    )
+    ]
 
 
 _TEST_SOURCE = re.compile(r"\.(test|spec)\.[cm]?[jt]s$")
@@ -109,6 +132,23 @@ class EmitPlan:
     then none of the trailmap's tools is compiled."""
     sources: tuple[str, ...] = ()
     """The files its key holds the bytes of: reads too, where they are no input."""
+    project: Path | None = None
+    """A nested project (a directory below `tools/` with its own tsconfig): compiled with that
+    tsconfig, from its own directory, not as a part of the trailmap's program."""
+    missing: tuple[str, ...] = ()
+    """The packages a nested project declares that are not installed: it is not compiled."""
+    nested: tuple[Path, ...] = ()
+    """The nested projects left out of this plan's program."""
+    keep: tuple[Path, ...] = ()
+    """Directories below `out_dir` that other plans write (the nested projects')."""
+    memo: str = ""
+    """The plan's name in the store (the trailmap's id when empty)."""
+    empty: bool = False
+    """Nothing to compile: every source of `tools/` belongs to a nested project."""
+
+    @property
+    def name(self) -> str:
+        return self.memo or self.trailmap
 
 
 DECLARATIONS: Kind[Emitted] = Kind("declarations", Emitted.from_json, Emitted.to_json)
@@ -143,13 +183,41 @@ def emit_declarations(
     for trailmap, tools_dir in sorted(tools_dirs.items()):
         choice = (choices or {}).get(trailmap, OURS)
         out_dir = layout.tooldecl(trailmap)
-        sources = sorted(
+        projects = nested_projects(tools_dir)
+        top = tuple(outermost(projects))
+        for project in projects:
+            plans.append(
+                _project_plan(
+                    trailmap,
+                    project,
+                    tools_dir=tools_dir,
+                    projects=projects,
+                    out_dir=out_dir,
+                    compiler=compiler,
+                    reads=reads,
+                    store=store,
+                )
+            )
+        keep = tuple(out_dir / p.relative_to(tools_dir) for p in top)
+        sources = [
             p
-            for p in tools_dir.rglob("*")
-            if p.is_file()
-            and (p.suffix in (".ts", ".js", ".mts", ".cts") or p.name == "tsconfig.json")
-            and "node_modules" not in p.parts
-        )
+            for p in files_below(tools_dir, top)
+            if p.suffix in SOURCE_SUFFIXES or p.name == "tsconfig.json"
+        ]
+        if top and not any(p.suffix in SOURCE_SUFFIXES for p in sources):
+            plans.append(
+                EmitPlan(
+                    trailmap=trailmap,
+                    tools_dir=tools_dir,
+                    out_dir=out_dir,
+                    key="",
+                    remembered=None,
+                    choice=choice,
+                    keep=keep,
+                    empty=True,
+                )
+            )
+            continue
         unread = tuple((p, why) for p in sources if (why := _not_read(p)) is not None)
         if unread:
             # The tool reader reported these as not read: compiling them anyway would read
@@ -163,19 +231,30 @@ def emit_declarations(
                     remembered=None,
                     choice=choice,
                     unread=unread,
+                    keep=keep,
                 )
             )
             continue
+        # The surface in `tools/` imports the nested projects' tools, and with them their
+        # sources: those are inputs of this program too.
+        pulled = [
+            p
+            for project in top
+            for p in files_below(project, ())
+            if p.suffix in SOURCE_SUFFIXES or p.name == "tsconfig.json"
+        ]
         key = digest(
             str(out_dir),  # the memo vouches for the files there
             compiler.identity,
             choice.identity,
             str(choice.override),
             *([reads.key] if reads is not None and reads.key else []),
-            *(f"{p}\0{p.read_bytes().hex()}" for p in sources),
+            *(f"{p}\0{p.read_bytes().hex()}" for p in sorted([*sources, *pulled])),
+            # Which projects are left out changes the program (absent: keys as before).
+            *(f"nested\0{p}" for p in top),
         )
         remembered = store.get(DECLARATIONS, trailmap, key) if store is not None else None
-        for source in sources:
+        for source in sources:  # not the nested projects': theirs come from their own emits
             if source.name != "tsconfig.json":
                 decls[source] = out_dir / _declaration_name(source.relative_to(tools_dir))
         plans.append(
@@ -186,16 +265,31 @@ def emit_declarations(
                 key=key,
                 remembered=remembered,
                 choice=choice,
-                sources=tuple(str(p) for p in sources),
+                sources=tuple(str(p) for p in sorted([*sources, *pulled])),
+                nested=top,
+                keep=keep,
             )
         )
 
     def emit(plan: EmitPlan) -> Emitted:
         if plan.remembered is not None:
             return plan.remembered
+        if plan.empty:
+            return Emitted(complete=True, findings=(), output="", files=())
         if plan.unread:
             return _not_compiled(plan, rel, layout)
+        if plan.project is not None and plan.missing:
+            return _not_installed(plan, rel, layout)
         make_dir(plan.out_dir, layout.scratch)
+        if plan.project is not None:
+            return _emit(
+                plan,
+                tsconfig=plan.project / "tsconfig.json",
+                compiler=compiler,
+                timeout=timeout,
+                rel=rel,
+                layout=layout,
+            )
         tsconfig = plan.tools_dir / "tsconfig.json"
         if plan.choice.override:
             tsconfig = layout.tools_tsconfig(plan.trailmap)
@@ -208,6 +302,8 @@ def emit_declarations(
                 ),
                 layout.scratch,
             )
+        if plan.nested:
+            tsconfig = _without_nested(plan, tsconfig, layout)
         return _emit(
             plan, tsconfig=tsconfig, compiler=compiler, timeout=timeout, rel=rel, layout=layout
         )
@@ -225,15 +321,21 @@ def emit_declarations(
                 reads.reused = True
             else:
                 covered = reads.observe([*state.listed, *plan.sources], state.started_ns)
-        if store is not None and plan.remembered is None:
+        if store is not None and plan.remembered is None and not plan.empty:
             if state.complete and covered:
-                store.put(DECLARATIONS, plan.trailmap, state, key=plan.key, files=state.files)
+                store.put(DECLARATIONS, plan.name, state, key=plan.key, files=state.files)
             else:
-                store.drop(DECLARATIONS, plan.trailmap)
+                store.drop(DECLARATIONS, plan.name)
+        if plan.project is not None:
+            decls.update(_project_declarations(plan, state))
         findings.extend(state.findings)
         identity_parts.append(state.output)
     return Declarations(
-        decls=decls, findings=tuple(findings), runs=runs, identity=digest(*identity_parts)
+        decls=decls,
+        findings=tuple(findings),
+        runs=runs,
+        identity=digest(*identity_parts),
+        projects=tuple(plan.out_dir for plan in plans if plan.project is not None),
     )
 
 
@@ -259,8 +361,11 @@ def _emit(
 ) -> Emitted:
     tools_dir, out_dir, trailmap = plan.tools_dir, plan.out_dir, plan.trailmap
     shown = tools_dir / "tsconfig.json"
+    # Beside the trailmaps' output directories, never inside one: a nested project's output is
+    # below its trailmap's, whose emit (running at the same time) removes what it did not write.
+    beside = layout.tooldecl_dir
     with tempfile.TemporaryDirectory(
-        prefix="tooldecl-", dir=out_dir.parent if out_dir.parent.exists() else None
+        prefix="tooldecl-", dir=beside if beside.is_dir() else None
     ) as tmp:
         argv = [
             *compiler.argv_prefix,
@@ -276,12 +381,14 @@ def _emit(
             "--emitDeclarationOnly",
             "--outDir",
             tmp,
-            "--rootDir",
-            str(tools_dir),
             "--pretty",
             "false",
             "--listFiles",
         ]
+        if plan.project is None:
+            argv += ["--rootDir", str(tools_dir)]
+        else:
+            argv += project_arguments(plan.project)
         findings: list[Finding] = []
         started = time.time_ns()
         try:
@@ -293,7 +400,21 @@ def _emit(
                 trailmap,
             )
             return Emitted(complete=False, findings=(failed,), output="", files=())
-        for diagnostic in parse_output(result.stdout + result.stderr, tools_dir):
+        diagnostics = diagnostics_all = parse_output(result.stdout + result.stderr, tools_dir)
+        # A nested project's file the surface pulled in: its own compile reports it.
+        diagnostics = [d for d in diagnostics if not _kept(d.file, plan.nested)]
+        if plan.project is not None:
+            refused = refused_options(diagnostics)
+            if refused is not None:
+                _forget_declarations(plan, layout)
+                return Emitted(
+                    complete=False,
+                    findings=(not_checked(plan.project, refused, plan.trailmap, rel),),
+                    output="",
+                    files=(),
+                )
+            diagnostics = [d for d in diagnostics if not DECLARATION_ONLY.match(d.code or "")]
+        for diagnostic in diagnostics:
             findings.append(
                 Finding(
                     "tool",
@@ -311,6 +432,14 @@ def _emit(
             p for p in Path(tmp).rglob("*") if p.name.endswith((".d.ts", ".d.mts", ".d.cts"))
         ):
             target = out_dir / emitted.relative_to(tmp)
+            if plan.project is not None:
+                # Emitted from the file system's root: by the source's own path.
+                source = Path(plan.project.anchor) / emitted.relative_to(tmp)
+                if not source.is_relative_to(plan.project):
+                    continue  # a file its tsconfig includes from elsewhere: not a tool of it
+                target = out_dir / source.relative_to(plan.project)
+            elif _kept(target, plan.keep):
+                continue  # a nested project's: its own emit writes it
             data = emitted.read_bytes()
             write_scratch(target, data, layout.scratch)
             produced.add(target)
@@ -320,10 +449,10 @@ def _emit(
         # A declaration this emit did not produce is stale: it must not keep a surface compiling.
         if out_dir.is_dir():
             for old in out_dir.rglob("*.d.*ts"):
-                if old not in produced:
+                if old not in produced and not _kept(old, plan.keep):
                     remove_scratch(old, layout.scratch)
         listed = listed_files(result.stdout)
-        if result.returncode != 0 and not findings:
+        if result.returncode != 0 and not diagnostics_all:
             said = "\n".join(
                 line
                 for line in (result.stdout + result.stderr).splitlines()
@@ -362,9 +491,7 @@ def _not_read(source: Path) -> str | None:
 def _not_compiled(plan: EmitPlan, rel: Callable[[Path], str], layout: Layout) -> Emitted:
     """A trailmap whose tools are not compiled: why, at each module that was not read. The
     declarations of an earlier emit go, so that no surface is checked against them."""
-    if plan.out_dir.is_dir():
-        for old in plan.out_dir.rglob("*.d.*ts"):
-            remove_scratch(old, layout.scratch)
+    _forget_declarations(plan, layout)
     findings = tuple(
         infra_finding(
             rel(path),
@@ -375,6 +502,104 @@ def _not_compiled(plan: EmitPlan, rel: Callable[[Path], str], layout: Layout) ->
         for path, why in plan.unread
     )
     return Emitted(complete=False, findings=findings, output="", files=())
+
+
+def _kept(path: Path, keep: tuple[Path, ...]) -> bool:
+    return any(path.is_relative_to(d) for d in keep)
+
+
+def _forget_declarations(plan: EmitPlan, layout: Layout) -> None:
+    """Remove what an earlier emit of the plan wrote, so that no surface is checked against it."""
+    if plan.out_dir.is_dir():
+        for old in plan.out_dir.rglob("*.d.*ts"):
+            if not _kept(old, plan.keep):
+                remove_scratch(old, layout.scratch)
+
+
+def _project_plan(
+    trailmap: str,
+    project: Path,
+    *,
+    tools_dir: Path,
+    projects: list[Path],
+    out_dir: Path,
+    compiler: Compiler,
+    reads: ReadFiles | None,
+    store: Store | None,
+) -> EmitPlan:
+    """The emit of one nested project: its own sources (not those of projects inside it), its
+    declarations where the trailmap's program would have put them."""
+    inner = tuple(q for q in projects if q != project and q.is_relative_to(project))
+    sources = [
+        p
+        for p in files_below(project, inner)
+        if p.suffix in SOURCE_SUFFIXES or p.name in ("tsconfig.json", "package.json")
+    ]
+    rel_dir = project.relative_to(tools_dir)
+    plan = EmitPlan(
+        trailmap=trailmap,
+        tools_dir=project,
+        out_dir=out_dir / rel_dir,
+        key="",
+        remembered=None,
+        choice=OURS,
+        sources=tuple(str(p) for p in sources),
+        project=project,
+        keep=tuple(out_dir / q.relative_to(tools_dir) for q in inner),
+        memo=f"{trailmap}/{rel_dir.as_posix()}",
+    )
+    unread = tuple((p, why) for p in sources if (why := _not_read(p)) is not None)
+    if unread:
+        return dataclasses.replace(plan, unread=unread, sources=())
+    missing = tuple(missing_dependencies(project))
+    if missing:
+        return dataclasses.replace(plan, missing=missing)
+    key = digest(
+        "nested-project",
+        str(plan.out_dir),
+        compiler.identity,
+        *([reads.key] if reads is not None and reads.key else []),
+        *(f"{p}\0{p.read_bytes().hex()}" for p in sources),
+        # The installed versions of what it declares: an `npm install` is a new verdict.
+        *(f"{m}\0{bytes_or_missing(m)}" for m in dependency_manifests(project)),
+    )
+    remembered = store.get(DECLARATIONS, plan.memo, key) if store is not None else None
+    return dataclasses.replace(plan, key=key, remembered=remembered)
+
+
+def _not_installed(plan: EmitPlan, rel: Callable[[Path], str], layout: Layout) -> Emitted:
+    """A nested project whose dependencies are not installed: not compiled, one finding that
+    says what to run. Never fatal: installing them is the user's to do, not ours."""
+    assert plan.project is not None
+    _forget_declarations(plan, layout)
+    finding = not_installed(plan.project, plan.missing, plan.trailmap, rel)
+    return Emitted(complete=False, findings=(finding,), output="", files=())
+
+
+def _project_declarations(plan: EmitPlan, state: Emitted) -> dict[Path, Path]:
+    """Each module source of a nested project with the declaration file its emit wrote (at
+    the source's path inside the project, below the plan's `out_dir`)."""
+    produced = set(state.files)
+    found: dict[Path, Path] = {}
+    for name in plan.sources:
+        source = Path(name)
+        if plan.project is None or not is_tool_module(source.name):
+            continue
+        decl = plan.out_dir / _declaration_name(source.relative_to(plan.project))
+        if str(decl) in produced:
+            found[source] = decl
+    return found
+
+
+def _without_nested(plan: EmitPlan, tsconfig: Path, layout: Layout) -> Path:
+    """A tsconfig extending `tsconfig` that leaves the nested projects out of the program, or
+    `tsconfig` itself when that cannot be said (`projects.exclusion_config`)."""
+    config = exclusion_config(tsconfig, plan.tools_dir, plan.nested)
+    if config is None:
+        return tsconfig
+    target = layout.tools_tsconfig(plan.trailmap).with_suffix(".projects.json")
+    write_scratch(target, json.dumps(config, indent=2) + "\n", layout.scratch)
+    return target
 
 
 def _declaration_name(source: Path) -> Path:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -10,7 +12,7 @@ from trailblaze.check.typegate.proof import Diagnostic
 from trailblaze.check.typegate.proof import abs_path as _abs
 from trailblaze.finding import Finding
 from trailblaze.generate.codegen import HEADER_LINES
-from trailblaze.generate.linetable import GenLine, unpack_lines
+from trailblaze.generate.linetable import KEY_CODES, GenLine, unpack_lines
 from trailblaze.state.scratch import Layout
 
 
@@ -53,7 +55,7 @@ def map_diagnostics(
                     job.path,
                     line,
                     column,
-                    diagnostic.message,
+                    _shown_message(diagnostic, gen),
                     key_path=gen.key_path,
                     code=diagnostic.code,
                     step=gen.step,
@@ -83,6 +85,50 @@ def map_diagnostics(
             result.fail([job], failed[job.path])
         else:
             result.findings[job.path] = findings[job.path]
+
+
+_QUOTED_KEY = re.compile(r"""'("(?:[^"\\\n]|\\.)*")'""")
+
+
+def _shown_message(diagnostic: Diagnostic, gen: GenLine) -> str:
+    if diagnostic.code in KEY_CODES:
+        return bare_key(diagnostic.message)
+    if gen.property is None:
+        return bare_name(diagnostic.message, gen.tool)
+    return diagnostic.message
+
+
+def bare_name(message: str, tool: str) -> str:
+    """A message about a call with the tool's name as the user wrote it.
+
+    A tool whose name is not an identifier (or one `Object` declares) is looked up by a string
+    literal in the generated module, and tsc names that literal's type (`'"weird-tool.name"'`).
+    """
+
+    def shown(match: re.Match[str]) -> str:
+        try:
+            name = json.loads(match.group(1))
+        except ValueError:
+            return match.group(0)
+        return f"'{tool}'" if name == tool else match.group(0)
+
+    return _QUOTED_KEY.sub(shown, message) if "'\"" in message else message
+
+
+def bare_key(message: str) -> str:
+    """A message about a property's name with the name as the user wrote it.
+
+    A key that is not an identifier is a string literal in the generated module, and tsc names
+    it by its source text in quotes (`'"text-regex"'`); the user wrote `text-regex`.
+    """
+    match = _QUOTED_KEY.search(message)
+    if match is None:
+        return message
+    try:
+        name = json.loads(match.group(1))
+    except ValueError:
+        return message
+    return f"{message[: match.start()]}'{name}'{message[match.end() :]}"
 
 
 def show(diagnostic: Diagnostic, layout: Layout) -> str:

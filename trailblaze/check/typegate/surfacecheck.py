@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trailblaze import codes
 from trailblaze.check.typegate.declarations import Declarations, tools_root
 from trailblaze.check.typegate.mapping import show as _show
 from trailblaze.check.typegate.proof import abs_path as _abs
@@ -78,13 +79,15 @@ def check_surfaces(
     *,
     timeout: float,
     scripted: Mapping[str, Mapping[Path, tuple[str, ...]]] | None = None,
+    projects: Iterable[Path] = (),
 ) -> SurfaceCheck:
     """Compile the probes of module surfaces and the twins of the tool declarations, at once.
 
     A probe diagnostic names a scripted tool whose input type accepts anything; a name or module
     a trailmap's tool declarations cannot resolve makes the tools they declare unresolved
     (`scripted` maps each trailmap's declaration files to their tools; a declaration of none,
-    a helper, makes all of them unresolved). Any other diagnostic of a surface or its probes
+    a helper, makes all of them unresolved, or those of its nested project when it is in one of
+    `projects`, the directories of the nested projects' declarations). Any other diagnostic of a surface or its probes
     breaks that trailmap, one anywhere else (the SDK) breaks them all.
     """
     outcome = SurfaceCheck()
@@ -118,6 +121,7 @@ def check_surfaces(
         trailmap: {_abs(decl): tools for decl, tools in files.items()}
         for trailmap, files in (scripted or {}).items()
     }
+    nested = sorted((_abs(p) for p in projects), key=lambda p: -len(p.parts))
     probe_lines: dict[Path, list[str]] = {}
     for diagnostic in diagnostics:
         where = _show(diagnostic, layout)
@@ -145,7 +149,10 @@ def check_surfaces(
                 continue  # a twin is a copy: only what does not resolve is news
             trailmap = decl_owner.get(decl.relative_to(tooldecl).parts[0], "")
             files = declared.get(trailmap, {})
-            tools = files.get(decl) or tuple(t for ts in files.values() for t in ts)
+            group = _project_of(decl, nested)
+            tools = files.get(decl) or tuple(
+                t for d, ts in files.items() if _project_of(d, nested) == group for t in ts
+            )
             for tool in tools:
                 outcome.unresolved.setdefault(trailmap, {}).setdefault(tool, where)
             continue
@@ -161,6 +168,11 @@ def check_surfaces(
                     each, f"a declaration shared by every surface does not compile: {where}"
                 )
     return outcome
+
+
+def _project_of(decl: Path, nested: list[Path]) -> Path | None:
+    """The nested project a declaration is of (the innermost), None for the trailmap's own."""
+    return next((p for p in nested if decl.is_relative_to(p)), None)
 
 
 def surface_verdicts(
@@ -201,7 +213,9 @@ def surface_verdicts(
                 if decl is not None:
                     files.setdefault(decl, []).append(entry.name)
         scripted[trailmap] = {decl: tuple(tools) for decl, tools in files.items()}
-    outcome = check_surfaces(todo, compiler, layout, timeout=timeout, scripted=scripted)
+    outcome = check_surfaces(
+        todo, compiler, layout, timeout=timeout, scripted=scripted, projects=decls.projects
+    )
     if len(todo) < len(wanted):
         reads.reused = True
     covered = reads.observe(outcome.listed, outcome.started_ns) if outcome.listed else True
@@ -212,13 +226,20 @@ def surface_verdicts(
             store.put(SURFACES_CHECKED, trailmap, True, key=wanted[trailmap])
     # Say why in the words of the tool's own source when it has a finding there.
     first_finding: dict[str, Finding] = {}
+    # A nested project that was not compiled says so for all of its tools.
+    not_compiled: dict[str, Finding] = {}
     for finding in decls.findings:
         first_finding.setdefault(finding.path, finding)
+        if finding.code in (codes.NESTED_NOT_INSTALLED, codes.NESTED_NOT_CHECKED):
+            not_compiled[finding.path.rpartition("/")[0] + "/"] = finding
     for trailmap, tools in outcome.unresolved.items():
         for tool, reason in tools.items():
             owner = targets[trailmap].entry(tool)
             source = owner.module if owner is not None else None
             found = first_finding.get(rel(source)) if source else None
+            if source and found is None:
+                shown = rel(source)
+                found = next((f for d, f in not_compiled.items() if shown.startswith(d)), None)
             if found is not None:
                 tools[tool] = f"{found.text} [{found.code}]" if found.code else found.text
             elif reason.startswith("typegate/"):

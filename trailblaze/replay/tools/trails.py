@@ -54,6 +54,7 @@ def load_trail(
     outer: Sequence[Path] = (),
     *,
     home: Path | None,
+    ships_runif: bool = False,
 ) -> tuple[Path, TrailPlan]:
     """The trail ``runTrail`` would replay, planned; ``ToolError`` says why it cannot.
 
@@ -83,7 +84,10 @@ def load_trail(
         text = read_text(path)
     except YamlError as exc:
         raise ToolError(f"runTrail: cannot read '{raw}': {exc}") from None
-    plan = plan_trail(raw, text, classifiers)
+    # Its calls resolve in the caller's tools: our runIf grammar applies where the caller's does.
+    plan = plan_trail(
+        raw, text, classifiers, ships_runif=(lambda _target: True) if ships_runif else None
+    )
     if plan.refused:
         shown = "; ".join(f.text for f in plan.findings[:_SHOWN])
         more = f" (and {len(plan.findings) - _SHOWN} more)" if len(plan.findings) > _SHOWN else ""
@@ -114,6 +118,7 @@ def run_trail(context: ExecutionContext, args: dict[str, Any]) -> str:
         context.options.classifiers,
         context.running_trails,
         home=context.options.host.home(trail_dir),
+        ships_runif=context.ships_runif,
     )
     context.running_trails.append(path)
     calls = 0

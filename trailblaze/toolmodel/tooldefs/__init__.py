@@ -1,5 +1,5 @@
 """Tools a workspace trailmap defines itself, read from its `tools/`, `shortcuts/`,
-`trailheads/` and `toolsets/` directories.
+`trailheads/` and `toolsets/` directories, and its waypoints (`waypoints/`).
 
 - `*.tool.yaml` (and `*.shortcut.yaml`, `*.trailhead.yaml`): a framework class registered under
   an id (`class:`), or a tool composed of other tool calls (`tools:`) with `parameters:`
@@ -9,7 +9,9 @@
 - `*.ts` / `*.js` modules: scripted tools declared in code. Their input types belong to
   TypeScript: we only find which module exports which name, and the surfaces refer to the
   module's own declared type (`modules`);
-- `toolsets/*.yaml`: named tool sets.
+- `toolsets/*.yaml`: named tool sets;
+- `waypoints/**/*.waypoint.yaml`: named places in the app, validated only (`waypoint`); the
+  `shortcut:`/`trailhead:` blocks of tool files that name them are checked in `navigation`.
 
 Every file is validated against `data/toolfiles.schema.json`; every problem is a located
 manifest finding. The records are in `toolmodel.records`; what every file shares, in `loader`.
@@ -24,6 +26,7 @@ from trailblaze.toolmodel.records import Named, ToolSetDef, TrailmapTools
 from trailblaze.toolmodel.tooldefs.descriptor import read_descriptor
 from trailblaze.toolmodel.tooldefs.loader import Loader, RelPath, flag, text_of
 from trailblaze.toolmodel.tooldefs.modules import MODULE_SUFFIXES, is_tool_module, read_module
+from trailblaze.toolmodel.tooldefs.waypoint import WAYPOINT_SUFFIX, read_waypoint
 from trailblaze.toolmodel.tooldefs.yamltool import PARAM_TYPES, YAML_TOOL_SUFFIXES, read_yaml_tool
 from trailblaze.workspace import tool_files
 from trailblaze.yaml.node import YScalar, YSeq
@@ -60,6 +63,11 @@ def _read(loader: Loader, sub: str, path: Path) -> bool:
     if sub == "toolsets":
         if name.endswith((".yaml", ".yml")):
             _read_toolset(loader, path)
+            return True
+        return False
+    if sub == "waypoints":
+        if name.endswith(WAYPOINT_SUFFIX):
+            read_waypoint(loader, path)
             return True
         return False
     if name.endswith(YAML_TOOL_SUFFIXES):

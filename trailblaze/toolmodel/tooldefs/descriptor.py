@@ -13,6 +13,7 @@ from trailblaze.finding import did_you_mean, join_key
 from trailblaze.toolmodel.manifest import schema_findings
 from trailblaze.toolmodel.records import ToolDef
 from trailblaze.toolmodel.tooldefs.loader import Loader, file_schema, flag, text_of
+from trailblaze.toolmodel.tooldefs.navigation import check_spec_trailhead
 from trailblaze.toolmodel.tooldefs.yamltool import PARAM_TYPES, object_schema
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq
 from trailblaze.yaml.schema import check
@@ -25,6 +26,7 @@ def read_descriptor(loader: Loader, path: Path) -> None:
     if file is None:
         return
     root, rel, name_node = file.root, file.rel, file.name
+    trailhead_to = check_spec_trailhead(loader, rel, root)
     schema = _input_schema(loader, root.get("inputSchema"), rel)
     if schema is None:
         return
@@ -41,6 +43,7 @@ def read_descriptor(loader: Loader, path: Path) -> None:
             path=rel,
             line=name_node.line,
             column=name_node.column,
+            trailhead_to=trailhead_to,
         ),
         name_node,
     )

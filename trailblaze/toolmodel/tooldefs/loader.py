@@ -83,6 +83,23 @@ class Loader:
             )
         )
 
+    def warn(
+        self, path: str, at: YNode | YScalar, key_path: str, message: str, *, code: str
+    ) -> None:
+        """A warning (not fatal) at the line and column of `at`."""
+        self.findings.append(
+            Finding(
+                kind="warning",
+                path=path,
+                line=at.line,
+                column=at.column,
+                message=message,
+                key_path=key_path,
+                code=code,
+                fatal=False,
+            )
+        )
+
     def load(self, path: Path, schema: str, name_key: str) -> ToolFile | None:
         """The file when it is YAML valid against `schema`; else None, reported."""
         rel = self.rel(path)

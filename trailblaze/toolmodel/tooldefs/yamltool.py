@@ -10,6 +10,7 @@ from trailblaze import codes
 from trailblaze.finding import did_you_mean, join_key
 from trailblaze.toolmodel.records import ToolDef
 from trailblaze.toolmodel.tooldefs.loader import Loader, flag, text_of
+from trailblaze.toolmodel.tooldefs.navigation import check_navigation, present
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq
 
 YAML_TOOL_SUFFIXES = (".tool.yaml", ".shortcut.yaml", ".trailhead.yaml")
@@ -56,10 +57,23 @@ def read_yaml_tool(loader: Loader, path: Path) -> None:
         return
     root, rel, id_node = file.root, file.rel, file.name
     name = id_node.text
+    _, trailhead_to = check_navigation(loader, rel, root)
     class_node = root.get("class")
+    tools = root.get("tools")
+    if (
+        class_node is None
+        and tools is None
+        and (present(root, "shortcut") is not None or present(root, "trailhead") is not None)
+    ):
+        _metadata_only(loader, rel, root)
+        return
+    # A tool whose navigation metadata is refused is still defined: its calls are checked
+    # against it rather than each reported as a call of an unknown tool.
     if class_node is not None:
         for key in _CLASS_ONLY_FORBIDDEN:
             if (key_node := root.key_node(key)) is not None:
+                if key == "parameters" and not _declares_parameters(root):
+                    continue  # `parameters: []` declares none, as the reference reads it
                 loader.error(
                     rel,
                     key_node,
@@ -92,14 +106,21 @@ def read_yaml_tool(loader: Loader, path: Path) -> None:
                 path=rel,
                 line=id_node.line,
                 column=id_node.column,
+                trailhead_to=trailhead_to,
                 implements=framework.name,
             ),
             id_node,
         )
         return
-    tools = root.get("tools")
     if tools is None:
-        loader.error(rel, root, "", "a tool file needs 'class' or 'tools'", code=codes.MISSING_KEY)
+        loader.error(
+            rel,
+            root,
+            "",
+            "a tool file needs 'class' or 'tools' (or, to attach navigation metadata to a tool "
+            "defined elsewhere, only a 'shortcut' or 'trailhead' block)",
+            code=codes.MISSING_KEY,
+        )
         return
     description = text_of(root.get("description"))
     if not description:
@@ -114,10 +135,6 @@ def read_yaml_tool(loader: Loader, path: Path) -> None:
     schema = _parameters(loader, root.get("parameters"), rel)
     if schema is None:
         return
-    trailhead = root.get("trailhead")
-    trailhead_to = None
-    if isinstance(trailhead, YMap) and isinstance(trailhead.get("to"), YScalar):
-        trailhead_to = text_of(trailhead.get("to"))
     assert isinstance(tools, YSeq)
     body = tuple(
         (str(call.items[0][0].value), call.items[0][1].to_python())
@@ -142,6 +159,36 @@ def read_yaml_tool(loader: Loader, path: Path) -> None:
         ),
         id_node,
     )
+
+
+_METADATA_FORBIDDEN = ("description", "parameters", *_CLASS_ONLY_FORBIDDEN[2:])
+
+
+def _declares_parameters(root: YMap) -> bool:
+    node = root.get("parameters")
+    return isinstance(node, YSeq) and bool(node.items)
+
+
+def _metadata_only(loader: Loader, rel: str, root: YMap) -> None:
+    """A file with only a `shortcut:`/`trailhead:` block attaches that metadata to a tool of the
+    same id defined elsewhere (a scripted tool): it defines no tool itself, and what the tool
+    it names declares (description, parameters, flags) may not be declared here."""
+    for key in _METADATA_FORBIDDEN:
+        key_node = root.key_node(key)
+        if key_node is None:
+            continue
+        if key == "parameters" and not _declares_parameters(root):
+            continue
+        if key == "description" and text_of(root.get("description")) is None:
+            continue
+        loader.error(
+            rel,
+            key_node,
+            "",
+            f"'{key}' comes from the tool this file attaches its navigation metadata to; a "
+            f"file with neither 'class' nor 'tools' may not declare it",
+            code=codes.INVALID_VALUE,
+        )
 
 
 def _parameters(loader: Loader, node: YNode | None, rel: str) -> dict[str, Any] | None:

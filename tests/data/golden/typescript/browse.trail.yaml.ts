@@ -3,27 +3,27 @@ import type { Client } from "../../../../surfaces/shop-bdf1ee093e";
 declare const client: Client;
 export async function __trail__(): Promise<void> {
   client.tools.runIf({ // step 1 [android]: Dismiss the promotion if it shows
-    "condition": {
-      "selector": {
-        "androidAccessibility": {
-          "textRegex": "Not now"}}},
-    "then": [{"tapOnElementBySelector":{}}]});
+    condition: {
+      selector: {
+        androidAccessibility: {
+          textRegex: "Not now"}}},
+    then: [{tapOnElementBySelector:{}}]});
   client.tools.tapOnElementBySelector({ // step 1 [android] runIf.then[0]: Dismiss the promotion if it shows
-    "nodeSelector": {
-      "androidAccessibility": {
-        "textRegex": "Not now"}}});
+    nodeSelector: {
+      androidAccessibility: {
+        textRegex: "Not now"}}});
   client.tools.tapOnElementBySelector({ // step 2 [android]: Open the catalog
-    "nodeSelector": {
-      "androidAccessibility": {
-        "textRegex": "Catalog"}}});
+    nodeSelector: {
+      androidAccessibility: {
+        textRegex: "Catalog"}}});
   client.tools.runIf({ // step 3 [android]: Sign in when the catalog asks
-    "condition": {
-      "tool": {"assertVisibleWithText":{}}},
-    "then": [{"inputText":{}}],
-    "else": [{"pressBack":{}}]});
+    condition: {
+      tool: {assertVisibleWithText:{}}},
+    then: [{inputText:{}}],
+    else: [{pressBack:{}}]});
   client.tools.assertVisibleWithText({ // step 3 [android] runIf.condition: Sign in when the catalog asks
-    "text": "Sign in"});
+    text: "Sign in"});
   client.tools.inputText({ // step 3 [android] runIf.then[0]: Sign in when the catalog asks
-    "text": "shopper@example.com"});
+    text: "shopper@example.com"});
   client.tools.pressBack({}); // step 3 [android] runIf.else[0]: Sign in when the catalog asks
 }

@@ -3,23 +3,23 @@ import type { Client } from "../../../../surfaces/shop-bdf1ee093e";
 declare const client: Client;
 export async function __trail__(): Promise<void> {
   client.tools.runIf({ // step 1 [android]: Dismiss the promotion if it shows
-    "condition": {
-      "selector": {
-        "androidAccessibility": {
-          "textRegex": "Not now"}}},
-    "then": [{"tapOnElementBySelector":{}}]});
+    condition: {
+      selector: {
+        androidAccessibility: {
+          textRegex: "Not now"}}},
+    then: [{tapOnElementBySelector:{}}]});
   client.tools.tapOnElementBySelector({ // step 1 [android] runIf.then[0]: Dismiss the promotion if it shows
-    "nodeSelector": {
-      "androidAccessibility": {
-        "textRegex": "Not now"}}});
+    nodeSelector: {
+      androidAccessibility: {
+        textRegex: "Not now"}}});
   client.tools.inputText({ // step 2 [android]: Enter the coupon
-    "text": "SAVE10"});
+    text: "SAVE10"});
   client.tools.wait({ // step 2 [android]: Enter the coupon
-    "timeToWaitInSeconds": "soon"});
+    timeToWaitInSeconds: "soon"});
   client.tools.tapOnElementBySelector({ // step 2 [android]: Enter the coupon
-    "nodeSelector": {
-      "androidAccessibility": {
-        "textRegx": "Apply"}}});
+    nodeSelector: {
+      androidAccessibility: {
+        textRegx: "Apply"}}});
   client.tools.wait({ // step 2 [android]: Enter the coupon
-    "timeToWaitInSeconds": 3});
+    timeToWaitInSeconds: 3});
 }

@@ -854,8 +854,8 @@ declare module "@trailblaze/scripting" {
      */
     runIf: {
       args: {
-        /** What decides the branch: a selector that has to match, or one tool call that has to succeed. */
-        condition: { selector: TrailblazeNodeSelector; } | { tool: Record<string, Record<string, unknown>>; };
+        /** What decides the branch: a selector that has to match, or one tool call that has to succeed, given as {tool: {toolName: {args}}} or {tool: toolName, args: {...}}. */
+        condition: { selector: TrailblazeNodeSelector; } | { tool: Record<string, Record<string, unknown>>; } | { tool: string; args?: Record<string, unknown>; };
         /** Recorded calls run in order when the condition holds. */
         then: (Record<string, Record<string, unknown> | null>)[];
         /** Recorded calls run in order when the condition does not hold. */

@@ -1,0 +1,3 @@
+// The script of the descriptor next to it.
+// expect: nothing
+export {};
