@@ -110,6 +110,13 @@ class InputsDigest:
         self._reads: list[str] = []
         """The reads `digest` covered: those the run before recorded."""
 
+    def __repr__(self) -> str:
+        # What `doit info` says when this is why a task would run.
+        return (
+            f"its inputs ({len(self.paths)} files: trails, manifests, tool files) or options "
+            "changed since it last ran"
+        )
+
     def digest(self) -> str:
         """Worked out once per process: `check:run` and `check` ask for it, and the verdict
         must be recorded against the inputs the run checked."""
@@ -171,11 +178,21 @@ def last_run_complete(layout: Layout) -> Callable[[], bool]:
     and the outcome vouches for the report it was recorded with.
     """
 
-    def check() -> bool:
-        outcome = recorded_outcome(layout)
+    return _LastRunComplete(layout)
+
+
+class _LastRunComplete:
+    """`last_run_complete`'s check, named for `doit info`."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+
+    def __call__(self) -> bool:
+        outcome = recorded_outcome(self.layout)
         return outcome is not None and outcome.complete
 
-    return check
+    def __repr__(self) -> str:
+        return "no complete run is recorded (none yet, or the last one could not check everything)"
 
 
 class ReportVerdict:
@@ -194,6 +211,12 @@ class ReportVerdict:
         self.layout = layout
         self.fresh = False
         self.summary = ""
+
+    def __repr__(self) -> str:
+        return (
+            "the recorded report is not one of a clean, complete run of these inputs (findings "
+            "stand, an input changed, or another --format or --output was asked for)"
+        )
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         options = task.options or {}
@@ -238,6 +261,12 @@ class EveryVerdict:
     def __init__(self, verdicts: list[tuple[str, ReportVerdict]]) -> None:
         self.verdicts = verdicts
         self.fresh = False
+
+    def __repr__(self) -> str:
+        return (
+            f"the recorded report of one of its {len(self.verdicts)} workspaces is not one of a "
+            "clean, complete run of its inputs"
+        )
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         fresh = True
