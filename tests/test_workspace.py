@@ -10,6 +10,7 @@ from trailblaze.runs.monorepo import find_monorepo
 from trailblaze.toolmodel.catalog import load_catalog
 from trailblaze.toolmodel.tooldefs import RelPath, load_trailmap_tools
 from trailblaze.workspace import (
+    SettingsError,
     WorkspaceError,
     find_workspace,
     is_project_config,
@@ -453,3 +454,177 @@ def test_the_generator_reads_exactly_the_tool_files_the_check_stamps(compact_ws:
 )
 def test_project_config_detection(text: str, is_config: bool) -> None:
     assert is_project_config(text) is is_config
+
+
+def test_trailblaze_yaml_alone_marks_a_workspace_as_the_reference_s_runtime_does(
+    tmp_path: Path,
+) -> None:
+    write_tree(tmp_path, {"app/trails/config/trailblaze.yaml": "targets:\n  - app\n"})
+    for start in (tmp_path / "app", tmp_path / "app/trails/config"):
+        ws = find_workspace(start)
+        assert (ws.root, ws.layout) == (tmp_path / "app", "trailblaze")
+    assert scan(find_workspace(tmp_path / "app")).trailmaps == ()
+
+
+def test_config_dir_names_where_the_trailmaps_are_and_is_part_of_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = MINIMAL_MANIFEST.format(id="app")
+    write_tree(
+        tmp_path,
+        {
+            "trails/config/trailmaps/root/trailmap.yaml": MINIMAL_MANIFEST.format(id="root"),
+            "examples/x/trails/config/trailmaps/app/trailmap.yaml": manifest,
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    plain = find_workspace()
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", "examples/x/trails/config")
+    ws = find_workspace()
+    config = tmp_path / "examples/x/trails/config"
+    assert (ws.root, ws.trails_dir, ws.scratch) == (plain.root, plain.trails_dir, plain.scratch)
+    assert (ws.trailmaps_dir, ws.config_dir, ws.targets_dir) == (
+        config / "trailmaps",
+        config,
+        config / "targets",
+    )
+    assert [t.dir_name for t in scan(ws).trailmaps] == ["app"]
+    assert ws.settings != plain.settings  # every key that repeats a verdict holds it
+    assert ws.settings["config_dir"] == "examples/x/trails/config"  # the same on any machine
+    # Blank is unset, as the reference reads it.
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", " ")
+    assert find_workspace() == plain
+
+
+def test_config_dir_outside_any_workspace_brings_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_tree(
+        tmp_path,
+        {"pkg/trails/config/trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app")},
+    )
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", str(tmp_path / "pkg/trails/config"))
+    ws = find_workspace()
+    assert (ws.root, ws.trailmaps_dir) == (
+        tmp_path / "pkg",
+        tmp_path / "pkg/trails/config/trailmaps",
+    )
+
+
+def test_a_bad_config_dir_is_a_settings_error_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_tree(tmp_path, {"trails/config/trailblaze.yaml": "targets: []\n"})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", "trails/config/trailblaze.yaml")
+    with pytest.raises(SettingsError) as raised:
+        find_workspace()
+    assert str(raised.value).startswith(
+        f"TRAILBLAZE_CONFIG_DIR=trails/config/trailblaze.yaml: "
+        f"'{tmp_path / 'trails/config/trailblaze.yaml'}' is not a directory: it must name"
+    )
+
+
+def test_the_older_packs_layout_gets_a_hint_naming_what_to_rename(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"trails/config/packs/shop/pack.yaml": "id: shop\n"})
+    with pytest.raises(WorkspaceError) as raised:
+        find_workspace(tmp_path / "trails")
+    assert str(raised.value) == (
+        f"no workspace found from '{tmp_path / 'trails'}': 'trails/config/packs/shop/pack.yaml' "
+        "is the older layout, where trailmaps were packs: rename each 'packs/<id>/pack.yaml' to "
+        "'trailmaps/<id>/trailmap.yaml' (here 'trails/config/trailmaps/shop/trailmap.yaml')"
+    )
+    # With its anchor, it is a workspace: each pack is a warning at its file, never fatal.
+    write_tree(tmp_path, {"trails/config/trailblaze.yaml": "targets:\n  - shop\n"})
+    found = scan(find_workspace(tmp_path))
+    assert found.trailmaps == ()
+    [warning] = found.findings
+    assert (warning.path, warning.line, warning.kind, warning.fatal) == (
+        "trails/config/packs/shop/pack.yaml",
+        1,
+        "warning",
+        False,
+    )
+    assert warning.message == (
+        "the older layout, where trailmaps were packs: not read as a trailmap; rename it to "
+        "'trailmaps/shop/trailmap.yaml' beside 'packs/' (the current layout)"
+    )
+
+
+def test_trailblaze_yaml_trailmaps_entries_are_read_relative_to_it(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "trails/config/trailblaze.yaml": (
+                "# the anchor\n"
+                "targets:\n  - shop\n"
+                "trailmaps:\n"
+                "  - trailmaps/own/trailmap.yaml   # the directory's own: read once\n"
+                "  - ../../shared/shop/trailmap.yaml\n"
+                "  - '../../shared/notes'\n"
+                "  - ../../missing/trailmap.yaml\n"
+                "  - ../../other/own/trailmap.yaml\n"
+                "  - {path: x}\n"
+                "llm: {}\n"
+            ),
+            "trails/config/trailmaps/own/trailmap.yaml": MINIMAL_MANIFEST.format(id="own"),
+            "shared/shop/trailmap.yaml": MINIMAL_MANIFEST.format(id="shop"),
+            "shared/notes/trailmap.yaml": MINIMAL_MANIFEST.format(id="notes"),
+            "other/own/trailmap.yaml": MINIMAL_MANIFEST.format(id="own"),
+        },
+    )
+    ws = find_workspace(tmp_path)
+    trailmaps, findings = scan_trailmaps(ws)
+    assert [(t.dir_name, t.path) for t in trailmaps] == [
+        ("notes", tmp_path / "shared/notes"),
+        ("own", tmp_path / "trails/config/trailmaps/own"),
+        ("shop", tmp_path / "shared/shop"),
+    ]
+    assert [(f.path, f.line, f.column, f.fatal, f.message) for f in findings] == [
+        (
+            "trails/config/trailblaze.yaml",
+            8,
+            5,
+            False,
+            "trailmaps: '../../missing/trailmap.yaml' names no trailmap.yaml; not read",
+        ),
+        (
+            "trails/config/trailblaze.yaml",
+            9,
+            5,
+            False,
+            "trailmaps: '../../other/own/trailmap.yaml': a trailmap named 'own' is already "
+            "read from 'trails/config/trailmaps/own'; this one is not",
+        ),
+        (
+            "trails/config/trailblaze.yaml",
+            10,
+            5,
+            False,
+            "trailmaps: an entry must be a path; not read",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("trailmaps: [a/trailmap.yaml, 'b']\n", ["a", "b"]),
+        ("trailmaps:\n- a\n- b  # comment\ntargets: []\n", ["a", "b"]),
+        ("trailmaps: []\n", []),
+        ("trailmaps:\n", []),
+        ("targets:\n  - a\n", []),
+    ],
+)
+def test_trailmaps_entries_in_either_yaml_list_style(
+    tmp_path: Path, text: str, expected: list[str]
+) -> None:
+    write_tree(tmp_path, {"trails/config/trailblaze.yaml": text})
+    for name in ("a", "b"):
+        write_tree(
+            tmp_path, {f"trails/config/{name}/trailmap.yaml": MINIMAL_MANIFEST.format(id=name)}
+        )
+    trailmaps, findings = scan_trailmaps(find_workspace(tmp_path))
+    assert ([t.dir_name for t in trailmaps], findings) == (expected, ())

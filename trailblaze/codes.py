@@ -324,6 +324,17 @@ TSCONFIG_KEPT: Final = _code(
     "is; editors then check the scripted tools with its settings, not the generated ones. "
     "Delete it to get the generated file, or keep it deliberately.",
 )
+GENERATED_LEFT_ALONE: Final = _code(
+    "generated-left-alone",
+    ("warning",),
+    "A trailmap's generated tools/ files belong to another generator, so they are left alone.",
+    "A tools/trailblaze-client.d.ts (or tsconfig.json, sidecar, trail.schema.json) without "
+    "trailblaze-doit's banner is someone else's: Trailblaze's own (its banner; upstream "
+    "commits it as an API contract) or a hand-written one. It is never rewritten nor deleted: "
+    "none of the trailmap's files are written, and the check uses its own surface in the "
+    "scratch directory, with the same verdicts. `trailblaze check --overwrite-generated` "
+    "replaces the files Trailblaze generated; a hand-written one is never replaced.",
+)
 GITIGNORE_UNREADABLE: Final = _code(
     "gitignore-unreadable",
     ("warning",),

@@ -21,6 +21,8 @@ REMOTE_ENV = "TRAILBLAZE_REMOTE_CACHE"
 REMOTE_READ_ONLY_ENV = "TRAILBLAZE_REMOTE_CACHE_READ_ONLY"
 NO_TESTS_ENV = "TRAILBLAZE_NO_TESTS"
 RERUN_TESTS_ENV = "TRAILBLAZE_RERUN_TESTS"
+NO_WRITE_ENV = "TRAILBLAZE_NO_WRITE"
+OVERWRITE_GENERATED_ENV = "TRAILBLAZE_OVERWRITE_GENERATED"
 CI_ENV = "CI"
 _ON = frozenset(("1", "true", "yes", "on"))
 _OFF = frozenset(("0", "false", "no", "off"))
@@ -129,6 +131,11 @@ class CheckOptions:
     """Run the trailmaps' unit tests (`check.unittests`); `--no-tests` turns it off."""
     rerun_tests: bool = False
     """Run every unit test, whatever the cache holds (for tests that are not hermetic)."""
+    write: bool = True
+    """Write each trailmap's generated files into its `tools/` (`--no-write`: nothing is
+    written outside the scratch directory)."""
+    overwrite_generated: bool = False
+    """Replace generated files of a `tools/` that Trailblaze (not we) generated."""
 
     @classmethod
     def from_env(
@@ -138,12 +145,16 @@ class CheckOptions:
         require_typecheck: bool | None = None,
         remote_cache: str | None = None,
         remote_read_only: bool = False,
+        write: bool = True,
+        overwrite_generated: bool = False,
     ) -> CheckOptions:
         """The options the command line gives, completed from the environment. Every switch of
         the environment is read, even where the command line overrides it: a value it does not
         know is a usage error before any work."""
         remote = remote_cache if remote_cache is not None else os.environ.get(REMOTE_ENV, "")
         read_only = env_flag(REMOTE_READ_ONLY_ENV)
+        no_write = env_flag(NO_WRITE_ENV)
+        overwrite = env_flag(OVERWRITE_GENERATED_ENV)
         return cls(
             strict=strict,
             typecheck=not env_flag(DISABLE_ENV),
@@ -152,4 +163,6 @@ class CheckOptions:
             remote_read_only=remote_read_only or read_only,
             tests=not env_flag(NO_TESTS_ENV),
             rerun_tests=env_flag(RERUN_TESTS_ENV),
+            write=(write and not no_write),
+            overwrite_generated=overwrite_generated or overwrite,
         )

@@ -7,10 +7,17 @@ Two layouts are recognised, walking up from a start directory:
 - the compact one: `<ws>/trailmaps/<id>/trailmap.yaml`, trails anywhere under `<ws>/trailmaps/`,
   scratch in `<ws>/.trailblaze/`.
 
+A directory whose `trails/config/trailblaze.yaml` exists is a workspace of Trailblaze's layout
+too, with or without trailmaps: the reference's runtime walks up to that file.
+
 `[tool.trailblaze]` in `<ws>/pyproject.toml` overrides the detection (`layout`, `trailmaps`,
 `trails`, `scratch`, `exclude`) and names the host programs a recording may run
 (`allow-host-programs`, read here once for the check and for replay:
 `toolmodel.hostaccess`).
+
+`TRAILBLAZE_CONFIG_DIR`, the reference's first-choice override of the `trails/config/`
+directory, names where the trailmaps (`<dir>/trailmaps/`) and the legacy targets
+(`<dir>/targets/`) are read from, whatever workspace the walk finds (`with_config_dir`).
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +59,11 @@ _CONFIG_KEYS = frozenset(
         "remote-cache-public-keys",
     }
 )
+CONFIG_DIR_ENV = "TRAILBLAZE_CONFIG_DIR"
+"""The reference's override of the `trails/config/` directory (relative to the current
+directory when relative)."""
+PACKS_DIRS = (("trails", "config", "packs"), ("packs",))
+"""Where the older layout kept its trailmaps (`packs/<id>/pack.yaml`): named in a hint."""
 PUBLIC_KEY = re.compile(r"^ed25519:[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$")
 """A public key of `remote-cache-public-keys`: `ed25519:` and the key's 32 bytes in base64."""
 
@@ -79,17 +91,27 @@ class Workspace:
     allow_host_programs: tuple[str, ...] = ()
     """`[tool.trailblaze] allow-host-programs`: the host programs a recording may run, as
     written (`toolmodel.hostaccess` says how a call's program is matched against them)."""
+    config_dir: Path | None = None
+    """The configuration directory `TRAILBLAZE_CONFIG_DIR` names (resolved), when it is set:
+    the trailmaps and the legacy targets are read from it instead of the workspace's own."""
 
     @property
     def settings(self) -> dict[str, Any]:
-        """The settings of `[tool.trailblaze]` a verdict depends on beyond the files it reads:
-        part of every key that repeats a verdict (the command line's no-op, doit's up-to-date
-        check, the run entry)."""
-        return {"allow_host_programs": list(self.allow_host_programs)}
+        """The settings of `[tool.trailblaze]` and of the environment a verdict depends on
+        beyond the files it reads: part of every key that repeats a verdict (the command
+        line's no-op, doit's up-to-date check, the run entry)."""
+        found: dict[str, Any] = {"allow_host_programs": list(self.allow_host_programs)}
+        if self.config_dir is not None:
+            # Relative to the workspace: the same on every machine (the remote cache's keys).
+            found["config_dir"] = os.path.relpath(self.config_dir, self.root).replace(os.sep, "/")
+        return found
 
     @property
     def targets_dir(self) -> Path | None:
-        """Baked `targets/<id>.yaml` kept in the workspace (Trailblaze's legacy location)."""
+        """Baked `targets/<id>.yaml` kept in the workspace (Trailblaze's legacy location), or
+        in the configuration directory `TRAILBLAZE_CONFIG_DIR` names."""
+        if self.config_dir is not None:
+            return self.config_dir / "targets"
         return self.root / "trails" / "config" / "targets" if self.layout == "trailblaze" else None
 
     def rel(self, path: Path) -> str:
@@ -149,7 +171,55 @@ def is_project_config(text: str) -> bool:
 
 
 def find_workspace(start: Path | None = None, *, explicit: bool = False) -> Workspace:
-    """The workspace at `start` (explicit) or the nearest one above it."""
+    """The workspace at `start` (explicit) or the nearest one above it, its trailmaps read
+    from the directory `TRAILBLAZE_CONFIG_DIR` names when it is set (`with_config_dir`)."""
+    config = config_dir_override()
+    try:
+        found = _find_workspace(start, explicit=explicit)
+    except SettingsError:
+        raise
+    except WorkspaceError:
+        if config is None or explicit:
+            raise
+        # No workspace around the current directory: the one that owns the configuration
+        # directory (`<ws>/trails/config`), as the reference's runtime reads it.
+        owner = config.parent.parent if _is_trails_config(config) else config
+        found = _workspace_at(owner) or _default_scratch(_trailblaze_layout(owner))
+    return with_config_dir(found, config)
+
+
+def config_dir_override(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The directory `TRAILBLAZE_CONFIG_DIR` names, resolved against the current directory;
+    None when it is unset or blank. One that is not a directory is a `SettingsError` naming
+    the variable: the run would otherwise check against trailmaps it was told not to use."""
+    value = (os.environ if environ is None else environ).get(CONFIG_DIR_ENV, "")
+    if not value.strip():
+        return None
+    path = Path(value).expanduser()
+    resolved = (Path.cwd() / path).resolve() if not path.is_absolute() else path.resolve()
+    if not resolved.is_dir():
+        what = "does not exist" if not resolved.exists() else "is not a directory"
+        raise SettingsError(
+            f"{CONFIG_DIR_ENV}={value}: '{resolved}' {what}: it must name a Trailblaze "
+            "configuration directory (the one holding trailblaze.yaml and trailmaps/, "
+            "such as 'examples/app/trails/config'), or be unset"
+        )
+    return resolved
+
+
+def with_config_dir(ws: Workspace, config: Path | None) -> Workspace:
+    """`ws` with its trailmaps read from the configuration directory `config` (None: as it
+    is)."""
+    if config is None:
+        return ws
+    return dataclasses.replace(ws, trailmaps_dir=config / "trailmaps", config_dir=config)
+
+
+def _is_trails_config(path: Path) -> bool:
+    return path.name == "config" and path.parent.name == "trails"
+
+
+def _find_workspace(start: Path | None, *, explicit: bool) -> Workspace:
     here = (start or Path.cwd()).resolve()
     if explicit:
         if not here.is_dir():
@@ -158,9 +228,14 @@ def find_workspace(start: Path | None = None, *, explicit: bool = False) -> Work
         if found is None:
             raise WorkspaceError(
                 _monorepo_hint(here, f"'{start}' is not a workspace")
+                or (
+                    f"'{start}' is not a workspace: {packs}"
+                    if (packs := _packs_hint(here))
+                    else None
+                )
                 or f"'{start}' is not a workspace: expected 'trailmaps/<id>/trailmap.yaml', "
-                f"'trails/config/trailmaps/<id>/trailmap.yaml' or [tool.trailblaze] in "
-                f"pyproject.toml"
+                f"'trails/config/trailmaps/<id>/trailmap.yaml', 'trails/config/trailblaze.yaml' "
+                f"or [tool.trailblaze] in pyproject.toml"
             )
         return found
     for candidate in (here, *here.parents):
@@ -169,11 +244,40 @@ def find_workspace(start: Path | None = None, *, explicit: bool = False) -> Work
             return found
     monorepo = next((c for c in (here, *here.parents) if _is_monorepo_root(c)), None)
     hint = _monorepo_hint(monorepo, f"no workspace found from '{here}'") if monorepo else None
+    packs = next(filter(None, map(_packs_hint, (here, *here.parents))), None)
     raise WorkspaceError(
         hint
-        or f"no workspace found from '{here}': run inside a directory with 'trailmaps/' or "
-        f"'trails/config/trailmaps/', or pass the workspace path"
+        or (f"no workspace found from '{here}': {packs}" if packs else None)
+        or f"no workspace found from '{here}': run inside a directory with 'trailmaps/', "
+        f"'trails/config/trailmaps/' or 'trails/config/trailblaze.yaml', or pass the workspace "
+        f"path"
     )
+
+
+def packs_found(root: Path) -> list[Path]:
+    """The `pack.yaml` files of the older layout's `packs/` directories at `root` (sorted)."""
+    found: list[Path] = []
+    for parts in PACKS_DIRS:
+        directory = root.joinpath(*parts)
+        if directory.is_dir():
+            found.extend(sorted(directory.glob("*/pack.yaml")))
+    return found
+
+
+def packs_advice(root: Path, packs: list[Path]) -> str:
+    """What to do with the older layout's packs: the current layout's names for them."""
+    shown = packs[0].relative_to(root).as_posix()
+    new = shown.replace("packs/", "trailmaps/", 1).removesuffix("pack.yaml") + "trailmap.yaml"
+    more = f" (and {len(packs) - 1} more)" if len(packs) > 1 else ""
+    return (
+        f"'{shown}'{more} is the older layout, where trailmaps were packs: rename each "
+        f"'packs/<id>/pack.yaml' to 'trailmaps/<id>/trailmap.yaml' (here '{new}')"
+    )
+
+
+def _packs_hint(root: Path) -> str | None:
+    packs = packs_found(root)
+    return packs_advice(root, packs) if packs else None
 
 
 def _is_monorepo_root(path: Path) -> bool:
@@ -205,6 +309,9 @@ def _workspace_at(path: Path) -> Workspace | None:
     if config is not None:
         return _configured(path, config)
     if (path / "trails" / "config" / "trailmaps").is_dir():
+        return _default_scratch(_trailblaze_layout(path))
+    if (path / "trails" / "config" / PROJECT_CONFIG_NAME).is_file():
+        # The reference's runtime anchor: a workspace even before it has a trailmap.
         return _default_scratch(_trailblaze_layout(path))
     if (path / "trailmaps").is_dir():
         if path.name == "config" and path.parent.name == "trails":
@@ -491,7 +598,162 @@ def scan_trailmaps(ws: Workspace) -> tuple[tuple[TrailmapDir, ...], tuple[Findin
                         fatal=False,
                     )
                 )
+    listed, problems = listed_trailmaps(ws, trailmaps)
+    trailmaps.extend(listed)
+    trailmaps.sort(key=lambda t: t.dir_name)
+    findings.extend(problems)
+    packs = ws.trailmaps_dir.parent / "packs"
+    for pack in sorted(packs.glob("*/pack.yaml")) if packs.is_dir() else ():
+        new = f"trailmaps/{pack.parent.name}/trailmap.yaml"
+        findings.append(
+            Finding(
+                kind="warning",
+                path=ws.rel(pack),
+                line=1,
+                column=1,
+                message=f"the older layout, where trailmaps were packs: not read as a trailmap; "
+                f"rename it to '{new}' beside 'packs/' (the current layout)",
+                code=codes.NOT_A_TRAILMAP,
+                fatal=False,
+            )
+        )
     return tuple(trailmaps), tuple(findings)
+
+
+def project_config(ws: Workspace) -> Path | None:
+    """The workspace's `trailblaze.yaml` (the reference's anchor): in the configuration
+    directory `TRAILBLAZE_CONFIG_DIR` names, else `<ws>/trails/config/` in Trailblaze's
+    layout; None in the compact layout."""
+    if ws.config_dir is not None:
+        return ws.config_dir / PROJECT_CONFIG_NAME
+    if ws.layout == "trailblaze":
+        return ws.root / "trails" / "config" / PROJECT_CONFIG_NAME
+    return None
+
+
+_TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*:(.*)$")
+_ITEM = re.compile(r"^(\s*)-(\s+(.*))?$")
+
+
+def _uncommented(text: str) -> str:
+    """`text` without a trailing YAML comment (` #...` outside quotes)."""
+    quote: str | None = None
+    for index, char in enumerate(text):
+        if quote is not None:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or text[index - 1] in " \t"):
+            return text[:index].rstrip()
+    return text.rstrip()
+
+
+def _unquoted(text: str) -> str | None:
+    """A plain or quoted YAML scalar's text (None: not a simple scalar, e.g. a mapping)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    if not text or text[0] in "[{&*!|>%@`" or ": " in text or text.endswith(":"):
+        return None
+    return text
+
+
+def _listed_entries(text: str) -> tuple[list[tuple[int, int, str | None]], tuple[int, str] | None]:
+    """The `trailmaps:` entries of a `trailblaze.yaml`'s text: `(line, column, path)` each
+    (path None: not a plain path), and where the key is with what is wrong with its value when
+    it is not a list. Only what the reference's loader reads of it: a top-level list of
+    strings, in block (`- path`) or flow (`[a, b]`) style."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        key = _TOP_KEY.match(line)
+        if key is None or key[1] != "trailmaps":
+            continue
+        rest = _uncommented(key[2]).strip()
+        if rest.startswith("["):
+            if not rest.endswith("]"):
+                return [], (number, "a flow list ('[...]') on one line")
+            column = line.index("[") + 2
+            found: list[tuple[int, int, str | None]] = []
+            for part in rest[1:-1].split(","):
+                if part.strip():
+                    found.append((number, column + len(part) - len(part.lstrip()), _unquoted(part)))
+                column += len(part) + 1
+            return found, None
+        if rest and rest not in ("~", "null"):
+            return [], (number, "a list of paths")
+        found = []
+        for later, item_line in enumerate(lines[number:], number + 1):
+            body = _uncommented(item_line)
+            if not body.strip():
+                continue
+            item = _ITEM.match(body)
+            if item is None:
+                if not body[0].isspace():
+                    break
+                continue  # a continuation of the item above: that item is not a plain path
+            found.append((later, len(item[1]) + 3, _unquoted(item[3] or "")))
+        return found, None
+    return [], None
+
+
+def listed_trailmaps(
+    ws: Workspace, known: list[TrailmapDir]
+) -> tuple[list[TrailmapDir], list[Finding]]:
+    """The trailmaps `trailblaze.yaml`'s `trailmaps:` lists beyond those in the trailmaps
+    directory (`known`): paths of manifests (or of their directories) relative to the
+    directory holding the `trailblaze.yaml`, as the reference reads them. An entry that names
+    no manifest, or a trailmap whose name another has, is a warning at its line, never fatal:
+    the reference's `check` does not read the list at all."""
+    config = project_config(ws)
+    if config is None or not config.is_file():
+        return [], []
+    try:
+        text = config.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return [], []  # the file is not ours to judge: its own loader reports it
+    entries, wrong = _listed_entries(text)
+
+    def warning(line: int, column: int, message: str) -> Finding:
+        return Finding(
+            kind="warning", path=ws.rel(config), line=line, column=column, message=message,
+            code=codes.NOT_A_TRAILMAP, fatal=False,
+        )  # fmt: skip
+
+    problems = []
+    if wrong is not None:
+        problems.append(warning(wrong[0], 1, f"trailmaps: must be {wrong[1]}; not read"))
+    names = {t.dir_name: t for t in known}
+    manifests = {os.path.realpath(t.manifest) for t in known}
+    found: list[TrailmapDir] = []
+    for line, column, value in entries:
+        if value is None:
+            problems.append(warning(line, column, "trailmaps: an entry must be a path; not read"))
+            continue
+        path = Path(os.path.normpath(config.parent / value))
+        manifest = path / "trailmap.yaml" if path.is_dir() else path
+        if not manifest.is_file():
+            problems.append(
+                warning(line, column, f"trailmaps: '{value}' names no trailmap.yaml; not read")
+            )
+            continue
+        if os.path.realpath(manifest) in manifests:
+            continue  # the trailmaps directory's own, listed as well
+        name = manifest.parent.name
+        if name in names:
+            problems.append(
+                warning(
+                    line,
+                    column,
+                    f"trailmaps: '{value}': a trailmap named '{name}' is already read from "
+                    f"'{ws.rel(names[name].path)}'; this one is not",
+                )
+            )
+            continue
+        listed = TrailmapDir(dir_name=name, path=manifest.parent, manifest=manifest)
+        names[name] = listed
+        manifests.add(os.path.realpath(manifest))
+        found.append(listed)
+    return found, problems
 
 
 def scan(ws: Workspace) -> Scan:

@@ -9,6 +9,7 @@ pre-commit's environment in `.cache/pre-commit` is reused until the sources chan
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,7 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
 
+from tests.check.test_surfaces import upstream_example
 from tests.conftest import MINIMAL_MANIFEST, ROOT, toolchain_cache, write_tree
 from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, Compiler
 
@@ -129,3 +132,63 @@ def test_a_bad_trail_fails_the_commit_and_a_good_one_passes(
     ) in output
     assert "Traceback" not in output
     assert git(repo, "log", "--format=%s", env=env).stdout.splitlines() == ["a good trail"]
+
+
+def local_hooks(trailblaze: Path) -> str:
+    """`.pre-commit-config.yaml` running this repository's hook definitions as they are (their
+    ids, names, file patterns and `entry` arguments) as a `repo: local` of `language: system`,
+    with the `trailblaze` installed beside this interpreter: no clone, no install, no network."""
+    defined = YAML(typ="safe").load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    hooks = []
+    for hook in defined:
+        program, _, rest = hook["entry"].partition(" ")
+        assert program == "trailblaze", hook
+        hooks.append(
+            {
+                **{k: v for k, v in hook.items() if k not in ("entry", "language")},
+                "entry": f"{trailblaze} {rest}".strip(),
+                "language": "system",
+            }
+        )
+    # JSON is YAML: pre-commit reads it as its config.
+    return json.dumps({"repos": [{"repo": "local", "hooks": hooks}]}, indent=2)
+
+
+@pytest.mark.slow
+@pytest.mark.tsc
+@pytest.mark.parametrize("reference_files", [False, True], ids=["as-upstream", "with-its-surface"])
+def test_the_first_commit_of_an_upstream_example_passes_and_leaves_the_tree_clean(
+    tsc: Compiler, tmp_path: Path, env: dict[str, str], reference_files: bool
+) -> None:
+    if not PRE_COMMIT.is_file():
+        pytest.fail(f"pre-commit is not installed next to {sys.executable} (the test extra)")
+    repo = upstream_example(tmp_path / "repo", reference_files=reference_files)
+    (repo / "dodo.py").unlink()
+    (repo / ".pre-commit-config.yaml").write_text(local_hooks(PRE_COMMIT.with_name("trailblaze")))
+    assert git(repo, "init", "-q", env=env).returncode == 0
+    assert git(repo, "add", "-A", env=env).returncode == 0
+    if reference_files:  # upstream commits them although its .gitignore lists them
+        tools = "trails/config/trailmaps/playwrightSample/tools"
+        added = git(
+            repo, "add", "-f", f"{tools}/trailblaze-client.d.ts", f"{tools}/tsconfig.json", env=env
+        )
+        assert added.returncode == 0, added.stderr
+    hooks_env = {**env, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    installed = subprocess.run(
+        [str(PRE_COMMIT), "install"],
+        cwd=repo,
+        env=hooks_env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    first = git(repo, "commit", "-m", "the upstream example", env=hooks_env)
+    output = first.stdout + first.stderr
+    assert first.returncode == 0, output
+    assert "trailblaze check (changed trails)" in output
+    assert "trailblaze check (whole workspace)" in output
+    assert "Failed" not in output
+    assert "files were modified by this hook" not in output
+    assert git(repo, "status", "--porcelain", env=env).stdout == ""
+    assert git(repo, "log", "--format=%s", env=env).stdout.splitlines() == ["the upstream example"]

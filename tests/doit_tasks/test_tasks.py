@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, OpenedDatabases, write_tree
+from tests.conftest import CORPUS, ROOT, OpenedDatabases, write_tree
 from trailblaze.doit_tasks import run_tasks
 from trailblaze.state.scratch import Layout
 
@@ -404,3 +405,132 @@ def test_every_action_turns_a_user_error_into_a_task_error(tmp_path: Path) -> No
         verdict = action(str(gone))
         assert isinstance(verdict, TaskError), action
         assert verdict.message == f"trailblaze {command}: workspace '{gone}' is not a directory"
+
+
+def test_doit_check_reads_the_config_dir_and_never_repeats_a_verdict_across_it(
+    tmp_path: Path, tsc: object
+) -> None:
+    # The upstream root with upstream CI's override (tests/data/corpus/head, see its NOTICE).
+    root = tmp_path / "trailblaze"
+    for part in ("trails", "examples"):
+        shutil.copytree(CORPUS / "head" / part, root / part)
+    (root / "dodo.py").write_text(DODO)
+    ios = {"TRAILBLAZE_CONFIG_DIR": "examples/ios-contacts/trails/config"}
+    toolchain = {k: v for k, v in os.environ.items() if k == "TRAILBLAZE_TOOLCHAIN_DIR"}
+    for env, code in ((ios, 0), ({}, 1), (ios, 0), (ios, 0), ({}, 1)):
+        result = doit(root, env={**toolchain, **env})
+        assert result.returncode == code, (env, result.stdout[-2000:], result.stderr[-2000:])
+    wrong = doit(root, env={**toolchain, "TRAILBLAZE_CONFIG_DIR": "no/such"})
+    assert wrong.returncode != 0
+    assert "TRAILBLAZE_CONFIG_DIR=no/such: " in wrong.stdout + wrong.stderr
+    assert "Traceback" not in wrong.stdout + wrong.stderr
+
+
+def test_doit_list_shows_check_run_only_with_all_as_doit_does_for_subtasks(
+    compact_ws: Path,
+) -> None:
+    write_tree(compact_ws, {"dodo.py": DODO})
+    listed = doit(compact_ws, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == ["check"]
+    every = doit(compact_ws, "list", "--all")
+    assert [line.split()[0] for line in every.stdout.splitlines()] == ["check", "check:run"]
+    # Still a task of its own: run, and asked about, by name.
+    assert doit(compact_ws, "check:run").returncode == 0
+    assert doit(compact_ws, "info", "check:run").returncode == 0
+
+
+def test_doit_info_says_why_in_words_not_an_object_s_repr(compact_ws: Path) -> None:
+    write_tree(
+        compact_ws, {"dodo.py": DODO, "trailmaps/app/trails/a.trail.yaml": "trail:\n  - step: a\n"}
+    )
+    for task in ("check", "check:run"):
+        result = doit(compact_ws, "info", task)
+        assert result.returncode == 1, result.stderr  # it would run
+        assert " object at 0x" not in result.stdout
+        assert "<function " not in result.stdout
+        assert "<class " not in result.stdout
+    why = doit(compact_ws, "info", "check:run").stdout
+    assert "    - its inputs (2 files: trails, manifests, tool files) or options changed" in why
+    assert "    - no complete run is recorded (none yet, or the last one could not" in why
+    assert "    - the recorded report is not one of a clean, complete run of these inputs" in (
+        doit(compact_ws, "info", "check").stdout
+    )
+    write_tree(compact_ws, {"dodo.py": DODO + "from trailblaze.doit_tasks import task_toolchain\n"})
+    toolchain = doit(compact_ws, "info", "toolchain", env={"TRAILBLAZE_TSC": "/no/such/tsc"})
+    assert (
+        "    - the pinned compiler or zod is not installed (or TRAILBLAZE_TSC names no file)"
+        in (toolchain.stdout)
+    ), toolchain.stdout + toolchain.stderr
+    assert " object at 0x" not in toolchain.stdout
+
+
+MONOREPO_DODO = """\
+from trailblaze.doit_tasks import monorepo_config, monorepo_tasks
+
+DOIT_CONFIG = monorepo_config()
+globals().update(monorepo_tasks())
+"""
+
+
+def test_doit_clean_in_a_monorepo_removes_each_workspace_s_scratch_it_created(
+    tmp_path: Path,
+) -> None:
+    manifest = "id: app\ntarget:\n  display_name: app\n"
+    trail = "config: {target: app}\ntrail:\n  - step: a\n"
+    write_tree(
+        tmp_path,
+        {
+            "dodo.py": MONOREPO_DODO,
+            "apps/shop/trailmaps/app/trailmap.yaml": manifest,
+            "apps/shop/trailmaps/app/trails/a.trail.yaml": trail,
+            "apps/notes/trailmaps/app/trailmap.yaml": manifest,
+            "apps/notes/trailmaps/app/trails/a.trail.yaml": trail,
+            # A scratch directory we did not create: only what we added to it goes.
+            "apps/notes/.trailblaze/mine.txt": "kept\n",
+        },
+    )
+    assert doit(tmp_path).returncode == 0
+    assert (tmp_path / "apps/shop/.trailblaze/report.json").is_file()
+    cleaned = doit(tmp_path, "clean")
+    assert cleaned.returncode == 0, cleaned.stderr
+    lines = cleaned.stdout.splitlines()
+    assert "  removed apps/shop/.trailblaze" in lines
+    assert "  removed apps/shop/trailmaps/app/tools/trailblaze-client.d.ts" in lines
+    assert not (tmp_path / "apps/shop/.trailblaze").exists()
+    assert sorted(p.name for p in (tmp_path / "apps/notes/.trailblaze").iterdir()) == [
+        ".trailblaze-doit-created",
+        "mine.txt",
+    ]
+    assert (tmp_path / "apps/notes/.trailblaze/mine.txt").read_text() == "kept\n"
+    # The root's scratch holds doit's database: it stays, as doit's business.
+    assert (tmp_path / ".trailblaze/doit.sqlite3").is_file()
+    again = doit(tmp_path)
+    assert again.returncode == 0
+    assert (tmp_path / "apps/shop/.trailblaze/report.json").is_file()
+
+
+def test_doit_dumpdb_dumps_our_sqlite3_database(compact_ws: Path, tmp_path: Path) -> None:
+    write_tree(compact_ws, {"dodo.py": DODO})
+    before = doit(compact_ws, "dumpdb")
+    assert before.returncode == 3
+    assert "no dependency file" in before.stderr + before.stdout
+    assert "Traceback" not in before.stderr
+    assert not (compact_ws / ".trailblaze").exists()  # asking wrote nothing
+    assert doit(compact_ws).returncode == 0
+    dumped = doit(compact_ws, "dumpdb")
+    assert dumped.returncode == 0, dumped.stderr
+    lines = dumped.stdout.splitlines()
+    assert lines[0] == "DBM type is 'sqlite3'"
+    assert [line.split(" -> ")[0] for line in lines if " -> " in line] == ["check", "check:run"]
+    assert "'trailblaze-inputs':" in dumped.stdout
+    # Another project's dbm database: doit's own dumpdb, as before.
+    (tmp_path / "other").mkdir()
+    write_tree(
+        tmp_path / "other",
+        {"dodo.py": "def task_x():\n    return {'actions': ['true'], 'file_dep': ['dodo.py']}\n"},
+    )
+    assert doit(tmp_path / "other").returncode == 0
+    theirs = doit(tmp_path / "other", "dumpdb")
+    assert theirs.returncode == 0, theirs.stderr
+    assert "b'x' -> " in theirs.stdout  # doit's own output, bytes keys and all

@@ -9,6 +9,7 @@ import pytest
 from fakeadb import FakeDevice, ModelDevice
 from tests.conftest import MINIMAL_MANIFEST, write_tree
 from trailblaze.replay import trailfiles, trailmaps
+from trailblaze.replay.request import ReplayUsageError
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.workspace import scan
 
@@ -80,3 +81,36 @@ def test_the_workspace_is_scanned_once(
     else:
         assert _replay(workspace=tmp_path) == ["trailmaps/app/a.trail.yaml"]
     assert scans == [tmp_path]
+
+
+def test_replay_reads_the_trailmaps_of_the_config_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tool the trail calls is in the trailmap of the directory TRAILBLAZE_CONFIG_DIR
+    # names, not in the workspace's own trailmap of the same name.
+    hide = (
+        "id: app_hide\nclass: xyz.block.trailblaze.toolcalls.commands.HideKeyboardTrailblazeTool\n"
+    )
+    write_tree(
+        tmp_path,
+        {
+            "trails/config/trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(id="app"),
+            "examples/x/trails/config/trailmaps/app/trailmap.yaml": MINIMAL_MANIFEST.format(
+                id="app"
+            ),
+            "examples/x/trails/config/trailmaps/app/tools/app_hide.tool.yaml": hide,
+            "trails/a.trail.yaml": trail_text("- app_hide: {}", config="config:\n  target: app\n"),
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    device = ModelDevice(FakeDevice.load(SAMPLE_APP))
+    request = ReplayRequest(trails=(tmp_path / "trails",), workspace=None)
+    without = replay(request, device=device, options=FAST)
+    assert without.exit_code != 0
+    [failed] = without.trails
+    assert "'app_hide'" in repr(failed.steps), failed.steps  # not a tool of the root's trailmap
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", "examples/x/trails/config")
+    assert _replay(tmp_path / "trails") == ["trails/a.trail.yaml"]
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", "examples/nowhere")
+    with pytest.raises(ReplayUsageError, match="TRAILBLAZE_CONFIG_DIR=examples/nowhere: "):
+        replay(request, device=device, options=FAST)

@@ -134,7 +134,31 @@ def test_sarif_says_what_code_scanning_needs() -> None:
         assert rule["help"]["text"]
         assert rule["help"]["markdown"]
     assert [r["ruleIndex"] for r in run["results"]] == [0, 2, 1]
-    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": "file:///repo%20root/"}}
+    # Relative: the base is named, never where it was on the machine that ran the check.
+    assert run["originalUriBaseIds"] == {
+        "%SRCROOT%": {
+            "description": {
+                "text": "The root of the repository (or the --path-base directory) the paths "
+                "are relative to."
+            }
+        }
+    }
+    assert "repo root" not in json.dumps(document)
+    assert "file:" not in json.dumps(document)
+
+
+def test_sarif_makes_a_path_outside_the_base_relative_too() -> None:
+    outside = dataclasses.replace(
+        REPORT.findings[0], path="/ci/runner/toolchain/lib.d.ts", line=3, column=1
+    )
+    report = dataclasses.replace(REPORT, path_base="/ci/runner/work/repo", findings=(outside,))
+    [run] = json.loads(sarif(report))["runs"]
+    [result] = run["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": "../../toolchain/lib.d.ts",
+        "uriBaseId": "%SRCROOT%",
+    }
+    assert "/ci/runner" not in sarif(report)
 
 
 def test_sarif_rules_say_what_the_registry_says() -> None:

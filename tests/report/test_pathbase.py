@@ -89,7 +89,8 @@ def test_sarif_uris_are_relative_to_the_repository_root(
         for loc in result["locations"]
     }
     assert json.loads(location) == {"uri": TRAIL, "uriBaseId": "%SRCROOT%"}
-    assert sarif_run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == monorepo.as_uri() + "/"
+    assert "uri" not in sarif_run["originalUriBaseIds"]["%SRCROOT%"]
+    assert str(monorepo) not in out  # no path of the machine that ran it
 
 
 def test_outside_a_repository_github_paths_are_relative_to_the_current_directory(

@@ -53,7 +53,14 @@ def resolve_workspace(
     """Resolve the workspace's trailmaps (all, or `only` these) and the bundled targets."""
     resolver = Resolver(dict(trailmaps), root, catalog, bundled)
     wanted = set(only) if only is not None else None
-    dirs = {dir_name: trailmaps[dir_name][1] for dir_name in sorted(trailmaps)}
+    # A trailmap outside the workspace (`TRAILBLAZE_CONFIG_DIR` or a `trailmaps:` entry naming
+    # a directory elsewhere: a shipped configuration) is not ours to write into: its surface is
+    # validation-only, in the scratch directory, as a bundled target's. One reached through a
+    # link from inside the workspace keeps its place (`write_surfaces` judges the link).
+    dirs = {
+        dir_name: path if path.is_relative_to(root) else Layout(scratch).validation_dir(dir_name)
+        for dir_name, (_, path) in sorted(trailmaps.items())
+    }
     dirs |= {
         target_id: Layout(scratch).validation_dir(target_id)
         for target_id, item in sorted((bundled or {}).items())
@@ -64,7 +71,9 @@ def resolve_workspace(
     return Resolved(
         resolutions={name: resolver.resolve(name) for name in dirs},
         dirs=dirs,
-        workspace=frozenset(trailmaps),
+        workspace=frozenset(
+            name for name, (_, path) in trailmaps.items() if path.is_relative_to(root)
+        ),
     )
 
 

@@ -27,9 +27,10 @@ from trailblaze.generate.artifacts import (
     TSCONFIG_NAME,
 )
 from trailblaze.generate.owners import generated_text as generated_text  # noqa: PLC0414 - re-exported
-from trailblaze.generate.owners import not_ours
+from trailblaze.generate.owners import left_alone, links_out
 from trailblaze.generate.sdk import choose_sdk, write_declarations
 from trailblaze.generate.trailschema import trail_schema
+from trailblaze.options import OVERWRITE_GENERATED_ENV, env_flag
 from trailblaze.report.record import INCOMPLETE_CODE
 from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout, write_scratch
@@ -69,12 +70,41 @@ a file edited, replaced or deleted by hand is rendered and written again."""
 
 
 def surface_key(
-    resolution: Resolution, trailmap_dir: Path, scratch: Path, catalog: Catalog, gitignore: bool
+    resolution: Resolution,
+    trailmap_dir: Path,
+    scratch: Path,
+    catalog: Catalog,
+    gitignore: bool,
+    *,
+    home: Path | None = None,
 ) -> str:
-    """Everything a trailmap's artifacts are rendered from, as one digest."""
+    """Everything a trailmap's artifacts are rendered from, as one digest (`home`: where they
+    go, when not the trailmap's `tools/`)."""
     return digest(
-        model_digest(resolution), catalog.version, str(trailmap_dir), str(scratch), str(gitignore)
+        model_digest(resolution),
+        catalog.version,
+        str(trailmap_dir),
+        str(scratch),
+        str(gitignore),
+        str(home or ""),
     )
+
+
+def surface_home(
+    trailmap: str,
+    trailmap_dir: Path,
+    scratch: Path,
+    *,
+    write: bool = True,
+    overwrite_generated: bool = False,
+) -> tuple[Path | None, list[tuple[Path, str]]]:
+    """Where a workspace trailmap's generated files go: None for its own `tools/`, else the
+    scratch directory's `trailmap_tools` (with `write` off, or when a file there is not ours to
+    rewrite: `owners.left_alone`, each with who wrote it)."""
+    left = left_alone(trailmap_dir / "tools", overwrite_generated=overwrite_generated)
+    if write and not left:
+        return None, []
+    return Layout(scratch).trailmap_tools(trailmap), left
 
 
 def write_surfaces(
@@ -86,23 +116,44 @@ def write_surfaces(
     *,
     gitignore: bool = True,
     memo: Store | None = None,
+    write: bool = True,
+    overwrite_generated: bool = False,
 ) -> SurfaceOutcome:
     """Write one trailmap's artifacts; only files whose content changed are touched.
 
     With a `memo`, nothing is rendered when the model and the files are as the memo recorded.
+    Without `write`, or when a generated file of its `tools/` is not ours (`surface_home`),
+    nothing is written in the trailmap: its surface, sidecar and schema go to the scratch
+    directory (no tsconfig, no `.gitignore` lines), and what was left alone is said once.
     """
     tools_dir = trailmap_dir / "tools"
     written: list[Path] = []
     findings: list[Finding] = []
     slot = str(trailmap_dir)
     key = ""
-    if memo is not None:
-        key = surface_key(resolution, trailmap_dir, scratch, catalog, gitignore)
-        if memo.fresh(WRITTEN, slot, key):
-            return SurfaceOutcome(written=(), findings=())
-
     # The validation-only surfaces of bundled targets are scratch: `state.owned` rules there.
     ours = scratch if trailmap_dir.is_relative_to(scratch) else None
+    home: Path | None = None
+    left: list[tuple[Path, str]] = []
+    if ours is None:
+        home, left = surface_home(
+            resolution.trailmap,
+            trailmap_dir,
+            scratch,
+            write=write,
+            overwrite_generated=overwrite_generated,
+        )
+    if left:
+        findings.append(_left_alone(left, rel, scratch, home, resolution.trailmap))
+    if memo is not None:
+        key = surface_key(resolution, trailmap_dir, scratch, catalog, gitignore, home=home)
+        if not left and memo.fresh(WRITTEN, slot, key):
+            return SurfaceOutcome(written=(), findings=())
+    if home is not None:
+        if ours is None and (kept := _kept_tsconfig(tools_dir, scratch, rel, resolution.trailmap)):
+            findings.append(kept)  # its tools compile with it all the same
+        return _write_home(resolution, home, scratch, catalog, findings, memo, slot, key)
+
     if ours is None:
         # Something of the user's where a generated file belongs (a directory named like it, a
         # file we did not generate, a link out of the workspace) is left as it is, and then
@@ -112,7 +163,7 @@ def write_surfaces(
             _unwritable(rel(path), f"{problem}; {none}", resolution.trailmap)
             for path, problem in [
                 *generated_in_the_way(tools_dir),
-                *not_ours(tools_dir, rel.root, gitignore=gitignore),
+                *links_out(tools_dir, rel.root, gitignore=gitignore),
             ]
         ]
         if blocked:
@@ -139,31 +190,11 @@ def write_surfaces(
 
     put(tools_dir / DTS_NAME, artifacts.render_client_dts(resolution, tools_dir, catalog))
     tsconfig = tools_dir / TSCONFIG_NAME
-    wanted = artifacts.render_tsconfig(tools_dir, scratch)
-    try:
-        current: str | None = tsconfig.read_text("utf-8")
-    except FileNotFoundError:
-        current = None
-    except (OSError, UnicodeDecodeError):
-        current = ""  # not one we generated: kept, as a hand-written one is
-    if current is None or current == wanted or artifacts.is_generated_tsconfig(current):
-        put(tsconfig, wanted)
+    kept = _kept_tsconfig(tools_dir, scratch, rel, resolution.trailmap)
+    if kept is None:
+        put(tsconfig, artifacts.render_tsconfig(tools_dir, scratch))
     else:
-        choice = choose_sdk(
-            tools_dir, Layout(scratch).sdk_dir, rel.root, "", generated_tsconfig=False
-        )
-        findings.append(
-            Finding(
-                "warning",
-                rel(tsconfig),
-                1,
-                1,
-                choice.warning or "hand-written tsconfig.json kept",
-                code=codes.TSCONFIG_KEPT,
-                fatal=False,
-                trailmap=resolution.trailmap,
-            )
-        )
+        findings.append(kept)
     put(tools_dir / SIDECAR_NAME, artifacts.render_sidecar(resolution))
     put(tools_dir / SCHEMA_NAME, json.dumps(trail_schema(resolution, catalog), indent=1) + "\n")
     if gitignore:
@@ -209,6 +240,85 @@ def write_surfaces(
     return SurfaceOutcome(written=tuple(written), findings=tuple(findings))
 
 
+def _kept_tsconfig(tools_dir: Path, scratch: Path, rel: Any, trailmap: str) -> Finding | None:
+    """The warning about a hand-written `tools/tsconfig.json` (kept, and compiled with), or
+    None when it is absent, ours to write, or another generator's."""
+    tsconfig = tools_dir / TSCONFIG_NAME
+    try:
+        current = tsconfig.read_text("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        current = ""  # not one we generated: kept, as a hand-written one is
+    if current == artifacts.render_tsconfig(tools_dir, scratch) or (
+        artifacts.is_generated_tsconfig(current)
+    ):
+        return None
+    choice = choose_sdk(tools_dir, Layout(scratch).sdk_dir, rel.root, "", generated_tsconfig=False)
+    return Finding(
+        "warning",
+        rel(tsconfig),
+        1,
+        1,
+        choice.warning or "hand-written tsconfig.json kept",
+        code=codes.TSCONFIG_KEPT,
+        fatal=False,
+        trailmap=trailmap,
+    )
+
+
+def _left_alone(
+    left: list[tuple[Path, str]], rel: Any, scratch: Path, home: Path | None, trailmap: str
+) -> Finding:
+    """The one note of a trailmap whose generated files are not ours: what, by whom, where the
+    check's own surface went instead, and how to have them replaced."""
+    listed = ", ".join(f"{Path(rel(path)).name} ({who})" for path, who in left)
+    where = rel(home) if home is not None else rel(scratch)
+    replace = (
+        "; `--overwrite-generated` replaces the ones Trailblaze generated"
+        if any(who == "generated by Trailblaze" for _, who in left)
+        else ""
+    )
+    return Finding(
+        "warning",
+        rel(left[0][0]),
+        1,
+        1,
+        f"left alone: {listed}: not trailblaze-doit's to rewrite; the check uses its own "
+        f"surface in {where}/{replace}",
+        code=codes.GENERATED_LEFT_ALONE,
+        fatal=False,
+        trailmap=trailmap,
+    )
+
+
+def _write_home(  # noqa: PLR0917 - the one caller's state, passed on
+    resolution: Resolution,
+    home: Path,
+    scratch: Path,
+    catalog: Catalog,
+    findings: list[Finding],
+    memo: Store | None,
+    slot: str,
+    key: str,
+) -> SurfaceOutcome:
+    """A trailmap's surface, sidecar and schema, in the scratch directory `home`."""
+    files = {
+        DTS_NAME: artifacts.render_client_dts(resolution, home, catalog),
+        SIDECAR_NAME: artifacts.render_sidecar(resolution),
+        SCHEMA_NAME: json.dumps(trail_schema(resolution, catalog), indent=1) + "\n",
+    }
+    written = [
+        home / name for name, text in files.items() if write_scratch(home / name, text, scratch)
+    ]
+    if memo is not None:
+        if findings:  # the note is said on every run
+            memo.drop(WRITTEN, slot)
+        else:
+            memo.put(WRITTEN, slot, True, key=key, files=[home / name for name in files])
+    return SurfaceOutcome(written=tuple(written), findings=tuple(findings))
+
+
 def _unwritable(path: str, message: str, trailmap: str) -> Finding:
     # Its code makes the run incomplete (`report.Report.complete`): nothing remembers it as done.
     return Finding("manifest", path, 1, 1, message, code=INCOMPLETE_CODE, trailmap=trailmap)
@@ -227,7 +337,14 @@ class Written:
 
 
 def write_workspace(
-    resolved: Resolved, *, root: Path, scratch: Path, catalog: Catalog, memo: Store | None
+    resolved: Resolved,
+    *,
+    root: Path,
+    scratch: Path,
+    catalog: Catalog,
+    memo: Store | None,
+    write: bool = True,
+    overwrite_generated: bool = False,
 ) -> Written:
     """Write the SDK bundle and every resolved trailmap's artifacts (see `write_surfaces`)."""
     written = write_sdk(scratch, catalog)
@@ -242,6 +359,8 @@ def write_workspace(
             rel,
             gitignore=trailmap_id in resolved.workspace,
             memo=memo,
+            write=write,
+            overwrite_generated=overwrite_generated,
         )
         written.extend(outcome.written)
         findings[trailmap_id] = outcome.findings
@@ -257,6 +376,8 @@ def write_artifacts(ctx: CheckContext, targets: Targets) -> tuple[Finding, ...]:
             scratch=ctx.ws.scratch,
             catalog=ctx.catalog,
             memo=ctx.store,
+            write=ctx.options.write,
+            overwrite_generated=ctx.options.overwrite_generated,
         )
     return tuple(f for found in done.findings.values() for f in found)
 
@@ -280,6 +401,7 @@ def generate_surfaces(
     bundled: Mapping[str, BundledTrailmap] | None = None,
     memo: bool = True,
     store: Store | None = None,
+    overwrite_generated: bool | None = None,
 ) -> WorkspaceSurfaces:
     """Resolve trailmaps (all, or `only` these) and write their artifacts and the SDK bundle:
     the resolve and surfaces stages of a check, for `doit surfaces`.
@@ -298,6 +420,11 @@ def generate_surfaces(
             scratch=scratch,
             catalog=catalog,
             memo=(store or own_store) if memo else None,
+            overwrite_generated=(
+                env_flag(OVERWRITE_GENERATED_ENV)
+                if overwrite_generated is None
+                else overwrite_generated
+            ),
         )
         if own_store is not None:
             own_store.commit()

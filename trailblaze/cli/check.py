@@ -72,6 +72,9 @@ def check_command(args: argparse.Namespace) -> int:
             "typecheck": options.typecheck,
             "require_typecheck": options.require_typecheck,
             "shard": options.shard,
+            # Where the surfaces go: a run that wrote none into tools/ is not the one that does.
+            "write": options.write,
+            "overwrite_generated": options.overwrite_generated,
             "cwd": os.getcwd(),
             "tsc": os.environ.get(TSC_ENV, ""),
             "tests": options.tests,
@@ -188,6 +191,8 @@ def _options(args: argparse.Namespace) -> CheckOptions:
         require_typecheck=args.require_typecheck,
         remote_cache=args.remote_cache,
         remote_read_only=args.remote_cache_read_only,
+        write=not args.no_write,
+        overwrite_generated=args.overwrite_generated,
     )
     options = replace(
         from_env,

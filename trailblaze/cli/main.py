@@ -127,6 +127,18 @@ def _parser() -> argparse.ArgumentParser:
         help="read the remote cache, never write it (pull-request builds)",
     )
     check.add_argument(
+        "--no-write",
+        action="store_true",
+        help="write nothing outside the scratch directory: each trailmap's surface is "
+        "generated there, none into its tools/ (the pre-commit hooks use it)",
+    )
+    check.add_argument(
+        "--overwrite-generated",
+        action="store_true",
+        help="replace the tools/ files Trailblaze itself generated (by default they are left "
+        "alone and the check uses its own surface from the scratch directory)",
+    )
+    check.add_argument(
         "--shard",
         metavar="K/N",
         help="check only the K-th of N balanced shards of the trails; join with `report merge`",

@@ -114,7 +114,11 @@ def _one_scope(
             try:
                 return Scope(find_workspace(candidate, explicit=True))
             except WorkspaceError:
-                if not valid_trailmap_id(word) or not _has_trailmap(cwd, word):
+                if valid_trailmap_id(word) and _has_trailmap(cwd, word):
+                    pass
+                elif (trails := _trail_dir_scope(candidate)) is not None:
+                    return trails
+                else:
                     raise
         if not valid_trailmap_id(word):
             if workspace is None and ("/" in word or os.sep in word):
@@ -124,7 +128,14 @@ def _one_scope(
                 f"invalid trailmap id {word!r}: a trailmap id is one directory name "
                 "(no '/', '\\' or '..'); a directory or trail file must exist"
             )
-        ws = _workspace(workspace, cwd)
+        try:
+            ws = _workspace(workspace, cwd)
+        except SettingsError:
+            raise
+        except WorkspaceError:
+            if workspace is not None:
+                raise
+            ws = _example_workspace(word, cwd)  # the reference's last resort, or the error
         known = _trailmap_ids(ws)
         if word not in known:
             raise ScopeError(
@@ -138,6 +149,43 @@ def _one_scope(
         if enclosing is not None:
             return Scope(ws, trailmap=enclosing)
     return Scope(ws)
+
+
+def _example_workspace(word: str, cwd: Path) -> Workspace:
+    """Outside any workspace, the reference looks for trailmap `word` in the examples of the
+    repository it runs at: the one `examples/*/` holding `trails/config/trailmaps/<word>/
+    trailmap.yaml`. None or several is the error of no workspace, naming the candidates."""
+    found = sorted(
+        manifest.parents[4]
+        for manifest in cwd.glob(f"examples/*/trails/config/trailmaps/{word}/trailmap.yaml")
+    )
+    if len(found) == 1:
+        return find_workspace(found[0], explicit=True)
+    if found:
+        names = ", ".join(str(path.relative_to(cwd)) for path in found)
+        raise WorkspaceError(
+            f"no workspace found from '{cwd}', and trailmap '{word}' is in several examples "
+            f"({names}): run in one of them, or pass --workspace DIR"
+        )
+    return find_workspace(cwd)  # its error
+
+
+def _trail_dir_scope(directory: Path) -> Scope | None:
+    """A directory of trails inside a workspace's trails (`check trails/ios-contacts`, as
+    upstream's CI runs it): the trail files under it; None when it is no such directory."""
+    try:
+        ws = find_workspace(directory)
+    except SettingsError:
+        raise
+    except WorkspaceError:
+        return None
+    real = directory.resolve()
+    if not real.is_relative_to(ws.trails_dir.resolve()):
+        return None
+    found = tuple(p for p in scan(ws).trails if p.resolve().is_relative_to(real))
+    if not found:
+        raise ScopeError(f"no trail files under '{directory}'")
+    return Scope(ws, files=found)
 
 
 def _is_file_word(word: str, cwd: Path) -> bool:

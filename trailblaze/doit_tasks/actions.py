@@ -175,8 +175,10 @@ def check_clean(root: str) -> None:
     except TrailblazeError as exc:
         print(f"trailblaze clean: {exc}")  # doit ignores what a clean action returns
         return
+    here = Path.cwd()
     for path in clean_workspace(ws):
-        print(f"  removed {ws.rel(path)}")
+        # Relative to where doit runs: in a monorepo, each workspace's paths under its own.
+        print(f"  removed {path.relative_to(here) if path.is_relative_to(here) else ws.rel(path)}")
 
 
 def _failed(message: str | None) -> TaskFailed | None:
@@ -234,7 +236,21 @@ def surfaces_clean(root: str, tools_dir: str) -> None:
         print(f"  removed {rel(path)}")
 
 
-def toolchain_ready() -> bool:
+class _ToolchainReady:
+    """`toolchain_ready`, named for `doit info`."""
+
+    def __call__(self) -> bool:
+        return _toolchain_ready()
+
+    def __repr__(self) -> str:
+        return "the pinned compiler or zod is not installed (or TRAILBLAZE_TSC names no file)"
+
+
+toolchain_ready = _ToolchainReady()
+"""A doit `uptodate` check: the toolchain a type gate needs is in place."""
+
+
+def _toolchain_ready() -> bool:
     # Up to date only when a later type gate will find a compiler; a TRAILBLAZE_TSC naming a
     # missing file makes the task run (and fail with the message) instead.
     override = os.environ.get(TSC_ENV, "").strip()

@@ -77,11 +77,22 @@ def build_surface(ws: Workspace, dir_name: str, out: IO[str] | None = None) -> s
 def passed(ws: Workspace, step: str) -> Callable[[], bool]:
     """A doit `uptodate` check: False while the step's last run recorded a failure."""
 
-    def check() -> bool:
-        with Store.open(ws.scratch) as store:
-            return store.get(FAILED, step) is None
+    return _Passed(ws, step)
 
-    return check
+
+class _Passed:
+    """`passed`'s check, named for `doit info`."""
+
+    def __init__(self, ws: Workspace, step: str) -> None:
+        self.ws = ws
+        self.step = step
+
+    def __call__(self) -> bool:
+        with Store.open(self.ws.scratch) as store:
+            return store.get(FAILED, self.step) is None
+
+    def __repr__(self) -> str:
+        return f"its last run recorded a failure ({self.step})"
 
 
 def verdict(ws: Workspace, steps: Iterable[str]) -> str | None:

@@ -63,7 +63,7 @@ def _failing_task(basename: str, doc: str, error: TrailblazeError) -> dict[str, 
 
 def _or_failing(
     basename: str, doc: str, make: Callable[[], Iterator[dict[str, Any]]]
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Any]:
     """The tasks `make` makes, or, when a user error stops it (no workspace, a bad
     `[tool.trailblaze]`, a monorepo without workspaces), the one task that fails with it:
     the one place task creation meets a `TrailblazeError`, so doit never shows a traceback."""
@@ -71,17 +71,48 @@ def _or_failing(
         tasks = list(make())
     except TrailblazeError as exc:
         tasks = [_failing_task(basename, doc, exc)]
-    yield from tasks  # a generator: what doit wants of a task creator
+    yield from _internal_as_subtasks(tasks)  # a generator: what doit wants of a task creator
+
+
+INTERNAL = "run"
+"""The last part of the name of a task that does the work of the task named without it
+(`check:run` for `check`): internal, so a subtask of that one, which `doit list` shows only
+with `--all`, as it does every subtask."""
+
+
+def _internal_as_subtasks(tasks: list[dict[str, Any]]) -> Iterator[Any]:
+    """`tasks`, each internal one (`INTERNAL`) made a doit subtask of the task it works for.
+
+    doit makes a subtask of a `name`d task only under a group task, which has no actions of
+    its own; `check` has them, so the subtask is made here, as a `Task` (a creator may yield
+    one) with `subtask_of` set. Its name, and every command naming it, are as before.
+    """
+    from doit.task import dict_to_task  # noqa: PLC0415 - doit is loaded: a creator runs
+
+    names = {str(task.get("basename")) for task in tasks}
+    for task in tasks:
+        name = str(task.get("basename"))
+        parent, _, last = name.rpartition(":")
+        if last != INTERNAL or parent not in names:
+            yield task
+            continue
+        made = dict_to_task({"name": name, **{k: v for k, v in task.items() if k != "basename"}})
+        made.subtask_of = parent
+        yield made
 
 
 def _option(name: str, text: str, kind: type = str, *, long: str | None = None) -> dict[str, Any]:
-    return {
+    # doit's options are strings unless told otherwise: no `type` then, and `doit info` shows
+    # no `<class 'str'>`.
+    option: dict[str, Any] = {
         "name": name,
         "long": long or name,
-        "type": kind,
         "default": [] if kind is list else "",
         "help": text,
     }
+    if kind is not str:
+        option["type"] = kind
+    return option
 
 
 def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
@@ -117,7 +148,6 @@ def _report_params() -> list[dict[str, Any]]:
         {
             "name": "format",
             "long": "format",
-            "type": str,
             "default": "text",
             "choices": tuple((name, "") for name in FORMAT_NAMES),
             "help": "text (default), json, sarif, junit or github",

@@ -24,6 +24,7 @@ from typing import Any
 from trailblaze import __version__
 from trailblaze.doit_tasks.recorded import recorded_outcome
 from trailblaze.fsutil import stamp_of
+from trailblaze.generate.owners import left_alone
 from trailblaze.options import CheckOptions, unit_test_env
 from trailblaze.report.record import EXIT_OK
 from trailblaze.state.keys import code_stamps_digest, stamped_digest, stamps_digest
@@ -44,7 +45,8 @@ def check_inputs(found: Scan) -> list[str]:
 
 def outputs_state(found: Scan) -> list[str]:
     """Each generated file that is not in its place: something else is there
-    (`workspace.generated_in_the_way`), or nothing is (`missing:` and the path).
+    (`workspace.generated_in_the_way`), or nothing is (`missing:` and the path), or it is not
+    ours to rewrite (`left:`, `owners.left_alone`).
 
     Not an input, yet part of the no-op keys: the same inputs check clean without a directory
     in a generated file's place and fail with it, and a generated file deleted by hand is
@@ -56,6 +58,9 @@ def outputs_state(found: Scan) -> list[str]:
         blocked, missing = generated_places(trailmap.path / "tools")
         out.extend(str(path) for path, _ in blocked)
         out.extend(f"missing:{path}" for path in missing)
+        # Whose they are: another generator's file that appears (or goes) changes where the
+        # surface goes, and what the report says about it.
+        out.extend(f"left:{path}:{who}" for path, who in left_alone(trailmap.path / "tools"))
     return out
 
 
@@ -72,6 +77,8 @@ def options_fingerprint(options: CheckOptions, remote_keys: Sequence[str] = ()) 
         "rerun_tests": time.time_ns() if options.rerun_tests else None,
         "test_env": unit_test_env(),
         "bun": os.environ.get(BUN_ENV, ""),
+        "write": options.write,
+        "overwrite_generated": options.overwrite_generated,
         "version": __version__,
         "remote_keys": list(remote_keys),
     }
@@ -109,6 +116,13 @@ class InputsDigest:
         self._digest: str | None = None
         self._reads: list[str] = []
         """The reads `digest` covered: those the run before recorded."""
+
+    def __repr__(self) -> str:
+        # What `doit info` says when this is why a task would run.
+        return (
+            f"its inputs ({len(self.paths)} files: trails, manifests, tool files) or options "
+            "changed since it last ran"
+        )
 
     def digest(self) -> str:
         """Worked out once per process: `check:run` and `check` ask for it, and the verdict
@@ -171,11 +185,21 @@ def last_run_complete(layout: Layout) -> Callable[[], bool]:
     and the outcome vouches for the report it was recorded with.
     """
 
-    def check() -> bool:
-        outcome = recorded_outcome(layout)
+    return _LastRunComplete(layout)
+
+
+class _LastRunComplete:
+    """`last_run_complete`'s check, named for `doit info`."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+
+    def __call__(self) -> bool:
+        outcome = recorded_outcome(self.layout)
         return outcome is not None and outcome.complete
 
-    return check
+    def __repr__(self) -> str:
+        return "no complete run is recorded (none yet, or the last one could not check everything)"
 
 
 class ReportVerdict:
@@ -194,6 +218,12 @@ class ReportVerdict:
         self.layout = layout
         self.fresh = False
         self.summary = ""
+
+    def __repr__(self) -> str:
+        return (
+            "the recorded report is not one of a clean, complete run of these inputs (findings "
+            "stand, an input changed, or another --format or --output was asked for)"
+        )
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         options = task.options or {}
@@ -238,6 +268,12 @@ class EveryVerdict:
     def __init__(self, verdicts: list[tuple[str, ReportVerdict]]) -> None:
         self.verdicts = verdicts
         self.fresh = False
+
+    def __repr__(self) -> str:
+        return (
+            f"the recorded report of one of its {len(self.verdicts)} workspaces is not one of a "
+            "clean, complete run of its inputs"
+        )
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         fresh = True

@@ -5,9 +5,9 @@ Each renders the same `Report` records the console and JSON show; nothing is com
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 from xml.etree import ElementTree
@@ -39,6 +39,9 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/block/trailblaze"
 """The project whose trails these are: the SARIF driver's `informationUri`."""
 SRCROOT = "%SRCROOT%"
+SRCROOT_TEXT = (
+    "The root of the repository (or the --path-base directory) the paths are relative to."
+)
 
 
 def _rule_json(rule: str, kind: str) -> dict[str, Any]:
@@ -65,10 +68,12 @@ def _rule_json(rule: str, kind: str) -> dict[str, Any]:
     }
 
 
-def _artifact(path: str) -> dict[str, str]:
-    """A relative path against the base (`%SRCROOT%`); an absolute one as a file URI."""
-    if path.startswith("/"):
-        return {"uri": "file://" + quote(path, errors="backslashreplace")}
+def _artifact(path: str, base: str) -> dict[str, str]:
+    """A path relative to the base (`%SRCROOT%`); an absolute one (outside the workspace: the
+    compiler's, say) made relative to it too, so that no path of the machine that ran the
+    check is in the file."""
+    if os.path.isabs(path):
+        path = os.path.relpath(path, base or os.sep).replace(os.sep, "/")
     return {"uri": quote(path, errors="backslashreplace"), "uriBaseId": SRCROOT}
 
 
@@ -78,6 +83,7 @@ def sarif(report: Report) -> str:
     Locations are relative to the report's path base (`%SRCROOT%`: the repository root by
     default, see `pathbase.py`), so code scanning attaches them to files.
     """
+    base = (report.path_base or report.workspace).rstrip("/")
     rules: dict[str, dict[str, Any]] = {}
     results = []
     for finding in report.findings:
@@ -91,7 +97,7 @@ def sarif(report: Report) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": _artifact(finding.path),
+                        "artifactLocation": _artifact(finding.path, base),
                         "region": {
                             "startLine": max(finding.line, 1),
                             "startColumn": max(finding.column, 1),
@@ -114,7 +120,6 @@ def sarif(report: Report) -> str:
     index = {r["id"]: i for i, r in enumerate(ordered)}
     for result in results:
         result["ruleIndex"] = index[result["ruleId"]]
-    base = (report.path_base or report.workspace).rstrip("/")
     document = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -133,7 +138,10 @@ def sarif(report: Report) -> str:
                     "findings": report.counts()["findings"],
                     "toolFindings": report.counts()["tool_findings"],
                 },
-                "originalUriBaseIds": {SRCROOT: {"uri": Path(base).as_uri() + "/"}},
+                # Where %SRCROOT% is on the machine that ran the check is not said: the
+                # paths are relative to the repository's root (or `--path-base`), which is
+                # where a code host (GitHub code scanning) reads them from.
+                "originalUriBaseIds": {SRCROOT: {"description": {"text": SRCROOT_TEXT}}},
                 "results": results,
                 "columnKind": "unicodeCodePoints",
             }

@@ -24,6 +24,8 @@ The scratch directory (`<ws>/.trailblaze/`, or `<ws>/trails/.trailblaze/`, or th
     typegate/tsconfig.*.json         the tsconfig of one compiler run (deleted after it)
     typegate/canary.*.ts             the canary of one compiler run (`proof.py`, deleted after it)
     trail-validation/<id>/tools/     validation-only surfaces of package-bundled targets
+    trailmap-surfaces/<tm>/tools/    a trailmap's surface, schema and sidecar when its tools/ is
+                                     not ours to write (`--no-write`, another generator's files)
 
 Anything else found there is left alone. Every write here goes through `state.owned`: a path
 we created that is in the way (a directory where a file belongs, say) is cleared, anything
@@ -152,6 +154,16 @@ class Layout:
     def validation_dir(self, target_id: str) -> Path:
         """Where a bundled target's validation-only surface lives (its `tools/` is inside)."""
         return self.scratch / "trail-validation" / target_id
+
+    def trailmap_tools(self, trailmap: str) -> Path:
+        """Where a workspace trailmap's generated files go when its `tools/` is not ours to
+        write (`--no-write`, or a generated file there that another generator owns): the
+        check's own surface, schema and sidecar, beside nothing of the user's."""
+        return self.trailmap_surfaces_dir / scratch_name(trailmap) / "tools"
+
+    @property
+    def trailmap_surfaces_dir(self) -> Path:
+        return self.scratch / "trailmap-surfaces"
 
     @property
     def root(self) -> Path:

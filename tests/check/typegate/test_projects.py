@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_python, toolchain_cache, write_tree
+from tests.conftest import DATA, run_python, toolchain_cache, write_tree
 from trailblaze.toolchain.compilers import Compiler, ToolchainError, install_library
 from trailblaze.toolchain.npm import install_npm_tool
 from trailblaze.workspace import find_workspace, scan_trailmaps, trailmap_files
@@ -426,3 +426,37 @@ def test_a_nested_tool_whose_type_does_not_resolve_from_the_gate_is_not_type_che
     assert [t["status"] for t in report["trails"]] == ["parsed"]
     assert code == 0
     assert _check(ws, "--require-typecheck")[1] == 3
+
+
+@pytest.mark.parametrize("how", ["reference-surface", "no-write"])
+def test_nested_projects_beside_a_surface_in_the_scratch_directory_give_the_same_verdict(
+    tmp_path: Path, tsc: Compiler, node_modules: dict[str, Path], how: str
+) -> None:
+    # The trailmap's own program then reads our surface from the scratch directory: the nested
+    # projects are still left out of it, and compiled on their own.
+    def installed(root: Path) -> Path:
+        ws = _workspace(root)
+        _install(ws / TOOLS / "host", node_modules, ["@types/node"])
+        _install(ws / TOOLS / "mcp", node_modules, ["@types/node", "zod"])
+        trail = ws / "trailmaps/app/trails/t.trail.yaml"
+        trail.write_text(trail.read_text("utf-8").replace("{path: /tmp/x}", "{pth: /tmp/x}"))
+        return ws
+
+    expected, code = _check(installed(tmp_path / "ours"))
+    assert code == 1
+    ws = installed(tmp_path / "theirs")
+    args: tuple[str, ...] = ("--no-write",)
+    if how == "reference-surface":
+        theirs = (DATA / "reference-generated" / "trailblaze-client.d.ts").read_bytes()
+        (ws / TOOLS / "trailblaze-client.d.ts").write_bytes(theirs)
+        args = ()
+    before = _listing(ws / "trailmaps")
+    report, code = _check(ws, *args)
+    assert code == 1
+    notes = [f for f in report["findings"] if f["code"] == "generated-left-alone"]
+    assert len(notes) == (1 if how == "reference-surface" else 0)
+    assert _shown({"findings": [f for f in report["findings"] if f not in notes]}) == _shown(
+        expected
+    )
+    assert report["trails"] == expected["trails"]
+    assert _listing(ws / "trailmaps") == before  # nothing written there

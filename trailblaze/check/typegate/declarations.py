@@ -29,12 +29,14 @@ from trailblaze.check.typegate.proof import listed_files, parse_output
 from trailblaze.check.typegate.reads import ReadFiles
 from trailblaze.check.typegate.settings import COMPILER_OPTIONS, infra_finding
 from trailblaze.finding import Finding
-from trailblaze.generate.artifacts import is_generated_tsconfig
+from trailblaze.generate.artifacts import DTS_NAME, is_generated_tsconfig, render_tsconfig
 from trailblaze.generate.sdk import (
     OURS_LABEL,
     SdkChoice,
     choose_sdk,
     override_tsconfig,
+    read_tsconfig,
+    sdk_paths,
 )
 from trailblaze.state.keys import digest
 from trailblaze.state.results import decode_findings
@@ -132,6 +134,9 @@ class EmitPlan:
     then none of the trailmap's tools is compiled."""
     sources: tuple[str, ...] = ()
     """The files its key holds the bytes of: reads too, where they are no input."""
+    surface: Path | None = None
+    """Our `trailblaze-client.d.ts` in the scratch directory, when the trailmap's `tools/` is
+    not ours to write: compiled in place of whatever `tools/` holds under that name."""
     project: Path | None = None
     """A nested project (a directory below `tools/` with its own tsconfig): compiled with that
     tsconfig, from its own directory, not as a part of the trailmap's program."""
@@ -166,6 +171,7 @@ def emit_declarations(
     choices: Mapping[str, SdkChoice] | None = None,
     store: Store | None = None,
     reads: ReadFiles | None = None,
+    homes: Mapping[str, Path] | None = None,
 ) -> Declarations:
     """Declarations of every scripted `.ts` tool, emitted by tsc from each trailmap's `tools/`.
 
@@ -175,7 +181,8 @@ def emit_declarations(
     the last emit (and whose declarations are as emitted) is not recompiled: `store` remembers
     each emit (`DECLARATIONS`), staged for its owner to commit. `reads` holds what the
     compilers of the last run read beyond the inputs: an emit is remembered only while they
-    are as they were, and only when it read no other (`ReadFiles.observe`).
+    are as they were, and only when it read no other (`ReadFiles.observe`). `homes` names the
+    trailmaps whose surface is in the scratch directory (`preparation.surface_homes`).
     """
     decls: dict[Path, Path] = {}
     findings: list[Finding] = []
@@ -235,6 +242,8 @@ def emit_declarations(
                 )
             )
             continue
+        home = (homes or {}).get(trailmap)
+        surface = home / DTS_NAME if home is not None else None
         # The surface in `tools/` imports the nested projects' tools, and with them their
         # sources: those are inputs of this program too.
         pulled = [
@@ -252,6 +261,7 @@ def emit_declarations(
             *(f"{p}\0{p.read_bytes().hex()}" for p in sorted([*sources, *pulled])),
             # Which projects are left out changes the program (absent: keys as before).
             *(f"nested\0{p}" for p in top),
+            *([f"surface:{surface}\0{bytes_or_missing(surface)}"] if surface is not None else []),
         )
         remembered = store.get(DECLARATIONS, trailmap, key) if store is not None else None
         for source in sources:  # not the nested projects': theirs come from their own emits
@@ -268,6 +278,7 @@ def emit_declarations(
                 sources=tuple(str(p) for p in sorted([*sources, *pulled])),
                 nested=top,
                 keep=keep,
+                surface=surface,
             )
         )
 
@@ -291,7 +302,14 @@ def emit_declarations(
                 layout=layout,
             )
         tsconfig = plan.tools_dir / "tsconfig.json"
-        if plan.choice.override:
+        if plan.surface is not None:
+            tsconfig = layout.tools_tsconfig(plan.trailmap)
+            write_scratch(
+                tsconfig,
+                surface_tsconfig(plan.tools_dir, plan.surface, plan.choice, layout),
+                layout.scratch,
+            )
+        elif plan.choice.override:
             tsconfig = layout.tools_tsconfig(plan.trailmap)
             write_scratch(
                 tsconfig,
@@ -337,6 +355,76 @@ def emit_declarations(
         identity=digest(*identity_parts),
         projects=tuple(plan.out_dir for plan in plans if plan.project is not None),
     )
+
+
+_DEFAULT_EXCLUDE = ("node_modules", "bower_components", "jspm_packages")
+"""What tsc excludes when a tsconfig says nothing."""
+
+
+def surface_tsconfig(tools_dir: Path, surface: Path, choice: SdkChoice, layout: Layout) -> str:
+    """The tsconfig a trailmap's tools compile with when our surface is `surface`, in the
+    scratch directory: what they would compile with beside it in `tools/`, with that surface
+    in place of `tools/trailblaze-client.d.ts` (another generator's, or a hand-written one,
+    which the program must not read: its augmentations would clash with ours).
+
+    A hand-written `tools/tsconfig.json` is extended, its `include`, `exclude` and `files`
+    made absolute; any other (Trailblaze's, ours, none) is the one we generate."""
+    user = tools_dir / "tsconfig.json"
+    try:
+        hand = not is_generated_tsconfig(user.read_text("utf-8"))
+        lists = _file_lists(user) if hand else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        lists = None
+    config: dict[str, Any]
+    if lists is not None:
+        include, exclude, files = lists
+        config = {"extends": user.absolute().as_posix(), "compilerOptions": {}}
+        if choice.override:
+            config["compilerOptions"]["paths"] = sdk_paths(layout.own_sdk_dir)
+    else:
+        # Exactly the one `tools/` would have had from us, its paths made absolute.
+        ours = json.loads(render_tsconfig(tools_dir, layout.scratch).split("\n", 1)[1])
+        sdk = layout.own_sdk_dir if choice.override else layout.sdk_dir
+        config = {"compilerOptions": {**ours["compilerOptions"], "paths": sdk_paths(sdk)}}
+        base = tools_dir.absolute()
+        include = [(base / pattern).as_posix() for pattern in ours["include"]]
+        exclude = [(base / pattern).as_posix() for pattern in ours["exclude"]]
+        files = []
+    config["include"] = include
+    config["exclude"] = [*exclude, (tools_dir / DTS_NAME).absolute().as_posix()]
+    config["files"] = [*files, surface.absolute().as_posix()]
+    return json.dumps(config, indent=2) + "\n"
+
+
+def _file_lists(tsconfig: Path) -> tuple[list[str], list[str], list[str]]:
+    """The `include`, `exclude` and `files` a tsconfig compiles with (through relative
+    `extends`, each list from the first config that has it), absolute; tsc's defaults where
+    none says. `ValueError` when one of the chain is not a JSON object."""
+    found: dict[str, list[str]] = {}
+    seen: set[Path] = set()
+    current: Path | None = tsconfig
+    while current is not None and current not in seen:
+        seen.add(current)
+        data = read_tsconfig(current)
+        for name in ("include", "exclude", "files"):
+            value = data.get(name)
+            if name not in found and isinstance(value, list):
+                found[name] = [
+                    (current.parent / v).absolute().as_posix() for v in value if isinstance(v, str)
+                ]
+        extends = data.get("extends")
+        if isinstance(extends, str) and extends.startswith("."):
+            following = current.parent / extends
+            if not following.name.endswith(".json") and not following.is_file():
+                following = following.with_name(following.name + ".json")
+            current = following if following.is_file() else None
+        else:
+            current = None
+    base = tsconfig.parent.absolute()
+    files = found.get("files", [])
+    include = found.get("include", [] if "files" in found else [(base / "**/*").as_posix()])
+    exclude = found.get("exclude", [(base / name).as_posix() for name in _DEFAULT_EXCLUDE])
+    return include, exclude, files
 
 
 def _fallback_tsconfig(tools_dir: Path) -> dict[str, Any]:

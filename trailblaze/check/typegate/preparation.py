@@ -26,10 +26,13 @@ from trailblaze.check.typegate.settings import COMPILER_OPTIONS
 from trailblaze.check.typegate.surfacecheck import surface_verdicts
 from trailblaze.check.typegate.surfaces import write_module_surfaces
 from trailblaze.generate.codegen import GENERATOR_VERSION
+from trailblaze.generate.owners import left_alone
 from trailblaze.generate.sdk import OURS_LABEL, render_sdk
+from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest
 from trailblaze.state.reads import recorded_paths
 from trailblaze.state.results import options_digest
+from trailblaze.state.scratch import Layout
 from trailblaze.toolchain.compilers import (
     LIBRARIES,
     TSC_ENV,
@@ -97,6 +100,23 @@ def tools_dirs(
     return found
 
 
+def surface_homes(
+    tools: Mapping[str, Path], layout: Layout, options: CheckOptions
+) -> dict[str, Path]:
+    """Trailmap -> the scratch directory holding its `trailblaze-client.d.ts`, for each whose
+    `tools/` is not ours to write (`check.surfaces.write_surfaces` put it there): its tools
+    compile with that one, never with the file left in `tools/`."""
+    homes: dict[str, Path] = {}
+    for trailmap, tools_dir in tools.items():
+        if tools_dir.is_relative_to(layout.scratch):
+            continue  # a bundled target's validation surface: scratch already
+        if not options.write or left_alone(
+            tools_dir, overwrite_generated=options.overwrite_generated
+        ):
+            homes[trailmap] = layout.trailmap_tools(trailmap)
+    return homes
+
+
 def prepare(
     ctx: CheckContext,
     targets: Mapping[str, Resolution],
@@ -130,6 +150,7 @@ def prepare(
             choices=choices,
             store=ctx.store,
             reads=reads,
+            homes=surface_homes(tools, layout, ctx.options),
         )
     surface_keys = write_module_surfaces(
         targets, layout=layout, decls=decls, catalog=ctx.catalog, store=ctx.store
@@ -190,7 +211,14 @@ def _reads(
         root=ctx.ws.root,
         # What we write for the compilers, not the whole scratch directory: a file someone
         # put elsewhere in it (a type a tool imports from `.trailblaze/`) is a read like any.
-        ours=[ctx.layout.root, ctx.layout.sdk_dir, ctx.layout.own_sdk_dir, toolchain_dir()],
+        ours=[
+            ctx.layout.root,
+            ctx.layout.sdk_dir,
+            ctx.layout.own_sdk_dir,
+            # A trailmap's surface when its tools/ is not ours: its bytes are in the emit's key.
+            ctx.layout.trailmap_surfaces_dir,
+            toolchain_dir(),
+        ],
         inputs=inputs,
         tools_dirs=tools_dirs,
         known=recorded_paths(ctx.store),

@@ -645,7 +645,8 @@ def cached_run(
 
         return run_check(ws, opts, progress=progress, found=found, stats=stats)
 
-    if found is None or not options.remote_cache:
+    if found is None or not options.remote_cache or not options.write:
+        # A run entry writes the generated files into tools/: not for a run that writes none.
         return pipeline(options)
     seen = stats if isinstance(stats, dict) else None
     cache = RunCache(options, ws, warn=warn)
