@@ -532,3 +532,40 @@ def test_doit_check_runs_the_tests_and_an_unchanged_workspace_runs_none(ws: Path
     skipped = doit(ws, "check", env={"TRAILBLAZE_NO_TESTS": "1"})
     assert skipped.returncode == 0, skipped.stdout
     assert "test_files" not in last_stats(scratch)
+
+
+def test_the_first_shard_runs_the_tests_and_the_merge_lists_them_once(
+    ws: Path, tmp_path: Path
+) -> None:
+    seed_failure(ws)
+    files = []
+    for k in (1, 2):
+        out = tmp_path / f"shard-{k}.json"
+        done = run_python(
+            ws, "-m", "trailblaze", "check", "--shard", f"{k}/2", "--format", "json",
+            "--output", str(out),
+        )  # fmt: skip
+        assert done.returncode == (1 if k == 1 else 0), done.stdout + done.stderr
+        files.append(str(out))
+    assert "tests" not in json.loads(Path(files[1]).read_text())
+    merged = run_python(ws, "-m", "trailblaze", "report", "merge", *files, "--format", "json")
+    assert merged.returncode == 1, merged.stderr
+    data = json.loads(merged.stdout)
+    assert len(data["tests"]) == 8
+    assert data["summary"]["tests"]["failed"] == 1
+    assert [f["code"] for f in data["findings"] if f["kind"] == "test"] == ["test-failed"]
+
+
+def test_a_whole_run_from_the_remote_cache_lists_its_tests_as_cached(
+    ws: Path, server: NginxCache, tmp_path: Path
+) -> None:
+    first = run_python(ws, "-m", "trailblaze", "check", "--remote-cache", server.url)
+    assert first.returncode == 0, first.stdout + first.stderr
+    clone = tmp_path / "clone"
+    shutil.copytree(PLAYWRIGHT, clone)
+    warm = run_python(
+        clone, "-m", "trailblaze", "check", "--remote-cache", server.url, "--format", "json"
+    )
+    assert warm.returncode == 0, warm.stderr
+    data = json.loads(warm.stdout)
+    assert [(t["status"], t["cached"]) for t in data["tests"]] == [("passed", True)] * 6

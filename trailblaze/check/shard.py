@@ -27,7 +27,13 @@ from trailblaze import codes
 from trailblaze.check.crosstrail import no_surface_finding, repeated_branches
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding, Owned, is_workspace_path, position_in_range
-from trailblaze.report.record import REASON_NO_SURFACE, REPORT_VERSION, Report, TrailStatus
+from trailblaze.report.record import (
+    REASON_NO_SURFACE,
+    REPORT_VERSION,
+    Report,
+    TrailStatus,
+    UnitTest,
+)
 from trailblaze.state.results import decode_findings
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -218,7 +224,20 @@ def _merge(
     where: dict[str, Path] = {}
     """Every trail (workspace-relative) -> the report naming it."""
     unpacked: list[tuple[Path, list[Finding], list[Any]]] = []
+    tests: list[UnitTest] = []
     for path, data in reports:
+        for raw_test in data.get("tests") or ():
+            try:
+                test = UnitTest.checked(raw_test)
+            except ValueError as exc:
+                raise ShardError(f"{path}: {exc}") from None
+            where_test = _inside(test.path, root)
+            if where_test is None or (owned is not None and not owned.names(where_test)):
+                raise ShardError(
+                    f"{path}: reports a unit test in {test.path[:200]!r}, which is not a file "
+                    "of the workspace being reported"
+                )
+            tests.append(replace(test, path=where_test))
         shard = data["shard"]
         trails = data.get("trails")
         positions = shard["positions"]
@@ -319,6 +338,7 @@ def _merge(
         findings=tuple(every),
         require_typecheck=require,
         sdks=dict(sorted(sdks.items())),
+        tests=tuple(tests),
     )
 
 

@@ -135,6 +135,32 @@ class UnitTest:
         }
 
     @classmethod
+    def checked(cls, raw: Any) -> UnitTest:
+        """A test from JSON that came from outside (a shard's report, a remote run entry),
+        every field checked; ValueError when it is not one `to_json` writes."""
+        if not isinstance(raw, dict) or set(raw) != {
+            "path",
+            "trailmap",
+            "name",
+            "line",
+            "status",
+            "duration",
+            "cached",
+        }:
+            raise ValueError("a unit test that is not an object of its fields")
+        if (
+            not all(isinstance(raw[k], str) for k in ("path", "trailmap", "name", "status"))
+            or raw["status"] not in TEST_STATUSES
+            or type(raw["line"]) is not int
+            or raw["line"] < 1
+            or not isinstance(raw["duration"], int | float)
+            or isinstance(raw["duration"], bool)
+            or not isinstance(raw["cached"], bool)
+        ):
+            raise ValueError(f"a malformed unit test ({str(raw.get('path'))[:200]!r})")
+        return cls.from_json(raw)
+
+    @classmethod
     def from_json(cls, data: dict[str, Any]) -> UnitTest:
         return cls(
             path=str(data["path"]),

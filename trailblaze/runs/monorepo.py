@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from trailblaze.finding import Finding
 from trailblaze.options import CheckOptions
-from trailblaze.report.record import Report, TrailStatus
+from trailblaze.report.record import Report, TrailStatus, UnitTest
 from trailblaze.runs.warnonce import Run, first_to_warn
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
@@ -225,10 +225,14 @@ def combine(root: Path, parts: Sequence[tuple[str, Report]]) -> Report:
     trails: list[TrailStatus] = []
     findings: list[Finding] = []
     trailmaps: list[str] = []
+    tests: list[UnitTest] = []
     require = False
     for name, report in parts:
         prefix = "" if name == "." else f"{name}/"
         trails.extend(replace(t, path=prefix + t.path) for t in report.trails)
+        tests.extend(
+            replace(u, path=prefix + u.path, trailmap=f"{name}:{u.trailmap}") for u in report.tests
+        )
         findings.extend(f.with_(path=prefix + f.path) for f in report.findings)
         trailmaps.extend(f"{name}:{tm}" for tm in report.trailmaps)
         require = require or report.require_typecheck
@@ -239,4 +243,5 @@ def combine(root: Path, parts: Sequence[tuple[str, Report]]) -> Report:
         trails=tuple(trails),
         findings=tuple(findings),
         require_typecheck=require,
+        tests=tuple(tests),
     )

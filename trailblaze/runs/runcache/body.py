@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from trailblaze.finding import Owned
 from trailblaze.options import CheckOptions
-from trailblaze.report.record import REASON_INFRA, Report, TrailStatus
+from trailblaze.report.record import REASON_INFRA, Report, TrailStatus, UnitTest
 from trailblaze.runs.runcache.keys import RUN_FORMAT, RunInputs
 from trailblaze.state.keys import content_digest
 from trailblaze.state.results import decode_findings
@@ -219,6 +219,8 @@ def report_of(
         trailmaps = tuple(data["trailmaps"])
         sdks = data.get("sdks") or {}
         shard = data.get("shard")
+        # A run answered by the cache ran none of its tests here.
+        tests = tuple(replace(UnitTest.checked(u), cached=True) for u in data.get("tests") or ())
     except (KeyError, TypeError) as exc:
         raise ValueError(f"malformed report: {exc}") from None
     if not all(isinstance(t, str) for t in trailmaps):
@@ -238,6 +240,7 @@ def report_of(
         stats=stats,
         shard=shard,
         sdks=dict(sdks),
+        tests=tests,
     )
 
 
