@@ -76,7 +76,6 @@ _BUILTINS = frozenset(
         "wasi",
         "worker_threads",
         "zlib",
-        "test",
     ]
 )
 SDK_MODULE = "@trailblaze/scripting"
