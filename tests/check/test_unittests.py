@@ -569,3 +569,29 @@ def test_a_whole_run_from_the_remote_cache_lists_its_tests_as_cached(
     assert warm.returncode == 0, warm.stderr
     data = json.loads(warm.stdout)
     assert [(t["status"], t["cached"]) for t in data["tests"]] == [("passed", True)] * 6
+
+
+def test_skipped_and_todo_tests_nested_names_and_a_file_without_tests(ws: Path) -> None:
+    tools = ws / TOOLS
+    (tools / "kinds.test.ts").write_text(
+        'import { describe, expect, test } from "bun:test";\n'
+        'describe("outer", () => {\n'
+        '  describe("inner", () => {\n'
+        '    test.skip("skipped one", () => {});\n'
+        '    test.todo("todo one");\n'
+        '    test("passes", () => expect(1).toBe(1));\n'
+        "  });\n"
+        "});\n"
+    )
+    (tools / "empty.test.ts").write_text("export const nothing = 1;\n")
+    report = check(ws)
+    assert report.exit_code == EXIT_OK
+    kinds = [(t.name, t.line, t.status) for t in report.tests if t.path.endswith("kinds.test.ts")]
+    assert kinds == [
+        ("outer > inner > skipped one", 4, "skipped"),
+        ("outer > inner > todo one", 5, "todo"),
+        ("outer > inner > passes", 6, "passed"),
+    ]
+    assert not [t for t in report.tests if t.path.endswith("empty.test.ts")]
+    # Both files passed: neither runs again.
+    assert ran(check(ws)) == {"test_files": 5, "test_files_run": 0, "test_files_cached": 5}
