@@ -35,8 +35,8 @@ from trailblaze.generate.sdk import (
     SdkChoice,
     choose_sdk,
     override_tsconfig,
-    read_tsconfig,
     sdk_paths,
+    tsconfig_chain,
 )
 from trailblaze.state.keys import digest
 from trailblaze.state.results import decode_findings
@@ -386,25 +386,13 @@ def _file_lists(tsconfig: Path) -> tuple[list[str], list[str], list[str]]:
     `extends`, each list from the first config that has it), absolute; tsc's defaults where
     none says. `ValueError` when one of the chain is not a JSON object."""
     found: dict[str, list[str]] = {}
-    seen: set[Path] = set()
-    current: Path | None = tsconfig
-    while current is not None and current not in seen:
-        seen.add(current)
-        data = read_tsconfig(current)
+    for current, data in tsconfig_chain(tsconfig):
         for name in ("include", "exclude", "files"):
             value = data.get(name)
             if name not in found and isinstance(value, list):
                 found[name] = [
                     (current.parent / v).absolute().as_posix() for v in value if isinstance(v, str)
                 ]
-        extends = data.get("extends")
-        if isinstance(extends, str) and extends.startswith("."):
-            following = current.parent / extends
-            if not following.name.endswith(".json") and not following.is_file():
-                following = following.with_name(following.name + ".json")
-            current = following if following.is_file() else None
-        else:
-            current = None
     base = tsconfig.parent.absolute()
     files = found.get("files", [])
     include = found.get("include", [] if "files" in found else [(base / "**/*").as_posix()])
