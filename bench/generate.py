@@ -55,13 +55,13 @@ ERROR_KINDS: dict[str, tuple[str, ...]] = {
     # "0500" for an integer argument (a quoted canonical number, "500", is converted at replay
     # as the reference's runtime does: a non-fatal `quoted-number` warning, not an error)
     "quoted_number": ("TS2322",),
-    # an argument the tool does not declare (TS2322 "not assignable to never" for a tool that
-    # takes no arguments at all)
-    "unknown_argument": ("TS2353", "TS2322"),
+    # an argument the tool does not declare (TS2561 "did you mean" when tsc finds a close name,
+    # TS2322 "not assignable to never" for a tool that takes no arguments at all)
+    "unknown_argument": ("TS2353", "TS2561", "TS2322"),
     # a value outside the enum, in any case (enums are case-insensitive, as at replay)
     "bad_enum": ("TS2322", "TS2820"),
     # a misspelled field of a driver match, maybe in a nested selector
-    "unknown_selector_field": ("TS2353",),
+    "unknown_selector_field": ("TS2353", "TS2561"),
     # a tool name one letter off (TS2551 "did you mean", TS2339 when tsc has no suggestion)
     "misspelled_tool": ("TS2551", "TS2339"),
     # a required argument left out

@@ -254,18 +254,16 @@ def _find_workspace(start: Path | None, *, explicit: bool) -> Workspace:
     )
 
 
-def packs_found(root: Path) -> list[Path]:
-    """The `pack.yaml` files of the older layout's `packs/` directories at `root` (sorted)."""
-    found: list[Path] = []
+def _packs_hint(root: Path) -> str | None:
+    """What to do with the `pack.yaml` files of the older layout's `packs/` directories at
+    `root`: the current layout's names for them; None when there are none."""
+    packs: list[Path] = []
     for parts in PACKS_DIRS:
         directory = root.joinpath(*parts)
         if directory.is_dir():
-            found.extend(sorted(directory.glob("*/pack.yaml")))
-    return found
-
-
-def packs_advice(root: Path, packs: list[Path]) -> str:
-    """What to do with the older layout's packs: the current layout's names for them."""
+            packs.extend(sorted(directory.glob("*/pack.yaml")))
+    if not packs:
+        return None
     shown = packs[0].relative_to(root).as_posix()
     new = shown.replace("packs/", "trailmaps/", 1).removesuffix("pack.yaml") + "trailmap.yaml"
     more = f" (and {len(packs) - 1} more)" if len(packs) > 1 else ""
@@ -273,11 +271,6 @@ def packs_advice(root: Path, packs: list[Path]) -> str:
         f"'{shown}'{more} is the older layout, where trailmaps were packs: rename each "
         f"'packs/<id>/pack.yaml' to 'trailmaps/<id>/trailmap.yaml' (here '{new}')"
     )
-
-
-def _packs_hint(root: Path) -> str | None:
-    packs = packs_found(root)
-    return packs_advice(root, packs) if packs else None
 
 
 def _is_monorepo_root(path: Path) -> bool:

@@ -114,12 +114,11 @@ def _one_scope(
             try:
                 return Scope(find_workspace(candidate, explicit=True))
             except WorkspaceError:
-                if valid_trailmap_id(word) and _has_trailmap(cwd, word):
-                    pass
-                elif (trails := _trail_dir_scope(candidate)) is not None:
+                if not (valid_trailmap_id(word) and _has_trailmap(cwd, word)):
+                    trails = _trail_dir_scope(candidate)  # a directory of trails, or the error
+                    if trails is None:
+                        raise
                     return trails
-                else:
-                    raise
         if not valid_trailmap_id(word):
             if workspace is None and ("/" in word or os.sep in word):
                 # A path that is not there: as before, "workspace '...' is not a directory".

@@ -22,7 +22,11 @@ def typed_tools_listing(ws: Workspace, trailmaps: Iterable[str]) -> str:
     from trailblaze.check.typegate.settings import timeout_seconds  # noqa: PLC0415
     from trailblaze.check.typegate.tooltypes import scripted_tool_types  # noqa: PLC0415
     from trailblaze.state.scratch import Layout  # noqa: PLC0415
-    from trailblaze.toolchain.compilers import ToolchainError, find_compiler  # noqa: PLC0415
+    from trailblaze.toolchain.compilers import (  # noqa: PLC0415
+        Compiler,
+        ToolchainError,
+        find_compiler,
+    )
     from trailblaze.toolmodel.bundled import discover  # noqa: PLC0415 - only this listing needs them
     from trailblaze.toolmodel.catalog import load_catalog  # noqa: PLC0415
     from trailblaze.toolmodel.resolution import Resolver  # noqa: PLC0415
@@ -34,6 +38,9 @@ def typed_tools_listing(ws: Workspace, trailmaps: Iterable[str]) -> str:
     bundled = discover(catalog, workspace_targets=ws.targets_dir)
     resolver = Resolver(manifests.with_dirs(), ws.root, catalog, bundled.trailmaps)
     lines: list[str] = []
+    # Looked up once, by the first trailmap with scripted tools: finding it asks the compiler
+    # its version (a process). A str: why there is none.
+    compiler: Compiler | str | None = None
     for trailmap in trailmaps:
         if trailmap not in manifests.trailmaps:
             lines.append(f"typed tools of trailmap '{trailmap}': none (its manifest did not load)")
@@ -42,10 +49,13 @@ def typed_tools_listing(ws: Workspace, trailmaps: Iterable[str]) -> str:
         scripted = [e.name for e in entries if e.input_schema is None]
         typed: dict[str, ToolTypes | Untyped] = {}
         if scripted:
-            try:
-                compiler = find_compiler()
-            except ToolchainError as exc:
-                typed = dict.fromkeys(scripted, Untyped(f"no compiler: {exc}"))
+            if compiler is None:
+                try:
+                    compiler = find_compiler()
+                except ToolchainError as exc:
+                    compiler = f"no compiler: {exc}"
+            if isinstance(compiler, str):
+                typed = dict.fromkeys(scripted, Untyped(compiler))
             else:
                 typed = scripted_tool_types(
                     Layout(ws.scratch), trailmap, scripted, compiler, timeout=timeout_seconds()

@@ -23,6 +23,7 @@ from doit.exceptions import TaskError, TaskFailed
 
 import trailblaze.runs.warnonce  # noqa: F401 - its RUN is taken as doit loads the tasks
 from trailblaze.doit_tasks.config import dep_file_problem, workspace_of
+from trailblaze.doit_tasks.uptodate import Described
 from trailblaze.errors import TrailblazeError, machine_error
 from trailblaze.report.record import EXIT_INFRA, EXIT_OK
 from trailblaze.state.scratch import Layout
@@ -236,20 +237,6 @@ def surfaces_clean(root: str, tools_dir: str) -> None:
         print(f"  removed {rel(path)}")
 
 
-class _ToolchainReady:
-    """`toolchain_ready`, named for `doit info`."""
-
-    def __call__(self) -> bool:
-        return _toolchain_ready()
-
-    def __repr__(self) -> str:
-        return "the pinned compiler or zod is not installed (or TRAILBLAZE_TSC names no file)"
-
-
-toolchain_ready = _ToolchainReady()
-"""A doit `uptodate` check: the toolchain a type gate needs is in place."""
-
-
 def _toolchain_ready() -> bool:
     # Up to date only when a later type gate will find a compiler; a TRAILBLAZE_TSC naming a
     # missing file makes the task run (and fail with the message) instead.
@@ -262,6 +249,13 @@ def _toolchain_ready() -> bool:
     except ToolchainError:
         return False
     return True
+
+
+toolchain_ready = Described(
+    _toolchain_ready,
+    "the pinned compiler or zod is not installed (or TRAILBLAZE_TSC names no file)",
+)
+"""A doit `uptodate` check: the toolchain a type gate needs is in place."""
 
 
 @_action("toolchain")

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import IO
 
 from trailblaze.doit_tasks.surfaceplan import trailmaps_scan
+from trailblaze.doit_tasks.uptodate import Described
 from trailblaze.finding import Finding
 from trailblaze.state.store import Kind, Store
 from trailblaze.workspace import Workspace
@@ -77,22 +78,11 @@ def build_surface(ws: Workspace, dir_name: str, out: IO[str] | None = None) -> s
 def passed(ws: Workspace, step: str) -> Callable[[], bool]:
     """A doit `uptodate` check: False while the step's last run recorded a failure."""
 
-    return _Passed(ws, step)
+    def check() -> bool:
+        with Store.open(ws.scratch) as store:
+            return store.get(FAILED, step) is None
 
-
-class _Passed:
-    """`passed`'s check, named for `doit info`."""
-
-    def __init__(self, ws: Workspace, step: str) -> None:
-        self.ws = ws
-        self.step = step
-
-    def __call__(self) -> bool:
-        with Store.open(self.ws.scratch) as store:
-            return store.get(FAILED, self.step) is None
-
-    def __repr__(self) -> str:
-        return f"its last run recorded a failure ({self.step})"
+    return Described(check, f"its last run recorded a failure ({step})")
 
 
 def verdict(ws: Workspace, steps: Iterable[str]) -> str | None:

@@ -185,21 +185,29 @@ def last_run_complete(layout: Layout) -> Callable[[], bool]:
     and the outcome vouches for the report it was recorded with.
     """
 
-    return _LastRunComplete(layout)
-
-
-class _LastRunComplete:
-    """`last_run_complete`'s check, named for `doit info`."""
-
-    def __init__(self, layout: Layout) -> None:
-        self.layout = layout
-
-    def __call__(self) -> bool:
-        outcome = recorded_outcome(self.layout)
+    def check() -> bool:
+        outcome = recorded_outcome(layout)
         return outcome is not None and outcome.complete
 
+    return Described(
+        check,
+        "no complete run is recorded (none yet, or the last one could not check everything)",
+    )
+
+
+class Described:
+    """A doit `uptodate` check that says in words why its task would run: `doit info` shows
+    a check by its repr."""
+
+    def __init__(self, check: Callable[[], bool], why: str) -> None:
+        self.check = check
+        self.why = why
+
+    def __call__(self) -> bool:
+        return self.check()
+
     def __repr__(self) -> str:
-        return "no complete run is recorded (none yet, or the last one could not check everything)"
+        return self.why
 
 
 class ReportVerdict:

@@ -98,14 +98,15 @@ def left_alone(tools_dir: Path, *, overwrite_generated: bool = False) -> list[tu
     beside our own `trailblaze-client.d.ts`."""
     found: list[tuple[Path, str]] = []
     dts = tools_dir / DTS_NAME
-    dts_ours = not os.path.lexists(dts) or _ours_text(DTS_NAME, _head(dts))
+    dts_head = _head(dts) if os.path.lexists(dts) else None  # read once: asked twice below
+    dts_ours = dts_head is None or _ours_text(DTS_NAME, dts_head)
     for name in (DTS_NAME, TSCONFIG_NAME, SIDECAR_NAME, SCHEMA_NAME):
         path = tools_dir / name
         if not os.path.isfile(path):
             continue
         if name == SIDECAR_NAME and dts_ours:
             continue
-        head = _head(path)
+        head = dts_head if name == DTS_NAME and dts_head is not None else _head(path)
         if _ours_text(name, head):
             continue
         if name == TSCONFIG_NAME and not is_generated_tsconfig(head):

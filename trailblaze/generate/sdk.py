@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -259,12 +260,8 @@ def _mapping(tsconfig: Path) -> tuple[list[Path], Path] | None:
     None when no config of the chain has a `paths` entry for it. Relative `extends` only: a
     package's base config says nothing about this workspace's SDK.
     """
-    seen: set[Path] = set()
-    current: Path | None = tsconfig
     base_url: Path | None = None
-    while current is not None and current not in seen:
-        seen.add(current)
-        data = read_tsconfig(current)
+    for current, data in tsconfig_chain(tsconfig):
         options = data.get("compilerOptions")
         options = options if isinstance(options, dict) else {}
         if base_url is None and isinstance(options.get("baseUrl"), str):
@@ -276,6 +273,19 @@ def _mapping(tsconfig: Path) -> tuple[list[Path], Path] | None:
                 return None
             anchor = base_url if base_url is not None else current.parent
             return [anchor / t for t in targets if isinstance(t, str)], current
+    return None
+
+
+def tsconfig_chain(tsconfig: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """`tsconfig` and each tsconfig it extends by a relative path that exists, in that order,
+    each with its data (`read_tsconfig`: `ValueError` when one is not a JSON object). A
+    package's base config ends the chain: it says nothing about this workspace."""
+    seen: set[Path] = set()
+    current: Path | None = tsconfig
+    while current is not None and current not in seen:
+        seen.add(current)
+        data = read_tsconfig(current)
+        yield current, data
         extends = data.get("extends")
         if isinstance(extends, str) and extends.startswith("."):
             following = current.parent / extends
@@ -284,7 +294,6 @@ def _mapping(tsconfig: Path) -> tuple[list[Path], Path] | None:
             current = following if following.is_file() else None
         else:
             current = None
-    return None
 
 
 def _resolves(candidate: Path) -> Path | None:

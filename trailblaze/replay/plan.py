@@ -79,7 +79,8 @@ class TrailPlan:
     step_reasons: bool = False
     """A skipped trail's steps show their own reasons (each needs the AI runner) first."""
     refused_args: frozenset[str] = frozenset()
-    """The arguments a trail refused because they do not bind declares."""
+    """The argument names a trail declares when it was refused because its arguments did not
+    bind: an `--arg` naming one of them is still a name the run knows, not a usage error."""
 
     @property
     def refused(self) -> bool:

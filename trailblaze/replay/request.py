@@ -53,10 +53,7 @@ def parse_arg_values(values: Sequence[str]) -> dict[str, Given]:
         if not sep or not name:
             raise ReplayUsageError(f"--arg {value!r}: expected {ARG_PATTERN_HELP}")
         if not ARG_NAME.fullmatch(name):
-            raise ReplayUsageError(
-                f"--arg {value!r}: '{name}' is not an argument name "
-                "(letters, digits and '_', not starting with a digit)"
-            )
+            raise ReplayUsageError(f"--arg {value!r}: {_not_a_name(name)}")
         out[name] = Given(text, f"--arg {name}")
     return out
 
@@ -85,12 +82,14 @@ def read_args_file(path: Path) -> dict[str, Given]:
     for key, value in node:
         where = f"{path}:{key.line}:{key.column}"
         if not ARG_NAME.fullmatch(key.text):
-            raise ReplayUsageError(
-                f"--args-file {where}: '{key.text}' is not an argument name "
-                "(letters, digits and '_', not starting with a digit)"
-            )
+            raise ReplayUsageError(f"--args-file {where}: {_not_a_name(key.text)}")
         out[key.text] = Given(raw_value(value), f"--args-file {path}:{value.line}:{value.column}")
     return out
+
+
+def _not_a_name(name: str) -> str:
+    """What is wrong with a given name that `ARG_NAME` refuses (`--arg` and `--args-file`)."""
+    return f"'{name}' is not an argument name (letters, digits and '_', not starting with a digit)"
 
 
 def given_args(args: Sequence[str], args_file: Path | None) -> dict[str, Given]:

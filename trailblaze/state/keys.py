@@ -25,6 +25,7 @@ No other module of the package imports `hashlib` (a test keeps it so).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Iterable
@@ -134,7 +135,23 @@ def package_files(root: str = PACKAGE_DIR) -> list[tuple[str, str]]:
 
 def code_stamps_digest(root: str = PACKAGE_DIR) -> str:
     """Our own files by place and stamp (`package_files`; one that vanished meanwhile is
-    left out): what the command line's no-op key holds of our code, cheap enough for every run."""
+    left out): what the command line's no-op key holds of our code, cheap enough for every run.
+
+    The running package's (`root` by default) is walked once per process: the no-op key, the
+    state store's tag (`Store`, opened several times by a no-op and by doit's up-to-date
+    checks) and doit's key all ask for it, and the code this process runs is the one its
+    files held when first asked (a file edited during a run does not describe that run)."""
+    if root == PACKAGE_DIR:
+        return _running_code_stamps()
+    return _code_stamps(root)
+
+
+@functools.cache
+def _running_code_stamps() -> str:
+    return _code_stamps(PACKAGE_DIR)
+
+
+def _code_stamps(root: str) -> str:
     pairs = []
     for _, path in package_files(root):
         try:

@@ -51,7 +51,7 @@ Raw = str | list[Any] | dict[str, Any] | Null
 def raw_value(node: YNode) -> Raw:
     """A YAML node as a value to coerce: a scalar's text (a plain null is NULL)."""
     if isinstance(node, YScalar):
-        if node.value is None and not node.quoted:
+        if node.is_null:
             return NULL
         return node.text
     if isinstance(node, YSeq | YMap):

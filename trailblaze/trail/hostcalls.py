@@ -43,6 +43,7 @@ from trailblaze import codes
 from trailblaze.finding import join_key
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.records import Resolution, ToolEntry
+from trailblaze.toolmodel.resolution import ships_runif
 from trailblaze.trail.model import Recording, Step, ToolCall, Trail, is_blank_name
 from trailblaze.trail.runif import RUNIF
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq
@@ -233,6 +234,7 @@ class Reach:
     def __init__(self, resolution: Resolution | None, catalog: Catalog) -> None:
         entries = {e.name: e for e in resolution.entries} if resolution is not None else {}
         self._entry: Callable[[str], ToolEntry | None] = entries.get
+        self._runif_ours = not ships_runif(resolution)
         self._catalog = catalog
         self._composed: dict[str, tuple[HostCall, ...]] = {}
 
@@ -240,10 +242,8 @@ class Reach:
         """The host calls that calling `name` with `args` (plain data) leads to. Our `runIf` is
         replay's own: the calls inside a recorded one are calls of their own. A trailmap's own
         `runIf` is a tool like any other."""
-        if name == RUNIF:
-            entry = self._entry(name)
-            if entry is None or entry.kind == "framework":
-                return ()
+        if name == RUNIF and self._runif_ours:
+            return ()
         kind, tool = self._kind(name)
         if tool is not None:
             return (HostCall(tool, _via((), name, tool), args),)

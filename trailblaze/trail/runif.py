@@ -273,9 +273,7 @@ class _Validator:
             self.error(name, tool_path, BLANK_TOOL_NAME, code=codes.RUNIF_BRANCH)
             return None
         text = str(name.value)
-        if given is None or (
-            isinstance(given, YScalar) and given.value is None and not given.quoted
-        ):
+        if given is None or (isinstance(given, YScalar) and given.is_null):
             args = None
         elif isinstance(given, YMap):
             args = given
@@ -345,7 +343,7 @@ class _Validator:
         if is_blank_name(key):
             self.error(key, key_path, BLANK_TOOL_NAME, code=codes.RUNIF_BRANCH)
             return None
-        if isinstance(args, YScalar) and args.value is None and not args.quoted:
+        if isinstance(args, YScalar) and args.is_null:
             return ToolCall(
                 name=key.text, args=None, line=key.line, column=key.column, key_path=key_path
             )

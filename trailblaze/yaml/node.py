@@ -87,6 +87,11 @@ class YScalar:
     def quoted(self) -> bool:
         return self.style != PLAIN
 
+    @property
+    def is_null(self) -> bool:
+        """A plain null (`~`, `null` or nothing); a quoted one is text."""
+        return self.value is None and not self.quoted
+
     def to_python(self) -> Scalar:
         return self.value
 

@@ -35,8 +35,8 @@ from trailblaze.generate.sdk import (
     SdkChoice,
     choose_sdk,
     override_tsconfig,
-    read_tsconfig,
     sdk_paths,
+    tsconfig_chain,
 )
 from trailblaze.state.keys import digest
 from trailblaze.state.results import decode_findings
@@ -211,36 +211,24 @@ def emit_declarations(
             for p in files_below(tools_dir, top)
             if p.suffix in SOURCE_SUFFIXES or p.name == "tsconfig.json"
         ]
+        # The trailmap's plan before its key: as it stays when it compiles nothing.
+        bare = EmitPlan(
+            trailmap=trailmap,
+            tools_dir=tools_dir,
+            out_dir=out_dir,
+            key="",
+            remembered=None,
+            choice=choice,
+            keep=keep,
+        )
         if top and not any(p.suffix in SOURCE_SUFFIXES for p in sources):
-            plans.append(
-                EmitPlan(
-                    trailmap=trailmap,
-                    tools_dir=tools_dir,
-                    out_dir=out_dir,
-                    key="",
-                    remembered=None,
-                    choice=choice,
-                    keep=keep,
-                    empty=True,
-                )
-            )
+            plans.append(dataclasses.replace(bare, empty=True))
             continue
         unread = tuple((p, why) for p in sources if (why := _not_read(p)) is not None)
         if unread:
             # The tool reader reported these as not read: compiling them anyway would read
             # them after all (a file of gigabytes, into the key and the compiler).
-            plans.append(
-                EmitPlan(
-                    trailmap=trailmap,
-                    tools_dir=tools_dir,
-                    out_dir=out_dir,
-                    key="",
-                    remembered=None,
-                    choice=choice,
-                    unread=unread,
-                    keep=keep,
-                )
-            )
+            plans.append(dataclasses.replace(bare, unread=unread))
             continue
         home = (homes or {}).get(trailmap)
         surface = home / DTS_NAME if home is not None else None
@@ -252,13 +240,14 @@ def emit_declarations(
             for p in files_below(project, ())
             if p.suffix in SOURCE_SUFFIXES or p.name == "tsconfig.json"
         ]
+        read = sorted([*sources, *pulled])
         key = digest(
             str(out_dir),  # the memo vouches for the files there
             compiler.identity,
             choice.identity,
             str(choice.override),
             *([reads.key] if reads is not None and reads.key else []),
-            *(f"{p}\0{p.read_bytes().hex()}" for p in sorted([*sources, *pulled])),
+            *(f"{p}\0{p.read_bytes().hex()}" for p in read),
             # Which projects are left out changes the program (absent: keys as before).
             *(f"nested\0{p}" for p in top),
             *([f"surface:{surface}\0{bytes_or_missing(surface)}"] if surface is not None else []),
@@ -268,16 +257,12 @@ def emit_declarations(
             if source.name != "tsconfig.json":
                 decls[source] = out_dir / _declaration_name(source.relative_to(tools_dir))
         plans.append(
-            EmitPlan(
-                trailmap=trailmap,
-                tools_dir=tools_dir,
-                out_dir=out_dir,
+            dataclasses.replace(
+                bare,
                 key=key,
                 remembered=remembered,
-                choice=choice,
-                sources=tuple(str(p) for p in sorted([*sources, *pulled])),
+                sources=tuple(str(p) for p in read),
                 nested=top,
-                keep=keep,
                 surface=surface,
             )
         )
@@ -401,25 +386,13 @@ def _file_lists(tsconfig: Path) -> tuple[list[str], list[str], list[str]]:
     `extends`, each list from the first config that has it), absolute; tsc's defaults where
     none says. `ValueError` when one of the chain is not a JSON object."""
     found: dict[str, list[str]] = {}
-    seen: set[Path] = set()
-    current: Path | None = tsconfig
-    while current is not None and current not in seen:
-        seen.add(current)
-        data = read_tsconfig(current)
+    for current, data in tsconfig_chain(tsconfig):
         for name in ("include", "exclude", "files"):
             value = data.get(name)
             if name not in found and isinstance(value, list):
                 found[name] = [
                     (current.parent / v).absolute().as_posix() for v in value if isinstance(v, str)
                 ]
-        extends = data.get("extends")
-        if isinstance(extends, str) and extends.startswith("."):
-            following = current.parent / extends
-            if not following.name.endswith(".json") and not following.is_file():
-                following = following.with_name(following.name + ".json")
-            current = following if following.is_file() else None
-        else:
-            current = None
     base = tsconfig.parent.absolute()
     files = found.get("files", [])
     include = found.get("include", [] if "files" in found else [(base / "**/*").as_posix()])

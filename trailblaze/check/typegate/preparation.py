@@ -14,6 +14,7 @@ from pathlib import Path
 
 from trailblaze import __version__
 from trailblaze.check.context import CheckContext
+from trailblaze.check.surfaces import surface_home
 from trailblaze.check.typegate.declarations import (
     Declarations,
     emit_declarations,
@@ -26,7 +27,6 @@ from trailblaze.check.typegate.settings import COMPILER_OPTIONS
 from trailblaze.check.typegate.surfacecheck import surface_verdicts
 from trailblaze.check.typegate.surfaces import write_module_surfaces
 from trailblaze.generate.codegen import GENERATOR_VERSION
-from trailblaze.generate.owners import left_alone
 from trailblaze.generate.sdk import OURS_LABEL, render_sdk
 from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest
@@ -104,16 +104,21 @@ def surface_homes(
     tools: Mapping[str, Path], layout: Layout, options: CheckOptions
 ) -> dict[str, Path]:
     """Trailmap -> the scratch directory holding its `trailblaze-client.d.ts`, for each whose
-    `tools/` is not ours to write (`check.surfaces.write_surfaces` put it there): its tools
-    compile with that one, never with the file left in `tools/`."""
+    `tools/` is not ours to write (`check.surfaces.surface_home`, the rule `write_surfaces`
+    followed): its tools compile with that one, never with the file left in `tools/`."""
     homes: dict[str, Path] = {}
     for trailmap, tools_dir in tools.items():
         if tools_dir.is_relative_to(layout.scratch):
             continue  # a bundled target's validation surface: scratch already
-        if not options.write or left_alone(
-            tools_dir, overwrite_generated=options.overwrite_generated
-        ):
-            homes[trailmap] = layout.trailmap_tools(trailmap)
+        home, _ = surface_home(
+            trailmap,
+            tools_dir.parent,
+            layout.scratch,
+            write=options.write,
+            overwrite_generated=options.overwrite_generated,
+        )
+        if home is not None:
+            homes[trailmap] = home
     return homes
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,19 +81,27 @@ def project_arguments(project: Path) -> list[str]:
 
 def _sets_types(tsconfig: Path) -> bool:
     """Whether a tsconfig (or one it extends by a path) sets `compilerOptions.types`."""
+    try:
+        for _, data in _chain(tsconfig):
+            options = data.get("compilerOptions")
+            if isinstance(options, dict) and "types" in options:
+                return True
+    except ValueError:
+        return True  # the compiler says what is wrong with it
+    return False
+
+
+def _chain(tsconfig: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """`tsconfig` and each one it extends by a path (relative or absolute), in that order, each
+    with its data; `ValueError` when one cannot be read (a missing one included: the compiler
+    would refuse it). A package's base config ends the chain."""
     seen: set[Path] = set()
     current: Path | None = tsconfig
     while current is not None and current not in seen:
         seen.add(current)
-        try:
-            data = read_tsconfig(current)
-        except ValueError:
-            return True  # the compiler says what is wrong with it
-        options = data.get("compilerOptions")
-        if isinstance(options, dict) and "types" in options:
-            return True
+        data = read_tsconfig(current)
+        yield current, data
         current = _extended(current, data)
-    return False
 
 
 def _extended(tsconfig: Path, data: dict[str, Any]) -> Path | None:
@@ -167,24 +175,17 @@ def exclusion_config(
 
 def _excludes(tsconfig: Path) -> list[str] | None:
     """The `exclude` patterns a tsconfig has (its own or those it extends), absolute; [] when
-    none of the chain says; None when one cannot be read."""
-    seen: set[Path] = set()
-    current: Path | None = tsconfig
-    while current is not None and current not in seen:
-        seen.add(current)
-        try:
-            data = read_tsconfig(current)
-        except ValueError:
-            return None
-        exclude = data.get("exclude")
-        if isinstance(exclude, list):
-            return [
-                (current.parent / p).absolute().as_posix() if not os.path.isabs(p) else p
-                for p in exclude
-                if isinstance(p, str)
-            ]
-        following = _extended(current, data)
-        if following is None:
-            return []  # a package's base config: tsc's default (node_modules) is said again
-        current = following
+    none of the chain says (a package's base config: tsc's default, node_modules, is said
+    again); None when one cannot be read."""
+    try:
+        for current, data in _chain(tsconfig):
+            exclude = data.get("exclude")
+            if isinstance(exclude, list):
+                return [
+                    (current.parent / p).absolute().as_posix() if not os.path.isabs(p) else p
+                    for p in exclude
+                    if isinstance(p, str)
+                ]
+    except ValueError:
+        return None
     return []

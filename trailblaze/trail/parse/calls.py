@@ -56,7 +56,7 @@ def read_call(reader: Reader, node: YNode, key_path: str) -> ToolCall | None:
         reader.error(name_key, key_path, BLANK_TOOL_NAME, code=codes.INVALID_VALUE)
         return None
     call_path = join_key(key_path, name)
-    if isinstance(args, YScalar) and args.value is None and not args.quoted:
+    if isinstance(args, YScalar) and args.is_null:
         arg_map: YMap | None = None
     elif isinstance(args, YMap):
         arg_map = args

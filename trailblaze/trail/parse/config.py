@@ -115,7 +115,7 @@ _BOOLEANS = {
 def _arg_decls(reader: Reader, node: YNode, key_path: str) -> tuple[ArgDecl, ...]:
     """`config.args` as Trailblaze's loader reads it (`TrailArgConfig`): what it refuses is a
     located error here, and nothing it accepts is."""
-    if isinstance(node, YScalar) and node.value is None and not node.quoted:
+    if isinstance(node, YScalar) and node.is_null:
         return ()  # `args:` with nothing: no arguments, as Trailblaze reads it
     try:
         mapping = reader.expect_map(node, key_path)
@@ -142,7 +142,7 @@ def _arg_decls(reader: Reader, node: YNode, key_path: str) -> tuple[ArgDecl, ...
 
 def _arg_decl(reader: Reader, name: str, key: YScalar, value: YNode, path: str) -> ArgDecl | None:
     arg_type, description, default, required = "string", None, None, None
-    if isinstance(value, YScalar) and not (value.value is None and not value.quoted):
+    if isinstance(value, YScalar) and not value.is_null:
         arg_type = value.text  # the shorthand `name: integer`
         type_node: YNode = value
     elif isinstance(value, YMap):
@@ -156,7 +156,7 @@ def _arg_decl(reader: Reader, name: str, key: YScalar, value: YNode, path: str) 
             required = _arg_required(reader, r, join_key(path, "required"))
         if "default" in value:
             default = value.get("default")
-            if isinstance(default, YScalar) and default.value is None and not default.quoted:
+            if isinstance(default, YScalar) and default.is_null:
                 reader.error(
                     default,
                     join_key(path, "default"),
@@ -227,7 +227,7 @@ def _arg_decl(reader: Reader, name: str, key: YScalar, value: YNode, path: str) 
 
 def _arg_scalar(reader: Reader, node: YNode, key_path: str, what: str) -> str | None:
     """A declaration field Trailblaze reads as a scalar's text (a null is not one)."""
-    if isinstance(node, YScalar) and not (node.value is None and not node.quoted):
+    if isinstance(node, YScalar) and not node.is_null:
         return node.text
     reader.error(node, key_path, f"expected {what}, found {kind_of(node)}", code=codes.WRONG_TYPE)
     return None

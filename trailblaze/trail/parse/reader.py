@@ -101,7 +101,7 @@ class Reader:
     def text(self, node: YNode, key_path: str) -> str | None:
         """A string-valued field: any scalar gives its text; null means absent."""
         if isinstance(node, YScalar):
-            if node.value is None and not node.quoted:
+            if node.is_null:
                 return None
             return node.text
         self.error(node, key_path, f"expected text, found {kind_of(node)}", code=codes.WRONG_TYPE)
