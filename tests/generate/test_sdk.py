@@ -352,6 +352,27 @@ def test_a_mapping_that_does_not_resolve_is_one_warning_and_trails_are_still_che
     ]
 
 
+def test_a_hand_written_tsconfig_without_file_lists_still_compiles_its_tools(
+    app_ws: Path,
+) -> None:
+    # Real hand-written tsconfigs often say no `include`: tsc then takes every file beside
+    # it. The compile goes through a tsconfig in the scratch directory extending it, where
+    # that default would find no tool at all (TS18003, so nothing type-checked).
+    edit(app_ws / APP_TOOL, '{ owner: "team-a" }', '{ description: "Log in" }')
+    tsconfig = app_ws / "trailmaps/app/tools/tsconfig.json"
+    edit(tsconfig, '  "include": ["**/*.ts"],\n  "exclude": ["**/*.test.ts"],\n', "")
+    report = check(app_ws)
+    assert [f.code for f in report.findings if f.kind == "infra"] == []
+    assert [type_finding(f) for f in report.findings if f.kind == "type"] == [
+        ("trailmaps/app/trails/a.trail.yaml", "app_login", "TS2322")
+    ]
+    assert [t.status for t in report.trails] == ["type-checked"]
+    scratch = tools_tsconfig(app_ws)
+    tools = (app_ws / "trailmaps/app/tools").as_posix()
+    assert scratch["include"] == [f"{tools}/**/*"]
+    assert f"{tools}/node_modules" in scratch["exclude"]
+
+
 def test_a_bundle_the_reference_cli_extracted_is_used_and_never_overwritten(
     playwright_ws: Path,
 ) -> None:

@@ -431,14 +431,41 @@ def sdk_paths(own_sdk: Path) -> dict[str, list[str]]:
     return {MODULE: [f"{base}/dist/index"], f"{MODULE}/*": [f"{base}/dist/*"]}
 
 
+_DEFAULT_EXCLUDE = ("node_modules", "bower_components", "jspm_packages")
+"""What tsc excludes when a tsconfig says nothing."""
+
+
+def file_lists(tsconfig: Path) -> tuple[list[str], list[str], list[str]]:
+    """The `include`, `exclude` and `files` a tsconfig compiles with (through relative
+    `extends`, each list from the first config that has it), absolute; tsc's defaults where
+    none says. `ValueError` when one of the chain is not a JSON object."""
+    found: dict[str, list[str]] = {}
+    for current, data in tsconfig_chain(tsconfig):
+        for name in ("include", "exclude", "files"):
+            value = data.get(name)
+            if name not in found and isinstance(value, list):
+                found[name] = [
+                    (current.parent / v).absolute().as_posix() for v in value if isinstance(v, str)
+                ]
+    base = tsconfig.parent.absolute()
+    files = found.get("files", [])
+    include = found.get("include", [] if "files" in found else [(base / "**/*").as_posix()])
+    exclude = found.get("exclude", [(base / name).as_posix() for name in _DEFAULT_EXCLUDE])
+    return include, exclude, files
+
+
 def override_tsconfig(user_tsconfig: Path, own_sdk: Path, fallback: dict[str, Any]) -> str:
     """A tsconfig compiling the user's tools with `paths` sending the SDK to our declarations.
 
-    It extends the user's tsconfig when that one can be read; otherwise it is `fallback` (the
-    tsconfig we would have generated, with absolute paths) with the same `paths`.
+    It extends the user's tsconfig when that one can be read, with its `include`, `exclude`
+    and `files` made absolute (`file_lists`): a list the user's chain leaves out would
+    otherwise default to the scratch directory this file is in, where there are no tools
+    (TS18003). Otherwise it is `fallback` (the tsconfig we would have generated, with absolute
+    paths) with the same `paths`.
     """
     try:
         read_tsconfig(user_tsconfig)
+        include, exclude, files = file_lists(user_tsconfig)
     except ValueError:
         config = json.loads(json.dumps(fallback))
         config.setdefault("compilerOptions", {})["paths"] = sdk_paths(own_sdk)
@@ -446,7 +473,11 @@ def override_tsconfig(user_tsconfig: Path, own_sdk: Path, fallback: dict[str, An
         config = {
             "extends": user_tsconfig.absolute().as_posix(),
             "compilerOptions": {"paths": sdk_paths(own_sdk)},
+            "include": include,
+            "exclude": exclude,
         }
+        if files:
+            config["files"] = files
     return json.dumps(config, indent=2) + "\n"
 
 

@@ -34,9 +34,9 @@ from trailblaze.generate.sdk import (
     OURS_LABEL,
     SdkChoice,
     choose_sdk,
+    file_lists,
     override_tsconfig,
     sdk_paths,
-    tsconfig_chain,
 )
 from trailblaze.state.keys import digest
 from trailblaze.state.results import decode_findings
@@ -342,10 +342,6 @@ def emit_declarations(
     )
 
 
-_DEFAULT_EXCLUDE = ("node_modules", "bower_components", "jspm_packages")
-"""What tsc excludes when a tsconfig says nothing."""
-
-
 def surface_tsconfig(tools_dir: Path, surface: Path, choice: SdkChoice, layout: Layout) -> str:
     """The tsconfig a trailmap's tools compile with when our surface is `surface`, in the
     scratch directory: what they would compile with beside it in `tools/`, with that surface
@@ -357,7 +353,7 @@ def surface_tsconfig(tools_dir: Path, surface: Path, choice: SdkChoice, layout: 
     user = tools_dir / "tsconfig.json"
     try:
         hand = not is_generated_tsconfig(user.read_text("utf-8"))
-        lists = _file_lists(user) if hand else None
+        lists = file_lists(user) if hand else None
     except (OSError, UnicodeDecodeError, ValueError):
         lists = None
     config: dict[str, Any]
@@ -379,25 +375,6 @@ def surface_tsconfig(tools_dir: Path, surface: Path, choice: SdkChoice, layout: 
     config["exclude"] = [*exclude, (tools_dir / DTS_NAME).absolute().as_posix()]
     config["files"] = [*files, surface.absolute().as_posix()]
     return json.dumps(config, indent=2) + "\n"
-
-
-def _file_lists(tsconfig: Path) -> tuple[list[str], list[str], list[str]]:
-    """The `include`, `exclude` and `files` a tsconfig compiles with (through relative
-    `extends`, each list from the first config that has it), absolute; tsc's defaults where
-    none says. `ValueError` when one of the chain is not a JSON object."""
-    found: dict[str, list[str]] = {}
-    for current, data in tsconfig_chain(tsconfig):
-        for name in ("include", "exclude", "files"):
-            value = data.get(name)
-            if name not in found and isinstance(value, list):
-                found[name] = [
-                    (current.parent / v).absolute().as_posix() for v in value if isinstance(v, str)
-                ]
-    base = tsconfig.parent.absolute()
-    files = found.get("files", [])
-    include = found.get("include", [] if "files" in found else [(base / "**/*").as_posix()])
-    exclude = found.get("exclude", [(base / name).as_posix() for name in _DEFAULT_EXCLUDE])
-    return include, exclude, files
 
 
 def _fallback_tsconfig(tools_dir: Path) -> dict[str, Any]:
