@@ -45,6 +45,7 @@ NOT_USER_ERRORS = {
     "ScriptError": "a scripted tool could not run: a tool failure",
     "ChildGone": "the scripted tools' Node child stopped answering: a ScriptError",
     "SelectorError": "a selector that matches nothing usable: a tool failure",
+    "JunitError": "bun's report missing or not JUnit: its test files become test-error findings",
     "AmbiguousSelectorError": "a SelectorError",
     "JavaRegexError": "a SelectorError",
     "NoMatchError": "a selector matched nothing: a tool failure",
