@@ -532,6 +532,18 @@ def test_doit_check_runs_the_tests_and_an_unchanged_workspace_runs_none(ws: Path
     skipped = doit(ws, "check", env={"TRAILBLAZE_NO_TESTS": "1"})
     assert skipped.returncode == 0, skipped.stdout
     assert "test_files" not in last_stats(scratch)
+    # The same from doit's command line (a variable: it decides what check:run does, which
+    # no task parameter reaches), and a failing test that only the phase would see.
+    seed_failure(ws)
+    assert doit(ws, "check").returncode == 1
+    by_variable = doit(ws, "check", "no_tests=1")
+    assert by_variable.returncode == 0, by_variable.stdout + by_variable.stderr
+    assert "test_files" not in last_stats(scratch)
+    assert "unit tests" not in by_variable.stdout
+    bad = doit(ws, "check", "no_tests=perhaps")
+    assert bad.returncode != 0
+    assert "TRAILBLAZE_NO_TESTS" in bad.stdout + bad.stderr
+    assert "Traceback" not in bad.stdout + bad.stderr
 
 
 def test_the_first_shard_runs_the_tests_and_the_merge_lists_them_once(

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from doit import get_var
 from doit.tools import config_changed
 
 from trailblaze import __version__
@@ -32,7 +33,13 @@ from trailblaze.doit_tasks.uptodate import (
     options_fingerprint,
 )
 from trailblaze.errors import TrailblazeError
-from trailblaze.options import CheckOptions
+from trailblaze.options import (
+    NO_TESTS_ENV,
+    NO_WRITE_ENV,
+    OVERWRITE_GENERATED_ENV,
+    RERUN_TESTS_ENV,
+    CheckOptions,
+)
 from trailblaze.state.scratch import Layout
 from trailblaze.workspace import GENERATED_TOOL_FILES, Scan, Workspace, scan
 
@@ -130,8 +137,31 @@ def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
     return _or_failing("check", doc, lambda: _check_tasks(workspace_of(workspace), doc))
 
 
+COMMAND_LINE_VARIABLES = {
+    "no_tests": NO_TESTS_ENV,
+    "rerun_tests": RERUN_TESTS_ENV,
+    "no_write": NO_WRITE_ENV,
+    "overwrite_generated": OVERWRITE_GENERATED_ENV,
+}
+"""doit's command-line variables (`doit check no_tests=1`) and the switch each one sets. A
+task parameter (`--format`) reaches only its own task's action, after every up-to-date check;
+these shape what `check:run` does and whether it is up to date, so they are read when the
+tasks are made, as doit reads its variables, and stand for the environment variable."""
+
+
+def apply_command_line_variables() -> None:
+    """Set the switch of each variable given on doit's command line (`COMMAND_LINE_VARIABLES`)
+    in this process's environment, where the check's options are read: a value the switch
+    does not know is then the same usage error as in the environment."""
+    for name, env in COMMAND_LINE_VARIABLES.items():
+        value = get_var(name)
+        if value is not None:
+            os.environ[env] = str(value)
+
+
 def _check_parts(ws: Workspace) -> tuple[Scan, Layout, InputsDigest]:
     """What a workspace's check tasks are made of: its scan, scratch layout and inputs."""
+    apply_command_line_variables()
     found = scan(ws)
     layout = Layout(ws.scratch)
     options = {
