@@ -276,24 +276,35 @@ def _mapping(tsconfig: Path) -> tuple[list[Path], Path] | None:
     return None
 
 
-def tsconfig_chain(tsconfig: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """`tsconfig` and each tsconfig it extends by a relative path that exists, in that order,
+def tsconfig_chain(
+    tsconfig: Path, *, strict: bool = False
+) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """`tsconfig` and each tsconfig it extends by a path (relative or absolute), in that order,
     each with its data (`read_tsconfig`: `ValueError` when one is not a JSON object). A
-    package's base config ends the chain: it says nothing about this workspace."""
+    package's base config ends the chain: it says nothing about this workspace. A file the
+    chain names that is missing ends it too, or, `strict`, is a `ValueError` (the compiler
+    refuses it: what a project compiled with this tsconfig needs to know)."""
     seen: set[Path] = set()
     current: Path | None = tsconfig
     while current is not None and current not in seen:
         seen.add(current)
         data = read_tsconfig(current)
         yield current, data
-        extends = data.get("extends")
-        if isinstance(extends, str) and extends.startswith("."):
-            following = current.parent / extends
-            if not following.name.endswith(".json") and not following.is_file():
-                following = following.with_name(following.name + ".json")
-            current = following if following.is_file() else None
-        else:
+        current = extended_tsconfig(current, data)
+        if current is not None and not strict and not current.is_file():
             current = None
+
+
+def extended_tsconfig(tsconfig: Path, data: dict[str, Any]) -> Path | None:
+    """The tsconfig `data` (read from `tsconfig`) extends by a path, `.json` added as the
+    compiler adds it; None when it extends a package's, or nothing."""
+    extends = data.get("extends")
+    if not (isinstance(extends, str) and (extends.startswith(".") or os.path.isabs(extends))):
+        return None
+    following = tsconfig.parent / extends
+    if not following.name.endswith(".json") and not following.is_file():
+        following = following.with_name(following.name + ".json")
+    return following
 
 
 def _resolves(candidate: Path) -> Path | None:

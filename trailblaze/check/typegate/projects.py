@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from trailblaze import codes
 from trailblaze.check.typegate.proof import Diagnostic
 from trailblaze.check.typegate.settings import infra_finding
 from trailblaze.finding import Finding
-from trailblaze.generate.sdk import read_tsconfig
+from trailblaze.generate.sdk import tsconfig_chain
 
 SOURCE_SUFFIXES = (".ts", ".js", ".mts", ".cts")
 """The sources a tools program compiles (besides its tsconfig)."""
@@ -82,37 +82,13 @@ def project_arguments(project: Path) -> list[str]:
 def _sets_types(tsconfig: Path) -> bool:
     """Whether a tsconfig (or one it extends by a path) sets `compilerOptions.types`."""
     try:
-        for _, data in _chain(tsconfig):
+        for _, data in tsconfig_chain(tsconfig, strict=True):
             options = data.get("compilerOptions")
             if isinstance(options, dict) and "types" in options:
                 return True
     except ValueError:
         return True  # the compiler says what is wrong with it
     return False
-
-
-def _chain(tsconfig: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """`tsconfig` and each one it extends by a path (relative or absolute), in that order, each
-    with its data; `ValueError` when one cannot be read (a missing one included: the compiler
-    would refuse it). A package's base config ends the chain."""
-    seen: set[Path] = set()
-    current: Path | None = tsconfig
-    while current is not None and current not in seen:
-        seen.add(current)
-        data = read_tsconfig(current)
-        yield current, data
-        current = _extended(current, data)
-
-
-def _extended(tsconfig: Path, data: dict[str, Any]) -> Path | None:
-    """The tsconfig `data` (read from `tsconfig`) extends by a path; None for a package's."""
-    extends = data.get("extends")
-    if not (isinstance(extends, str) and (extends.startswith(".") or os.path.isabs(extends))):
-        return None
-    following = tsconfig.parent / extends
-    if not following.name.endswith(".json") and not following.is_file():
-        following = following.with_name(following.name + ".json")
-    return following
 
 
 CONFIG_CODE = re.compile(r"^TS(5\d{3}|6046|6053|6059|63\d\d|18003)$")
@@ -178,7 +154,7 @@ def _excludes(tsconfig: Path) -> list[str] | None:
     none of the chain says (a package's base config: tsc's default, node_modules, is said
     again); None when one cannot be read."""
     try:
-        for current, data in _chain(tsconfig):
+        for current, data in tsconfig_chain(tsconfig, strict=True):
             exclude = data.get("exclude")
             if isinstance(exclude, list):
                 return [
