@@ -375,3 +375,32 @@ def test_a_merge_key_takes_mappings(text: str) -> None:
     with pytest.raises(YamlError) as info:
         load(text, merge_keys=True)
     assert info.value.message == "a merge key ('<<') takes a mapping or a list of mappings"
+
+
+def test_a_plain_scalar_outside_the_maybe_not_text_firsts_is_its_text() -> None:
+    """`MAYBE_NOT_TEXT` lets the composer skip `resolve_plain`: every plain scalar whose first
+    character is not in it must resolve to its own text."""
+    from trailblaze.yaml.plain import MAYBE_NOT_TEXT, resolve_plain  # noqa: PLC0415
+
+    samples = ["", "~", "null", "NULL", "true", "False", "0", "-1", "+2", ".5", ".inf", ".NaN"]
+    samples += ["007", "0x1F", "0o17", "1e3", "7:30", "١٢", "٣.5", "²", "Ⅻ", "yes", "no", "on"]
+    samples += [chr(c) + tail for c in range(0x20, 0x180) for tail in ("", "1", "rue")]
+    for text in samples:
+        if text[:1] not in MAYBE_NOT_TEXT:
+            assert resolve_plain(text) == text, text
+    # And the composer agrees with `resolve_plain` on every plain scalar among them.
+    for text in samples:
+        try:
+            node = load(f"k: {text}\n")
+        except YamlError:
+            continue  # not a plain scalar of a block mapping (an indicator, a control character)
+        assert isinstance(node, YMap)
+        value = node.get("k")
+        if isinstance(value, YScalar) and value.text == text and not value.quoted:
+            expected = resolve_plain(text)
+            if isinstance(expected, float) and math.isnan(expected):
+                assert isinstance(value.value, float)
+                assert math.isnan(value.value)
+            else:
+                assert value.value == expected, text
+                assert type(value.value) is type(expected), text

@@ -23,6 +23,12 @@ _TRUE = frozenset({"true", "True", "TRUE"})
 _FALSE = frozenset({"false", "False", "FALSE"})
 
 
+MAYBE_NOT_TEXT = frozenset("~nNtTfF0123456789-+.") | {""}
+"""The first characters (`text[:1]`) of every plain scalar that may resolve to something other
+than its text: a caller that sees another first character has the answer (the text) without
+calling `resolve_plain`, as for most plain scalars of a trail."""
+
+
 def resolve_plain(text: str) -> Scalar:
     """YAML 1.2 core resolution of a plain scalar (leading-zero integers stay strings)."""
     if text in _NULLS:
