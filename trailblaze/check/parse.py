@@ -73,8 +73,10 @@ class Parser:
         old: Mapping[str, TrailRecord],
         stats: Stats,
         on_parsed: OnParsed,
+        on_count: Callable[[int], None] | None = None,
     ) -> Trails:
-        """The parse stage: a record of every trail in `paths`, in scan order."""
+        """The parse stage: a record of every trail in `paths`, in scan order. `on_count` is
+        told how many trails `on_parsed` will see, before the first of them."""
         out: dict[str, TrailRecord] = {}
         to_parse: list[Item] = []
         ws = self.ctx.ws
@@ -151,6 +153,8 @@ class Parser:
                 out[parsed.record.path] = parsed.record
             on_parsed(chunk)
 
+        if on_count is not None:
+            on_count(len(to_parse))
         self._process(to_parse, "parsing", arrived)
         return Trails(records=out, real_paths=dict(self.real_paths))
 

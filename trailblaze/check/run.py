@@ -109,6 +109,7 @@ def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
                 old=state.trails,
                 stats=stats,
                 on_parsed=gate.offer_parsed,
+                on_count=gate.expect,
             )
         records = trails.records
         stale = gate.offer_unchanged(records)

@@ -18,7 +18,9 @@ from tests.conftest import CORPUS, DATA, OpenedDatabases, write_tree
 from trailblaze.check.rows import TrailState
 from trailblaze.check.run import last_stats, run_check
 from trailblaze.check.typegate.compilation import compile_jobs
+from trailblaze.check.typegate.gate import batch_due
 from trailblaze.check.typegate.jobs import Job
+from trailblaze.check.typegate.settings import BATCH_SIZE, TAIL_BATCH
 from trailblaze.cli.main import main
 from trailblaze.generate.codegen import CALLS_PER_FUNCTION
 from trailblaze.generate.linetable import GenLine, pack_lines
@@ -949,3 +951,45 @@ def test_findings_in_every_function_of_a_long_trail_are_at_their_yaml_lines(
         (f["line"], f["column"], f["step"], f["tool"], f["code"]) for f in report["findings"]
     ] == expected
     assert [(t["status"], t["calls"]) for t in report["trails"]] == [("type-checked", calls)]
+
+
+def test_a_batch_goes_when_full_or_near_the_end_when_it_is_half_of_the_rest() -> None:
+    assert batch_due(BATCH_SIZE, 9000, compiler_free=False)
+    assert not batch_due(BATCH_SIZE - 1, 9000, compiler_free=True)
+    # Near the end: half of what is left, once the compiler is free.
+    assert batch_due(600, 590, compiler_free=True)
+    assert not batch_due(600, 590, compiler_free=False)
+    assert not batch_due(600, 700, compiler_free=True)
+    # Never smaller than the tail batch while the parse goes on.
+    assert not batch_due(TAIL_BATCH - 1, 10, compiler_free=True)
+    # After the last chunk the rest waits for `finish` (every core).
+    assert not batch_due(BATCH_SIZE - 1, 0, compiler_free=True)
+
+
+def test_batches_cut_anywhere_give_the_same_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """How the trails are cut into compiler runs changes no verdict and loses no trail."""
+    import trailblaze.check.typegate.gate as gate_module  # noqa: PLC0415
+    from bench.generate import Spec, generate  # noqa: PLC0415
+
+    manifest = generate(tmp_path / "ws", Spec(trails=300, trailmaps=2))
+    planted = {(e.trail, e.line) for e in manifest.errors}
+    assert planted, "the generated workspace plants errors"
+    one = check(tmp_path / "ws")
+    assert sum(stats(tmp_path / "ws")["batches"]) == len(manifest.eligible)
+    shutil.rmtree(tmp_path / "ws" / ".trailblaze")
+
+    monkeypatch.setattr(gate_module, "BATCH_SIZE", 80)
+    monkeypatch.setattr(gate_module, "TAIL_BATCH", 10)
+    many = check(tmp_path / "ws")
+    run = stats(tmp_path / "ws")
+    assert len(run["batches"]) >= 4
+    assert max(run["batches"]) <= 80
+    assert sum(run["batches"]) == len(manifest.eligible)
+    assert sorted(run["files_compiled"]) == sorted(manifest.eligible)
+    assert many.to_json() == one.to_json()
+    type_errors = {
+        (f.path, f.line) for f in many.findings if f.kind == "type" and f.code.startswith("TS")
+    }
+    assert type_errors == planted

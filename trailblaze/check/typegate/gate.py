@@ -20,7 +20,7 @@ ends.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +39,7 @@ from trailblaze.check.typegate.reads import ReadFiles
 from trailblaze.check.typegate.remoteverdicts import RemoteVerdicts
 from trailblaze.check.typegate.settings import (
     BATCH_SIZE,
+    TAIL_BATCH,
     infra_finding,
     timeout_seconds,
 )
@@ -69,8 +70,22 @@ class _Collected:
             "files_compiled": [],
             "cache_hits": 0,
             "decl_runs": 0,
+            "batches": [],
         }
     )
+
+
+def batch_due(pending: int, to_come: int, *, compiler_free: bool) -> bool:
+    """Whether the `pending` jobs go to the compiler now, with `to_come` trails still to be
+    parsed (0: the parse is over, `finish` compiles the rest with every core).
+
+    A full batch always goes. Near the end of the parse a batch goes as soon as it is half of
+    what is left and the compiler is free: so what is left to compile once the last trail is
+    parsed is small, and no small batch waits behind a busy compiler, adding start-ups.
+    """
+    if pending >= BATCH_SIZE:
+        return True
+    return compiler_free and pending >= TAIL_BATCH and 0 < to_come <= pending
 
 
 class TypeGate:
@@ -116,6 +131,8 @@ class TypeGate:
         self._keys: dict[str, ResultKey] = {}
         self._cache: ResultCache | None = None
         self._pending: list[Job] = []
+        self._to_come = 0
+        """Trails the parse has still to hand over (`expect`): the batches shrink as it ends."""
         self._jobs: list[Job] = []
         self._batches: list[Future[GateResult]] = []
         self._compiling = ThreadPoolExecutor(1, thread_name_prefix="tsc")
@@ -184,8 +201,15 @@ class TypeGate:
             and record.calls > 0
         )
 
-    def offer_parsed(self, chunk: Iterable[Parsed]) -> None:
+    def expect(self, trails: int) -> None:
+        """The parse is about to hand over `trails` trails (`offer_parsed`), some of them maybe
+        not eligible: near its end, each batch is half of what is left, so that the batch left
+        to compile once the parse is over is small (`settings.TAIL_BATCH`)."""
+        self._to_come += trails
+
+    def offer_parsed(self, chunk: Sequence[Parsed]) -> None:
         """Freshly parsed trails: the eligible ones, with their generated modules."""
+        self._to_come = max(0, self._to_come - len(chunk))
         for parsed in chunk:
             if parsed.module is not None and self.eligible(parsed.record):
                 self.offer(parsed.record, parsed)
@@ -260,7 +284,8 @@ class TypeGate:
         )
         self._keys[rel] = key
         self._pending.append(job)
-        if len(self._pending) >= BATCH_SIZE:
+        free = not self._batches or self._batches[-1].done()
+        if batch_due(len(self._pending), self._to_come, compiler_free=free):
             self._submit()
 
     def _module_on_disk(self, rel: str) -> bool:
@@ -334,6 +359,7 @@ class TypeGate:
             return
         assert self._compiler is not None
         self._jobs.extend(batch)
+        self.collected.stats["batches"].append(len(batch))
         self._batches.append(self._compiling.submit(self._compile, batch, parsing))
 
     def _compile(self, batch: list[Job], parsing: bool) -> GateResult:

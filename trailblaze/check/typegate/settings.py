@@ -14,6 +14,11 @@ DEFAULT_TIMEOUT = 300.0
 BATCH_SIZE = 2000
 """Trails per compiler run: one program of 10,000 trails peaks near 1.5 GiB, 2,000 near 0.3; with
 smaller batches the compiler keeps up with the parse and less is left to compile at the end."""
+TAIL_BATCH = 250
+"""The smallest batch compiled while trails are still being parsed. Toward the end of a parse
+each batch is half of what is left (`TypeGate.expect`), so the batch compiled after the last
+trail is parsed, on the run's critical path, is at most this big instead of up to `BATCH_SIZE`;
+below it, the compiler's start-up (its libraries and the surfaces) outweighs the trails."""
 COMPILER_OPTIONS = {
     "target": "ES2022",
     "module": "ESNext",
