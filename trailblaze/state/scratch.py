@@ -209,7 +209,15 @@ class Layout:
         return self.root / "tooldecl-check" / scratch_name(trailmap)
 
     def surface_import(self, trail_path: str, trailmap: str) -> str:
-        return module_specifier(self.surface(trailmap), self.trail_file(trail_path).parent)
+        """How the generated module of a trail imports its trailmap's surface."""
+        return _surface_import(self, trailmap, generated_name(trail_path).rpartition("/")[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _surface_import(layout: Layout, trailmap: str, module_dir: str) -> str:
+    """`Layout.surface_import` for the modules in `module_dir` (below `trails/`): the same for
+    every trail of a directory, and worked out with `os.path.relpath` once instead of per trail."""
+    return module_specifier(layout.surface(trailmap), layout.trails_dir / module_dir)
 
 
 def write_scratch(path: Path, data: bytes | str, scratch: Path, *, always: bool = False) -> bool:
