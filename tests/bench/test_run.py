@@ -179,7 +179,7 @@ def test_compare_measures_two_installs_side_by_side(tmp_path: Path, tsc: Compile
     # This checkout's own venv on both sides: the harness, not a speed, is under test.
     venv = Path(sys.prefix)
     out = tmp_path / "compare.json"
-    argv = ["--a", str(venv), "--b", str(venv), "--size", "20", "--runs", "2"]
+    argv = ["--a", str(venv), "--b", str(venv), "--size", "20", "--runs", "1"]
     assert compare_main([*argv, "--work", str(tmp_path / "work"), "--out", str(out)]) == 0
     result = json.loads(out.read_text("utf-8"))
     assert result["problems"] == []
@@ -194,3 +194,40 @@ def test_compare_measures_two_installs_side_by_side(tmp_path: Path, tsc: Compile
 def test_compare_refuses_a_venv_without_the_package(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="missing"):
         compare_main(["--a", str(tmp_path), "--b", str(tmp_path), "--size", "20", "--runs", "1"])
+
+
+def test_coldpair_times_two_installs_and_the_bare_compiler_and_compares_their_reports(
+    tmp_path: Path, tsc: Compiler
+) -> None:
+    from bench.coldpair import main as coldpair_main  # noqa: PLC0415
+
+    manifest = generate(tmp_path / "ws", Spec(40, seed=5))
+    venv = Path(sys.prefix)
+    out = tmp_path / "out"
+    assert (
+        coldpair_main(
+            [
+                str(tmp_path / "ws"),
+                "--a",
+                str(venv),
+                "--b",
+                str(venv),
+                "--runs",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    result = json.loads((out / "coldpair.json").read_text("utf-8"))
+    assert result["problems"] == []
+    assert set(result["medians"]) == {"A", "B", "bare"}
+    assert all(len(result["samples"][side]) == 1 for side in ("A", "B", "bare"))
+    assert all(sample["wall"] > 0 for sample in result["samples"]["bare"])
+    assert {"B/A", "A/bare", "B/bare", "B/bare paired"} <= set(result["ratios"])
+    assert sum(result["phases_b"][0]["batches"]) == len(manifest.eligible)
+    # Both installs' reports were kept and are the same bytes.
+    assert (out / "report-A-0.json").read_bytes() == (out / "report-B-0.json").read_bytes()
+    report = json.loads((out / "report-B-0.json").read_text("utf-8"))
+    assert len(report["findings"]) == len(manifest.errors)
