@@ -23,7 +23,8 @@ GROUND = ("errors", "finding", "options", "fsutil", "workspace", "codes", "redac
 
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     # Top to bottom. A floor is a folder of the package; the last one is the ground floor.
-    ("cli", ("cli", "__main__")),  # `trailblaze ...`, `python -m trailblaze`
+    # `trailblaze ...`, `python -m trailblaze`, and beside them `trailblaze lsp`'s server
+    ("cli", ("cli", "__main__", "lsp")),
     ("doit_tasks", ("doit_tasks",)),  # what a dodo.py imports, and what its tasks run
     ("replay", ("replay",)),  # replay on devices; of the check it uses only `check.discover`
     ("runs", ("runs",)),  # monorepos, whole runs in the remote cache, their trail rows
