@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 
 from trailblaze.check.run import run_check
-from trailblaze.cli.scope import Scope, check_scope
+from trailblaze.cli.scope import FILES_SCRATCH, Scope, check_scope
 from trailblaze.doit_tasks.uptodate import check_inputs
 from trailblaze.finding import Finding
 from trailblaze.lsp.toolinfo import ToolModel
@@ -93,7 +93,7 @@ class Session:
     def model(self) -> ToolModel:
         with self._lock:
             if self._model is None:
-                self._model = ToolModel(self.ws)
+                self._model = ToolModel(self.ws, self.ws.scratch / FILES_SCRATCH)
             return self._model
 
     def absolute(self, finding: Finding) -> Path:

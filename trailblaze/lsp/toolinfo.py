@@ -59,8 +59,10 @@ class Tool:
 class ToolModel:
     """Every target trailmap's tools in one workspace, resolved as a check resolves them."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, scratch: Path) -> None:
         self.ws = ws
+        self.scratch = scratch
+        """The scratch directory of the checks whose type gate made the module surfaces."""
         listed, _ = scan_trailmaps(ws)
         manifests = load_manifests(ws, Scan(trailmaps=listed, trail_paths=(), findings=()))
         catalog = load_catalog()
@@ -84,7 +86,11 @@ class ToolModel:
     def tools(self, trailmap: str) -> Mapping[str, Tool]:
         known = self._tools.get(trailmap)
         if known is None:
-            known = self._tools[trailmap] = self._resolve(trailmap)
+            known = self._resolve(trailmap)
+            if all(tool.untyped is None for tool in known.values()):
+                # Kept once the compiler typed every scripted tool: before the first check
+                # there is no module surface to ask, and a broken tool may be mended.
+                self._tools[trailmap] = known
         return known
 
     def _resolve(self, trailmap: str) -> dict[str, Tool]:
@@ -98,7 +104,7 @@ class ToolModel:
                 typed = dict.fromkeys(scripted, Untyped(f"no compiler: {exc}"))
             else:
                 typed = scripted_tool_types(
-                    Layout(self.ws.scratch), trailmap, scripted, compiler, timeout=timeout_seconds()
+                    Layout(self.scratch), trailmap, scripted, compiler, timeout=timeout_seconds()
                 )
         return {e.name: self._tool(e, typed.get(e.name)) for e in entries}
 
