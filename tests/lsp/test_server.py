@@ -17,7 +17,7 @@ import pytest
 
 from tests.cases import TRAILS_DIR, Case, build_workspace, discover
 from tests.conftest import dedent, run_python, toolchain_cache
-from tests.lsp.client import Client, uri_of
+from bench.lspclient import Client, uri_of
 from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, TSC_ENV, Compiler
 
 pytestmark = pytest.mark.tsc

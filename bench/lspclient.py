@@ -1,4 +1,6 @@
-"""Our own LSP client for the tests: `trailblaze lsp` in a child process, JSON-RPC on its pipes.
+"""Our own LSP client: `trailblaze lsp` in a child process, JSON-RPC on its pipes.
+
+The benchmark's (`bench/lsp.py`) and the tests' (`tests/lsp/`).
 
 Synchronous: a reader thread queues every message the server sends; `request` waits for its
 answer, `wait_diagnostics` for the next `publishDiagnostics` of a document. Every wait has a
@@ -20,6 +22,8 @@ from typing import Any
 
 from pygls.uris import from_fs_path
 
+RECEIVED = "_received"
+"""Added to each message the server sent: `time.perf_counter()` when it was read."""
 WAIT = 60.0
 """Seconds a test waits for an answer (the first check of a workspace compiles its surfaces)."""
 
@@ -31,9 +35,11 @@ def uri_of(path: Path) -> str:
 
 
 class Client:
-    def __init__(self, cwd: Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, cwd: Path, env: Mapping[str, str] | None = None, python: str = sys.executable
+    ) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "trailblaze", "lsp"],
+            [python, "-m", "trailblaze", "lsp"],
             cwd=cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -65,7 +71,9 @@ class Client:
                 if name.lower() == "content-length":
                     length = int(value)
             assert length is not None
-            self.messages.put(json.loads(out.read(length)))
+            message = json.loads(out.read(length))
+            message[RECEIVED] = time.perf_counter()
+            self.messages.put(message)
 
     def _read_stderr(self) -> None:
         assert self.process.stderr is not None
@@ -151,6 +159,11 @@ class Client:
     def wait_diagnostics(self, uri: str, timeout: float = WAIT) -> list[dict[str, Any]]:
         """The diagnostics of the next publish for `uri` (of its current version, when the
         server says which)."""
+        diagnostics: list[dict[str, Any]] = self.wait_publish(uri, timeout)["params"]["diagnostics"]
+        return diagnostics
+
+    def wait_publish(self, uri: str, timeout: float = WAIT) -> dict[str, Any]:
+        """The next `publishDiagnostics` message for `uri`, of its current version."""
         version = self._versions.get(uri)
 
         def wanted(message: dict[str, Any]) -> bool:
@@ -161,9 +174,7 @@ class Client:
                 and params.get("version") in (None, version)
             )
 
-        found = self._until(wanted, timeout, f"diagnostics of {uri}")
-        diagnostics: list[dict[str, Any]] = found["params"]["diagnostics"]
-        return diagnostics
+        return self._until(wanted, timeout, f"diagnostics of {uri}")
 
     def close(self) -> None:
         try:
