@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from bench.lspclient import Client, uri_of
 from tests.cases import TRAILS_DIR, Case, build_workspace, discover
 from tests.conftest import dedent, run_python, toolchain_cache
-from bench.lspclient import Client, uri_of
 from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, TSC_ENV, Compiler
 
 pytestmark = pytest.mark.tsc
@@ -45,6 +45,7 @@ def _chosen() -> list[Case]:
 
 
 CHOSEN = _chosen()
+MANIFEST_CASE = next(c for c in ALL if c.name.startswith("manifest/dependency-unknown/"))
 
 WIDE = dedent(
     """
@@ -66,7 +67,7 @@ CLEAN = "config:\n  target: cases\ntrail: []\n"
 @pytest.fixture(scope="module")
 def workspace(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> Path:
     del tsc  # installed: the server and the command use it
-    root = build_workspace(tmp_path_factory.mktemp("lsp") / "ws", CHOSEN)
+    root = build_workspace(tmp_path_factory.mktemp("lsp") / "ws", [*CHOSEN, MANIFEST_CASE])
     (root / TRAILS_DIR / "wide.trail.yaml").write_text(CLEAN, "utf-8")
     return root
 
@@ -157,6 +158,38 @@ def test_columns_are_utf16_units(client: Client, workspace: Path) -> None:
     assert txt[1] == _utf16(lines[line], lines[line].index("txt") + 1)
     assert txt[1] == lines[line].index("txt") + 2
     assert {d[2] for d in got} >= {"TS2561", "TS2322"}, got
+
+
+def test_a_finding_in_the_trailmaps_manifest_goes_to_the_manifest(
+    client: Client, workspace: Path
+) -> None:
+    path = workspace / TRAILS_DIR / "of-a-broken-trailmap.trail.yaml"
+    text = "config:\n  target: dependency-unknown\ntrail: []\n"
+    manifest = workspace / MANIFEST_CASE.path
+    uri = client.open(path, text)
+    assert client.wait_diagnostics(uri) == []
+    on_manifest = client.wait_diagnostics(uri_of(manifest))
+    path.write_text(text, "utf-8")
+    done = run_python(
+        workspace, "-m", "trailblaze", "check", "--format", "json", str(path), env=_env()
+    )
+    findings = json.loads(done.stdout)["findings"]
+    assert [Path(workspace, f["path"]) for f in findings] == [manifest]
+    lines = manifest.read_text("utf-8").splitlines()
+    assert _got(on_manifest) == sorted(
+        (
+            f["line"] - 1,
+            _utf16(lines[f["line"] - 1], f["column"]),
+            f["code"],
+            f["message"],
+            f["fatal"],
+        )
+        for f in findings
+    )
+    assert [d["code"] for d in on_manifest] == ["unknown-dependency"]
+    # Closed, the trail's diagnostics and those it gave its manifest are withdrawn.
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.wait_diagnostics(uri_of(manifest)) == []
 
 
 def test_an_edit_changes_the_diagnostics(client: Client, workspace: Path) -> None:
