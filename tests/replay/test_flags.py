@@ -22,7 +22,6 @@ from fakeadb import FakeAdbServer, FakeDevice
 from fakeadb.spec import CommandOverride
 from tests.conftest import write_tree
 from trailblaze.cli.main import main
-from trailblaze.redaction import Secrets
 from trailblaze.replay.flags import parse_memory, parse_secrets, parse_tags
 from trailblaze.replay.request import ReplayUsageError
 
@@ -463,11 +462,14 @@ def test_doit_replay_takes_the_flags_and_hides_the_secret(
     )
 
 
-def test_secrets_redact_every_form_and_the_longest_first() -> None:
-    secrets = Secrets({"a": "x y", "b": "x y z", "c": 'say "hi"', "d": "it's"})
-    shown = 'typed x y z then x%sy, \'x y\', {"c": "say \\"hi\\""}, sh -c \'it\'"\'"\'s\''
-    assert secrets.redact(shown) == (
-        'typed [secret:b] then [secret:a], \'[secret:a]\', {"c": "[secret:c]"}, sh -c [secret:d]'
+def test_a_usage_error_never_shows_a_secret(
+    on_server: FakeAdbServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "Zq-missing"
+
+    code = main(["replay", str(missing), "--secret", f"pw={missing.name}"])
+
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"trailblaze replay: no trail file or directory '{tmp_path}/[secret:pw]'\n"
     )
-    # A value the marker would show is hidden behind one that does not hold it.
-    assert Secrets({"secret": "secret"}).redact("a secret") == "a ***"

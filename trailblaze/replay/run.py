@@ -82,11 +82,17 @@ def replay(
         tags=request.tags, memory=request.memory, secrets=request.secrets, env=env
     )
     driver = parse_driver(request.driver)
-    with flags.secrets.logging_redacted():
-        return _replay_with(
-            request, flags, driver, device=device, devices=devices, options=options,
-            cancel=cancel, hooks=hooks, on_trail=on_trail, env=env,
-        )  # fmt: skip
+    try:
+        with flags.secrets.logging_redacted():
+            return _replay_with(
+                request, flags, driver, device=device, devices=devices, options=options,
+                cancel=cancel, hooks=hooks, on_trail=on_trail, env=env,
+            )  # fmt: skip
+    except Exception as exc:
+        # A usage error is printed, a bug's traceback ends in its message: neither may show
+        # a secret's value.
+        exc.args = tuple(flags.secrets.redact(a) if isinstance(a, str) else a for a in exc.args)
+        raise
 
 
 def _replay_with(
