@@ -443,12 +443,22 @@ def test_doit_replay_takes_the_flags_and_hides_the_secret(
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
 
+    refusals = {
+        "--memory=salute": "--memory 'salute': expected NAME=VALUE",
+        "--tags=smok": "--tags: no trail here has the tag 'smok' (did you mean 'smoke'?)",
+        "--secret=NOT_SET_HERE": "--secret NOT_SET_HERE: no environment variable NOT_SET_HERE",
+        "--driver=web": "--driver 'web' is not a driver replay has",
+    }
     with FakeAdbServer(model) as server:
-        bad = doit("--tags=smoke", "--memory=salute")
+        for flag, message in refusals.items():
+            bad = doit(flag)
+            assert bad.returncode != 0, flag
+            assert f"doit replay: {message}" in bad.stdout + bad.stderr, flag
         assert sent(server) == []
-        done = doit("--tags=smoke", f"--secret=password={SECRET}", "--memory=who=Ada")
-    assert bad.returncode != 0
-    assert "--memory 'salute': expected NAME=VALUE" in bad.stdout + bad.stderr
+        done = doit(
+            "--tags=smoke", f"--secret=password={SECRET}", "--memory=who=Ada",
+            "--driver=ANDROID_ONDEVICE_INSTRUMENTATION",
+        )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert model.field_value(PACKAGE, "name") == SECRET
     outputs = everything_written(tmp_path)
