@@ -44,7 +44,9 @@ import { trailblaze } from "@trailblaze/scripting";
 
 /** What a scripted tool sees of the trail's memory. */
 export const app_peek = trailblaze.tool(async (_input, ctx) => {
-  return `keys=${[...ctx.memory.keys()].sort().join(",")} password=${ctx.memory.get("password")}`;
+  const env = (globalThis as any).process.env;
+  return `keys=${[...ctx.memory.keys()].sort().join(",")} password=${ctx.memory.get("password")}`
+    + ` env=${env.password} path=${env.PATH !== undefined}`;
 });
 """
 
@@ -239,7 +241,7 @@ def test_memory_seeds_the_trails_memory_over_config_memory(
     assert model.field_value(PACKAGE, "name") == "Hello Ada=Lovelace here"
     report = json.loads((ws / "out.json").read_text(encoding="utf-8"))
     peek = report["trails"][0]["steps"][1]["tools"][2]
-    assert peek["detail"] == "keys=kept,salute,who password=undefined"
+    assert peek["detail"] == "keys=kept,salute,who password=undefined env=undefined path=true"
 
 
 @pytest.mark.parametrize(
@@ -338,7 +340,10 @@ def test_a_secret_is_typed_but_never_shown(
         {"a.trail.yaml": trail(*TYPE_SECRET, "app_peek: {}", "dumpMemory: {}")},
     )
 
-    code = replay(ws, "--secret", f"password={SECRET}", monkeypatch=monkeypatch)
+    # `--secret NAME` alone: the value of the environment variable NAME, off the command line.
+    monkeypatch.setenv("password", SECRET)
+
+    code = replay(ws, "--secret", "password", monkeypatch=monkeypatch)
 
     outputs = secret_outputs(ws, capsys, caplog, log_file)
     # The device got it (its command log and its screen are the device's, not our outputs).
@@ -349,8 +354,8 @@ def test_a_secret_is_typed_but_never_shown(
     report = json.loads(outputs["out.json"])
     typed, peek, dumped = report["trails"][0]["steps"][1]["tools"][1:]
     assert typed["detail"] == f"typed '{MARKER}' and hid the keyboard"
-    # A scripted tool never holds a secret, as in Trailblaze.
-    assert peek["detail"] == "keys= password=undefined"
+    # A scripted tool never holds a secret, as in Trailblaze: not in memory, not in its env.
+    assert peek["detail"] == "keys= password=undefined env=undefined path=true"
     assert dumped["detail"] == "memory: password=(secret)"
     assert MARKER.encode() in outputs["out.xml"]
     assert MARKER.encode() in outputs["log records"]
@@ -383,10 +388,7 @@ def test_a_secret_stays_hidden_when_its_step_fails(
             CommandOverride(match="input text", stderr=f"cannot type {SECRET}")
         )
     ws = workspace(tmp_path / "ws", {"a.trail.yaml": trail(*TYPE_SECRET, *failing)})
-    # `--secret NAME` alone: the value of the environment variable NAME, off the command line.
-    monkeypatch.setenv("password", SECRET)
-
-    code = replay(ws, "--secret", "password", monkeypatch=monkeypatch)
+    code = replay(ws, "--secret", f"password={SECRET}", monkeypatch=monkeypatch)
 
     outputs = secret_outputs(ws, capsys, caplog, log_file)
     assert code == 1, outputs["stdout"].decode()

@@ -68,6 +68,11 @@ def parse_secrets(values: Sequence[str], env: Mapping[str, str]) -> dict[str, st
     return out
 
 
+def from_environment(values: Sequence[str]) -> frozenset[str]:
+    """The environment variables ``--secret NAME`` values were read from."""
+    return frozenset(v.strip() for v in values if "=" not in v and v.strip())
+
+
 def _name(flag: str, name: str, *, shown: str) -> str:
     if not MEMORY_NAME.fullmatch(name):
         raise ReplayUsageError(f"{flag} {shown!r}: '{name}' is not a memory name ({_NAME_HELP})")
@@ -93,6 +98,8 @@ class RunFlags:
     tags: tuple[str, ...] = ()
     memory: Mapping[str, str] | None = None
     secrets: Secrets = field(default_factory=Secrets)
+    from_env: frozenset[str] = frozenset()
+    """The environment variables secrets came from: kept out of scripted tools' children."""
 
     @classmethod
     def read(
@@ -110,7 +117,11 @@ class RunFlags:
             raise ReplayUsageError(
                 f"--memory and --secret both set '{both[0]}': a name is one or the other"
             )
-        return cls(parse_tags(tags), seeded, Secrets(hidden))
+        return cls(parse_tags(tags), seeded, Secrets(hidden), from_environment(secrets))
+
+    def script_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """The environment scripted tools run in: without the variables secrets came from."""
+        return {k: v for k, v in env.items() if k not in self.from_env}
 
     def seed(self, plan: TrailPlan) -> TrailPlan:
         """``plan`` with its memory seeded: ``config.memory``, then ``--memory``, then the

@@ -126,7 +126,7 @@ def _replay_with(
     settings = replace(
         settings, options=replace(settings.options, host=HostPolicy.of(found.workspace))
     )
-    sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), env)
+    sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), flags.script_env(env))
     given = list(devices) if devices is not None else [device] if device is not None else []
     try:
         report, used, left_out = _replay(
