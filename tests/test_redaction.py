@@ -178,6 +178,10 @@ def test_secrets_redact_every_form_and_the_longest_first() -> None:
     assert secrets.redact(shown) == (
         'typed [secret:b] then [secret:a], \'[secret:a]\', {"c": "[secret:c]"}, sh -c [secret:d]'
     )
+    # The start of a value that a message cut short.
+    assert Secrets({"t": "token-123"}).redact("output: tok…, then token…") == (
+        "output: [secret:t]…, then [secret:t]…"
+    )
     # A value the marker would show is hidden behind one that does not hold it.
     assert Secrets({"secret": "secret"}).redact("a secret") == "a ***"
 

@@ -29,7 +29,8 @@ function that does it, and every output of a replay goes through it:
   `redact` on it before it writes.
 
 Besides the value as given, the forms a message may show it in are hidden too: as `repr`,
-JSON or HTML quote it, and as `adb shell input text` and a shell quote it.
+JSON or HTML quote it, and as `adb shell input text` and a shell quote it; and so is the start
+of one that a message cut short (`…`) inside it.
 
 This module imports nothing of the package, so that every module may import it.
 """
@@ -50,6 +51,8 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 HIDDEN = "***"
+CUT = "…"
+"""What a message puts where it cut a long text short."""
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _HOST_PORT = re.compile(r"^(\[[^\]]*\]|[^:\[\]%]*)(:\d*)?$")
 
@@ -114,6 +117,23 @@ class Secrets:
         self._pattern = (
             re.compile("|".join(re.escape(form) for form in alternatives)) if alternatives else None
         )
+        # A message that cuts a long text short (`…`) may cut it inside a value: the start of
+        # a value just before the cut is hidden too.
+        starts: dict[str, str] = {}
+        for form, marker in replacements.items():
+            for end in range(1, len(form)):
+                starts.setdefault(form[:end], marker)
+        self._starts = starts
+        self._cut = (
+            re.compile(
+                "("
+                + "|".join(re.escape(s) for s in sorted(starts, key=len, reverse=True))
+                + ")"
+                + re.escape(CUT)
+            )
+            if starts
+            else None
+        )
 
     @property
     def names(self) -> frozenset[str]:
@@ -126,7 +146,10 @@ class Secrets:
         """`text` with every form of every secret value replaced by its marker."""
         if self._pattern is None or not text:
             return text
-        return self._pattern.sub(lambda m: self._replacements[m.group(0)], text)
+        text = self._pattern.sub(lambda m: self._replacements[m.group(0)], text)
+        if self._cut is not None and CUT in text:
+            text = self._cut.sub(lambda m: self._starts[m.group(1)] + CUT, text)
+        return text
 
     def redact_data(self, value: T) -> T:
         """`value` with every string in it redacted: strings, dataclasses (copied with

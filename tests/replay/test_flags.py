@@ -185,6 +185,31 @@ def test_a_tag_no_trail_has_is_a_usage_error_before_any_device_work(
     assert not (ws / "out.json").exists()
 
 
+def test_a_legacy_per_device_file_has_its_blaze_yaml_tags(
+    on_server: FakeAdbServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = workspace(
+        tmp_path,
+        {
+            "back/blaze.yaml": "- config:\n    target: app\n    tags: [smoke]\n"
+            "- prompts:\n    - step: Go back\n",
+            "back/android-phone.trail.yaml": "- config:\n    target: app\n"
+            "- tools:\n    - pressBack: {}\n",
+            "other/android-phone.trail.yaml": "- config:\n    target: app\n"
+            "- tools:\n    - pressBack: {}\n",
+        },
+    )
+
+    assert replay(ws, "--tags", "smoke", monkeypatch=monkeypatch) == 0
+
+    report = json.loads((ws / "out.json").read_text(encoding="utf-8"))
+    statuses = {
+        t["path"].removeprefix("trailmaps/app/trails/"): t["status"] for t in report["trails"]
+    }
+    assert statuses == {"back/android-phone.trail.yaml": "passed", "back/blaze.yaml": "skipped"}
+    assert report["left_out"] == ["trailmaps/app/trails/other/android-phone.trail.yaml"]
+
+
 def test_a_refused_trail_stays_whatever_the_tags(
     on_server: FakeAdbServer,
     tmp_path: Path,
