@@ -280,6 +280,11 @@ def test_memory_seeds_the_trails_memory_over_config_memory(
             "not starting with a digit)",
         ),
         (
+            ["--memory", "args.name=Ada"],
+            "--memory 'args.name=Ada': 'args.name' cannot be a memory name: tokens read "
+            "{{args.x}} as the argument x",
+        ),
+        (
             ["--memory", "pw=a", "--secret", "pw=b"],
             "--memory and --secret both set 'pw': a name is one or the other",
         ),

@@ -76,6 +76,14 @@ def from_environment(values: Sequence[str]) -> frozenset[str]:
 def _name(flag: str, name: str, *, shown: str) -> str:
     if not MEMORY_NAME.fullmatch(name):
         raise ReplayUsageError(f"{flag} {shown!r}: '{name}' is not a memory name ({_NAME_HELP})")
+    head = name.split(".", 1)[0]
+    if head in ("args", "memory"):
+        # `{{args.x}}` is an argument and `{{memory.x}}` the memory value `x`: a name so
+        # spelled could never be read.
+        raise ReplayUsageError(
+            f"{flag} {shown!r}: '{name}' cannot be a memory name: tokens read "
+            f"{{{{{head}.x}}}} as {'the argument' if head == 'args' else 'the memory value'} x"
+        )
     return name
 
 
