@@ -51,6 +51,19 @@ export const app_peek = trailblaze.tool(async (_input, ctx) => {
 """
 
 
+ECHO = """\
+import { trailblaze } from "@trailblaze/scripting";
+
+/** A careless tool: logs, prints and throws the text it was given. */
+export const app_echo = trailblaze.tool<{ text: string }, string>(async (input, ctx) => {
+  ctx.logger.info(`got ${input.text}`);
+  console.log(`printing ${input.text}`);
+  console.error(`warning about ${input.text}`);
+  throw new Error(`could not use ${input.text}`);
+});
+"""
+
+
 def trail(*calls: str, tags: str = "", memory: str = "") -> str:
     """A trail of the `app` target: open the Forms tab, then one step of ``calls``."""
     config = "config:\n  target: app\n"
@@ -76,6 +89,7 @@ def workspace(root: Path, trails: dict[str, str]) -> Path:
     files = {
         "trailmaps/app/trailmap.yaml": MANIFEST,
         "trailmaps/app/tools/app_peek.ts": PEEK,
+        "trailmaps/app/tools/app_echo.ts": ECHO,
     }
     files.update({f"trailmaps/app/trails/{name}": text for name, text in trails.items()})
     return write_tree(root, files)
@@ -398,8 +412,10 @@ def test_a_secret_is_typed_but_never_shown(
         ('assertVisibleWithText: {text: "{{memory.password}} is not here"}',),
         # The device refuses the typing: the message quotes the command, value and all.
         (),
+        # A scripted tool given the value logs it, prints it and throws it.
+        ('app_echo: {text: "{{memory.password}}"}',),
     ],
-    ids=["assertion", "device"],
+    ids=["assertion", "device", "scripted"],
 )
 def test_a_secret_stays_hidden_when_its_step_fails(
     on_server: FakeAdbServer,
