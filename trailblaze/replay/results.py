@@ -144,11 +144,14 @@ class TrailResult:
     """Why the trail was refused: the parse gate's and the runIf validator's messages."""
     device: str | None = None
     """The serial of the device it ran on (None when it did not run)."""
+    driver: str | None = None
+    """The driver it replayed with (``drivers``; None when it did not run)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "device": self.device,
+            "driver": self.driver,
             "title": self.title,
             "trailmap": self.trailmap,
             "status": self.status,
@@ -167,6 +170,8 @@ class RunResult:
     duration: float = 0.0
     cancelled: bool = False
     devices: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+    """The trails ``--tags`` left out: not run, and neither failed nor skipped."""
 
     def phases(self) -> dict[Phase, float]:
         """Seconds per phase over every tool run (top-level calls; nested ones are inside)."""
@@ -195,6 +200,7 @@ class RunResult:
             "steps": sum(steps.values()),
             **{f"steps_{k}": steps.get(k, 0) for k in ("passed", "failed", "skipped", "cancelled")},
             "steps_needing_ai": sum(1 for t in self.trails for s in t.steps if s.needs_ai),
+            "trails_left_out": len(self.left_out),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -208,6 +214,7 @@ class RunResult:
             "counts": self.counts(),
             "phases": {name: round(seconds, 4) for name, seconds in self.phases().items()},
             "trails": [trail.to_json() for trail in self.trails],
+            "left_out": list(self.left_out),
         }
 
 
