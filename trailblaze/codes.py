@@ -564,6 +564,16 @@ UNSUPPORTED_ON_ANDROID: Final = _code(
     no_case="made by `trailblaze replay`, not by a check (tests/replay/ pins it)",
 )
 
+UNKNOWN_WAYPOINT: Final = _code(
+    "unknown-waypoint",
+    ("parse",),
+    "An `assertWaypoint` call names a waypoint no trailmap of the workspace defines.",
+    "Replay refuses the trail before it starts: the recorded `waypoint:` id is not the `id:` "
+    "of any `waypoints/**/*.waypoint.yaml` of the workspace's trailmaps. The message lists the "
+    "known ids (with the closest one). Fix the id in the recording, or add the waypoint file.",
+    no_case="made by `trailblaze replay`, not by a check (tests/replay/ pins it)",
+)
+
 # -- the TypeScript compiler ----------------------------------------------------------------------
 
 TYPESCRIPT_FAMILY = "TS<digits>"

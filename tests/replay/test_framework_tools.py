@@ -263,7 +263,7 @@ def test_every_android_recordable_tool_is_replayed_or_refused_with_a_reason() ->
     assert len(android) == 65
     assert android == supported | set(REFUSED)
     assert not supported & set(REFUSED)
-    assert (len(supported), len(REFUSED)) == (48, 17)
+    assert (len(supported), len(REFUSED)) == (49, 16)
     assert all(len(reason) > 40 for reason in REFUSED.values())
     # Every tool added here has a test above (the others have theirs in test_tools and
     # test_engine); a new tool without one fails this line.
@@ -497,17 +497,9 @@ def test_a_maestro_command_that_cannot_translate_fails_with_nothing_sent(
             "'expectedText' on whichever element carries it would pass a trail without checking "
             "the element it recorded",
         ),
-        (
-            "assertWaypoint: {waypoint: sampleapp/forms}",
-            "it waits until the screen matches a waypoint definition (the trailmap's "
-            "waypoints/**/*.waypoint.yaml), which the Trailblaze host evaluates (requiresHost); "
-            "the reference gives neither that file's format nor its matching rules (the corpus "
-            "names 100 such files and includes none), so replay has nothing to evaluate a "
-            "waypoint with",
-        ),
     ],
 )
-def test_the_two_model_free_refusals_say_what_the_reference_lacks(
+def test_the_model_free_refusal_says_what_the_reference_lacks(
     call: str, reason: str, model: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)

@@ -93,6 +93,7 @@ class Runner:
         context.trail_path = self.trail
         context.trail_file = self.trail_file
         context.ships_runif = self.tools.ships_runif
+        context.waypoints = self.tools.waypoints
         return context
 
     # -- the per-tool loop ---------------------------------------------------------------------

@@ -24,6 +24,7 @@ _MAX_BODY_DEPTH = 8
 
 if TYPE_CHECKING:
     from trailblaze.replay.scripted import TrailmapScripts
+    from trailblaze.replay.waypoints import WaypointScope
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +48,13 @@ class ToolSource:
         catalog: Catalog,
         resolution: Resolution | None = None,
         scripts: TrailmapScripts | None = None,
+        waypoints: WaypointScope | None = None,
     ) -> None:
         self.catalog = catalog
         self.resolution = resolution
         self.scripts = scripts
+        self.waypoints = waypoints
+        """What ``assertWaypoint`` sees (None: no workspace, no waypoints)."""
         """Runs the trailmap's scripted tools (None: no workspace, so no scripted tools)."""
 
     @property
