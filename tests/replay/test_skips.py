@@ -258,3 +258,33 @@ def test_trails_for_other_platforms_are_counted_apart_from_those_needing_the_ai_
     assert f'<skipped message="{desktop}" />' in junit
     assert '<skipped message="no recording: needs the AI runner" />' in junit
     assert model.commands[-1] == "pm list packages"
+
+
+def test_a_legacy_recording_pinned_to_another_platforms_driver_is_not_replayed(
+    model: FakeDevice, tmp_path: Path
+) -> None:
+    # history/db5c7209ab79/trails/playwright-native/search-yahoo/blaze.yaml: a legacy recording
+    # has no classifier, and only `driver:` says it is a web one.
+    body = "- prompts:\n    - step: Open Yahoo\n      recording:\n        tools:\n"
+    web = _write(
+        tmp_path / "web" / "blaze.yaml",
+        "- config:\n    driver: PLAYWRIGHT_NATIVE\n"
+        + body
+        + "          - web_navigate: {url: 'https://yahoo.com'}\n",
+    )
+    android = _write(
+        tmp_path / "android" / "blaze.yaml",
+        f"- config:\n    driver: ANDROID_ONDEVICE_ACCESSIBILITY\n{body}          {LIST}\n",
+    )
+
+    run = _replay(model, web, android)
+
+    assert [(t.status, t.reason) for t in run.trails] == [
+        (
+            "skipped",
+            "no Android recording (web): config.driver: PLAYWRIGHT_NATIVE; replay drives "
+            "Android devices only",
+        ),
+        ("passed", None),
+    ]
+    assert model.commands == ["pm list packages"]

@@ -197,13 +197,26 @@ def _not_this_device(trail: Trail, path: str, chain: tuple[str, ...]) -> str | N
 
 def _recorded_elsewhere(trail: Trail, steps: Sequence[StepPlan]) -> str | None:
     """Why a trail with no step to replay here is for another platform, or None (it is for
-    Android, or says nothing: natural-language steps that need the AI runner)."""
-    if any(s.recording is not None for s in steps):
-        return None
+    Android, or says nothing: natural-language steps that need the AI runner). A legacy
+    recording has no classifier: it is another platform's when ``config.driver`` or
+    ``config.devices`` names only other platforms' drivers (``driver: PLAYWRIGHT_NATIVE``)."""
     platforms, said = other_platforms(trail)
     if not platforms or "android" in platforms:
         return None
+    classified = any(s.recording is not None and s.recording.classifier for s in steps)
+    if classified:
+        return None  # an Android recording (android-phone, android) replays
+    if any(s.recording is not None for s in steps) and not _pinned(trail):
+        return None  # legacy unclassified recordings, and nothing says they are not Android's
     return _no_android(platforms, ", ".join(said))
+
+
+def _pinned(trail: Trail) -> bool:
+    """Whether ``config.devices`` or ``config.driver`` name the devices the trail is for."""
+    driver = trail.config.driver
+    return bool(trail.config.devices) or (
+        driver is not None and _driver_platform(driver) is not None
+    )
 
 
 def _config_skip(trail: Trail, chain: tuple[str, ...]) -> str | None:
