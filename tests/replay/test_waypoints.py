@@ -9,6 +9,7 @@ the user sees: the trail's status and the located failure message.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -239,3 +240,27 @@ def test_the_most_specific_block_wins_field_by_field(ws: Path, device: Device) -
     assert failure is not None
     assert "forbidden[0] " in failure.error
     assert "TextView 'London'" in failure.error
+
+
+def test_a_waypoint_as_a_run_if_condition_picks_the_branch(ws: Path, device: Device) -> None:
+    # Not on the clock tab: the condition is false within the condition timeout (not 5 s), and
+    # the else branch taps the Clock tab.
+    runif = (
+        "- runIf:\n"
+        "    condition: {tool: assertWaypoint, args: {waypoint: clock/android/clock_tab}}\n"
+        "    then: [{pressBack: {}}]\n"
+        "    else: [{tapOnElementBySelector: {nodeSelector: {androidAccessibility: {textRegex: Clock}}}}]\n"
+    )
+    started = time.monotonic()
+    trail = _replay(
+        ws, device, LAUNCH, runif, "- assertWaypoint: {waypoint: clock/android/clock_tab}"
+    )
+
+    assert trail.status == "passed", trail.steps[0].failure
+    branch = trail.steps[0].tools[1]
+    assert [(c.position, c.tool, c.status) for c in branch.children] == [
+        ("runIf.condition", "assertWaypoint", "failed"),
+        ("runIf.else[0]", "tapOnElementBySelector", "passed"),
+        ("runIf.then[0]", "pressBack", "skipped"),
+    ]
+    assert time.monotonic() - started < 4

@@ -156,6 +156,11 @@ class ExecutionContext:
             return min(self.options.find_timeout, self.options.condition_timeout)
         return self.options.find_timeout
 
+    @property
+    def in_condition(self) -> bool:
+        """Whether a ``runIf`` condition is being evaluated (its waits are shorter)."""
+        return self._condition_depth > 0
+
     def evaluating_condition(self) -> _ConditionScope:
         """Within it, polls use the shorter ``condition_timeout``."""
         return _ConditionScope(self)

@@ -5,7 +5,8 @@ for the device's classifiers; the screen is dumped every ``pollIntervalMs`` unti
 ``timeoutMs`` has passed (the reference's defaults: 5000 and 250). The failure names each
 required condition that did not match and each forbidden one that did. An unknown id, a
 waypoint with no block for this device, an unresolved ``{{target.appId}}`` or a selector a dump
-cannot answer fail at once: waiting would not change them.
+cannot answer fail at once: waiting would not change them. As a ``runIf`` condition it waits
+at most the condition timeout (1 s).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def assert_waypoint(context: ExecutionContext, args: dict[str, Any]) -> str:
         raise ToolError(f"'waypoint' must be a waypoint id, got {waypoint_id!r}")
     timeout = _millis(args, "timeoutMs", 5000)
     interval = _millis(args, "pollIntervalMs", 250)
+    if context.in_condition:
+        # A runIf condition: a screen that is not the waypoint should cost little.
+        timeout = min(timeout, context.options.condition_timeout)
     scope = context.waypoints or WaypointScope(None)
     try:
         resolved = resolve(scope.lookup(waypoint_id), context.options.classifiers)
