@@ -1,6 +1,6 @@
 """``assertWaypoint`` at replay: the corpus's real clock waypoints against a fake Desk Clock.
 
-The waypoint files are upstream's (tests/data/replay/waypoints/, see NOTICE); the device is the
+The waypoint files are upstream's (the corpus copy in tests/data/corpus/); the device is the
 fake adb server serving ``clock_app.yaml``, reached through real adbutils over a socket. Each
 test replays a trail of a workspace whose ``clock`` trailmap holds those files, and checks what
 the user sees: the trail's status and the located failure message.
@@ -24,7 +24,8 @@ from ..conftest import write_tree
 from .support import DATA, FAST
 
 CLOCK = "com.android.deskclock"
-WAYPOINTS = DATA / "waypoints"
+#: The corpus copy's trailmaps (tests/data/corpus, see its NOTICE): the real waypoint files.
+TRAILMAPS = DATA.parent / "corpus/head/trails/config/trailmaps"
 MANIFEST = f"""\
 id: clock
 target:
@@ -54,8 +55,8 @@ def device(clock: FakeDevice) -> Iterator[Device]:
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "ws"
     write_tree(root, {"trailmaps/clock/trailmap.yaml": MANIFEST, "trails/.keep": ""})
-    shutil.copytree(WAYPOINTS / "clock", root / "trailmaps/clock/waypoints/android")
-    shutil.copytree(WAYPOINTS / "goose", root / "trailmaps/clock/waypoints/desktop")
+    shutil.copytree(TRAILMAPS / "clock/waypoints", root / "trailmaps/clock/waypoints/android")
+    shutil.copytree(TRAILMAPS / "goose/waypoints", root / "trailmaps/clock/waypoints/desktop")
     monkeypatch.chdir(root)
     return root
 
