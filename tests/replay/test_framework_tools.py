@@ -595,3 +595,30 @@ def test_the_model_free_refusal_says_what_the_reference_lacks(
         f"Android replay: {reason}",
     )
     assert model.commands == []
+
+
+def test_a_recorded_selector_no_dump_can_answer_refuses_the_trail_before_it_starts(
+    model: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real recording of the corpus: the sample app's bottom bar tab by its collection cell,
+    # which the accessibility tree reports and a uiautomator dump does not.
+    source = (
+        Path(__file__).parent.parent / "data/corpus/head/examples/android-sample-app/trails"
+        "/android-ondevice-accessibility/lists/scroll-and-navigate.trail.yaml"
+    )
+    path = tmp_path / "scroll-and-navigate.trail.yaml"
+    path.write_text(source.read_text())
+    monkeypatch.chdir(tmp_path)
+
+    run = replay(ReplayRequest(trails=(path,)), device=ModelDevice(model, timeout=5), options=FAST)
+
+    (trail,) = run.trails
+    assert trail.status == "refused"
+    assert trail.findings == (
+        "scroll-and-navigate.trail.yaml:18:11: trail[0].recording.android-phone[0]: tool "
+        "'tapOnElementBySelector' nodeSelector: field "
+        "'androidAccessibility.collectionItemRowIndex' cannot be resolved from a uiautomator "
+        "dump, which is what Android replay reads the screen from, so the element the "
+        "recording names cannot be found",
+    )
+    assert model.commands == []
