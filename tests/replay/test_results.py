@@ -70,6 +70,7 @@ def test_statuses_and_exit_code(run: RunResult) -> None:
         "trails_needing_ai": 1,
         "trails_no_android": 0,
         "no_android_platforms": {},
+        "trails_left_out": 0,
     }
 
 
