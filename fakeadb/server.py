@@ -215,6 +215,8 @@ class FakeAdbServer:
         if server is None:
             return
         self._stopping.set()
+        for device in self.devices.values():
+            device.programs.recorder.stop_all()  # a screenrecord left running ends with us
         server.shutdown()
         with self._lock:
             connections = list(self._connections)

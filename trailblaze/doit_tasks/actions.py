@@ -289,6 +289,9 @@ def replay(
     classifier: str,
     json_file: str,
     junit_file: str,
+    report: str = "",
+    logcat: bool = False,
+    record_video: bool = False,
 ) -> Verdict:
     from trailblaze.replay.command import EXIT_USAGE, run_command  # noqa: PLC0415
     from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
@@ -304,6 +307,9 @@ def replay(
         classifier=classifier or None,
         json_path=Path(json_file) if json_file else layout.replay_json,
         junit_path=Path(junit_file) if junit_file else layout.replay_junit,
+        report_dir=Path(report) if report else None,
+        logcat=logcat,
+        record_video=record_video,
     )
     code = run_command(request, prog="doit replay", out=sys.stdout)
     if code == EXIT_USAGE:

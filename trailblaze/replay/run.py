@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 from trailblaze.fsutil import write_named
 from trailblaze.options import env_milliseconds
@@ -34,6 +35,8 @@ from trailblaze.replay.devicepool import QueuedTrail, Report, spread
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import PlanError, classifier_chain, prefer_most_specific
 from trailblaze.replay.preflight import refuse_unreplayable
+from trailblaze.replay.report.capture import Capture, ReportOptions
+from trailblaze.replay.report.output import ReportDirError, prepare, write_report
 from trailblaze.replay.request import (
     ReplayRequest,
     ReplayUsageError,
@@ -85,6 +88,7 @@ def replay(
         cancel=cancel or threading.Event(),
         env=env,
         hooks=hooks,
+        capture=_capture(request),
     )
     args = given_args(request.args, request.args_file)
     found = find_trails(request.trails, request.workspace)
@@ -94,10 +98,11 @@ def replay(
     )
     sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), env)
     given = list(devices) if devices is not None else [device] if device is not None else []
+    files: dict[str, Path] = {}
     try:
         report, used = _replay(
             request, found, sources, chain=chain, args=args, settings=settings, given=given,
-            on_trail=on_trail,
+            on_trail=on_trail, files=files,
         )  # fmt: skip
     finally:
         sources.close()
@@ -108,8 +113,23 @@ def replay(
         cancelled=settings.cancel.is_set(),
         devices=tuple(used),
     )
-    _write_outputs(run, request)
+    _write_outputs(run, request, files)
     return run
+
+
+def _capture(request: ReplayRequest) -> Capture | None:
+    """The report directory, checked before anything is planned or sent to a device."""
+    if request.report_dir is None:
+        wanted = [f for f, on in (("--logcat", request.logcat),
+                                  ("--record-video", request.record_video)) if on]  # fmt: skip
+        if wanted:
+            raise ReplayUsageError(f"{' and '.join(wanted)} need --report DIR to write into")
+        return None
+    try:
+        prepare(request.report_dir)
+    except ReportDirError as exc:
+        raise ReplayUsageError(str(exc)) from None
+    return Capture(ReportOptions(request.report_dir, request.logcat, request.record_video))
 
 
 def _replay(
@@ -122,6 +142,7 @@ def _replay(
     settings: RunSettings,
     given: list[Device],
     on_trail: Callable[[TrailResult], None] | None,
+    files: dict[str, Path],
 ) -> tuple[Report, list[str]]:
     """Plan, report what will not run, then run the rest; the report and the serials used."""
     plans = [
@@ -129,6 +150,7 @@ def _replay(
         for path in found.files
     ]
     plans = prefer_most_specific(plans, chain)
+    files.update((p.path, p.file) for p in plans if p.file is not None)  # the report's snippets
     policy = settings.options.host
     plans = [
         refuse_unreplayable(p, sources.get(p), chain, policy) if p.runnable else p for p in plans
@@ -191,7 +213,7 @@ def _connection(request: ReplayRequest, settings: RunSettings) -> Iterator[list[
         server.stop()
 
 
-def _write_outputs(run: RunResult, request: ReplayRequest) -> None:
+def _write_outputs(run: RunResult, request: ReplayRequest, files: dict[str, Path]) -> None:
     import json  # noqa: PLC0415
 
     outputs = []
@@ -206,3 +228,9 @@ def _write_outputs(run: RunResult, request: ReplayRequest) -> None:
             write_named(path, text)
         except OSError as exc:
             raise ReplayUsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if request.report_dir is not None:
+        try:
+            write_report(run, request.report_dir, files)
+        except OSError as exc:
+            where = exc.filename or request.report_dir
+            raise ReplayUsageError(f"cannot write {where}: {exc.strerror or exc}") from None

@@ -1,0 +1,74 @@
+"""``--report DIR``: the directory checked before any device work, the pages written after.
+
+``prepare`` refuses a DIR that is a file (or cannot be made) as a usage error, before anything
+is sent to a device. ``write_report`` writes ``index.html`` and ``summary.md`` atomically
+(temporary file, then rename); the screenshots, logcat slices and recordings are already in
+``DIR/trails/`` (``capture``). Nothing in DIR is deleted: files we did not write stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from trailblaze.finding import Location
+from trailblaze.fsutil import write_atomic
+from trailblaze.replay.report.html import render_html
+from trailblaze.replay.report.markdown import render_markdown
+from trailblaze.replay.report.text import yaml_snippet
+from trailblaze.replay.results import RunResult
+
+#: A trail file larger than this is not read for a snippet.
+SOURCE_LIMIT = 4 << 20
+
+
+class ReportDirError(Exception):
+    """``--report DIR`` cannot be used: the message says why."""
+
+
+def prepare(directory: Path) -> None:
+    if directory.exists() and not directory.is_dir():
+        raise ReportDirError(f"--report {directory}: not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReportDirError(
+            f"--report {directory}: cannot create it: {exc.strerror or exc}"
+        ) from None
+
+
+class Sources:
+    """The YAML of a failing call, read from the trail files of the run (each once)."""
+
+    def __init__(self, files: Mapping[str, Path]) -> None:
+        self._files = dict(files)
+        self._texts: dict[str, str | None] = {}
+
+    def _text(self, path: str) -> str | None:
+        if path not in self._texts:
+            file = self._files.get(path)
+            text = None
+            if file is not None:
+                try:
+                    if file.stat().st_size <= SOURCE_LIMIT:
+                        text = file.read_text("utf-8", errors="replace")
+                except OSError:
+                    text = None  # the snippet is a help, not a verdict: the location remains
+            self._texts[path] = text
+        return self._texts[path]
+
+    def __call__(self, location: Location) -> str:
+        text = self._text(location.path)
+        return yaml_snippet(text, location.line, location.column) if text is not None else ""
+
+
+def write_report(run: RunResult, directory: Path, files: Mapping[str, Path]) -> list[Path]:
+    """Write ``index.html`` and ``summary.md`` into ``directory``; the paths written."""
+    snippet = Sources(files)
+    pages = [
+        (directory / "index.html", render_html(run, directory=directory, snippet=snippet)),
+        (directory / "summary.md", render_markdown(run, snippet=snippet)),
+    ]
+    for path, text in pages:
+        write_atomic(path, text)
+    return [path for path, _ in pages]
