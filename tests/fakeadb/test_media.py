@@ -26,7 +26,7 @@ def adb_device(server: FakeAdbServer) -> Any:
 def png_size_and_first_pixel(data: bytes) -> tuple[int, int, bytes]:
     """Decode our PNG's header and first row by the format's rules (length, type, CRC)."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    at, chunks = 8, {}
+    at, chunks = 8, dict[bytes, bytes]()
     while at < len(data):
         (length,) = struct.unpack(">I", data[at : at + 4])
         kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
