@@ -5,6 +5,8 @@ screen recording), read as a user reads them."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from trailblaze.replay.report.html import CSP
 from trailblaze.replay.report.markdown import cell
 from trailblaze.replay.run import ReplayRequest, replay
 
-from ..support import FAST, OPEN_FORMS, trail_text
+from ..support import FAST, OPEN_FORMS, child_env, trail_text
 
 #: A step whose name and selector hold markup: it must reach the page as text.
 NASTY = "<script>alert('step')</script>"
@@ -207,3 +209,37 @@ def test_files_in_the_report_dir_that_are_not_ours_stay(
     stdout = capsys.readouterr().out
     assert f"wrote {out / 'index.html'}" in stdout
     assert f"wrote {out / 'summary.md'}" in stdout
+
+
+def test_doit_replay_writes_the_report_with_logcat_and_video(
+    server: FakeAdbServer, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / "trailmaps" / "forms").mkdir(parents=True)
+    (ws / "dodo.py").write_text(
+        "from trailblaze.doit_tasks import DOIT_CONFIG, task_replay\n", encoding="utf-8"
+    )
+    write_failing_trail(ws / "trailmaps" / "forms")
+    out = tmp_path / "report"
+
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "doit", "--db-file", str(tmp_path / "doit.sqlite3"),
+            "replay", "--report", str(out), "--logcat", "--record-video",
+        ],
+        check=False, cwd=ws, env=child_env(server.port), capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"wrote {out / 'index.html'}" in done.stdout
+    summary = (out / "summary.md").read_text("utf-8")
+    assert "| trailmaps/forms/forms.trail.yaml | emulator-5554 | ❌ failed |" in summary, summary
+    assert "| trailmaps/forms/forms.trail.yaml:16:11: tapOnElementBySelector: " in summary
+    folder = out / "trails" / "trailmaps-forms-forms.trail--emulator-5554"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "logcat.txt",
+        "screen.mp4",
+        "step-1.png",
+        "step-2.png",
+    ]
