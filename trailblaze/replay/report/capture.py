@@ -176,8 +176,8 @@ class TrailCapture:
                 Artifact(
                     "screenshot",
                     label,
-                    error=f"no screenshot: the PNG is {len(data) >> 20} MiB, over the "
-                    f"{SCREENSHOT_LIMIT >> 20} MiB a report keeps",
+                    error=f"no screenshot: the PNG is {len(data)} bytes, over the "
+                    f"{SCREENSHOT_LIMIT} a report keeps",
                 ),
             )
         relative = f"{self._folder}/{file_name(step.label)}.png"
