@@ -36,7 +36,7 @@ from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import PlanError, classifier_chain, prefer_most_specific
 from trailblaze.replay.preflight import refuse_unreplayable
 from trailblaze.replay.report.capture import Capture, ReportOptions
-from trailblaze.replay.report.output import ReportDirError, prepare, write_report
+from trailblaze.replay.report.output import prepare, write_report
 from trailblaze.replay.request import (
     ReplayRequest,
     ReplayUsageError,
@@ -125,10 +125,7 @@ def _capture(request: ReplayRequest) -> Capture | None:
         if wanted:
             raise ReplayUsageError(f"{' and '.join(wanted)} need --report DIR to write into")
         return None
-    try:
-        prepare(request.report_dir)
-    except ReportDirError as exc:
-        raise ReplayUsageError(str(exc)) from None
+    prepare(request.report_dir)
     return Capture(ReportOptions(request.report_dir, request.logcat, request.record_video))
 
 

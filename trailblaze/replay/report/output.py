@@ -16,23 +16,21 @@ from trailblaze.fsutil import write_atomic
 from trailblaze.replay.report.html import render_html
 from trailblaze.replay.report.markdown import render_markdown
 from trailblaze.replay.report.text import yaml_snippet
+from trailblaze.replay.request import ReplayUsageError
 from trailblaze.replay.results import RunResult
 
 #: A trail file larger than this is not read for a snippet.
 SOURCE_LIMIT = 4 << 20
 
 
-class ReportDirError(Exception):
-    """``--report DIR`` cannot be used: the message says why."""
-
-
 def prepare(directory: Path) -> None:
+    """Make ``directory``; one that is a file or cannot be made is the request's usage error."""
     if directory.exists() and not directory.is_dir():
-        raise ReportDirError(f"--report {directory}: not a directory")
+        raise ReplayUsageError(f"--report {directory}: not a directory")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ReportDirError(
+        raise ReplayUsageError(
             f"--report {directory}: cannot create it: {exc.strerror or exc}"
         ) from None
 
