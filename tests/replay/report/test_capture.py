@@ -3,6 +3,8 @@ never a failed trail."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,28 @@ def test_a_device_without_screenrecord_gives_a_reason_and_the_trail_passes(
     )
     assert not [c for c in server.commands["emulator-5554"] if c.startswith("kill")]
     assert "no screen recording: screenrecord exited with 127" in (out / "index.html").read_text()
+
+
+def test_someone_else_s_screenrecord_is_left_running(
+    trail: Path, server: FakeAdbServer, model: FakeDevice, tmp_path: Path
+) -> None:
+    theirs = threading.Thread(target=model.programs.screenrecord, args=(["/sdcard/theirs.mp4"],))
+    theirs.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not model.programs.recorder.pids() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (their_pid,) = model.programs.recorder.pids()
+        request = ReplayRequest(trails=(trail,), report_dir=tmp_path / "r", record_video=True)
+
+        run = replay(request, options=FAST)
+
+        (video,) = run.trails[0].artifacts
+        assert video.file is not None
+        kills = [c for c in server.commands["emulator-5554"] if c.startswith("kill")]
+        assert len(kills) == 1
+        assert kills != [f"kill -2 {their_pid}"]
+        assert model.programs.recorder.pids() == [their_pid]
+    finally:
+        model.programs.recorder.stop_all()
+        theirs.join(5)

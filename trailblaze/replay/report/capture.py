@@ -136,19 +136,24 @@ class TrailCapture:
             except BaseException as exc:  # reported by finish(), on the trail's thread
                 self._recorded.append(exc)
 
+        try:
+            # A screenrecord already running (someone else's) is not ours to stop.
+            others = self._screenrecord_pids()
+        except DeviceError as exc:
+            self._video_error = f"could not look for screenrecord: {exc}"
+            return
         self._recorder = threading.Thread(target=record, name="screenrecord", daemon=True)
         self._recorder.start()
         # Its pid, to stop this recording (and no other) with SIGINT; it shows up in a moment.
         deadline = time.monotonic() + VIDEO_START_TIMEOUT
         while time.monotonic() < deadline and self._recorder.is_alive():
             try:
-                found = self._device.run_command(["pidof", "screenrecord"], timeout=5.0)
+                ours = self._screenrecord_pids() - others
             except DeviceError as exc:
                 self._video_error = f"could not find screenrecord's pid: {exc}"
                 return
-            pids = found.stdout.split()
-            if found.returncode == 0 and pids and all(p.isdigit() for p in pids):
-                self._video_pid = pids[-1]
+            if len(ours) == 1:
+                self._video_pid = ours.pop()
                 return
             time.sleep(0.05)
         self._recorder.join(0.5)
@@ -160,6 +165,11 @@ class TrailCapture:
             self._video_error = f"screenrecord did not start: {self._recorded[0]}"
         else:
             self._video_error = f"screenrecord did not start within {VIDEO_START_TIMEOUT:g} s"
+
+    def _screenrecord_pids(self) -> set[str]:
+        found = self._device.run_command(["pidof", "screenrecord"], timeout=COMMAND_TIMEOUT)
+        words = found.stdout.split() if found.returncode == 0 else []
+        return {word for word in words if word.isdigit()}
 
     # -- each step ----------------------------------------------------------------------------
 
