@@ -55,7 +55,8 @@ padding:4px}.status{font-weight:600}.tool.passed>.status{color:#1a7f37}.tool.fai
 li.step{overflow:auto}li.step>figure{float:right;margin:0 0 6px 12px}
 figure img{max-width:180px;max-height:400px;border:1px solid #d0d7de;display:block}
 figcaption{font-size:12px;color:#656d76}.failure{border:2px solid #cf222e;border-radius:6px;
-padding:8px 12px;margin:8px 0;background:#fff5f5}.bar{background:#0969da;height:10px;display:inline-block}
+padding:8px 12px;margin:8px 0;background:#fff5f5}summary{cursor:pointer;color:#656d76}
+table.index .badge{font-size:12px}.bar{background:#0969da;height:10px;display:inline-block}
 """
 
 
@@ -108,12 +109,26 @@ def render_html(run: RunResult, *, directory: Path, snippet: Snippet) -> str:
         f"{_count(counts['steps'], 'step')}; devices: {esc(devices)}; "
         f"{run.duration:.2f} s{'; cancelled' if run.cancelled else ''}</p></header>",
     ]
+    parts.extend(_index(run))
     parts.extend(_phases(run))
     parts.extend(_failures(run, snippet))
     for index, trail in enumerate(run.trails):
         parts.extend(_trail(index, trail, images, snippet))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _index(run: RunResult) -> Iterable[str]:
+    """A row per trail and device: its result, where it ran, how long, a link to its section."""
+    yield '<table class="index"><tr><th>result</th><th>trail</th><th>device</th><th>time</th></tr>'
+    for index, trail in enumerate(run.trails):
+        word = _WORD[trail.status]
+        yield (
+            f'<tr class="{word}"><td><span class="badge {word}">{word}</span></td>'
+            f'<td><a href="#trail-{index}">{esc(trail.path)}</a></td>'
+            f"<td>{esc(trail.device or '')}</td><td>{trail.duration:.2f} s</td></tr>"
+        )
+    yield "</table>"
 
 
 def _count(n: int, word: str) -> str:
@@ -186,14 +201,21 @@ def _trail(index: int, trail: TrailResult, images: _Images, snippet: Snippet) ->
         yield f'<p class="dim">{esc(trail.reason)}</p>'
     if trail.findings:
         yield f'<pre class="error">{esc(chr(10).join(trail.findings))}</pre>'
+    if not trail.steps and not trail.artifacts:
+        yield "</section>"
+        return
+    # A passed trail's steps are one click away; what went wrong is open.
+    shown_open = " open" if trail.status != "passed" else ""
+    count = _count(len(trail.steps), "step")
+    yield f'<details class="body"{shown_open}><summary>{count}</summary>'
     if trail.steps:
         yield '<ol class="steps">'
         for step in trail.steps:
             yield from _step(step, images, snippet)
         yield "</ol>"
     for artifact in trail.artifacts:
-        yield from _media(artifact, images.directory)
-    yield "</section>"
+        yield from _media(artifact, images.directory, shown_open)
+    yield "</details></section>"
 
 
 def _step(step: StepResult, images: _Images, snippet: Snippet) -> Iterable[str]:
@@ -254,7 +276,7 @@ def _tool(tool: ToolResult, snippet: Snippet) -> Iterable[str]:
     yield "</li>"
 
 
-def _media(artifact: Artifact, directory: Path) -> Iterable[str]:
+def _media(artifact: Artifact, directory: Path, shown_open: str) -> Iterable[str]:
     name = {"logcat": "Logcat", "video": "Screen recording", "screenshot": "Screenshot"}
     yield f"<h3>{name[artifact.kind]}</h3>"
     if artifact.file is None:
@@ -275,4 +297,7 @@ def _media(artifact: Artifact, directory: Path) -> Iterable[str]:
         text = text[cut:]
     else:
         yield f'<p class="dim">{link}</p>'
-    yield f'<details open><summary>logcat</summary><pre class="logcat">{esc(text)}</pre></details>'
+    yield (
+        f'<details{shown_open}><summary>logcat</summary><pre class="logcat">{esc(text)}</pre>'
+        "</details>"
+    )
