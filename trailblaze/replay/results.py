@@ -173,6 +173,8 @@ class TrailResult:
     """Why the trail was refused: the parse gate's and the runIf validator's messages."""
     device: str | None = None
     """The serial of the device it ran on (None when it did not run)."""
+    driver: str | None = None
+    """The driver it replayed with (``drivers``; None when it did not run)."""
     artifacts: tuple[Artifact, ...] = ()
     """Its logcat slice and screen recording under ``--report`` (``--logcat``, ``--record-video``)."""
 
@@ -180,6 +182,7 @@ class TrailResult:
         return {
             "path": self.path,
             "device": self.device,
+            "driver": self.driver,
             "title": self.title,
             "trailmap": self.trailmap,
             "status": self.status,
@@ -199,6 +202,8 @@ class RunResult:
     duration: float = 0.0
     cancelled: bool = False
     devices: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+    """The trails ``--tags`` left out: not run, and neither failed nor skipped."""
 
     def phases(self) -> dict[Phase, float]:
         """Seconds per phase over every tool run (top-level calls; nested ones are inside)."""
@@ -227,6 +232,7 @@ class RunResult:
             "steps": sum(steps.values()),
             **{f"steps_{k}": steps.get(k, 0) for k in ("passed", "failed", "skipped", "cancelled")},
             "steps_needing_ai": sum(1 for t in self.trails for s in t.steps if s.needs_ai),
+            "trails_left_out": len(self.left_out),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -240,6 +246,7 @@ class RunResult:
             "counts": self.counts(),
             "phases": {name: round(seconds, 4) for name, seconds in self.phases().items()},
             "trails": [trail.to_json() for trail in self.trails],
+            "left_out": list(self.left_out),
         }
 
 

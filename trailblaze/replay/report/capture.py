@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trailblaze.fsutil import write_atomic
+from trailblaze.redaction import Secrets
 from trailblaze.replay.device import Device, DeviceError, ShellResult
 from trailblaze.replay.report.text import shown
 from trailblaze.replay.results import Artifact, ArtifactKind, StepResult
@@ -65,8 +66,9 @@ class ReportOptions:
 class Capture:
     """The captures of one run into ``options.directory`` (thread-safe: one trail per device)."""
 
-    def __init__(self, options: ReportOptions) -> None:
+    def __init__(self, options: ReportOptions, secrets: Secrets | None = None) -> None:
         self.options = options
+        self.secrets = secrets or Secrets()
         self._lock = threading.Lock()
         self._names: set[str] = set()
         self._serial = 0
@@ -101,6 +103,9 @@ class TrailCapture:
         self._video_pid: str | None = None
         self._video_error: str | None = None
         self._logcat_error: str | None = None
+
+    def _shown(self, text: str) -> str:
+        return shown(text, self._capture.secrets)
 
     # -- start -------------------------------------------------------------------------------
 
@@ -180,7 +185,13 @@ class TrailCapture:
         try:
             data = self._device.screenshot()
         except DeviceError as exc:
-            return (Artifact("screenshot", label, error=f"no screenshot: {shown(str(exc))}"),)
+            return (
+                Artifact(
+                    "screenshot",
+                    label,
+                    error=f"no screenshot: {self._shown(str(exc))}",
+                ),
+            )
         if len(data) > SCREENSHOT_LIMIT:
             return (
                 Artifact(
@@ -230,13 +241,19 @@ class TrailCapture:
         artifact: Artifact
         if self._video_error is not None and self._video_pid is None:
             artifact = Artifact(
-                "video", label, error=f"no screen recording: {shown(self._video_error)}"
+                "video",
+                label,
+                error=f"no screen recording: {self._shown(self._video_error)}",
             )
         else:
             try:
                 data = self._device.read_file(self._device_video)
             except DeviceError as exc:
-                artifact = Artifact("video", label, error=f"no screen recording: {shown(str(exc))}")
+                artifact = Artifact(
+                    "video",
+                    label,
+                    error=f"no screen recording: {self._shown(str(exc))}",
+                )
             else:
                 artifact = self._written(
                     "video", label, f"{self._folder}/screen.mp4", data, "no screen recording"
@@ -248,24 +265,26 @@ class TrailCapture:
     def _finish_logcat(self) -> Artifact:
         label = "logcat"
         if self._logcat_error is not None:
-            return Artifact("logcat", label, error=f"no logcat: {shown(self._logcat_error)}")
+            return Artifact(
+                "logcat",
+                label,
+                error=f"no logcat: {self._shown(self._logcat_error)}",
+            )
         try:
             result = self._device.run_command(
                 ["logcat", "-d", "-v", "threadtime"], timeout=COMMAND_TIMEOUT
             )
         except DeviceError as exc:
-            return Artifact("logcat", label, error=f"no logcat: {shown(str(exc))}")
+            return Artifact("logcat", label, error=f"no logcat: {self._shown(str(exc))}")
         if result.returncode != 0:
             why = (result.stderr or result.output).strip()[-300:] or "no message"
             return Artifact(
                 "logcat",
                 label,
-                error=f"no logcat: logcat exited with {result.returncode}: {shown(why)}",
+                error=f"no logcat: logcat exited with {result.returncode}: {self._shown(why)}",
             )
-        text = result.stdout
+        text = self._shown(result.stdout)
         if len(text) > LOGCAT_LIMIT:
             cut = text.find("\n", len(text) - LOGCAT_LIMIT)
             text = f"[trailblaze: {cut + 1} earlier characters not kept]\n" + text[cut + 1 :]
-        return self._written(
-            "logcat", label, f"{self._folder}/logcat.txt", shown(text), "no logcat"
-        )
+        return self._written("logcat", label, f"{self._folder}/logcat.txt", text, "no logcat")

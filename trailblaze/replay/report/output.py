@@ -13,6 +13,7 @@ from pathlib import Path
 
 from trailblaze.finding import Location
 from trailblaze.fsutil import write_atomic
+from trailblaze.redaction import Secrets
 from trailblaze.replay.report.html import render_html
 from trailblaze.replay.report.markdown import render_markdown
 from trailblaze.replay.report.text import yaml_snippet
@@ -38,8 +39,9 @@ def prepare(directory: Path) -> None:
 class Sources:
     """The YAML of a failing call, read from the trail files of the run (each once)."""
 
-    def __init__(self, files: Mapping[str, Path]) -> None:
+    def __init__(self, files: Mapping[str, Path], secrets: Secrets) -> None:
         self._files = dict(files)
+        self._secrets = secrets
         self._texts: dict[str, str | None] = {}
 
     def _text(self, path: str) -> str | None:
@@ -57,16 +59,23 @@ class Sources:
 
     def __call__(self, location: Location) -> str:
         text = self._text(location.path)
-        return yaml_snippet(text, location.line, location.column) if text is not None else ""
+        if text is None:
+            return ""
+        return self._secrets.redact(yaml_snippet(text, location.line, location.column))
 
 
-def write_report(run: RunResult, directory: Path, files: Mapping[str, Path]) -> list[Path]:
-    """Write ``index.html`` and ``summary.md`` into ``directory``; the paths written."""
-    snippet = Sources(files)
+def write_report(
+    run: RunResult, directory: Path, files: Mapping[str, Path], secrets: Secrets
+) -> list[Path]:
+    """Write ``index.html`` and ``summary.md`` into ``directory``; the paths written.
+
+    Every text in them is redacted: the results already are, the snippets and logcat are read
+    redacted, and each page as a whole goes through ``secrets`` once more."""
+    snippet = Sources(files, secrets)
     pages = [
         (directory / "index.html", render_html(run, directory=directory, snippet=snippet)),
         (directory / "summary.md", render_markdown(run, snippet=snippet)),
     ]
     for path, text in pages:
-        write_atomic(path, text)
+        write_atomic(path, secrets.redact(text))
     return [path for path, _ in pages]

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import textwrap
 
+from trailblaze.redaction import Secrets
 from trailblaze.report.escaping import printable
 
 
-def shown(text: str) -> str:
-    """``text`` as the report may show it: printable, line feeds kept."""
-    return printable(text, newlines=True).replace("\r", "\\x0d")
+def shown(text: str, secrets: Secrets | None = None) -> str:
+    """``text`` as the report may show it: no ``--secret`` value, printable, line feeds kept.
+
+    The run's results are redacted where they are made (``trailrun``); ``secrets`` is given
+    for what the report reads itself: logcat, a trail file's YAML.
+    """
+    visible = secrets.redact(text) if secrets else text
+    return printable(visible, newlines=True).replace("\r", "\\x0d")
 
 
 def yaml_snippet(text: str, line: int, column: int, *, limit: int = 16) -> str:
