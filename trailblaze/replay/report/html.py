@@ -192,6 +192,8 @@ def _trail(index: int, trail: TrailResult, images: _Images, snippet: Snippet) ->
     word = _WORD[trail.status]
     title = f' <span class="dim">({esc(trail.title)})</span>' if trail.title else ""
     device = f' on <b class="device">{esc(trail.device)}</b>' if trail.device else ""
+    if trail.driver:
+        device += f' <span class="dim driver">({esc(trail.driver)})</span>'
     yield f'<section class="trail {word}" id="trail-{index}" aria-label="{esc(trail.path)}: {word}">'
     yield (
         f'<div class="head"><h2><span class="badge">{word}</span> {esc(trail.path)}{title}{device}'
