@@ -24,6 +24,16 @@ TrailStatus = Literal["passed", "failed", "refused", "skipped", "cancelled"]
 JSON_VERSION = 1
 
 NEEDS_AI = "needs the AI runner"
+NO_ANDROID = "no Android recording"
+"""A trail recorded only for other platforms: "no Android recording (web): ..."."""
+
+
+def no_android_platforms(reason: str | None) -> tuple[str, ...]:
+    """The platforms of a "no Android recording (web, ios): ..." reason; () for another."""
+    if not reason or not reason.startswith(f"{NO_ANDROID} ("):
+        return ()
+    inside = reason[len(NO_ANDROID) + 2 :].split(")", 1)[0]
+    return tuple(p.strip() for p in inside.split(",") if p.strip())
 
 
 ArtifactKind = Literal["screenshot", "logcat", "video"]
@@ -143,6 +153,10 @@ class StepResult:
     def needs_ai(self) -> bool:
         return self.status == "skipped" and NEEDS_AI in (self.reason or "")
 
+    @property
+    def no_android(self) -> bool:
+        return self.status == "skipped" and bool(no_android_platforms(self.reason))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "number": self.number,
@@ -154,6 +168,7 @@ class StepResult:
             "duration": round(self.duration, 4),
             "reason": self.reason,
             "needs_ai": self.needs_ai,
+            "no_android": self.no_android,
             "failure": self.failure.to_json() if self.failure else None,
             "tools": [tool.to_json() for tool in self.tools],
             "artifacts": [artifact.to_json() for artifact in self.artifacts],
@@ -177,6 +192,15 @@ class TrailResult:
     """The driver it replayed with (``drivers``; None when it did not run)."""
     artifacts: tuple[Artifact, ...] = ()
     """Its logcat slice and screen recording under ``--report`` (``--logcat``, ``--record-video``)."""
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        """For a trail skipped as "no Android recording": the platforms it is for."""
+        return no_android_platforms(self.reason) if self.status == "skipped" else ()
+
+    @property
+    def no_android(self) -> bool:
+        return bool(self.platforms)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -232,6 +256,14 @@ class RunResult:
             "steps": sum(steps.values()),
             **{f"steps_{k}": steps.get(k, 0) for k in ("passed", "failed", "skipped", "cancelled")},
             "steps_needing_ai": sum(1 for t in self.trails for s in t.steps if s.needs_ai),
+            "steps_no_android": sum(1 for t in self.trails for s in t.steps if s.no_android),
+            "trails_needing_ai": sum(
+                1 for t in self.trails if t.status == "skipped" and NEEDS_AI in (t.reason or "")
+            ),
+            "trails_no_android": sum(1 for t in self.trails if t.no_android),
+            "no_android_platforms": dict(
+                sorted(Counter(p for t in self.trails for p in t.platforms).items())
+            ),
             "trails_left_out": len(self.left_out),
         }
 
