@@ -238,6 +238,21 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
     replay.add_argument("--junit", type=Path, metavar="FILE", help="write the results as JUnit XML")
     replay.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help="write DIR/index.html (one self-contained page, a screenshot after each step) "
+        "and DIR/summary.md",
+    )
+    replay.add_argument(
+        "--logcat", action="store_true", help="with --report: each trail's logcat slice"
+    )
+    replay.add_argument(
+        "--record-video",
+        action="store_true",
+        help="with --report: each trail's screen recording (screenrecord)",
+    )
+    replay.add_argument(
         "--classifier",
         metavar="C",
         help="the device classifier whose recordings replay (default: android-phone, then android)",
@@ -449,5 +464,8 @@ def _replay(args: argparse.Namespace) -> int:
         memory=tuple(args.memory),
         secrets=tuple(args.secret),
         driver=args.driver,
+        report_dir=args.report,
+        logcat=args.logcat,
+        record_video=args.record_video,
     )
     return run_command(request, color=args.color)

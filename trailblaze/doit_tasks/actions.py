@@ -293,6 +293,9 @@ def replay(
     memory: list[str],
     secret: list[str],
     driver: str,
+    report: str = "",
+    logcat: bool = False,
+    record_video: bool = False,
 ) -> Verdict:
     from trailblaze.replay.command import EXIT_USAGE, run_command  # noqa: PLC0415
     from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
@@ -312,6 +315,9 @@ def replay(
         memory=tuple(memory),
         secrets=tuple(secret),
         driver=driver or None,
+        report_dir=Path(report) if report else None,
+        logcat=logcat,
+        record_video=record_video,
     )
     code = run_command(request, prog="doit replay", out=sys.stdout)
     if code == EXIT_USAGE:

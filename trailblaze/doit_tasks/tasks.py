@@ -122,6 +122,10 @@ def _option(name: str, text: str, kind: type = str, *, long: str | None = None) 
     return option
 
 
+def _switch(name: str, text: str, long: str | None = None) -> dict[str, Any]:
+    return {"name": name, "long": long or name, "type": bool, "default": False, "help": text}
+
+
 def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
     """The `check` tasks of a workspace: `check:run` does the work, `check` tells.
 
@@ -353,6 +357,9 @@ def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
                 list,
             ),
             _option("driver", "android-ondevice-accessibility or -instrumentation (over pins)"),
+            _option("report", "DIR: index.html (screenshots inline) and summary.md"),
+            _switch("logcat", "with --report: each trail's logcat slice"),
+            _switch("record_video", "with --report: each trail's screen recording", "record-video"),
         ],
         "uptodate": [False],
         "verbosity": 2,

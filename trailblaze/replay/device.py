@@ -186,6 +186,10 @@ class Device(Protocol):
         """Write ``data`` at ``path`` on the device (adb push): it replaces a file there."""
         ...
 
+    def read_file(self, path: str) -> bytes:
+        """The bytes of the device file at ``path`` (adb pull; bounded by the transport)."""
+        ...
+
     def scan_media(self, path: str) -> None:
         """Ask the media scanner to add the file at ``path`` to the MediaStore."""
         ...
@@ -495,6 +499,11 @@ class ShellDevice(abc.ABC):
         if not path.startswith("/") or path.endswith("/") or "\x00" in path:
             raise UnsupportedInputError(f"invalid device file path {path!r}: not an absolute file")
         self._write_file(path, data)
+
+    def read_file(self, path: str) -> bytes:
+        if not path.startswith("/") or path.endswith("/") or "\x00" in path:
+            raise UnsupportedInputError(f"invalid device file path {path!r}: not an absolute file")
+        return self._read_file(path)
 
     def scan_media(self, path: str) -> None:
         uri = "file://" + path

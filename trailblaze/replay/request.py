@@ -51,6 +51,12 @@ class ReplayRequest:
     """``--driver``: overrides every trail's pin."""
     json_path: Path | None = None
     junit_path: Path | None = None
+    report_dir: Path | None = None
+    """``--report DIR``: ``index.html``, ``summary.md`` and the screenshots of each step."""
+    logcat: bool = False
+    """``--logcat``: each trail's logcat slice in the report."""
+    record_video: bool = False
+    """``--record-video``: each trail's ``screenrecord`` in the report."""
 
 
 def parse_arg_values(values: Sequence[str]) -> dict[str, Given]:

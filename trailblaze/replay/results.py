@@ -36,6 +36,32 @@ def no_android_platforms(reason: str | None) -> tuple[str, ...]:
     return tuple(p.strip() for p in inside.split(",") if p.strip())
 
 
+ArtifactKind = Literal["screenshot", "logcat", "video"]
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """What ``--report`` kept of a step or a trail: a file in the report directory, or why not."""
+
+    kind: ArtifactKind
+    label: str
+    """What it shows: ``after step 2``, ``at the failure``, ``logcat``, ``screen recording``."""
+    file: str | None = None
+    """Its path relative to the report directory (POSIX); None when there is none."""
+    error: str | None = None
+    """Why there is none (``no screenshot: ...``); never a failed trail."""
+    size: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "file": self.file,
+            "error": self.error,
+            "size": self.size,
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """One dispatched tool: the log record of its run."""
@@ -112,6 +138,8 @@ class StepResult:
     reason: str | None = None
     """Why the step was skipped or cancelled."""
     failure: Failure | None = None
+    artifacts: tuple[Artifact, ...] = ()
+    """The screenshot ``--report`` took after the step (at the failure, for a failed one)."""
 
     @property
     def label(self) -> str:
@@ -143,6 +171,7 @@ class StepResult:
             "no_android": self.no_android,
             "failure": self.failure.to_json() if self.failure else None,
             "tools": [tool.to_json() for tool in self.tools],
+            "artifacts": [artifact.to_json() for artifact in self.artifacts],
         }
 
 
@@ -161,6 +190,8 @@ class TrailResult:
     """The serial of the device it ran on (None when it did not run)."""
     driver: str | None = None
     """The driver it replayed with (``drivers``; None when it did not run)."""
+    artifacts: tuple[Artifact, ...] = ()
+    """Its logcat slice and screen recording under ``--report`` (``--logcat``, ``--record-video``)."""
 
     @property
     def platforms(self) -> tuple[str, ...]:
@@ -183,6 +214,7 @@ class TrailResult:
             "duration": round(self.duration, 4),
             "findings": list(self.findings),
             "steps": [step.to_json() for step in self.steps],
+            "artifacts": [artifact.to_json() for artifact in self.artifacts],
         }
 
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 from trailblaze.fsutil import write_named
 from trailblaze.options import env_milliseconds
@@ -37,6 +38,8 @@ from trailblaze.replay.flags import RunFlags, select_by_tags
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import PlanError, classifier_chain, prefer_most_specific
 from trailblaze.replay.preflight import refuse_unreplayable
+from trailblaze.replay.report.capture import Capture, ReportOptions
+from trailblaze.replay.report.output import prepare, write_report
 from trailblaze.replay.request import (
     ReplayRequest,
     ReplayUsageError,
@@ -118,6 +121,7 @@ def _replay_with(
         cancel=cancel or threading.Event(),
         env=env,
         hooks=hooks,
+        capture=_capture(request, flags.secrets),
         secrets=flags.secrets,
     )
     args = given_args(request.args, request.args_file)
@@ -128,10 +132,11 @@ def _replay_with(
     )
     sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), flags.script_env(env))
     given = list(devices) if devices is not None else [device] if device is not None else []
+    files: dict[str, Path] = {}
     try:
         report, used, left_out = _replay(
             request, found, sources, chain=chain, args=args, settings=settings, given=given,
-            on_trail=on_trail, flags=flags, driver=driver,
+            on_trail=on_trail, flags=flags, driver=driver, files=files,
         )  # fmt: skip
     finally:
         sources.close()
@@ -143,8 +148,20 @@ def _replay_with(
         devices=tuple(used),
         left_out=left_out,
     )
-    _write_outputs(run, request, flags.secrets)
+    _write_outputs(run, request, flags.secrets, files)
     return run
+
+
+def _capture(request: ReplayRequest, secrets: Secrets) -> Capture | None:
+    """The report directory, checked before anything is planned or sent to a device."""
+    if request.report_dir is None:
+        wanted = [f for f, on in (("--logcat", request.logcat),
+                                  ("--record-video", request.record_video)) if on]  # fmt: skip
+        if wanted:
+            raise ReplayUsageError(f"{' and '.join(wanted)} need --report DIR to write into")
+        return None
+    prepare(request.report_dir)
+    return Capture(ReportOptions(request.report_dir, request.logcat, request.record_video), secrets)
 
 
 def _replay(
@@ -159,6 +176,7 @@ def _replay(
     on_trail: Callable[[TrailResult], None] | None,
     flags: RunFlags,
     driver: str | None,
+    files: dict[str, Path],
 ) -> tuple[Report, list[str], tuple[str, ...]]:
     """Plan, report what will not run, then run the rest; the report, the serials used and
     the trails ``--tags`` left out."""
@@ -167,6 +185,7 @@ def _replay(
         for path in found.files
     ]
     plans = prefer_most_specific(plans, chain)
+    files.update((p.path, p.file) for p in plans if p.file is not None)  # the report's snippets
     check_args(args, plans)
     selected = select_by_tags(plans, flags.tags)
     plans = [flags.seed(with_driver(p, driver, chain)) for p in selected.plans]
@@ -231,7 +250,9 @@ def _connection(request: ReplayRequest, settings: RunSettings) -> Iterator[list[
         server.stop()
 
 
-def _write_outputs(run: RunResult, request: ReplayRequest, secrets: Secrets) -> None:
+def _write_outputs(
+    run: RunResult, request: ReplayRequest, secrets: Secrets, files: dict[str, Path]
+) -> None:
     """Every file a replay writes: each text goes through the run's redaction (the results
     are redacted already; this holds for whatever a writer adds)."""
     import json  # noqa: PLC0415
@@ -248,3 +269,9 @@ def _write_outputs(run: RunResult, request: ReplayRequest, secrets: Secrets) -> 
             write_named(path, secrets.redact(text))
         except OSError as exc:
             raise ReplayUsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if request.report_dir is not None:
+        try:
+            write_report(run, request.report_dir, files, secrets)
+        except OSError as exc:
+            where = exc.filename or request.report_dir
+            raise ReplayUsageError(f"cannot write {where}: {exc.strerror or exc}") from None
