@@ -84,7 +84,7 @@ def test_a_skip_for_another_classifier_does_not_stop_the_trail(
     run = _replay(model, _unified(tmp_path, "{ios-iphone: iOS only problem, android-tablet: x}"))
 
     assert run.trails[0].status == "passed"
-    assert model.commands == ["pm list packages"]
+    assert model.commands == ["getprop ro.product.model", "pm list packages"]
 
 
 def test_per_device_files_run_only_on_their_platform_most_specific_first(
@@ -120,7 +120,7 @@ def test_per_device_files_run_only_on_their_platform_most_specific_first(
             "config.platform is web: this replay drives android-phone (android-phone, android)",
         ),
     }
-    assert model.commands == ["pm list packages"]
+    assert model.commands == ["getprop ro.product.model", "pm list packages"]
 
 
 def test_another_form_factor_falls_back_to_the_android_file(

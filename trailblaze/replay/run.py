@@ -8,13 +8,15 @@ bind is refused, as Trailblaze refuses it) and reports everything that will not 
 a device is looked for.
 Then it makes sure an adb server runs (``adb.ensure_server``: one it had to start is stopped
 when the run ends), connects to the devices (``adb``, imported only here and only when
-something will run), spreads the trails over them (``devicepool``: one worker per device, one
-trail per device at a time, ``trailrun`` per trail) and returns one ``RunResult`` with the
-trails in plan order.
+something will run), runs every trail on every device (``devicepool.fan_out``: one worker
+per device, one trail per device at a time, ``trailrun`` per trail), or each trail once on the
+next free device with ``--spread`` (``devicepool.spread``), and returns one ``RunResult`` with
+the trails in plan order (then device order), each carrying its device's serial and model.
 
 Usage problems raise ``ReplayUsageError`` (``request``) before anything is sent to a device. A
-lost device stops taking trails: the trail it ran is its only cost; when no device is left,
-the remaining trails are reported as not run.
+lost device stops: fanned out, its remaining trails are reported as not run on it and the
+others go on; spread, the trail it ran is its only cost, and when no device is left, the
+remaining trails are reported as not run.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from trailblaze.fsutil import write_named
 from trailblaze.options import env_milliseconds
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
-from trailblaze.replay.devicepool import QueuedTrail, Report, spread
+from trailblaze.replay.devicepool import QueuedTrail, Report, fan_out, spread
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import PlanError, classifier_chain, prefer_most_specific
 from trailblaze.replay.preflight import refuse_unreplayable
@@ -95,18 +97,21 @@ def replay(
     sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), env)
     given = list(devices) if devices is not None else [device] if device is not None else []
     try:
-        report, used = _replay(
+        report, models = _replay(
             request, found, sources, chain=chain, args=args, settings=settings, given=given,
             on_trail=on_trail,
         )  # fmt: skip
     finally:
         sources.close()
+    used = tuple(models)
     run = RunResult(
         trails=report.results(),
         device=used[0] if len(used) == 1 else None,
         duration=time.monotonic() - started,
         cancelled=settings.cancel.is_set(),
-        devices=tuple(used),
+        devices=used,
+        device_models=models,
+        spread=request.spread,
     )
     _write_outputs(run, request)
     return run
@@ -122,8 +127,9 @@ def _replay(
     settings: RunSettings,
     given: list[Device],
     on_trail: Callable[[TrailResult], None] | None,
-) -> tuple[Report, list[str]]:
-    """Plan, report what will not run, then run the rest; the report and the serials used."""
+) -> tuple[Report, dict[str, str | None]]:
+    """Plan, report what will not run, then run the rest; the report and the devices used
+    (their models by serial, in the run's order)."""
     plans = [
         plan_file(found.workspace, path, chain, args, ships_runif=sources.ships_runif)
         for path in found.files
@@ -134,21 +140,21 @@ def _replay(
         refuse_unreplayable(p, sources.get(p), chain, policy) if p.runnable else p for p in plans
     ]
     check_args(args, plans)
-    report = Report(len(plans), on_trail)
+    report = Report(on_trail)
     for i, plan in enumerate(plans):
         if not plan.runnable:
             report.put(i, run_trail(plan, None, sources.get(plan), settings))
     work = [
         QueuedTrail(i, plan, sources.get(plan)) for i, plan in enumerate(plans) if plan.runnable
     ]
-    used = [d.serial for d in given]
+    pool = spread if request.spread else fan_out
+    models: dict[str, str | None] = {d.serial: None for d in given}
     if work and given:
-        spread(work, given, report, settings)
+        models = pool(work, given, report, settings)
     elif work:
         with _connection(request, settings) as connected:
-            used = [d.serial for d in connected]
-            spread(work, connected, report, settings)
-    return report, used
+            models = pool(work, connected, report, settings)
+    return report, models
 
 
 @contextmanager
