@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from fakeadb import FakeAdbServer, load_devices
+from fakeadb import FakeAdbServer, ModelDevice, load_devices
 from tests.conftest import MINIMAL_MANIFEST, write_tree
 from trailblaze.cli.main import main
 from trailblaze.replay.adb import connect_many
@@ -337,6 +337,25 @@ def test_cancel_stops_every_device_at_a_trail_boundary(
     assert all(t.status == "cancelled" and t.device in PHONES for t in before)
     for serial in PHONES:
         assert set(_trail_order(phones.commands[serial])) <= {0}
+
+
+class _BrokenPhone(ModelDevice):
+    """A phone whose code has a bug (not a device error): it must surface, not vanish."""
+
+    def product_model(self) -> str | None:
+        raise RuntimeError("a bug in the device layer")
+
+
+def test_a_bug_in_one_device_worker_is_raised_not_a_short_report(tmp_path: Path) -> None:
+    fine, broken = load_devices({"devices": [{"serial": s} for s in PHONES]})
+
+    with pytest.raises(RuntimeError, match="a bug in the device layer"):
+        replay(
+            ReplayRequest(trails=tuple(_trails(tmp_path, 2))),
+            devices=[ModelDevice(fine), _BrokenPhone(broken)],
+            options=FAST,
+        )
+    assert _ran_whole(fine.commands) == [0, 1]  # the other device finished its trails
 
 
 # -- --spread: each trail once, on the next free device -----------------------------------------

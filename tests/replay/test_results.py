@@ -116,6 +116,10 @@ def test_junit_has_a_suite_per_trail_and_a_case_per_step(run: RunResult) -> None
         "assertVisibleWithText: text 'Nope' is not visible (waited 0.3s"
     )
     assert "ran before it: launchApp, tapOnElementBySelector" in (failure.text or "")
+    # One device: the names stay the trail's; the device is in the suite's properties.
+    properties = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
+    assert properties == {"device.serial": "emulator-5554", "device.model": "sdk_gphone64_x86_64"}
+    assert suites[2].find("properties") is None  # refused: it ran on no device
     refused = suites[2].find("testcase/failure")
     assert refused is not None
     assert refused.get("message") == "the trail was refused before it started"

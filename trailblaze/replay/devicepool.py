@@ -105,17 +105,29 @@ class _Seat:
 
 
 def _in_parallel(seats: Sequence[_Seat], serve: Callable[[_Seat], None]) -> None:
+    """``serve`` each seat, each in its own thread; a worker's exception (a bug) is raised
+    here once every worker has ended, so that a run never ends short of a result unnoticed."""
     if len(seats) == 1:
         serve(seats[0])  # no thread: one device replays in the caller's thread
         return
+    errors: list[BaseException] = []
+
+    def guarded(seat: _Seat) -> None:
+        try:
+            serve(seat)
+        except BaseException as exc:  # handed to the caller's thread, which raises it
+            errors.append(exc)
+
     threads = [
-        threading.Thread(target=serve, args=(s,), name=f"replay-{s.device.serial}", daemon=True)
+        threading.Thread(target=guarded, args=(s,), name=f"replay-{s.device.serial}", daemon=True)
         for s in seats
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    if errors:
+        raise errors[0]
 
 
 def _seats(devices: Sequence[Device]) -> list[_Seat]:
