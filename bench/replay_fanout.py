@@ -130,15 +130,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for device in devices:
         device.faults.delay = LATENCY
-    os.environ.pop("ANDROID_SERIAL", None)
     modes = {name: Mode() for name in MODES}
-    with tempfile.TemporaryDirectory() as tmp, FakeAdbServer(devices) as server:
-        os.environ["ANDROID_ADB_SERVER_PORT"] = str(server.port)
-        root = Path(tmp)
-        write_trails(root)
-        for _ in range(args.runs):
-            for name, flags in MODES.items():  # interleaved: the machine's drift hits all alike
-                run_once(server, root, flags, modes[name])
+    saved = dict(os.environ)
+    try:
+        with tempfile.TemporaryDirectory() as tmp, FakeAdbServer(devices) as server:
+            # replay() finds the adb server (and no default device) where a user's run does.
+            os.environ.pop("ANDROID_SERIAL", None)
+            os.environ["ANDROID_ADB_SERVER_PORT"] = str(server.port)
+            root = Path(tmp)
+            write_trails(root)
+            for _ in range(args.runs):
+                for name, flags in MODES.items():  # interleaved: drift hits every mode alike
+                    run_once(server, root, flags, modes[name])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     device_work = TRAILS * TAPS * LATENCY
     lines = [
         "# Replay on two devices: fanned out and spread",
