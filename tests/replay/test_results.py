@@ -66,6 +66,7 @@ def test_statuses_and_exit_code(run: RunResult) -> None:
         "steps_skipped": 2,
         "steps_cancelled": 0,
         "steps_needing_ai": 1,
+        "trails_left_out": 0,
     }
 
 

@@ -94,6 +94,10 @@ class ExecutionContext:
         """The trail's file, when it has one (``runTrail`` resolves paths next to it)."""
         self.running_trails: list[Path] = []
         """The ``runTrail`` files being replayed, outermost first (a cycle is an error)."""
+        self.driver_type = "android-ondevice-accessibility"
+        """The driver scripted tools see (``ctx.device.driverType``): ``drivers``."""
+        self.sensitive: frozenset[str] = frozenset()
+        """The memory names that hold secrets: never handed to a scripted tool."""
         self.ships_runif = False
         """The trailmap ships its own ``runIf``: a ``runTrail``'s trail, whose calls resolve in
         the same tools, is planned without our runIf grammar."""

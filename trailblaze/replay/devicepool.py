@@ -89,8 +89,10 @@ class _Seat:
     lost: str | None = None
     """Why the device was lost, once it is."""
 
-    def open(self) -> None:
-        self.model = read_model(self.device)
+    def open(self, settings: RunSettings) -> None:
+        model = read_model(self.device)
+        # Shown wherever the device is named: kept to the run's redaction like any device text.
+        self.model = settings.secrets.redact(model) if model is not None else None
 
     def mark(self, result: TrailResult) -> TrailResult:
         return replace(result, device=self.device.serial, device_model=self.model)
@@ -142,7 +144,7 @@ def fan_out(
     seats = _seats(devices)
 
     def serve(seat: _Seat) -> None:
-        seat.open()
+        seat.open(settings)
         for item in work:
             if seat.lost is not None:
                 why = f"not run: the device was lost ({seat.lost})"
@@ -170,7 +172,7 @@ def spread(
             return queue.pop() if queue else None
 
     def serve(seat: _Seat) -> None:
-        seat.open()
+        seat.open(settings)
         while seat.lost is None and (item := take()) is not None:
             report.put(item.index, seat.run(item, settings))
 

@@ -35,6 +35,8 @@ from trailblaze.trail.parse import parse_trail
 from trailblaze.trail.runif import runif_findings
 
 DEFAULT_CLASSIFIER = "android-phone"
+#: The driver a trail replays with when neither ``--driver`` nor a pin names one.
+DEFAULT_DRIVER = "android-ondevice-accessibility"
 #: The platforms classifiers start with (``android-phone`` is the Android phone form factor).
 PLATFORMS = ("android", "ios", "web", "desktop", "compose")
 _CLASSIFIER_FILE = re.compile(
@@ -81,6 +83,10 @@ class TrailPlan:
     refused_args: frozenset[str] = frozenset()
     """The argument names a trail declares when it was refused because its arguments did not
     bind: an `--arg` naming one of them is still a name the run knows, not a usage error."""
+    refused_tags: tuple[str, ...] | None = None
+    """The ``config.tags`` of a trail refused because its arguments did not bind."""
+    driver: str = DEFAULT_DRIVER
+    """The Android driver it replays with (``drivers``: ``--driver``, else its pin)."""
 
     @property
     def refused(self) -> bool:
@@ -93,6 +99,11 @@ class TrailPlan:
     @property
     def legacy(self) -> bool:
         return self.trail is not None and self.trail.format == "legacy"
+
+    @property
+    def tags(self) -> tuple[str, ...] | None:
+        """Its ``config.tags``; None when the parse gate refused it (nothing to read)."""
+        return self.trail.config.tags if self.trail else self.refused_tags
 
     @property
     def declared_args(self) -> frozenset[str]:
@@ -169,7 +180,13 @@ def plan_trail(
     # whose arguments do not bind is refused, and no device is looked for on its account.
     tokens = _bind(path, trail, args or {})
     if isinstance(tokens, Finding):
-        return TrailPlan(path, None, (tokens,), refused_args=trail.config.arg_names)
+        return TrailPlan(
+            path,
+            None,
+            (tokens,),
+            refused_args=trail.config.arg_names,
+            refused_tags=trail.config.tags,
+        )
     if not any(s.recording is not None for s in steps):
         recorded = sorted(
             {r.classifier for s in trail.all_steps() for r in s.recordings if r.classifier}

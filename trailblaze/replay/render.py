@@ -124,6 +124,7 @@ def render_summary(console: Console, run: RunResult) -> None:
         f"{c['trails_failed']} failed, {c['trails_refused']} refused, "
         f"{c['trails_skipped']} skipped"
         + (f", {c['trails_cancelled']} cancelled" if c["trails_cancelled"] else "")
+        + (f"; {c['trails_left_out']} left out by --tags" if c["trails_left_out"] else "")
     )
     if several:
         for label, counts in zip(labels, run.device_counts().values(), strict=True):

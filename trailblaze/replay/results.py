@@ -149,6 +149,9 @@ class TrailResult:
     device_model: str | None = None
     """That device's model (``ro.product.model``; None when it does not say)."""
 
+    driver: str | None = None
+    """The driver it replayed with (``drivers``; None when it did not run)."""
+
     @property
     def device_label(self) -> str | None:
         """``serial (model)``, the serial alone without a model, None without a device."""
@@ -158,6 +161,7 @@ class TrailResult:
         return {
             "path": self.path,
             "device": device_json(self.device, self.device_model) if self.device else None,
+            "driver": self.driver,
             "title": self.title,
             "trailmap": self.trailmap,
             "status": self.status,
@@ -191,6 +195,8 @@ class RunResult:
     """Each device's model by serial (None, or absent, when the device does not say)."""
     spread: bool = False
     """The trails were spread over the devices (``--spread``), not run on each."""
+    left_out: tuple[str, ...] = ()
+    """The trails ``--tags`` left out: not run, and neither failed nor skipped."""
 
     def model_of(self, serial: str) -> str | None:
         return self.device_models.get(serial)
@@ -232,6 +238,7 @@ class RunResult:
             "steps": sum(steps.values()),
             **{f"steps_{k}": steps.get(k, 0) for k in ("passed", "failed", "skipped", "cancelled")},
             "steps_needing_ai": sum(1 for t in self.trails for s in t.steps if s.needs_ai),
+            "trails_left_out": len(self.left_out),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -247,6 +254,7 @@ class RunResult:
             "counts": self.counts(),
             "phases": {name: round(seconds, 4) for name, seconds in self.phases().items()},
             "trails": [trail.to_json() for trail in self.trails],
+            "left_out": list(self.left_out),
         }
 
 

@@ -30,9 +30,12 @@ from dataclasses import replace
 
 from trailblaze.fsutil import write_named
 from trailblaze.options import env_milliseconds
+from trailblaze.redaction import Secrets
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
 from trailblaze.replay.devicepool import QueuedTrail, Report, fan_out, spread
+from trailblaze.replay.drivers import parse_driver, with_driver
+from trailblaze.replay.flags import RunFlags, select_by_tags
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import PlanError, classifier_chain, prefer_most_specific
 from trailblaze.replay.preflight import refuse_unreplayable
@@ -70,13 +73,44 @@ def replay(
     """Replay the requested trails; ``device``/``devices`` skip the adb connection (tests).
 
     Everything that will not run (refused by the parse gate, skipped) is reported through
-    ``on_trail`` before a device is looked for; the rest is spread over the devices.
+    ``on_trail`` before a device is looked for; the rest runs on the devices (each on every
+    device, or spread over them).
     """
     env = os.environ if env is None else env
     # The replay's switches, read before anything is planned or sent to a device: a value they
     # do not know is a usage error now, not in the middle of a run.
     batching_disabled(env)
     blank_unknown_tokens(env)
+    flags = RunFlags.read(
+        tags=request.tags, memory=request.memory, secrets=request.secrets, env=env
+    )
+    driver = parse_driver(request.driver)
+    try:
+        with flags.secrets.logging_redacted():
+            return _replay_with(
+                request, flags, driver, device=device, devices=devices, options=options,
+                cancel=cancel, hooks=hooks, on_trail=on_trail, env=env,
+            )  # fmt: skip
+    except Exception as exc:
+        # A usage error is printed, a bug's traceback ends in its message: neither may show
+        # a secret's value.
+        exc.args = tuple(flags.secrets.redact(a) if isinstance(a, str) else a for a in exc.args)
+        raise
+
+
+def _replay_with(
+    request: ReplayRequest,
+    flags: RunFlags,
+    driver: str | None,
+    *,
+    device: Device | None,
+    devices: Sequence[Device] | None,
+    options: ReplayOptions | None,
+    cancel: threading.Event | None,
+    hooks: Hooks | None,
+    on_trail: Callable[[TrailResult], None] | None,
+    env: Mapping[str, str],
+) -> RunResult:
     started = time.monotonic()
     try:
         chain = classifier_chain(request.classifier)
@@ -87,6 +121,7 @@ def replay(
         cancel=cancel or threading.Event(),
         env=env,
         hooks=hooks,
+        secrets=flags.secrets,
     )
     args = given_args(request.args, request.args_file)
     found = find_trails(request.trails, request.workspace)
@@ -94,12 +129,12 @@ def replay(
     settings = replace(
         settings, options=replace(settings.options, host=HostPolicy.of(found.workspace))
     )
-    sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), env)
+    sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), flags.script_env(env))
     given = list(devices) if devices is not None else [device] if device is not None else []
     try:
-        report, models = _replay(
+        report, models, left_out = _replay(
             request, found, sources, chain=chain, args=args, settings=settings, given=given,
-            on_trail=on_trail,
+            on_trail=on_trail, flags=flags, driver=driver,
         )  # fmt: skip
     finally:
         sources.close()
@@ -112,8 +147,9 @@ def replay(
         devices=used,
         device_models=models,
         spread=request.spread,
+        left_out=left_out,
     )
-    _write_outputs(run, request)
+    _write_outputs(run, request, flags.secrets)
     return run
 
 
@@ -127,19 +163,23 @@ def _replay(
     settings: RunSettings,
     given: list[Device],
     on_trail: Callable[[TrailResult], None] | None,
-) -> tuple[Report, dict[str, str | None]]:
-    """Plan, report what will not run, then run the rest; the report and the devices used
-    (their models by serial, in the run's order)."""
+    flags: RunFlags,
+    driver: str | None,
+) -> tuple[Report, dict[str, str | None], tuple[str, ...]]:
+    """Plan, report what will not run, then run the rest; the report, the devices used
+    (their models by serial, in the run's order) and the trails ``--tags`` left out."""
     plans = [
         plan_file(found.workspace, path, chain, args, ships_runif=sources.ships_runif)
         for path in found.files
     ]
     plans = prefer_most_specific(plans, chain)
+    check_args(args, plans)
+    selected = select_by_tags(plans, flags.tags)
+    plans = [flags.seed(with_driver(p, driver, chain)) for p in selected.plans]
     policy = settings.options.host
     plans = [
         refuse_unreplayable(p, sources.get(p), chain, policy) if p.runnable else p for p in plans
     ]
-    check_args(args, plans)
     report = Report(on_trail)
     for i, plan in enumerate(plans):
         if not plan.runnable:
@@ -154,7 +194,7 @@ def _replay(
     elif work:
         with _connection(request, settings) as connected:
             models = pool(work, connected, report, settings)
-    return report, models
+    return report, models, selected.left_out
 
 
 @contextmanager
@@ -197,7 +237,9 @@ def _connection(request: ReplayRequest, settings: RunSettings) -> Iterator[list[
         server.stop()
 
 
-def _write_outputs(run: RunResult, request: ReplayRequest) -> None:
+def _write_outputs(run: RunResult, request: ReplayRequest, secrets: Secrets) -> None:
+    """Every file a replay writes: each text goes through the run's redaction (the results
+    are redacted already; this holds for whatever a writer adds)."""
     import json  # noqa: PLC0415
 
     outputs = []
@@ -209,6 +251,6 @@ def _write_outputs(run: RunResult, request: ReplayRequest) -> None:
         outputs.append((request.junit_path, junit_xml(run)))
     for path, text in outputs:
         try:
-            write_named(path, text)
+            write_named(path, secrets.redact(text))
         except OSError as exc:
             raise ReplayUsageError(f"cannot write {path}: {exc.strerror or exc}") from None
