@@ -316,6 +316,20 @@ def test_a_model_the_device_makes_up_is_escaped_and_cut_short(tmp_path: Path) ->
     assert run.trails[0].status == "passed"
 
 
+def test_a_model_holding_a_secret_value_is_shown_redacted(tmp_path: Path) -> None:
+    devices = load_devices({"serial": "emulator-5554", "model": "Pixel hunter2-build"})
+    with FakeAdbServer(devices) as server:
+        run = replay(
+            ReplayRequest(trails=tuple(_trails(tmp_path, 1)), secrets=("token=hunter2",)),
+            devices=_devices(server, "emulator-5554"),
+            options=FAST,
+        )
+
+    assert run.trails[0].device_model == "Pixel [secret:token]-build"
+    assert run.device_models == {"emulator-5554": "Pixel [secret:token]-build"}
+    assert "hunter2" not in "\n".join(_console(run))
+
+
 def test_cancel_stops_every_device_at_a_trail_boundary(
     phones: FakeAdbServer, tmp_path: Path
 ) -> None:
