@@ -98,6 +98,7 @@ class Runner:
         context.driver_type = self.driver
         context.sensitive = self.tokens.sensitive
         context.ships_runif = self.tools.ships_runif
+        context.waypoints = self.tools.waypoints
         return context
 
     # -- the per-tool loop ---------------------------------------------------------------------

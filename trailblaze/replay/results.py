@@ -26,6 +26,16 @@ JSON_VERSION = 2
 ``device_counts`` were added: with several devices every trail runs on each (fan-out)."""
 
 NEEDS_AI = "needs the AI runner"
+NO_ANDROID = "no Android recording"
+"""A trail recorded only for other platforms: "no Android recording (web): ..."."""
+
+
+def no_android_platforms(reason: str | None) -> tuple[str, ...]:
+    """The platforms of a "no Android recording (web, ios): ..." reason; () for another."""
+    if not reason or not reason.startswith(f"{NO_ANDROID} ("):
+        return ()
+    inside = reason[len(NO_ANDROID) + 2 :].split(")", 1)[0]
+    return tuple(p.strip() for p in inside.split(",") if p.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +127,10 @@ class StepResult:
     def needs_ai(self) -> bool:
         return self.status == "skipped" and NEEDS_AI in (self.reason or "")
 
+    @property
+    def no_android(self) -> bool:
+        return self.status == "skipped" and bool(no_android_platforms(self.reason))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "number": self.number,
@@ -128,6 +142,7 @@ class StepResult:
             "duration": round(self.duration, 4),
             "reason": self.reason,
             "needs_ai": self.needs_ai,
+            "no_android": self.no_android,
             "failure": self.failure.to_json() if self.failure else None,
             "tools": [tool.to_json() for tool in self.tools],
         }
@@ -148,7 +163,6 @@ class TrailResult:
     """The serial of the device it ran on, or was to run on (None when no device was its)."""
     device_model: str | None = None
     """That device's model (``ro.product.model``; None when it does not say)."""
-
     driver: str | None = None
     """The driver it replayed with (``drivers``; None when it did not run)."""
 
@@ -156,6 +170,15 @@ class TrailResult:
     def device_label(self) -> str | None:
         """``serial (model)``, the serial alone without a model, None without a device."""
         return device_label(self.device, self.device_model) if self.device else None
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        """For a trail skipped as "no Android recording": the platforms it is for."""
+        return no_android_platforms(self.reason) if self.status == "skipped" else ()
+
+    @property
+    def no_android(self) -> bool:
+        return bool(self.platforms)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -238,6 +261,14 @@ class RunResult:
             "steps": sum(steps.values()),
             **{f"steps_{k}": steps.get(k, 0) for k in ("passed", "failed", "skipped", "cancelled")},
             "steps_needing_ai": sum(1 for t in self.trails for s in t.steps if s.needs_ai),
+            "steps_no_android": sum(1 for t in self.trails for s in t.steps if s.no_android),
+            "trails_needing_ai": sum(
+                1 for t in self.trails if t.status == "skipped" and NEEDS_AI in (t.reason or "")
+            ),
+            "trails_no_android": sum(1 for t in self.trails if t.no_android),
+            "no_android_platforms": dict(
+                sorted(Counter(p for t in self.trails for p in t.platforms).items())
+            ),
             "trails_left_out": len(self.left_out),
         }
 
