@@ -194,6 +194,12 @@ def _parser() -> argparse.ArgumentParser:
         "--workspace", type=Path, help="workspace root (default: found from the current directory)"
     )
 
+    sub.add_parser(
+        "lsp",
+        help="a language server over stdio: the check's verdict of each open trail as you type "
+        "(needs the lsp extra: pygls)",
+    )
+
     replay = sub.add_parser(
         "replay",
         help="replay recorded trails on an Android device (needs the replay extra: adbutils)",
@@ -291,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report": _report,
         "schema": _schema,
         "signing-key": _signing_key,
+        "lsp": _lsp,
     }
     try:
         return commands[args.command](args)
@@ -419,6 +426,17 @@ def _schema(args: argparse.Namespace) -> int:
     resolver = Resolver(manifests.with_dirs(), ws.root, catalog, bundled)
     sys.stdout.write(json_text(trail_schema(resolver.resolve(wanted), catalog), indent=2) + "\n")
     return 0
+
+
+def _lsp(args: argparse.Namespace) -> int:
+    try:
+        # pygls is the lsp extra's dependency: imported only for this command.
+        from trailblaze.lsp.server import serve  # noqa: PLC0415
+    except ImportError as exc:
+        raise UsageError(
+            f"lsp needs pygls ({exc}); install it with: pip install 'trailblaze-doit[lsp]'"
+        ) from None
+    return serve()
 
 
 def _replay(args: argparse.Namespace) -> int:
