@@ -391,7 +391,7 @@ def test_run_trail_stops_a_cycle_while_it_runs(model: FakeDevice, tmp_path: Path
         "runTrail: 't.trail.yaml' would replay itself (t.trail.yaml -> loop.trail.yaml -> "
         "t.trail.yaml)" in failure.error
     )
-    assert model.commands == []
+    assert model.commands == ["getprop ro.product.model"]  # its name, and nothing else
 
 
 @pytest.mark.parametrize(

@@ -215,12 +215,20 @@ def _parser() -> argparse.ArgumentParser:
         "--device",
         action="append",
         default=[],
-        metavar="SERIAL",
-        help="adb serial; repeatable, trails spread over the devices "
+        metavar="SERIAL[,SERIAL...]",
+        help="adb serial; repeatable or comma-separated: every trail runs on each device "
         "(default: ANDROID_SERIAL, else the only one)",
     )
     replay.add_argument(
-        "--all-devices", action="store_true", help="replay on every ready device, in parallel"
+        "--all-devices",
+        action="store_true",
+        help="replay on every ready device, in parallel (every trail on each)",
+    )
+    replay.add_argument(
+        "--spread",
+        action="store_true",
+        help="with several devices, run each trail once on the next free device "
+        "instead of on every device",
     )
     replay.add_argument(
         "--arg",
@@ -449,12 +457,19 @@ def _lsp(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     # Imported here: the device code (and adbutils behind it) loads only for `replay`.
     from trailblaze.replay.command import run_command  # noqa: PLC0415
+    from trailblaze.replay.request import ReplayUsageError, device_serials  # noqa: PLC0415
     from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
 
+    try:
+        serials = device_serials(args.device)
+    except ReplayUsageError as exc:
+        print(f"trailblaze replay: {exc}", file=sys.stderr)
+        return 2
     request = ReplayRequest(
         trails=tuple(args.trails),
-        serials=tuple(args.device),
+        serials=serials,
         all_devices=args.all_devices,
+        spread=args.spread,
         args=tuple(args.arg),
         args_file=args.args_file,
         classifier=args.classifier,

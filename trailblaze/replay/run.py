@@ -8,13 +8,15 @@ bind is refused, as Trailblaze refuses it) and reports everything that will not 
 a device is looked for.
 Then it makes sure an adb server runs (``adb.ensure_server``: one it had to start is stopped
 when the run ends), connects to the devices (``adb``, imported only here and only when
-something will run), spreads the trails over them (``devicepool``: one worker per device, one
-trail per device at a time, ``trailrun`` per trail) and returns one ``RunResult`` with the
-trails in plan order.
+something will run), runs every trail on every device (``devicepool.fan_out``: one worker
+per device, one trail per device at a time, ``trailrun`` per trail), or each trail once on the
+next free device with ``--spread`` (``devicepool.spread``), and returns one ``RunResult`` with
+the trails in plan order (then device order), each carrying its device's serial and model.
 
 Usage problems raise ``ReplayUsageError`` (``request``) before anything is sent to a device. A
-lost device stops taking trails: the trail it ran is its only cost; when no device is left,
-the remaining trails are reported as not run.
+lost device stops: fanned out, its remaining trails are reported as not run on it and the
+others go on; spread, the trail it ran is its only cost, and when no device is left, the
+remaining trails are reported as not run.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from trailblaze.options import env_milliseconds
 from trailblaze.redaction import Secrets
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
-from trailblaze.replay.devicepool import QueuedTrail, Report, spread
+from trailblaze.replay.devicepool import QueuedTrail, Report, fan_out, spread
 from trailblaze.replay.drivers import parse_driver, with_driver
 from trailblaze.replay.flags import RunFlags, select_by_tags
 from trailblaze.replay.invocation import Hooks
@@ -74,7 +76,8 @@ def replay(
     """Replay the requested trails; ``device``/``devices`` skip the adb connection (tests).
 
     Everything that will not run (refused by the parse gate, skipped) is reported through
-    ``on_trail`` before a device is looked for; the rest is spread over the devices.
+    ``on_trail`` before a device is looked for; the rest runs on the devices (each on every
+    device, or spread over them).
     """
     env = os.environ if env is None else env
     # The replay's switches, read before anything is planned or sent to a device: a value they
@@ -134,18 +137,21 @@ def _replay_with(
     given = list(devices) if devices is not None else [device] if device is not None else []
     files: dict[str, Path] = {}
     try:
-        report, used, left_out = _replay(
+        report, models, left_out = _replay(
             request, found, sources, chain=chain, args=args, settings=settings, given=given,
             on_trail=on_trail, flags=flags, driver=driver, files=files,
         )  # fmt: skip
     finally:
         sources.close()
+    used = tuple(models)
     run = RunResult(
         trails=report.results(),
         device=used[0] if len(used) == 1 else None,
         duration=time.monotonic() - started,
         cancelled=settings.cancel.is_set(),
-        devices=tuple(used),
+        devices=used,
+        device_models=models,
+        spread=request.spread,
         left_out=left_out,
     )
     _write_outputs(run, request, flags.secrets, files)
@@ -177,9 +183,9 @@ def _replay(
     flags: RunFlags,
     driver: str | None,
     files: dict[str, Path],
-) -> tuple[Report, list[str], tuple[str, ...]]:
-    """Plan, report what will not run, then run the rest; the report, the serials used and
-    the trails ``--tags`` left out."""
+) -> tuple[Report, dict[str, str | None], tuple[str, ...]]:
+    """Plan, report what will not run, then run the rest; the report, the devices used
+    (their models by serial, in the run's order) and the trails ``--tags`` left out."""
     plans = [
         plan_file(found.workspace, path, chain, args, ships_runif=sources.ships_runif)
         for path in found.files
@@ -193,21 +199,21 @@ def _replay(
     plans = [
         refuse_unreplayable(p, sources.get(p), chain, policy) if p.runnable else p for p in plans
     ]
-    report = Report(len(plans), on_trail)
+    report = Report(on_trail)
     for i, plan in enumerate(plans):
         if not plan.runnable:
             report.put(i, run_trail(plan, None, sources.get(plan), settings))
     work = [
         QueuedTrail(i, plan, sources.get(plan)) for i, plan in enumerate(plans) if plan.runnable
     ]
-    used = [d.serial for d in given]
+    pool = spread if request.spread else fan_out
+    models: dict[str, str | None] = {d.serial: None for d in given}
     if work and given:
-        spread(work, given, report, settings)
+        models = pool(work, given, report, settings)
     elif work:
         with _connection(request, settings) as connected:
-            used = [d.serial for d in connected]
-            spread(work, connected, report, settings)
-    return report, used, selected.left_out
+            models = pool(work, connected, report, settings)
+    return report, models, selected.left_out
 
 
 @contextmanager

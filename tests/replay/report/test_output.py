@@ -66,6 +66,14 @@ def test_a_failed_run_leaves_a_page_and_a_summary_with_the_failing_call(
         in summary
     )
     assert "no element matches" in summary
+    # Each row and the heading name the device as people know it: serial and model.
+    shown = run.trails[0].device_label
+    assert (
+        shown is not None
+        and run.trails[0].device_model
+        and f"({run.trails[0].device_model})" in shown
+    )
+    assert f"| {cell(shown)} |" in summary
     assert "```yaml\n- tapOnElementBySelector:\n    nodeSelector:\n" in summary
 
     page = (out / "index.html").read_text("utf-8")
@@ -234,7 +242,10 @@ def test_doit_replay_writes_the_report_with_logcat_and_video(
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"wrote {out / 'index.html'}" in done.stdout
     summary = (out / "summary.md").read_text("utf-8")
-    assert "| trailmaps/forms/forms.trail.yaml | emulator-5554 | ❌ failed |" in summary, summary
+    assert (
+        "| trailmaps/forms/forms.trail.yaml | emulator-5554 (sdk\\_gphone64\\_x86\\_64) | ❌ failed |"
+        in summary
+    ), summary
     assert "| trailmaps/forms/forms.trail.yaml:16:11: tapOnElementBySelector: " in summary
     folder = out / "trails" / "trailmaps-forms-forms.trail--emulator-5554"
     assert sorted(p.name for p in folder.iterdir()) == [

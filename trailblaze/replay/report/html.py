@@ -21,7 +21,14 @@ from pathlib import Path
 
 from trailblaze.finding import Location
 from trailblaze.replay.report.text import shown
-from trailblaze.replay.results import Artifact, RunResult, StepResult, ToolResult, TrailResult
+from trailblaze.replay.results import (
+    Artifact,
+    RunResult,
+    StepResult,
+    ToolResult,
+    TrailResult,
+    device_label,
+)
 from trailblaze.replay.timing import PHASES
 
 #: Screenshots embedded in the page, in bytes of PNG; the rest are links to their files.
@@ -94,7 +101,7 @@ def render_html(run: RunResult, *, directory: Path, snippet: Snippet) -> str:
     images = _Images(directory, EMBED_LIMIT)
     counts = run.counts()
     status = "failed" if run.exit_code else "passed"
-    devices = ", ".join(run.devices) or "none"
+    devices = ", ".join(device_label(s, run.model_of(s)) for s in run.devices) or "none"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -126,7 +133,7 @@ def _index(run: RunResult) -> Iterable[str]:
         yield (
             f'<tr class="{word}"><td><span class="badge {word}">{word}</span></td>'
             f'<td><a href="#trail-{index}">{esc(trail.path)}</a></td>'
-            f"<td>{esc(trail.device or '')}</td><td>{trail.duration:.2f} s</td></tr>"
+            f"<td>{esc(trail.device_label or '')}</td><td>{trail.duration:.2f} s</td></tr>"
         )
     yield "</table>"
 
@@ -160,7 +167,7 @@ def _failures(run: RunResult, snippet: Snippet) -> Iterable[str]:
     for index, trail, step in failed:
         failure = step.failure
         assert failure is not None
-        on = f" on {esc(trail.device)}" if trail.device else ""
+        on = f" on {esc(trail.device_label or trail.device)}" if trail.device else ""
         yield (
             f'<div class="failure" role="alert"><a href="#trail-{index}">{esc(trail.path)}</a>'
             f"{on}, {esc(step.label)}: <b>{esc(failure.failed_tool)}</b> "
@@ -191,7 +198,11 @@ _WORD = {
 def _trail(index: int, trail: TrailResult, images: _Images, snippet: Snippet) -> Iterable[str]:
     word = _WORD[trail.status]
     title = f' <span class="dim">({esc(trail.title)})</span>' if trail.title else ""
-    device = f' on <b class="device">{esc(trail.device)}</b>' if trail.device else ""
+    device = (
+        f' on <b class="device">{esc(trail.device_label or trail.device)}</b>'
+        if trail.device
+        else ""
+    )
     if trail.driver:
         device += f' <span class="dim driver">({esc(trail.driver)})</span>'
     yield f'<section class="trail {word}" id="trail-{index}" aria-label="{esc(trail.path)}: {word}">'

@@ -13,7 +13,7 @@ import re
 
 from trailblaze.replay.report.html import Snippet
 from trailblaze.replay.report.text import shown
-from trailblaze.replay.results import RunResult, TrailResult
+from trailblaze.replay.results import RunResult, TrailResult, device_label
 from trailblaze.replay.timing import PHASES
 
 _MARKUP = re.compile(r"([\\`*_{}\[\]|~])")
@@ -52,7 +52,7 @@ def _failing_call(trail: TrailResult) -> str:
 def render_markdown(run: RunResult, *, snippet: Snippet) -> str:
     c = run.counts()
     verdict = "❌ failed" if run.exit_code else "✅ passed"
-    devices = ", ".join(run.devices)
+    devices = ", ".join(device_label(s, run.model_of(s)) for s in run.devices)
     lines = [
         f"## trailblaze replay: {verdict}",
         "",
@@ -67,7 +67,7 @@ def render_markdown(run: RunResult, *, snippet: Snippet) -> str:
     ]
     for trail in run.trails:
         lines.append(
-            f"| {cell(trail.path)} | {cell(trail.device or '')} | {_MARK[trail.status]} "
+            f"| {cell(trail.path)} | {cell(trail.device_label or '')} | {_MARK[trail.status]} "
             f"| {trail.duration:.2f} s | {_failing_call(trail)} |"
         )
     phases = run.phases()
@@ -83,7 +83,7 @@ def render_markdown(run: RunResult, *, snippet: Snippet) -> str:
             failure = step.failure
             if failure is None:
                 continue
-            on = f" on {cell(trail.device)}" if trail.device else ""
+            on = f" on {cell(trail.device_label or trail.device)}" if trail.device else ""
             lines += [
                 "",
                 f"### {cell(trail.path)}{on}: {cell(step.label)} failed",
