@@ -68,11 +68,9 @@ def test_a_failed_run_leaves_a_page_and_a_summary_with_the_failing_call(
     assert "no element matches" in summary
     # Each row and the heading name the device as people know it: serial and model.
     shown = run.trails[0].device_label
-    assert (
-        shown is not None
-        and run.trails[0].device_model
-        and f"({run.trails[0].device_model})" in shown
-    )
+    assert shown is not None
+    assert run.trails[0].device_model
+    assert f"({run.trails[0].device_model})" in shown
     assert f"| {cell(shown)} |" in summary
     assert "```yaml\n- tapOnElementBySelector:\n    nodeSelector:\n" in summary
 
