@@ -10,12 +10,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.markup import escape as _markup
 
-from trailblaze.replay.results import RunResult, StepResult, ToolResult, TrailResult
+from trailblaze.replay.results import (
+    RunResult,
+    StepResult,
+    ToolResult,
+    TrailResult,
+    device_label,
+)
 from trailblaze.replay.timing import PHASES
 from trailblaze.report.escaping import printable
 
@@ -49,8 +55,8 @@ def render_trail(console: Console, trail: TrailResult, *, show_device: bool = Fa
     head = f"[{style}]{word}[/] {escape(trail.path)}"
     if trail.title:
         head += f" [dim]({escape(trail.title)})[/]"
-    if show_device and trail.device:
-        head += f" [dim]on {escape(trail.device)}[/]"
+    if show_device and trail.device_label:
+        head += f" [dim]on {escape(trail.device_label)}[/]"
     if trail.status in ("passed", "failed", "cancelled"):
         head += f" [dim]{trail.duration:.1f}s[/]"
     if trail.status == "skipped" and trail.reason:
@@ -103,18 +109,44 @@ def _render_tool(console: Console, tool: ToolResult, depth: int) -> None:
         _render_tool(console, child, depth + 1)
 
 
+def _skip_reasons(c: dict[str, Any]) -> str:
+    """`` (2 no Android recording: web 1, ios 1; 1 needs the AI runner)``, or nothing."""
+    parts = []
+    if c["trails_no_android"]:
+        each = ", ".join(f"{p} {n}" for p, n in c["no_android_platforms"].items())
+        parts.append(f"{c['trails_no_android']} no Android recording: {each}")
+    if c["trails_needing_ai"]:
+        parts.append(
+            f"{c['trails_needing_ai']} {'need' if c['trails_needing_ai'] > 1 else 'needs'} the AI runner"
+        )
+    return f" ({escape('; '.join(parts))})" if parts else ""
+
+
 def render_summary(console: Console, run: RunResult) -> None:
     c = run.counts()
-    device = f" on {escape(run.device)}" if run.device else ""
-    if len(run.devices) > 1:
-        device = f" on {len(run.devices)} devices ({escape(', '.join(run.devices))})"
+    labels = [device_label(serial, run.model_of(serial)) for serial in run.devices]
+    device, noun = (f" on {escape(labels[0])}" if labels else ""), "trail"
+    several = len(run.devices) > 1
+    if several:
+        how = "spread over them" if run.spread else "every trail on each"
+        device = f" on {len(run.devices)} devices ({escape(', '.join(labels))}), {how}"
+        noun = "trail" if run.spread else "trail run"
     console.print(
-        f"[bold]trailblaze replay[/]{device}: {_count(c['trails'], 'trail')}: "
+        f"[bold]trailblaze replay[/]{device}: {_count(c['trails'], noun)}: "
         f"{c['trails_passed']} passed, "
         f"{c['trails_failed']} failed, {c['trails_refused']} refused, "
-        f"{c['trails_skipped']} skipped"
+        f"{c['trails_skipped']} skipped{_skip_reasons(c)}"
         + (f", {c['trails_cancelled']} cancelled" if c["trails_cancelled"] else "")
+        + (f"; {c['trails_left_out']} left out by --tags" if c["trails_left_out"] else "")
     )
+    if several:
+        for label, counts in zip(labels, run.device_counts().values(), strict=True):
+            ran = sum(counts.values())
+            console.print(
+                f"  {escape(label)}: {_count(ran, 'trail')}: {counts['passed']} passed, "
+                f"{counts['failed']} failed, {counts['skipped']} not run"
+                + (f", {counts['cancelled']} cancelled" if counts["cancelled"] else "")
+            )
     console.print(
         f"  steps: {c['steps_passed']} passed, {c['steps_failed']} failed, "
         f"{c['steps_skipped']} skipped ({c['steps_needing_ai']} need the AI runner)"

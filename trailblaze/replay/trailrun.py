@@ -11,16 +11,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from trailblaze.finding import Location
+from trailblaze.redaction import Secrets
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device
 from trailblaze.replay.engine import Runner
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import TrailPlan
-from trailblaze.replay.results import Status, StepResult, TrailResult, TrailStatus
+from trailblaze.replay.report.capture import Capture, TrailCapture
+from trailblaze.replay.results import Artifact, Status, StepResult, TrailResult, TrailStatus
 from trailblaze.replay.toolsource import ToolSource
 
 
@@ -32,6 +34,10 @@ class RunSettings:
     cancel: threading.Event
     env: Mapping[str, str]
     hooks: Hooks | None = None
+    capture: Capture | None = None
+    """``--report``: screenshots after each step, the logcat slice and screen recording."""
+    secrets: Secrets = field(default_factory=Secrets)
+    """The run's ``--secret`` values: every result is redacted with them as it is made."""
 
 
 def not_run(
@@ -63,7 +69,17 @@ def not_run(
 def run_trail(
     plan: TrailPlan, device: Device | None, source: ToolSource, settings: RunSettings
 ) -> TrailResult:
-    """Replay ``plan`` on ``device`` (None only for a plan that will not run)."""
+    """Replay ``plan`` on ``device`` (None only for a plan that will not run).
+
+    The result is redacted here, where it is made, so nothing drawn from it (the console, the
+    JSON, the JUnit XML, a report) can show a secret's value.
+    """
+    return settings.secrets.redact_data(_run_trail(plan, device, source, settings))
+
+
+def _run_trail(
+    plan: TrailPlan, device: Device | None, source: ToolSource, settings: RunSettings
+) -> TrailResult:
     trail = plan.trail
     if trail is None:
         return TrailResult(plan.path, "refused", findings=tuple(f.text for f in plan.findings))
@@ -74,8 +90,38 @@ def run_trail(
     runner = Runner(
         device, source, trail=plan.path, tokens=plan.tokens, options=settings.options,
         cancel=settings.cancel, hooks=settings.hooks, env=settings.env, trail_file=plan.file,
+        driver=plan.driver,
     )  # fmt: skip
     started = time.monotonic()
+    session = settings.capture.trail(plan.path, device) if settings.capture else None
+    artifacts: tuple[Artifact, ...] = ()
+    if session is not None:
+        session.start()
+    try:
+        steps = _run_steps(plan, runner, session)
+    finally:
+        # Also when a step raised or the run was cancelled: a recording is stopped and pulled.
+        if session is not None:
+            artifacts = session.finish()
+    statuses = {s.status for s in steps}
+    status: TrailStatus = (
+        "failed" if "failed" in statuses
+        else "cancelled" if "cancelled" in statuses
+        else "passed"
+    )  # fmt: skip
+    return TrailResult(
+        path=plan.path,
+        status=status,
+        title=title,
+        trailmap=target,
+        steps=tuple(steps),
+        duration=time.monotonic() - started,
+        driver=plan.driver,
+        artifacts=artifacts,
+    )
+
+
+def _run_steps(plan: TrailPlan, runner: Runner, session: TrailCapture | None) -> list[StepResult]:
     steps: list[StepResult] = []
     stop: tuple[Status, str] | None = None  # (status, reason) for the steps after a stop
     for sp in plan.steps:
@@ -105,7 +151,7 @@ def run_trail(
             failure=outcome.failure,
         )
         if outcome.failure is not None:
-            steps.append(replace(result, status="failed"))
+            result = replace(result, status="failed")
             if outcome.failure.kind == "fatal":
                 stop = ("skipped", "not run: the device was lost")
             elif step.kind == "trailhead":
@@ -113,21 +159,11 @@ def run_trail(
             else:
                 stop = ("skipped", f"not run: {result.label} failed")
         elif outcome.cancelled:
-            steps.append(replace(result, status="cancelled", reason="cancelled"))
+            result = replace(result, status="cancelled", reason="cancelled")
             stop = ("cancelled", "cancelled")
         else:
-            steps.append(replace(result, status="passed"))
-    statuses = {s.status for s in steps}
-    status: TrailStatus = (
-        "failed" if "failed" in statuses
-        else "cancelled" if "cancelled" in statuses
-        else "passed"
-    )  # fmt: skip
-    return TrailResult(
-        path=plan.path,
-        status=status,
-        title=title,
-        trailmap=target,
-        steps=tuple(steps),
-        duration=time.monotonic() - started,
-    )
+            result = replace(result, status="passed")
+        if session is not None:
+            result = replace(result, artifacts=session.after_step(result))
+        steps.append(result)
+    return steps
