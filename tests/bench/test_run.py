@@ -179,7 +179,7 @@ def test_compare_measures_two_installs_side_by_side(tmp_path: Path, tsc: Compile
     # This checkout's own venv on both sides: the harness, not a speed, is under test.
     venv = Path(sys.prefix)
     out = tmp_path / "compare.json"
-    argv = ["--a", str(venv), "--b", str(venv), "--size", "20", "--runs", "1"]
+    argv = ["--a", str(venv), "--b", str(venv), "--size", "20", "--runs", "2"]
     assert compare_main([*argv, "--work", str(tmp_path / "work"), "--out", str(out)]) == 0
     result = json.loads(out.read_text("utf-8"))
     assert result["problems"] == []
