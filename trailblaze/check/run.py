@@ -111,6 +111,7 @@ def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
                 on_parsed=gate.offer_parsed,
             )
         records = trails.records
+        gate.parsed_all()
         stale = gate.offer_unchanged(records)
         with ctx.timer.phase("regenerate"):
             for parsed in parser.regenerate(stale, records):
