@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bench.nginx import free_port
 from tests.conftest import write_tree
 from trailblaze.cli.main import main
-from trailblaze.redaction import redacted_url
+from trailblaze.redaction import Secrets, redacted_url
 
 MARK = "Zq"
 """Every secret starts and ends with it, and holds it between any two of its pieces: a shown
@@ -167,3 +167,40 @@ def test_trailblaze_check_never_shows_a_secret_of_a_remote_cache_url(
         assert err.count("\n") == 1
     else:
         assert "remote cache " in err  # the refused port was warned about
+
+
+# -- replay secrets (the end-to-end greps are in tests/replay/test_flags.py) ----------------
+
+
+def test_secrets_redact_every_form_and_the_longest_first() -> None:
+    secrets = Secrets({"a": "x y", "b": "x y z", "c": 'say "hi"', "d": "it's"})
+    shown = 'typed x y z then x%sy, \'x y\', {"c": "say \\"hi\\""}, sh -c \'it\'"\'"\'s\''
+    assert secrets.redact(shown) == (
+        'typed [secret:b] then [secret:a], \'[secret:a]\', {"c": "[secret:c]"}, sh -c [secret:d]'
+    )
+    # The start of a value that a message cut short.
+    assert Secrets({"t": "token-123"}).redact("output: tok…, then token…") == (
+        "output: [secret:t]…, then [secret:t]…"
+    )
+    # A value the marker would show is hidden behind one that does not hold it.
+    assert Secrets({"secret": "secret"}).redact("a secret") == "a ***"
+
+
+def test_secrets_redact_data_and_log_records(caplog: pytest.LogCaptureFixture) -> None:
+    secrets = Secrets({"pw": "Zq-1"})
+    assert secrets.redact_data({"a": ("Zq-1", ["x Zq-1"]), "Zq-1": 3}) == {
+        "a": ("[secret:pw]", ["x [secret:pw]"]),
+        "[secret:pw]": 3,
+    }
+    log = logging.getLogger("trailblaze.test")
+    with secrets.logging_redacted(), caplog.at_level(logging.INFO):
+        log.info("typed %s", "Zq-1")
+        try:
+            raise ValueError("cannot type Zq-1")
+        except ValueError:
+            log.exception("failed")
+    log.info("after: %s", "Zq-1")  # the run is over: records are as made again
+    assert "Zq-1" not in caplog.text.replace("after: Zq-1", "")
+    assert "typed [secret:pw]" in caplog.text
+    assert "ValueError: cannot type [secret:pw]" in caplog.text
+    assert Secrets().redact("Zq-1") == "Zq-1"

@@ -559,8 +559,19 @@ UNSUPPORTED_ON_ANDROID: Final = _code(
     ("parse",),
     "A call that replay cannot make on an Android device.",
     "Replay refuses the trail before it starts: a framework tool that cannot work on "
-    "Android, a composed tool that reaches one, an unknown `mobile_maestro` command, or a "
-    "`runTrail` whose trail is missing, broken or the caller itself. The message says which.",
+    "Android, a composed tool that reaches one, an unknown `mobile_maestro` command, a "
+    "recorded selector with a field a uiautomator dump does not carry, or a `runTrail` whose "
+    "trail is missing, broken or the caller itself. The message says which.",
+    no_case="made by `trailblaze replay`, not by a check (tests/replay/ pins it)",
+)
+
+UNKNOWN_WAYPOINT: Final = _code(
+    "unknown-waypoint",
+    ("parse",),
+    "An `assertWaypoint` call names a waypoint no trailmap of the workspace defines.",
+    "Replay refuses the trail before it starts: the recorded `waypoint:` id is not the `id:` "
+    "of any `waypoints/**/*.waypoint.yaml` of the workspace's trailmaps. The message lists the "
+    "known ids (with the closest one). Fix the id in the recording, or add the waypoint file.",
     no_case="made by `trailblaze replay`, not by a check (tests/replay/ pins it)",
 )
 

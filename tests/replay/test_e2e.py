@@ -128,7 +128,8 @@ def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path, tsc: Compil
         )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert (
-        "trailblaze replay on emulator-5554: 12 trails: 10 passed, 0 failed, 0 refused, 2 skipped\n"
+        "trailblaze replay on emulator-5554: 12 trails: 10 passed, 0 failed, 0 refused, 2 skipped "
+        "(2 need the AI runner)\n"
         "  steps: 35 passed, 0 failed, 6 skipped (6 need the AI runner)\n"
         "  where the time went: "
     ) in done.stdout

@@ -9,9 +9,11 @@ the trail is refused before anything is sent.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -263,7 +265,7 @@ def test_every_android_recordable_tool_is_replayed_or_refused_with_a_reason() ->
     assert len(android) == 65
     assert android == supported | set(REFUSED)
     assert not supported & set(REFUSED)
-    assert (len(supported), len(REFUSED)) == (48, 17)
+    assert (len(supported), len(REFUSED)) == (49, 16)
     assert all(len(reason) > 40 for reason in REFUSED.values())
     # Every tool added here has a test above (the others have theirs in test_tools and
     # test_engine); a new tool without one fails this line.
@@ -464,6 +466,67 @@ def test_maestro_commands_translate_into_the_framework_tools(model: FakeDevice) 
     assert _subsequence(sent, wanted), sent
 
 
+def test_extended_wait_until_waits_for_an_element_to_show_and_to_go(
+    device_factory: DeviceFactory, model: FakeDevice
+) -> None:
+    recording = (
+        LAUNCH + "- mobile_maestro:\n    commands:\n"
+        "      - tapOn: Forms\n"
+        "      - extendedWaitUntil: {visible: {id: name_field}, timeout: 2000}\n"
+        "      - extendedWaitUntil: {notVisible: Tap Me, timeout: '2000'}\n"
+        "      - extendedWaitUntil:\n          visible: accept terms\n"
+    )
+
+    outcome = runner(device_factory()).run_recording(calls(recording))
+
+    assert outcome.passed, outcome.failure
+    children = outcome.tools[-1].children
+    assert [(c.tool, c.position) for c in children[1:]] == [
+        ("assertVisibleBySelector", "mobile_maestro.commands[1]"),
+        ("assertNotVisibleBySelector", "mobile_maestro.commands[2]"),
+        ("assertVisibleBySelector", "mobile_maestro.commands[3]"),
+    ]
+    assert children[1].detail == (
+        f"visible: EditText 'Name' id={PACKAGE}:id/name_field [60,250][1020,390]"
+    )
+
+
+def test_extended_wait_until_fails_after_its_timeout_at_the_call(
+    device_factory: DeviceFactory,
+) -> None:
+    recording = (
+        LAUNCH + "- mobile_maestro:\n    commands:\n"
+        "      - extendedWaitUntil: {visible: Nowhere, timeout: 400}\n"
+        "      - back: {}\n"
+    )
+    started = time.monotonic()
+    outcome = runner(device_factory()).run_recording(calls(recording))
+    waited = time.monotonic() - started
+
+    assert outcome.failure is not None
+    assert (outcome.failure.location.line, outcome.failure.location.column) == (6, 11)
+    assert outcome.failure.error.startswith(
+        "mobile_maestro.commands[0] assertVisibleBySelector failed: no element matches "
+        '{"androidMaestro":{"textRegex":"Nowhere"}} (waited 0.4s; the screen shows '
+    ), outcome.failure.error
+    assert 0.4 <= waited < 5
+    assert [c.status for c in outcome.tools[-1].children] == ["failed", "skipped"]
+
+
+def test_extended_wait_until_waits_17_seconds_without_a_timeout_as_maestro_does() -> None:
+    from trailblaze.replay.tools.maestro import translate  # noqa: PLC0415
+
+    (call,) = translate(cast(Any, None), [{"extendedWaitUntil": {"notVisible": {"id": "spinner"}}}])
+
+    assert call == (
+        "assertNotVisibleBySelector",
+        {
+            "nodeSelector": {"androidMaestro": {"resourceIdRegex": "(?:.+:id/)?(?:spinner)"}},
+            "timeoutMs": 17000,
+        },
+    )
+
+
 @pytest.mark.parametrize(
     ("command", "message"),
     [
@@ -471,6 +534,25 @@ def test_maestro_commands_translate_into_the_framework_tools(model: FakeDevice) 
         ("pressKey: Volume Up", "commands[0].pressKey: key 'Volume Up' is not one Android"),
         ("launchApp: {}", "commands[0].launchApp: needs the appId"),
         ("swipe: {start: '1,2', end: '50%,50%'}", "commands[0].swipe: start and end must both"),
+        (
+            "extendedWaitUntil: {timeout: 100}",
+            "commands[0].extendedWaitUntil: needs one of 'visible' or 'notVisible'",
+        ),
+        (
+            "extendedWaitUntil: {visible: A, notVisible: B}",
+            "commands[0].extendedWaitUntil: needs one of 'visible' or 'notVisible' (for both, "
+            "write two extendedWaitUntil commands)",
+        ),
+        (
+            "extendedWaitUntil: {visible: A, timeout: soon}",
+            "commands[0].extendedWaitUntil.timeout: expected milliseconds (a whole number >= 0), "
+            "got 'soon'",
+        ),
+        (
+            "extendedWaitUntil: {visible: A, optional: true}",
+            "commands[0].extendedWaitUntil: option 'optional' is not supported by Android replay",
+        ),
+        ("extendedWaitUntil: {visible: {}}", "commands[0].extendedWaitUntil.visible: needs 'text'"),
     ],
 )
 def test_a_maestro_command_that_cannot_translate_fails_with_nothing_sent(
@@ -497,17 +579,9 @@ def test_a_maestro_command_that_cannot_translate_fails_with_nothing_sent(
             "'expectedText' on whichever element carries it would pass a trail without checking "
             "the element it recorded",
         ),
-        (
-            "assertWaypoint: {waypoint: sampleapp/forms}",
-            "it waits until the screen matches a waypoint definition (the trailmap's "
-            "waypoints/**/*.waypoint.yaml), which the Trailblaze host evaluates (requiresHost); "
-            "the reference gives neither that file's format nor its matching rules (the corpus "
-            "names 100 such files and includes none), so replay has nothing to evaluate a "
-            "waypoint with",
-        ),
     ],
 )
-def test_the_two_model_free_refusals_say_what_the_reference_lacks(
+def test_the_model_free_refusal_says_what_the_reference_lacks(
     call: str, reason: str, model: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -519,5 +593,32 @@ def test_the_two_model_free_refusals_say_what_the_reference_lacks(
     assert run.trails[0].findings == (
         f"t.trail.yaml:6:11: trail[0].recording.android[1]: tool '{tool}' cannot run on "
         f"Android replay: {reason}",
+    )
+    assert model.commands == []
+
+
+def test_a_recorded_selector_no_dump_can_answer_refuses_the_trail_before_it_starts(
+    model: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real recording of the corpus: the sample app's bottom bar tab by its collection cell,
+    # which the accessibility tree reports and a uiautomator dump does not.
+    source = (
+        Path(__file__).parent.parent / "data/corpus/head/examples/android-sample-app/trails"
+        "/android-ondevice-accessibility/lists/scroll-and-navigate.trail.yaml"
+    )
+    path = tmp_path / "scroll-and-navigate.trail.yaml"
+    path.write_text(source.read_text())
+    monkeypatch.chdir(tmp_path)
+
+    run = replay(ReplayRequest(trails=(path,)), device=ModelDevice(model, timeout=5), options=FAST)
+
+    (trail,) = run.trails
+    assert trail.status == "refused"
+    assert trail.findings == (
+        "scroll-and-navigate.trail.yaml:18:11: trail[0].recording.android-phone[0]: tool "
+        "'tapOnElementBySelector' nodeSelector: field "
+        "'androidAccessibility.collectionItemRowIndex' cannot be resolved from a uiautomator "
+        "dump, which is what Android replay reads the screen from, so the element the "
+        "recording names cannot be found",
     )
     assert model.commands == []

@@ -100,8 +100,14 @@ def test_a_trail_without_an_android_recording_is_skipped_with_its_reason() -> No
     web_only = "trail:\n  - step: Open\n    recording:\n      web: [{web_wait: {}}]\n"
     words_only = "trail:\n  - step: Open the app\n"
 
+    tablet_only = web_only.replace("web: [{web_wait: {}}]", "android-tablet: [{pressBack: {}}]")
+
     assert plan_trail("a.yaml", web_only, ("android",)).skip_reason == (
-        "no Android recording (recorded for web): needs the AI runner"
+        "no Android recording (web): recorded for web; replay drives Android devices only"
+    )
+    assert plan_trail("t.yaml", tablet_only, ("android-phone", "android")).skip_reason == (
+        "no recording for android-phone or android (recorded for android-tablet): "
+        "needs the AI runner"
     )
     assert plan_trail("b.yaml", words_only, ("android",)).skip_reason == (
         "no recording at all: needs the AI runner"

@@ -66,6 +66,11 @@ def test_statuses_and_exit_code(run: RunResult) -> None:
         "steps_skipped": 2,
         "steps_cancelled": 0,
         "steps_needing_ai": 1,
+        "steps_no_android": 0,
+        "trails_needing_ai": 1,
+        "trails_no_android": 0,
+        "no_android_platforms": {},
+        "trails_left_out": 0,
     }
 
 
@@ -144,7 +149,8 @@ def test_the_console_shows_the_failed_tool_and_what_ran_before(run: RunResult) -
         f"    skipped pressBack {path}:14:11 - not run: assertVisibleWithText failed",
         "      ran before assertVisibleWithText: launchApp, tapOnElementBySelector",
         "  skipped step 2 step 2 - not run: step 1 failed",
-        "trailblaze replay on emulator-5554: 4 trails: 1 passed, 1 failed, 1 refused, 1 skipped",
+        "trailblaze replay on emulator-5554: 4 trails: 1 passed, 1 failed, 1 refused, 1 skipped "
+        "(1 needs the AI runner)",
         "  steps: 2 passed, 1 failed, 2 skipped (1 need the AI runner)",
         "FAILED (exit 1)",
     ]

@@ -189,3 +189,53 @@ def test_a_check_reports_a_broken_waypoint_of_a_library_nobody_uses(
         "id: kit/android/home\nandroid:\n  forbidden:\n    - selector: {}\n"
     )
     assert main(["check"]) == 0
+
+
+def test_the_decoder_gives_the_definition_replay_matches(tmp_path: Path) -> None:
+    from trailblaze.toolmodel.tooldefs.waypoint import (  # noqa: PLC0415
+        WaypointCondition,
+        WaypointVariant,
+        load_waypoints,
+    )
+
+    write_tree(
+        tmp_path,
+        {
+            "trailmaps/app/waypoints/home.waypoint.yaml": """
+                id: app/home
+                route: app://home
+                android:
+                  required:
+                    - {description: Title, selector: {androidAccessibility: {textRegex: Home}}}
+                    - {selector: {androidAccessibility: {textRegex: Row}}, minCount: '2'}
+                android-tablet:
+                  forbidden: [{description: later}]
+                ios: {}
+                """,
+            "trailmaps/app/waypoints/bad.waypoint.yaml": "id: app/bad\nandroid: [x]\n",
+            "trailmaps/other/waypoints/dup.waypoint.yaml": "id: app/home\nandroid: {}\n",
+        },
+    )
+    found = load_waypoints(
+        [tmp_path / "trailmaps/app", tmp_path / "trailmaps/other"],
+        RelPath(tmp_path),
+        load_catalog(),
+    )
+
+    home = found.by_id["app/home"]
+    assert (home.path, home.route) == ("trailmaps/app/waypoints/home.waypoint.yaml", "app://home")
+    assert home.by_classifier == {
+        "android": WaypointVariant(
+            required=(
+                WaypointCondition("Title", {"androidAccessibility": {"textRegex": "Home"}}),
+                WaypointCondition(None, {"androidAccessibility": {"textRegex": "Row"}}, 2),
+            ),
+        ),
+        "android-tablet": WaypointVariant(forbidden=(WaypointCondition("later", None),)),
+        "ios": WaypointVariant(),
+    }
+    assert sorted(found.by_id) == ["app/home"]  # the first file of an id wins
+    assert found.broken["app/bad"].text == (
+        "trailmaps/app/waypoints/bad.waypoint.yaml:2:10: android: 'android' is a device "
+        "classifier block: expected a mapping ('required:', 'forbidden:', 'route:', 'example:')"
+    )

@@ -55,7 +55,7 @@ def test_the_list_is_the_catalogs_host_tools_and_nothing_it_marks_otherwise() ->
     catalog = load_catalog()
     assert sorted(HOST_TOOLS) == ["exec", "runCommand", "runTrail", "script"]
     # Every tool the catalog says needs the host runs a program there, or reads a waypoint
-    # definition of the trailmap (assertWaypoint: refused by replay for another reason).
+    # definition of the trailmap (assertWaypoint: replay reads it from the workspace, test_waypoints).
     host = {t.name for t in catalog.tools.values() if t.requires_host}
     assert host - set(HOST_TOOLS) == {"assertWaypoint"}
     # Not every tool that is not recordable: findMatches and the device's tools stay callable.

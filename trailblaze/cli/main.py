@@ -236,8 +236,41 @@ def _parser() -> argparse.ArgumentParser:
         metavar="C",
         help="the device classifier whose recordings replay (default: android-phone, then android)",
     )
+    _replay_flags(replay)
     replay.add_argument("--color", action=argparse.BooleanOptionalAction, default=None)
     return parser
+
+
+def _replay_flags(replay: argparse.ArgumentParser) -> None:
+    """The reference's run flags: which trails, their memory and secrets, the driver."""
+    replay.add_argument(
+        "--tags",
+        action="append",
+        default=[],
+        metavar="TAG[,TAG]",
+        help="replay only the trails whose config.tags hold any of these; repeatable",
+    )
+    replay.add_argument(
+        "--memory",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="seed the trails' memory ({{memory.NAME}}); repeatable; wins over config.memory",
+    )
+    replay.add_argument(
+        "--secret",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="a secret memory value, hidden in every output; NAME alone reads the environment "
+        "variable NAME; repeatable",
+    )
+    replay.add_argument(
+        "--driver",
+        metavar="DRIVER",
+        help="android-ondevice-accessibility or android-ondevice-instrumentation "
+        "(overrides config.devices pins)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -394,5 +427,9 @@ def _replay(args: argparse.Namespace) -> int:
         classifier=args.classifier,
         json_path=args.json,
         junit_path=args.junit,
+        tags=tuple(args.tags),
+        memory=tuple(args.memory),
+        secrets=tuple(args.secret),
+        driver=args.driver,
     )
     return run_command(request, color=args.color)

@@ -289,6 +289,10 @@ def replay(
     classifier: str,
     json_file: str,
     junit_file: str,
+    tags: list[str],
+    memory: list[str],
+    secret: list[str],
+    driver: str,
 ) -> Verdict:
     from trailblaze.replay.command import EXIT_USAGE, run_command  # noqa: PLC0415
     from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
@@ -304,6 +308,10 @@ def replay(
         classifier=classifier or None,
         json_path=Path(json_file) if json_file else layout.replay_json,
         junit_path=Path(junit_file) if junit_file else layout.replay_junit,
+        tags=tuple(tags),
+        memory=tuple(memory),
+        secrets=tuple(secret),
+        driver=driver or None,
     )
     code = run_command(request, prog="doit replay", out=sys.stdout)
     if code == EXIT_USAGE:

@@ -342,6 +342,17 @@ def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
             _option("classifier", "device classifier (default: android-phone, then android)"),
             _option("json_file", "results as JSON (default: <scratch>/replay.json)", long="json"),
             _option("junit_file", "JUnit XML (default: <scratch>/replay-junit.xml)", long="junit"),
+            # The reference's run flags (docs/replay.md); doit reads a bare NAME=VALUE as its
+            # own variable, so these are written --memory=NAME=VALUE.
+            _option("tags", "replay only trails whose config.tags hold any of these", list),
+            _option("memory", "--memory=NAME=VALUE: seed the trails' memory; repeatable", list),
+            _option(
+                "secret",
+                "--secret=NAME=VALUE, or --secret=NAME (from the environment): a memory value "
+                "hidden in every output; repeatable",
+                list,
+            ),
+            _option("driver", "android-ondevice-accessibility or -instrumentation (over pins)"),
         ],
         "uptodate": [False],
         "verbosity": 2,

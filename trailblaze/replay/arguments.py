@@ -52,6 +52,8 @@ class Tokens:
     declared: frozenset[str] = frozenset()
     """Every argument ``config.args`` declares, with or without a value."""
     memory: Mapping[str, str] = field(default_factory=dict)
+    sensitive: frozenset[str] = frozenset()
+    """The memory names that hold secrets (``--secret``): tokens read them, scripts do not."""
 
 
 def substitute(value: Any, tokens: Tokens) -> Any:

@@ -23,6 +23,7 @@ from trailblaze.replay.device import Device
 from trailblaze.replay.failure import Cancelled, ExpectedFailure, ToolError, screen_summary
 from trailblaze.replay.hierarchy import Hierarchy, parse_hierarchy
 from trailblaze.replay.timing import Phase, TimedDevice, Timeline
+from trailblaze.replay.waypoints import WaypointScope
 from trailblaze.trail.hostpolicy import NO_WORKSPACE, HostPolicy
 
 RunTools = Callable[[Sequence[Any], str], None]
@@ -94,9 +95,15 @@ class ExecutionContext:
         """The trail's file, when it has one (``runTrail`` resolves paths next to it)."""
         self.running_trails: list[Path] = []
         """The ``runTrail`` files being replayed, outermost first (a cycle is an error)."""
+        self.driver_type = "android-ondevice-accessibility"
+        """The driver scripted tools see (``ctx.device.driverType``): ``drivers``."""
+        self.sensitive: frozenset[str] = frozenset()
+        """The memory names that hold secrets: never handed to a scripted tool."""
         self.ships_runif = False
         """The trailmap ships its own ``runIf``: a ``runTrail``'s trail, whose calls resolve in
         the same tools, is planned without our runIf grammar."""
+        self.waypoints: WaypointScope | None = None
+        """The waypoints ``assertWaypoint`` sees and the target's app ids (None: none)."""
         self._snapshot: Hierarchy | None = None
         self._condition_depth = 0
         self._nested: list[RunTools] = []
@@ -153,6 +160,11 @@ class ExecutionContext:
             return min(self.options.find_timeout, self.options.condition_timeout)
         return self.options.find_timeout
 
+    @property
+    def in_condition(self) -> bool:
+        """Whether a ``runIf`` condition is being evaluated (its waits are shorter)."""
+        return self._condition_depth > 0
+
     def evaluating_condition(self) -> _ConditionScope:
         """Within it, polls use the shorter ``condition_timeout``."""
         return _ConditionScope(self)
@@ -174,6 +186,7 @@ class ExecutionContext:
         what: str | Callable[[], str],
         *,
         timeout: float | None = None,
+        interval: float | None = None,
     ) -> T:
         """Dump until ``attempt`` returns a value, or fail with ``ExpectedFailure`` naming ``what``.
 
@@ -192,7 +205,7 @@ class ExecutionContext:
                 message = what() if callable(what) else what
                 raise ExpectedFailure(f"{message} (waited {limit:g}s; {screen_summary(screen)})")
             if fresh:
-                self.sleep(self.options.poll_interval)
+                self.sleep(self.options.poll_interval if interval is None else interval)
             fresh = True
 
 

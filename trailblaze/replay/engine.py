@@ -41,6 +41,7 @@ from trailblaze.replay.invocation import (
     skipped,
 )
 from trailblaze.replay.nested import run_composed, run_nested, run_scripted
+from trailblaze.replay.plan import DEFAULT_DRIVER
 from trailblaze.replay.results import Failure, ToolResult
 from trailblaze.replay.scope import batch_scope
 from trailblaze.replay.scripted import SCRIPTED_KINDS
@@ -71,9 +72,11 @@ class Runner:
         hooks: Hooks | None = None,
         env: Mapping[str, str] | None = None,
         trail_file: Path | None = None,
+        driver: str = DEFAULT_DRIVER,
     ) -> None:
         self.device = device
         self.trail_file = trail_file
+        self.driver = driver
         self.tools = tools
         self.trail = trail
         self.tokens = tokens or Tokens()
@@ -92,7 +95,10 @@ class Runner:
         )
         context.trail_path = self.trail
         context.trail_file = self.trail_file
+        context.driver_type = self.driver
+        context.sensitive = self.tokens.sensitive
         context.ships_runif = self.tools.ships_runif
+        context.waypoints = self.tools.waypoints
         return context
 
     # -- the per-tool loop ---------------------------------------------------------------------

@@ -11,6 +11,10 @@ Skips, as the reference has them:
 
 - ``config.skip: {classifier: reason}``: the trail is skipped on a device whose chain holds the
   classifier, the most specific one's reason first. A legacy ``skip:`` scalar skips the file.
+- Another platform: a trail none of whose steps has an Android recording, recorded (or pinned
+  by ``config.devices`` / ``config.driver``) only for other platforms, is "no Android recording
+  (web)" (``ios``, ``desktop``, ...), counted apart from natural-language steps without a
+  recording, which need the AI runner.
 - Legacy per-device files: a legacy trail named ``<classifier>.trail.yaml`` (next to its
   ``blaze.yaml``) holds the recording of that classifier, and ``config.platform`` names its
   platform. It runs only where both fit the chain; ``prefer_most_specific`` then keeps, of the
@@ -28,13 +32,15 @@ from trailblaze import codes
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
 from trailblaze.replay.arguments import Tokens
-from trailblaze.replay.results import NEEDS_AI
+from trailblaze.replay.results import NEEDS_AI, NO_ANDROID
 from trailblaze.trail.argbind import BindError, Given, bind
 from trailblaze.trail.model import Recording, Step, Trail
 from trailblaze.trail.parse import parse_trail
 from trailblaze.trail.runif import runif_findings
 
 DEFAULT_CLASSIFIER = "android-phone"
+#: The driver a trail replays with when neither ``--driver`` nor a pin names one.
+DEFAULT_DRIVER = "android-ondevice-accessibility"
 #: The platforms classifiers start with (``android-phone`` is the Android phone form factor).
 PLATFORMS = ("android", "ios", "web", "desktop", "compose")
 _CLASSIFIER_FILE = re.compile(
@@ -81,6 +87,10 @@ class TrailPlan:
     refused_args: frozenset[str] = frozenset()
     """The argument names a trail declares when it was refused because its arguments did not
     bind: an `--arg` naming one of them is still a name the run knows, not a usage error."""
+    refused_tags: tuple[str, ...] | None = None
+    """The ``config.tags`` of a trail refused because its arguments did not bind."""
+    driver: str = DEFAULT_DRIVER
+    """The Android driver it replays with (``drivers``: ``--driver``, else its pin)."""
 
     @property
     def refused(self) -> bool:
@@ -93,6 +103,11 @@ class TrailPlan:
     @property
     def legacy(self) -> bool:
         return self.trail is not None and self.trail.format == "legacy"
+
+    @property
+    def tags(self) -> tuple[str, ...] | None:
+        """Its ``config.tags``; None when the parse gate refused it (nothing to read)."""
+        return self.trail.config.tags if self.trail else self.refused_tags
 
     @property
     def declared_args(self) -> frozenset[str]:
@@ -125,6 +140,51 @@ def file_classifier(path: str) -> str | None:
     return found.group(1).lower() if found else None
 
 
+def platform_of(classifier: str) -> str:
+    """The platform a device classifier belongs to: ``ios-iphone`` -> ``ios``."""
+    return classifier.strip().lower().split("-", 1)[0]
+
+
+#: The platform of a driver named in ``config.driver`` / ``config.devices`` (the reference's
+#: ``TrailblazeDriverType`` names: ANDROID_ONDEVICE_*, IOS_HOST, PLAYWRIGHT_NATIVE, ...).
+_DRIVER_PLATFORMS = (
+    ("ANDROID", "android"),
+    ("IOS", "ios"),
+    ("PLAYWRIGHT", "web"),
+    ("COMPOSE", "compose"),
+)
+
+
+def _driver_platform(driver: str) -> str | None:
+    name = driver.strip().upper()
+    return next((p for prefix, p in _DRIVER_PLATFORMS if name.startswith(prefix)), None)
+
+
+def _no_android(platforms: Sequence[str], why: str) -> str:
+    return f"{NO_ANDROID} ({', '.join(platforms)}): {why}; replay drives Android devices only"
+
+
+def other_platforms(trail: Trail) -> tuple[list[str], list[str]]:
+    """(the platforms the trail is recorded or pinned for, the words that say so), in file
+    order: its recordings' classifiers, its ``config.devices`` and ``config.driver``."""
+    platforms: list[str] = []
+    said: list[str] = []
+    for classifier in dict.fromkeys(
+        r.classifier for s in trail.all_steps() for r in s.recordings if r.classifier
+    ):
+        platforms.append(platform_of(classifier))
+        said.append(f"recorded for {classifier}")
+    for classifier, driver in trail.config.devices:
+        platforms.append(platform_of(classifier))
+        said.append(f"config.devices.{classifier}: {driver}")
+        if (found := _driver_platform(driver)) is not None:
+            platforms.append(found)
+    if trail.config.driver and (found := _driver_platform(trail.config.driver)) is not None:
+        platforms.append(found)
+        said.append(f"config.driver: {trail.config.driver}")
+    return list(dict.fromkeys(platforms)), list(dict.fromkeys(said))
+
+
 def _not_this_device(trail: Trail, path: str, chain: tuple[str, ...]) -> str | None:
     """Why a legacy per-device file is not for this device, or None."""
     if trail.format != "legacy":
@@ -132,12 +192,42 @@ def _not_this_device(trail: Trail, path: str, chain: tuple[str, ...]) -> str | N
     drives = f"this replay drives {chain[0]} ({', '.join(chain)})"
     platform = (trail.config.platform or "").strip().lower()
     if platform and platform != chain[-1]:
+        if platform_of(platform) != "android":
+            return _no_android([platform_of(platform)], f"config.platform is {platform}")
         return f"config.platform is {platform}: {drives}"
     classifier = file_classifier(path)
     if classifier is not None and classifier not in chain:
         name = PurePosixPath(path).name
+        if platform_of(classifier) != "android":
+            return _no_android(
+                [platform_of(classifier)], f"a per-device file recorded for {classifier} ({name})"
+            )
         return f"a per-device file recorded for {classifier} ({name}): {drives}"
     return None
+
+
+def _recorded_elsewhere(trail: Trail, steps: Sequence[StepPlan]) -> str | None:
+    """Why a trail with no step to replay here is for another platform, or None (it is for
+    Android, or says nothing: natural-language steps that need the AI runner). A legacy
+    recording has no classifier: it is another platform's when ``config.driver`` or
+    ``config.devices`` names only other platforms' drivers (``driver: PLAYWRIGHT_NATIVE``)."""
+    platforms, said = other_platforms(trail)
+    if not platforms or "android" in platforms:
+        return None
+    classified = any(s.recording is not None and s.recording.classifier for s in steps)
+    if classified:
+        return None  # an Android recording (android-phone, android) replays
+    if any(s.recording is not None for s in steps) and not _pinned(trail):
+        return None  # legacy unclassified recordings, and nothing says they are not Android's
+    return _no_android(platforms, ", ".join(said))
+
+
+def _pinned(trail: Trail) -> bool:
+    """Whether ``config.devices`` or ``config.driver`` name the devices the trail is for."""
+    driver = trail.config.driver
+    return bool(trail.config.devices) or (
+        driver is not None and _driver_platform(driver) is not None
+    )
 
 
 def _config_skip(trail: Trail, chain: tuple[str, ...]) -> str | None:
@@ -165,17 +255,31 @@ def plan_trail(
     skip = _not_this_device(trail, path, chain) or _config_skip(trail, chain)
     if skip is not None:
         return TrailPlan(path, trail, (), steps, skip)
+    # A trail for another platform is skipped before its arguments bind: no value given here
+    # could make it replay on Android.
+    elsewhere = _recorded_elsewhere(trail, steps)
+    if elsewhere is not None:
+        return TrailPlan(path, trail, (), steps, elsewhere)
     # Bound before anything runs, as Trailblaze binds them before any device work: a trail
     # whose arguments do not bind is refused, and no device is looked for on its account.
     tokens = _bind(path, trail, args or {})
     if isinstance(tokens, Finding):
-        return TrailPlan(path, None, (tokens,), refused_args=trail.config.arg_names)
+        return TrailPlan(
+            path,
+            None,
+            (tokens,),
+            refused_args=trail.config.arg_names,
+            refused_tags=trail.config.tags,
+        )
     if not any(s.recording is not None for s in steps):
         recorded = sorted(
             {r.classifier for s in trail.all_steps() for r in s.recordings if r.classifier}
         )
         if recorded:
-            reason = f"no Android recording (recorded for {', '.join(recorded)}): {NEEDS_AI}"
+            reason = (
+                f"no recording for {' or '.join(chain)} (recorded for {', '.join(recorded)}): "
+                f"{NEEDS_AI}"
+            )
         else:
             reason = f"no recording at all: {NEEDS_AI}"
         return TrailPlan(path, trail, (), steps, reason, tokens, step_reasons=True)

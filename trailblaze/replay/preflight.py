@@ -11,7 +11,9 @@
 - it cannot work on Android: a refused framework tool (``tools.REFUSED``, with its reason), a
   composed tool whose body reaches one, an unknown ``mobile_maestro`` command
   (``toolsource.unreplayable``), or a ``runTrail`` whose trail is missing, broken, the caller
-  itself or has nothing to replay. Code ``unsupported-on-android``.
+  itself or has nothing to replay. Code ``unsupported-on-android``;
+- an ``assertWaypoint`` whose recorded id is no waypoint of the workspace's trailmaps, with
+  the known ids. Code ``unknown-waypoint``.
 
 Each reason is a located finding on the call, naming the step and the tool.
 """
@@ -57,8 +59,11 @@ def refuse_unreplayable(
             other = unreplayable(call, source) or _bad_run_trail(
                 call, plan, chain, policy, ours=ours
             )
+            waypoint = _unknown_waypoint(call, source)
             if host is not None:
                 code, message = host[0], f"{where}: {host[1]}; {_REFUSED}"
+            elif waypoint is not None:
+                code, message = codes.UNKNOWN_WAYPOINT, f"{where}: {waypoint}; {_REFUSED}"
             elif other is not None:
                 code, message = codes.UNSUPPORTED_ON_ANDROID, other
             else:
@@ -79,6 +84,25 @@ def refuse_unreplayable(
                 )
             )
     return replace(plan, trail=None, findings=tuple(findings)) if findings else plan
+
+
+def _unknown_waypoint(call: ToolCall, source: ToolSource) -> str | None:
+    """Why an ``assertWaypoint`` call's literal id names no waypoint of the workspace."""
+    resolved = source.lookup(call.name)
+    if resolved is None or resolved.kind != "framework" or call.args is None:
+        return None
+    if (resolved.implementation or call.name) != "assertWaypoint":
+        return None
+    scope = source.waypoints
+    raw = call.args.to_python().get("waypoint") if source.waypoints is not None else None
+    if scope is None or scope.waypoints is None or not isinstance(raw, str) or "{{" in raw:
+        return None  # no workspace (the call says so), or a token known only when it runs
+    if raw in scope.waypoints.by_id or raw in scope.waypoints.broken:
+        return None
+    # Imported here: planning never needs the device layer the matcher sits on.
+    from trailblaze.replay.waypoints import unknown_message  # noqa: PLC0415
+
+    return unknown_message(raw, scope.waypoints)
 
 
 def _step_label(step: Step) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.markup import escape as _markup
@@ -103,6 +103,19 @@ def _render_tool(console: Console, tool: ToolResult, depth: int) -> None:
         _render_tool(console, child, depth + 1)
 
 
+def _skip_reasons(c: dict[str, Any]) -> str:
+    """`` (2 no Android recording: web 1, ios 1; 1 needs the AI runner)``, or nothing."""
+    parts = []
+    if c["trails_no_android"]:
+        each = ", ".join(f"{p} {n}" for p, n in c["no_android_platforms"].items())
+        parts.append(f"{c['trails_no_android']} no Android recording: {each}")
+    if c["trails_needing_ai"]:
+        parts.append(
+            f"{c['trails_needing_ai']} {'need' if c['trails_needing_ai'] > 1 else 'needs'} the AI runner"
+        )
+    return f" ({escape('; '.join(parts))})" if parts else ""
+
+
 def render_summary(console: Console, run: RunResult) -> None:
     c = run.counts()
     device = f" on {escape(run.device)}" if run.device else ""
@@ -112,8 +125,9 @@ def render_summary(console: Console, run: RunResult) -> None:
         f"[bold]trailblaze replay[/]{device}: {_count(c['trails'], 'trail')}: "
         f"{c['trails_passed']} passed, "
         f"{c['trails_failed']} failed, {c['trails_refused']} refused, "
-        f"{c['trails_skipped']} skipped"
+        f"{c['trails_skipped']} skipped{_skip_reasons(c)}"
         + (f", {c['trails_cancelled']} cancelled" if c["trails_cancelled"] else "")
+        + (f"; {c['trails_left_out']} left out by --tags" if c["trails_left_out"] else "")
     )
     console.print(
         f"  steps: {c['steps_passed']} passed, {c['steps_failed']} failed, "

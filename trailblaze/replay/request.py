@@ -40,6 +40,15 @@ class ReplayRequest:
     args_file: Path | None = None
     """A YAML file of argument values (``--args-file``)."""
     classifier: str | None = None
+    # The flags of `flags` and `drivers`, read and checked there before any device work.
+    tags: tuple[str, ...] = ()
+    """``--tags`` values (each may hold several, comma-separated)."""
+    memory: tuple[str, ...] = ()
+    """``NAME=VALUE`` memory values (``--memory``)."""
+    secrets: tuple[str, ...] = ()
+    """``NAME=VALUE`` or ``NAME`` (from the environment) secrets (``--secret``)."""
+    driver: str | None = None
+    """``--driver``: overrides every trail's pin."""
     json_path: Path | None = None
     junit_path: Path | None = None
 

@@ -24,6 +24,16 @@ TrailStatus = Literal["passed", "failed", "refused", "skipped", "cancelled"]
 JSON_VERSION = 1
 
 NEEDS_AI = "needs the AI runner"
+NO_ANDROID = "no Android recording"
+"""A trail recorded only for other platforms: "no Android recording (web): ..."."""
+
+
+def no_android_platforms(reason: str | None) -> tuple[str, ...]:
+    """The platforms of a "no Android recording (web, ios): ..." reason; () for another."""
+    if not reason or not reason.startswith(f"{NO_ANDROID} ("):
+        return ()
+    inside = reason[len(NO_ANDROID) + 2 :].split(")", 1)[0]
+    return tuple(p.strip() for p in inside.split(",") if p.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +125,10 @@ class StepResult:
     def needs_ai(self) -> bool:
         return self.status == "skipped" and NEEDS_AI in (self.reason or "")
 
+    @property
+    def no_android(self) -> bool:
+        return self.status == "skipped" and bool(no_android_platforms(self.reason))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "number": self.number,
@@ -126,6 +140,7 @@ class StepResult:
             "duration": round(self.duration, 4),
             "reason": self.reason,
             "needs_ai": self.needs_ai,
+            "no_android": self.no_android,
             "failure": self.failure.to_json() if self.failure else None,
             "tools": [tool.to_json() for tool in self.tools],
         }
@@ -144,11 +159,23 @@ class TrailResult:
     """Why the trail was refused: the parse gate's and the runIf validator's messages."""
     device: str | None = None
     """The serial of the device it ran on (None when it did not run)."""
+    driver: str | None = None
+    """The driver it replayed with (``drivers``; None when it did not run)."""
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        """For a trail skipped as "no Android recording": the platforms it is for."""
+        return no_android_platforms(self.reason) if self.status == "skipped" else ()
+
+    @property
+    def no_android(self) -> bool:
+        return bool(self.platforms)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "device": self.device,
+            "driver": self.driver,
             "title": self.title,
             "trailmap": self.trailmap,
             "status": self.status,
@@ -167,6 +194,8 @@ class RunResult:
     duration: float = 0.0
     cancelled: bool = False
     devices: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+    """The trails ``--tags`` left out: not run, and neither failed nor skipped."""
 
     def phases(self) -> dict[Phase, float]:
         """Seconds per phase over every tool run (top-level calls; nested ones are inside)."""
@@ -195,6 +224,15 @@ class RunResult:
             "steps": sum(steps.values()),
             **{f"steps_{k}": steps.get(k, 0) for k in ("passed", "failed", "skipped", "cancelled")},
             "steps_needing_ai": sum(1 for t in self.trails for s in t.steps if s.needs_ai),
+            "steps_no_android": sum(1 for t in self.trails for s in t.steps if s.no_android),
+            "trails_needing_ai": sum(
+                1 for t in self.trails if t.status == "skipped" and NEEDS_AI in (t.reason or "")
+            ),
+            "trails_no_android": sum(1 for t in self.trails if t.no_android),
+            "no_android_platforms": dict(
+                sorted(Counter(p for t in self.trails for p in t.platforms).items())
+            ),
+            "trails_left_out": len(self.left_out),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -208,6 +246,7 @@ class RunResult:
             "counts": self.counts(),
             "phases": {name: round(seconds, 4) for name, seconds in self.phases().items()},
             "trails": [trail.to_json() for trail in self.trails],
+            "left_out": list(self.left_out),
         }
 
 

@@ -28,9 +28,12 @@ from dataclasses import replace
 
 from trailblaze.fsutil import write_named
 from trailblaze.options import env_milliseconds
+from trailblaze.redaction import Secrets
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
 from trailblaze.replay.devicepool import QueuedTrail, Report, spread
+from trailblaze.replay.drivers import parse_driver, with_driver
+from trailblaze.replay.flags import RunFlags, select_by_tags
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import PlanError, classifier_chain, prefer_most_specific
 from trailblaze.replay.preflight import refuse_unreplayable
@@ -75,6 +78,36 @@ def replay(
     # do not know is a usage error now, not in the middle of a run.
     batching_disabled(env)
     blank_unknown_tokens(env)
+    flags = RunFlags.read(
+        tags=request.tags, memory=request.memory, secrets=request.secrets, env=env
+    )
+    driver = parse_driver(request.driver)
+    try:
+        with flags.secrets.logging_redacted():
+            return _replay_with(
+                request, flags, driver, device=device, devices=devices, options=options,
+                cancel=cancel, hooks=hooks, on_trail=on_trail, env=env,
+            )  # fmt: skip
+    except Exception as exc:
+        # A usage error is printed, a bug's traceback ends in its message: neither may show
+        # a secret's value.
+        exc.args = tuple(flags.secrets.redact(a) if isinstance(a, str) else a for a in exc.args)
+        raise
+
+
+def _replay_with(
+    request: ReplayRequest,
+    flags: RunFlags,
+    driver: str | None,
+    *,
+    device: Device | None,
+    devices: Sequence[Device] | None,
+    options: ReplayOptions | None,
+    cancel: threading.Event | None,
+    hooks: Hooks | None,
+    on_trail: Callable[[TrailResult], None] | None,
+    env: Mapping[str, str],
+) -> RunResult:
     started = time.monotonic()
     try:
         chain = classifier_chain(request.classifier)
@@ -85,6 +118,7 @@ def replay(
         cancel=cancel or threading.Event(),
         env=env,
         hooks=hooks,
+        secrets=flags.secrets,
     )
     args = given_args(request.args, request.args_file)
     found = find_trails(request.trails, request.workspace)
@@ -92,12 +126,12 @@ def replay(
     settings = replace(
         settings, options=replace(settings.options, host=HostPolicy.of(found.workspace))
     )
-    sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), env)
+    sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), flags.script_env(env))
     given = list(devices) if devices is not None else [device] if device is not None else []
     try:
-        report, used = _replay(
+        report, used, left_out = _replay(
             request, found, sources, chain=chain, args=args, settings=settings, given=given,
-            on_trail=on_trail,
+            on_trail=on_trail, flags=flags, driver=driver,
         )  # fmt: skip
     finally:
         sources.close()
@@ -107,8 +141,9 @@ def replay(
         duration=time.monotonic() - started,
         cancelled=settings.cancel.is_set(),
         devices=tuple(used),
+        left_out=left_out,
     )
-    _write_outputs(run, request)
+    _write_outputs(run, request, flags.secrets)
     return run
 
 
@@ -122,18 +157,23 @@ def _replay(
     settings: RunSettings,
     given: list[Device],
     on_trail: Callable[[TrailResult], None] | None,
-) -> tuple[Report, list[str]]:
-    """Plan, report what will not run, then run the rest; the report and the serials used."""
+    flags: RunFlags,
+    driver: str | None,
+) -> tuple[Report, list[str], tuple[str, ...]]:
+    """Plan, report what will not run, then run the rest; the report, the serials used and
+    the trails ``--tags`` left out."""
     plans = [
         plan_file(found.workspace, path, chain, args, ships_runif=sources.ships_runif)
         for path in found.files
     ]
     plans = prefer_most_specific(plans, chain)
+    check_args(args, plans)
+    selected = select_by_tags(plans, flags.tags)
+    plans = [flags.seed(with_driver(p, driver, chain)) for p in selected.plans]
     policy = settings.options.host
     plans = [
         refuse_unreplayable(p, sources.get(p), chain, policy) if p.runnable else p for p in plans
     ]
-    check_args(args, plans)
     report = Report(len(plans), on_trail)
     for i, plan in enumerate(plans):
         if not plan.runnable:
@@ -148,7 +188,7 @@ def _replay(
         with _connection(request, settings) as connected:
             used = [d.serial for d in connected]
             spread(work, connected, report, settings)
-    return report, used
+    return report, used, selected.left_out
 
 
 @contextmanager
@@ -191,7 +231,9 @@ def _connection(request: ReplayRequest, settings: RunSettings) -> Iterator[list[
         server.stop()
 
 
-def _write_outputs(run: RunResult, request: ReplayRequest) -> None:
+def _write_outputs(run: RunResult, request: ReplayRequest, secrets: Secrets) -> None:
+    """Every file a replay writes: each text goes through the run's redaction (the results
+    are redacted already; this holds for whatever a writer adds)."""
     import json  # noqa: PLC0415
 
     outputs = []
@@ -203,6 +245,6 @@ def _write_outputs(run: RunResult, request: ReplayRequest) -> None:
         outputs.append((request.junit_path, junit_xml(run)))
     for path, text in outputs:
         try:
-            write_named(path, text)
+            write_named(path, secrets.redact(text))
         except OSError as exc:
             raise ReplayUsageError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -24,6 +24,7 @@ _MAX_BODY_DEPTH = 8
 
 if TYPE_CHECKING:
     from trailblaze.replay.scripted import TrailmapScripts
+    from trailblaze.replay.waypoints import WaypointScope
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +48,13 @@ class ToolSource:
         catalog: Catalog,
         resolution: Resolution | None = None,
         scripts: TrailmapScripts | None = None,
+        waypoints: WaypointScope | None = None,
     ) -> None:
         self.catalog = catalog
         self.resolution = resolution
         self.scripts = scripts
+        self.waypoints = waypoints
+        """What ``assertWaypoint`` sees (None: no workspace, no waypoints)."""
         """Runs the trailmap's scripted tools (None: no workspace, so no scripted tools)."""
 
     @property
@@ -106,9 +110,10 @@ class ToolSource:
 def unreplayable(call: ToolCall, source: ToolSource, depth: int = 0) -> str | None:
     """Why Android replay cannot perform ``call`` at all, or None (checked before a trail runs).
 
-    A refused framework tool (``tools.REFUSED``), a composed tool whose body reaches one, and a
-    ``mobile_maestro`` command Android replay does not know are all known before anything is
-    sent; everything else is decided when the call runs.
+    A refused framework tool (``tools.REFUSED``), a composed tool whose body reaches one, a
+    ``mobile_maestro`` command Android replay does not know and a recorded selector with a
+    field no uiautomator dump carries are all known before anything is sent; everything else
+    is decided when the call runs.
     """
     # Imported here: the tool registry imports the device layer, which `lookup` never needs.
     from trailblaze.replay.tools import REFUSED  # noqa: PLC0415
@@ -156,4 +161,32 @@ def _why_not(
                         f"mobile_maestro commands[{i}]: Maestro command '{command_name}' is not "
                         f"supported by Android replay (supported: {', '.join(sorted(maestro))})"
                     )
+    if resolved.kind == "framework" and isinstance(raw, dict):
+        return _unreadable_selector(name, raw)
+    return None
+
+
+#: The arguments of the framework tools that hold a ``TrailblazeNodeSelector``.
+_SELECTOR_ARGS = ("nodeSelector", "selector")
+
+
+def _unreadable_selector(name: str, raw: Mapping[str, Any]) -> str | None:
+    """Why a recorded selector can never be found on a uiautomator dump (a field the dump
+    does not carry, such as ``collectionItemRowIndex``), or None; the call would fail the
+    same way when it runs, after the calls before it."""
+    # Imported here: planning never needs the matcher otherwise.
+    from trailblaze.replay.selector import SelectorError, compile_selector  # noqa: PLC0415
+
+    for key in _SELECTOR_ARGS:
+        selector = raw.get(key)
+        if not isinstance(selector, Mapping):
+            continue
+        try:
+            compile_selector(selector)
+        except SelectorError as exc:
+            if "cannot be resolved from a uiautomator dump" in str(exc):
+                return (
+                    f"tool '{name}' {key}: {exc}, which is what Android replay reads the "
+                    "screen from, so the element the recording names cannot be found"
+                )
     return None

@@ -8,14 +8,18 @@ known target; each is built on first use. ``close`` stops the scripted tools' ch
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from trailblaze.check.discover import load_manifests
 from trailblaze.replay.plan import TrailPlan
 from trailblaze.replay.scripted import ScriptHost, TrailmapScripts
 from trailblaze.replay.toolsource import ToolSource
+from trailblaze.replay.waypoints import WaypointScope
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.records import Resolution, Trailmap
 from trailblaze.toolmodel.resolution import Resolver
+from trailblaze.toolmodel.tooldefs.loader import RelPath
+from trailblaze.toolmodel.tooldefs.waypoint import Waypoints, load_waypoints
 from trailblaze.workspace import Scan, Workspace, scan
 
 
@@ -30,8 +34,13 @@ class TrailmapSources:
         self._dirs: frozenset[str] = frozenset()
         self._manifests: dict[str, Trailmap] = {}
         self._scripts: ScriptHost | None = None
+        self._ws = ws
+        self._trailmap_dirs: tuple[Path, ...] = ()
+        self._waypoints: Waypoints | None = None
         if ws is not None:
-            manifests = load_manifests(ws, scanned if scanned is not None else scan(ws))
+            scanned = scanned if scanned is not None else scan(ws)
+            self._trailmap_dirs = tuple(entry.path for entry in scanned.trailmaps)
+            manifests = load_manifests(ws, scanned)
             self._resolver = Resolver(manifests.with_dirs(), ws.root, catalog)
             self._dirs = frozenset(manifests.trailmaps)
             self._manifests = dict(manifests.trailmaps)
@@ -58,5 +67,24 @@ class TrailmapSources:
                 resolution = self._resolver.resolve(key)
             if key is not None and self._scripts is not None:
                 scripts = self._scripts.for_trailmap(self._manifests.get(key))
-            self._cache[key] = ToolSource(self.catalog, resolution, scripts)
+            self._cache[key] = ToolSource(
+                self.catalog, resolution, scripts, self._waypoint_scope(target)
+            )
         return self._cache[key]
+
+    def waypoints(self) -> Waypoints | None:
+        """Every waypoint of the workspace's trailmaps, read on first use (None: no workspace)."""
+        if self._ws is None:
+            return None
+        if self._waypoints is None:
+            self._waypoints = load_waypoints(
+                self._trailmap_dirs, RelPath(self._ws.root), self.catalog
+            )
+        return self._waypoints
+
+    def _waypoint_scope(self, target: str | None) -> WaypointScope:
+        manifest = self._manifests.get(target) if target is not None else None
+        android = (
+            next((p for p in manifest.platforms if p.name == "android"), None) if manifest else None
+        )
+        return WaypointScope(self.waypoints(), target, android.app_ids if android else ())

@@ -11,10 +11,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from trailblaze.finding import Location
+from trailblaze.redaction import Secrets
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device
 from trailblaze.replay.engine import Runner
@@ -32,6 +33,8 @@ class RunSettings:
     cancel: threading.Event
     env: Mapping[str, str]
     hooks: Hooks | None = None
+    secrets: Secrets = field(default_factory=Secrets)
+    """The run's ``--secret`` values: every result is redacted with them as it is made."""
 
 
 def not_run(
@@ -63,7 +66,17 @@ def not_run(
 def run_trail(
     plan: TrailPlan, device: Device | None, source: ToolSource, settings: RunSettings
 ) -> TrailResult:
-    """Replay ``plan`` on ``device`` (None only for a plan that will not run)."""
+    """Replay ``plan`` on ``device`` (None only for a plan that will not run).
+
+    The result is redacted here, where it is made, so nothing drawn from it (the console, the
+    JSON, the JUnit XML, a report) can show a secret's value.
+    """
+    return settings.secrets.redact_data(_run_trail(plan, device, source, settings))
+
+
+def _run_trail(
+    plan: TrailPlan, device: Device | None, source: ToolSource, settings: RunSettings
+) -> TrailResult:
     trail = plan.trail
     if trail is None:
         return TrailResult(plan.path, "refused", findings=tuple(f.text for f in plan.findings))
@@ -74,6 +87,7 @@ def run_trail(
     runner = Runner(
         device, source, trail=plan.path, tokens=plan.tokens, options=settings.options,
         cancel=settings.cancel, hooks=settings.hooks, env=settings.env, trail_file=plan.file,
+        driver=plan.driver,
     )  # fmt: skip
     started = time.monotonic()
     steps: list[StepResult] = []
@@ -130,4 +144,5 @@ def run_trail(
         trailmap=target,
         steps=tuple(steps),
         duration=time.monotonic() - started,
+        driver=plan.driver,
     )

@@ -42,7 +42,6 @@ from trailblaze.yaml.node import YamlError, YMap, YScalar, load, read_text
 DEFAULT_TIMEOUT = 30.0
 #: Trails one child serves before a fresh one takes over (each trail's modules stay loaded).
 MAX_SESSIONS = 100
-DRIVER_TYPE = "android-ondevice-accessibility"
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,10 +283,11 @@ class TrailmapScripts:
                 "platform": "android",
                 "widthPixels": facts.size[0],
                 "heightPixels": facts.size[1],
-                "driverType": DRIVER_TYPE,
+                "driverType": context.driver_type,
                 "instanceId": context.device.serial,
             },
-            "memory": dict(context.memory),
+            # Secrets stay out of scripts, as Trailblaze keeps sensitive memory out of them.
+            "memory": {k: v for k, v in context.memory.items() if k not in context.sensitive},
         }
         if self.target is not None:
             installed = [a for a in self.target.app_ids if a in facts.packages]

@@ -28,6 +28,7 @@ from trailblaze.replay.tools import (
     screen,
     system,
     trails,
+    waypoint,
 )
 from trailblaze.replay.tools.base import ToolFn, ToolImpl
 from trailblaze.replay.tools.refused import REFUSED
@@ -49,6 +50,7 @@ def _registry() -> Mapping[str, ToolImpl]:
         screen,
         system,
         trails,
+        waypoint,
     ):
         for impl in module.TOOLS:
             if impl.name in tools:

@@ -2,7 +2,9 @@
 
 Each command (one ``{name: value}`` map, as written in a Maestro flow) becomes one framework
 call; the calls then run nested in the ``mobile_maestro`` call (same context, one log each,
-``mobile_maestro.commands[i]`` in the report). Every command is translated before the first
+``mobile_maestro.commands[i]`` in the report). ``extendedWaitUntil`` waits for its ``visible``
+element (or for its ``notVisible`` one to go) up to ``timeout`` ms, 17 s without one as in
+Maestro. Every command is translated before the first
 one runs, so a command Android replay does not know fails the tool with nothing sent.
 
 Maestro's own semantics are kept where they differ from the framework tools': element text is
@@ -196,6 +198,47 @@ def _wait(context: ExecutionContext, value: Any, what: str) -> Call:
     return "wait", {"timeToWaitInSeconds": max(1, math.ceil(float(millis) / 1000))}
 
 
+#: Maestro's lookup timeout, what ``extendedWaitUntil`` waits without a ``timeout``.
+EXTENDED_WAIT_DEFAULT_MS = 17_000
+
+
+def _millis(value: Any, what: str) -> int:
+    """A Maestro timeout: milliseconds as a number or its text (``"10000"``)."""
+    text = value.strip() if isinstance(value, str) else value
+    if isinstance(text, str) and text.isdigit():
+        return int(text)
+    if isinstance(text, int | float) and not isinstance(text, bool) and text >= 0:
+        return math.ceil(text)
+    raise ToolError(f"{what}: expected milliseconds (a whole number >= 0), got {value!r}")
+
+
+def _extended_wait(context: ExecutionContext, value: Any, what: str) -> Call:
+    """``extendedWaitUntil: {visible | notVisible: <selector>, timeout: ms}``: wait until the
+    element shows (or is gone), failing after the timeout."""
+    options = _map(value, what)
+    unknown = sorted(set(options) - {"visible", "notVisible", "timeout", "label"})
+    if unknown:
+        raise ToolError(
+            f"{what}: option '{unknown[0]}' is not supported by Android replay "
+            "(extendedWaitUntil takes visible or notVisible, timeout, label)"
+        )
+    given = [key for key in ("visible", "notVisible") if key in options]
+    if len(given) != 1:
+        raise ToolError(
+            f"{what}: needs one of 'visible' or 'notVisible'"
+            + (" (for both, write two extendedWaitUntil commands)" if given else "")
+        )
+    timeout = (
+        _millis(options["timeout"], f"{what}.timeout")
+        if options.get("timeout") is not None
+        else EXTENDED_WAIT_DEFAULT_MS
+    )
+    (key,) = given
+    tool = "assertVisibleBySelector" if key == "visible" else "assertNotVisibleBySelector"
+    selector = _selector(_map(options[key], f"{what}.{key}", "text"), f"{what}.{key}")
+    return tool, {"nodeSelector": selector, "timeoutMs": timeout}
+
+
 def _fixed(tool: str) -> Callable[[ExecutionContext, Any, str], Call]:
     return lambda context, value, what: (tool, {})
 
@@ -234,6 +277,7 @@ COMMANDS: dict[str, Callable[[ExecutionContext, Any, str], Call]] = {
     "waitForAnimationToEnd": _wait,
     "pasteText": _fixed("mobile_pasteClipboard"),
     "takeScreenshot": _with("takeSnapshot", "screenName", "path"),
+    "extendedWaitUntil": _extended_wait,
 }
 
 

@@ -113,7 +113,10 @@ def assert_math(context: ExecutionContext, args: dict[str, Any]) -> str:
 def dump_memory(context: ExecutionContext, args: dict[str, Any]) -> str:
     if not context.memory:
         return "memory is empty"
-    return "memory: " + ", ".join(f"{k}={v!r}" for k, v in sorted(context.memory.items()))
+    return "memory: " + ", ".join(
+        f"{k}=(secret)" if k in context.sensitive else f"{k}={v!r}"
+        for k, v in sorted(context.memory.items())
+    )
 
 
 def input_text_random(context: ExecutionContext, args: dict[str, Any]) -> str:

@@ -2,9 +2,8 @@
 
 Each needs what a recording does not carry and adb cannot give: a language model (the AI
 tools), the model itself (its answer formats), Revyl's cloud service, or a Trailblaze-host
-algorithm or file format the reference does not define (``assertVisible``'s element refs,
-``assertWaypoint``'s waypoint definitions). Guessing either would fail good recordings or pass
-unchecked ones.
+algorithm the reference does not define (``assertVisible``'s element refs). Guessing it would
+fail good recordings or pass unchecked ones.
 
 A trail whose chosen recording calls one of these is refused before anything is sent to the
 device (``run`` checks every planned call, ``runIf`` branches included), with the reason below;
@@ -45,13 +44,6 @@ REFUSED: Mapping[str, str] = MappingProxyType(
             "doc for the hashing rules'), so no node of a uiautomator dump can be matched to "
             "it; checking 'expectedText' on whichever element carries it would pass a trail "
             "without checking the element it recorded"
-        ),
-        "assertWaypoint": (
-            "it waits until the screen matches a waypoint definition (the trailmap's "
-            "waypoints/**/*.waypoint.yaml), which the Trailblaze host evaluates "
-            "(requiresHost); the reference gives neither that file's format nor its matching "
-            "rules (the corpus names 100 such files and includes none), so replay has nothing "
-            "to evaluate a waypoint with"
         ),
         **dict.fromkeys(
             (

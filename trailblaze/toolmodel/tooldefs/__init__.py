@@ -10,7 +10,8 @@
   TypeScript: we only find which module exports which name, and the surfaces refer to the
   module's own declared type (`modules`);
 - `toolsets/*.yaml`: named tool sets;
-- `waypoints/**/*.waypoint.yaml`: named places in the app, validated only (`waypoint`); the
+- `waypoints/**/*.waypoint.yaml`: named places in the app, validated and decoded (`waypoint`:
+  replay matches them at `assertWaypoint`); the
   `shortcut:`/`trailhead:` blocks of tool files that name them are checked in `navigation`.
 
 Every file is validated against `data/toolfiles.schema.json`; every problem is a located

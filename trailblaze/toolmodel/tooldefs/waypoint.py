@@ -8,24 +8,109 @@ Decoded as the reference's `WaypointDefinitionSerializer` decodes it: `id` (requ
 know is dropped, so here it is a warning, and so is a scalar of another type where the reference
 reads the scalar's text. What it cannot decode (a list where a mapping belongs, text where a
 list does) is a finding.
+
+`read_waypoint` gives the decoded definition as well (`Waypoint`: the blocks with their
+conditions, as replay's `assertWaypoint` matches them) when the file has no error; the check
+keeps only the findings. `load_waypoints` reads every waypoint file of some trailmap
+directories into one set, by id.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from trailblaze import codes
+from trailblaze.finding import Finding
 from trailblaze.toolmodel.catalog import Catalog
-from trailblaze.toolmodel.tooldefs.loader import Loader
+from trailblaze.toolmodel.tooldefs.loader import Loader, RelPath
 from trailblaze.yaml.node import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
 from trailblaze.yaml.schema import check
 
 WAYPOINT_SUFFIX = ".waypoint.yaml"
 TEXT_KEYS = ("id", "description", "route")
 V1_KEYS = ("required", "forbidden", "platforms")
+
+
+@dataclass(frozen=True, slots=True)
+class WaypointCondition:
+    """One `required`/`forbidden` entry: a selector that must (not) match `min_count` nodes."""
+
+    description: str | None
+    selector: Mapping[str, Any] | None
+    """None: a condition of a kind this matcher does not evaluate (it counts 0 matches)."""
+    min_count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class WaypointVariant:
+    """One device-classifier block; a field it does not write is None (resolved elsewhere)."""
+
+    required: tuple[WaypointCondition, ...] | None = None
+    forbidden: tuple[WaypointCondition, ...] | None = None
+    route: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Waypoint:
+    """A decoded waypoint definition and where it is written."""
+
+    id: str
+    path: str
+    description: str | None = None
+    route: str | None = None
+    by_classifier: Mapping[str, WaypointVariant] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Waypoints:
+    """The waypoints of some trailmaps, by id, and the files that did not decode."""
+
+    by_id: Mapping[str, Waypoint]
+    broken: Mapping[str, Finding]
+    """A waypoint id (when the file names one) -> its file's first error."""
+    findings: tuple[Finding, ...] = ()
+
+
+def load_waypoints(directories: Iterable[Path], rel: RelPath, catalog: Catalog) -> Waypoints:
+    """Every `waypoints/**/*.waypoint.yaml` of the given trailmap directories; of two files
+    with one id, the first (in directory order) is the waypoint."""
+    loader = Loader(rel, catalog)
+    by_id: dict[str, Waypoint] = {}
+    broken: dict[str, Finding] = {}
+    for directory in directories:
+        base = directory / "waypoints"
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob(f"*{WAYPOINT_SUFFIX}")):
+            if not path.is_file():
+                continue
+            before = len(loader.findings)
+            waypoint = read_waypoint(loader, path)
+            if waypoint is not None:
+                by_id.setdefault(waypoint.id, waypoint)
+                continue
+            errors = [f for f in loader.findings[before:] if f.fatal]
+            named = _id_of(path)
+            if named is not None and errors:
+                broken.setdefault(named, errors[0])
+    return Waypoints(by_id, broken, tuple(loader.findings))
+
+
+def _id_of(path: Path) -> str | None:
+    """The id a waypoint file names, if it can be read that far."""
+    try:
+        root = load(read_text(path))
+    except (YamlError, OSError, UnicodeDecodeError):
+        return None
+    if isinstance(root, YMap):
+        node = root.get("id")
+        if isinstance(node, YScalar) and node.value is not None:
+            return node.text
+    return None
 
 
 _SCHEMAS: dict[int, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
@@ -63,18 +148,21 @@ def _variant_schema(defs: Mapping[str, Any]) -> Mapping[str, Any]:
     }
 
 
-def read_waypoint(loader: Loader, path: Path) -> None:
+def read_waypoint(loader: Loader, path: Path) -> Waypoint | None:
+    """Validate one waypoint file into `loader`'s findings; the definition when it has no
+    error."""
+    before = len(loader.findings)
     rel = loader.rel(path)
     try:
         root = load(read_text(path))
     except YamlError as exc:
         loader.error(rel, exc, "", exc.message, code=codes.YAML)
-        return
+        return None
     if root is None:
         loader.error(
             rel, YMap((), 1, 1), "", "empty waypoint file: it needs an 'id'", code=codes.EMPTY
         )
-        return
+        return None
     if not isinstance(root, YMap):
         loader.error(
             rel,
@@ -84,7 +172,7 @@ def read_waypoint(loader: Loader, path: Path) -> None:
             "classifier)",
             code=codes.WRONG_TYPE,
         )
-        return
+        return None
     if root.get("id") is None:
         loader.error(rel, root, "", "a waypoint needs an 'id:'", code=codes.MISSING_KEY)
     schema = variant_schema(loader.catalog)
@@ -131,6 +219,62 @@ def read_waypoint(loader: Loader, path: Path) -> None:
                     f"{'drops it' if issue.code == codes.UNKNOWN_KEY else 'reads the text'}",
                     code=issue.code,
                 )
+    if any(f.fatal for f in loader.findings[before:]):
+        return None
+    return _decode(root, rel)
+
+
+def _text(node: YNode | None) -> str | None:
+    return node.text if isinstance(node, YScalar) and node.value is not None else None
+
+
+def _conditions(node: YNode | None) -> tuple[WaypointCondition, ...] | None:
+    if not isinstance(node, YSeq):
+        return None if node is None or (isinstance(node, YScalar) and node.is_null) else ()
+    out: list[WaypointCondition] = []
+    for item in node.items:
+        if not isinstance(item, YMap):
+            continue
+        selector = item.get("selector")
+        count = item.get("minCount")
+        out.append(
+            WaypointCondition(
+                description=_text(item.get("description")),
+                selector=selector.to_python() if isinstance(selector, YMap) else None,
+                # The validator let only a whole number (or its text) through.
+                min_count=_count(count),
+            )
+        )
+    return tuple(out)
+
+
+def _count(node: YNode | None) -> int:
+    """`minCount` (default 1); the validation let only a whole number or its text through."""
+    if not isinstance(node, YScalar):
+        return 1
+    if isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return int(node.text.strip())
+
+
+def _decode(root: YMap, rel: str) -> Waypoint:
+    """The definition of a file the validation passed, read as the reference decodes it."""
+    blocks: dict[str, WaypointVariant] = {}
+    for key, value in root:
+        if key.text in TEXT_KEYS or not isinstance(value, YMap):
+            continue
+        blocks[key.text] = WaypointVariant(
+            required=_conditions(value.get("required")),
+            forbidden=_conditions(value.get("forbidden")),
+            route=_text(value.get("route")),
+        )
+    return Waypoint(
+        id=_text(root.get("id")) or "",
+        path=rel,
+        description=_text(root.get("description")),
+        route=_text(root.get("route")),
+        by_classifier=blocks,
+    )
 
 
 def _scalar_at(node: YNode, line: int, column: int) -> YScalar | None:
