@@ -175,10 +175,12 @@ def markdown(result: dict[str, Any]) -> str:
         if num in result["measures"] and den in result["measures"]
     ]
     if edits:
-        lines += ["", "| ratio (target ≤ 2×) | A | B |", "|---|---|---|"]
+        lines += ["", "| ratio (target ≤ 2×): wall (CPU) | A | B |", "|---|---|---|"]
         for label, num, den in edits:
+            rows = result["measures"][num], result["measures"][den]
             cells = [
-                f"{result['measures'][num][f'{side}_median_s'] / result['measures'][den][f'{side}_median_s']:.2f}×"
+                f"{rows[0][f'{side}_median_s'] / rows[1][f'{side}_median_s']:.2f}× "
+                f"({rows[0][f'{side}_cpu_s'] / rows[1][f'{side}_cpu_s']:.2f}×)"
                 for side in ("a", "b")
             ]
             lines.append(f"| {label} | {cells[0]} | {cells[1]} |")
