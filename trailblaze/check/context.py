@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -54,3 +54,6 @@ class CheckContext:
     catalog: Catalog
     timer: Timer
     progress: Progress | None = None
+    texts: Mapping[str, bytes] = field(default_factory=dict)
+    """Trail files whose content is given, not read (an editor's unsaved buffer, by the path
+    the scan gives): checked as if the file held these bytes."""

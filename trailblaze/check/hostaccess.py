@@ -55,7 +55,8 @@ def host_findings(
             known = risky[(target, record.tools)] = _may_reach(reach, record.tools)
         if known:
             file = Path(real_paths.get(rel) or ctx.ws.root / rel)
-            out.extend(_located(record, file, reach, policy, root=ctx.ws.root))
+            given = ctx.texts.get(str(file))  # an editor's buffer (`CheckContext.texts`)
+            out.extend(_located(record, file, reach, policy, root=ctx.ws.root, given=given))
     return out
 
 
@@ -72,12 +73,18 @@ def _may_reach(reach: Reach, tools: str) -> bool:
 
 
 def _located(
-    record: TrailRecord, file: Path, reach: Reach, policy: HostPolicy, *, root: Path
+    record: TrailRecord,
+    file: Path,
+    reach: Reach,
+    policy: HostPolicy,
+    *,
+    root: Path,
+    given: bytes | None = None,
 ) -> list[Finding]:
     """The findings of one trail that may reach the host, each at its call."""
     rel = record.path
     try:
-        data = file.read_bytes()
+        data = given if given is not None else file.read_bytes()
         changed = digest(data) != record.content
         text = decode(data)
     except (OSError, YamlError):

@@ -81,6 +81,7 @@ class Parser:
         strict = self.ctx.options.strict
         shipped = self.shipped_runif
         prefix = str(ws.root) + os.sep
+        texts = self.ctx.texts
         for path in paths:
             # String slicing, not Path: this loop runs for every trail on every check.
             rel = (
@@ -95,6 +96,20 @@ class Parser:
                 # Whose runIf the trail's target has changed: its record was made with the
                 # other grammar (its runIf findings, its calls), so the trail is parsed again.
                 previous = None
+            given = texts.get(path)
+            if given is not None:
+                # An editor's buffer: its bytes, whatever the file on disk holds (or if none).
+                content = digest(given)
+                if (
+                    previous is not None
+                    and previous.content == content
+                    and previous.strict == strict
+                ):
+                    out[rel] = previous
+                    continue
+                to_parse.append(Item(path=rel, stamp=None, content=content, data=given))
+                out[rel] = previous  # type: ignore[assignment]  # replaced when parsed
+                continue
             st: os.stat_result | None
             if path in stats:
                 st = stats[path]
@@ -160,7 +175,9 @@ class Parser:
         items = []
         root = self.ctx.ws.root
         for rel in paths:
-            data = Path(self.real_paths.get(rel) or root / rel).read_bytes()
+            file = self.real_paths.get(rel) or str(root / rel)
+            given = self.ctx.texts.get(file)
+            data = given if given is not None else Path(file).read_bytes()
             self.files_read += 1
             record = records[rel]
             items.append(Item(path=rel, stamp=record.stamp, content=record.content, data=data))

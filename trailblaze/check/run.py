@@ -25,6 +25,7 @@ a trail whose key is in the result cache costs no compiler work.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +62,15 @@ def run_check(
     progress: Progress | None = None,
     found: Scan | None = None,
     stats: Stats | None = None,
+    texts: Mapping[str, bytes] | None = None,
 ) -> Report:
     """Check the workspace.
 
     `found` is its scan and `stats` the `os.stat` of its files (None: missing) when the caller
     has just made them; anything not in `stats` is looked at again. The type gate adds the
     files its compilers read beyond the inputs, when it could tell them as they were before
-    the run (`typegate/reads.py`): the caller's no-op key covers them too.
+    the run (`typegate/reads.py`): the caller's no-op key covers them too. `texts` gives the
+    content of trail files by path (`CheckContext.texts`: an editor's unsaved buffers).
     """
     # The run builds tens of thousands of long-lived objects (records, findings, statuses) and
     # no reference cycles worth collecting: the cyclic collector's passes over them cost a
@@ -84,6 +87,7 @@ def run_check(
                 catalog=load_catalog(),
                 timer=Timer(),
                 progress=progress,
+                texts=texts or {},
             )
             return _stages(ctx, found=found, stats=stats if stats is not None else {})
 

@@ -1,0 +1,200 @@
+"""The language server's latency: `didChange` to `publishDiagnostics`, one edited trail.
+
+    python -m bench.lsp [--sizes 1000,10000] [--edits 200] [--out bench/results/lsp.md]
+                        [--work bench/out]
+
+For each size, the synthetic workspace of `bench.generate` (the same seed as `bench.run` and
+`bench.compare`), after one `trailblaze check` of it, gets `trailblaze lsp` (this interpreter's
+install) and our client (`bench/lspclient.py`). The client opens the bench's edit trail (the
+trail `bench.run`'s one-edit measure edits), waits for its first diagnostics (not measured: the
+first check of a file builds the file scope's state), then sends `--edits` changes of the edit
+line, one at a time, and times each from the moment its `didChange` is written to the moment
+the `publishDiagnostics` of that version is read. Nothing is debounced in the server.
+
+The edits change the argument of one `inputText` call: a new text (clean), a misspelled key
+(TS2561), a list for the string (TS2322), so that the verdict changes on most edits. The first
+half of the edits are texts never seen before: each one runs the check's pipeline and compiles
+its trail's new module. The second half repeat texts of the first half in another order: a text
+already checked is answered from the server's verdict per text. The table says which share is
+which, and gives each part's median and 95th percentile apart from the whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.generate import Spec, ensure
+from bench.lspclient import RECEIVED, Client
+from bench.tscwarm import measure as warm_compile
+
+REPO = Path(__file__).resolve().parent.parent
+SEED = 7
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def variants(line: str, count: int) -> list[str]:
+    """`count` distinct edit lines for the `text:` line `line`, cycling clean / misspelled key /
+    wrong type."""
+    indent = line[: len(line) - len(line.lstrip())]
+    out = []
+    for index in range(count):
+        kind = index % 3
+        if kind == 0:
+            out.append(f'{indent}text: "Bench edit {index}"')
+        elif kind == 1:
+            out.append(f'{indent}txt: "Bench edit {index}"')
+        else:
+            out.append(f"{indent}text: [{index}]")
+    return out
+
+
+def measure(size: int, edits: int, work: Path) -> dict[str, Any]:
+    root = work / f"lsp-{size}"
+    manifest = ensure(root, Spec(trails=size, seed=SEED))
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    # A check of the workspace first, as a developer's machine has had one.
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trailblaze",
+            "check",
+            "--no-tests",
+            "--format",
+            "json",
+            "--output",
+            os.devnull,
+        ],
+        cwd=root,
+        env=env,
+        check=False,
+        capture_output=True,
+    )
+    trail = root / manifest.edit["trail"]
+    line_no = int(manifest.edit["line"]) - 1
+    original = trail.read_text("utf-8")
+    lines = original.splitlines()
+    fresh = variants(lines[line_no], edits // 2)
+    again = list(fresh)
+    random.Random(SEED).shuffle(again)
+    plan = [(text, "new text") for text in fresh] + [(text, "text seen") for text in again]
+    client = Client(root, env=env)
+    samples: list[tuple[str, float, int]] = []
+    try:
+        client.initialize(root)
+        uri = client.open(trail)
+        started = time.perf_counter()
+        first = client.wait_diagnostics(uri, timeout=600)
+        first_seconds = time.perf_counter() - started
+        for text, kind in plan:
+            changed = [*lines[:line_no], text, *lines[line_no + 1 :]]
+            sent = time.perf_counter()
+            client.change(uri, "\n".join(changed) + "\n")
+            published = client.wait_publish(uri, timeout=600)
+            samples.append(
+                (kind, published[RECEIVED] - sent, len(published["params"]["diagnostics"]))
+            )
+    finally:
+        client.close()
+
+    def stats(values: list[float]) -> dict[str, float]:
+        return {
+            "n": len(values),
+            "median_ms": round(statistics.median(values) * 1000, 2),
+            "p95_ms": round(percentile(values, 0.95) * 1000, 2),
+        }
+
+    by_kind = {
+        kind: stats([s for k, s, _ in samples if k == kind]) for kind in ("new text", "text seen")
+    }
+    warm = warm_compile(root, manifest.edit["trail"], edits)
+    return {
+        "size": size,
+        "warm_tsc": warm,
+        "trailmaps": Spec(trails=size).targets,
+        "edits": len(samples),
+        "first_check_s": round(first_seconds, 3),
+        "first_diagnostics": len(first),
+        "with_findings": sum(1 for _, _, n in samples if n),
+        "all": stats([s for _, s, _ in samples]),
+        **by_kind,
+    }
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    out = [
+        "# `trailblaze lsp`: didChange to publishDiagnostics",
+        "",
+        "`python -m bench.lsp` (see its docstring). One edited trail of the synthetic workspace,",
+        "each edit changing one `inputText` argument; the verdict changes on two edits of three.",
+        "Times in milliseconds, measured by the client from writing `didChange` to reading the",
+        "`publishDiagnostics` of that version.",
+        "",
+        "| trails | trailmaps | edits | part | share | median | p95 |",
+        "|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for r in results:
+        for part in ("all", "new text", "text seen"):
+            s = r[part]
+            share = f"{s['n'] / r['edits']:.0%}"
+            out.append(
+                f"| {r['size']:,} | {r['trailmaps']} | {r['edits']} | {part} | {share} | "
+                f"{s['median_ms']} | {s['p95_ms']} |"
+            )
+    for r in results:
+        w = r.get("warm_tsc")
+        if w:
+            out.append(
+                f"| {r['size']:,} | {r['trailmaps']} | {w['n']} | warm tsc alone (the floor) | "
+                f"– | {w['median_ms']} | {w['p95_ms']} |"
+            )
+    out += [
+        "",
+        "- *new text*: a text the server has not checked: the check's pipeline runs for the",
+        "  file (`trailblaze check FILE`'s scope, in process) and compiles the trail's new module",
+        "  with the pinned tsc (a new process per compile).",
+        "- *text seen*: a text checked earlier in the session, with every input of the check as",
+        "  it was: the server's verdict per text answers.",
+        "- *warm tsc alone*: not the server: `tsc --lsp --stdio` (TypeScript 7.0.2) kept open on",
+        "  the edited trail's generated module, one `didChange` and one diagnostics pull per edit",
+        "  (`bench/tscwarm.py`): what a compile costs in a warm compiler process, against the new",
+        "  process per compile the type gate starts today.",
+        "",
+        "First check of the opened file (not in the table): "
+        + ", ".join(f"{r['size']:,} trails {r['first_check_s']} s" for r in results)
+        + ".",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.lsp")
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--edits", type=int, default=200)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "lsp.md")
+    parser.add_argument("--work", type=Path, default=REPO / "bench" / "out")
+    args = parser.parse_args(argv)
+    results = [measure(int(size), args.edits, args.work) for size in args.sizes.split(",") if size]
+    args.out.write_text(markdown(results), "utf-8")
+    args.out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", "utf-8")
+    sys.stdout.write(markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

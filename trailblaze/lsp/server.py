@@ -1,0 +1,408 @@
+"""The language server: documents in, diagnostics, completion, hover and definition out.
+
+Built on pygls. Each open trail is checked when it opens and after every change, in one worker
+thread (the check's state store is not shared across threads); while a check runs, further
+changes of that document only mark it, and the newest text is checked next, so a burst of
+keystrokes costs one check after the running one, never a queue. Nothing is debounced: every
+change that is not overtaken by a newer one is answered as soon as its check is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from trailblaze import __version__
+from trailblaze.errors import TrailblazeError
+from trailblaze.finding import Finding
+from trailblaze.lsp.cursor import ArgumentSlot, ToolSlot, slot_at, word_at
+from trailblaze.lsp.positions import character_of, finding_span
+from trailblaze.lsp.session import Session
+from trailblaze.lsp.toolinfo import Tool
+from trailblaze.workspace import (
+    PROJECT_CONFIG_NAME,
+    Workspace,
+    WorkspaceError,
+    find_workspace,
+    is_project_config,
+    is_trail_name,
+)
+
+SOURCE = "trailblaze"
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def is_trail(path: Path, text: str) -> bool:
+    """A document the check would take for a trail (by its name, as the workspace scan does)."""
+    name = path.name
+    if name == PROJECT_CONFIG_NAME:
+        return not is_project_config(text)
+    return is_trail_name(name)
+
+
+def diagnostic(finding: Finding, lines: list[str]) -> types.Diagnostic:
+    span = finding_span(lines, finding.line, finding.column)
+    return types.Diagnostic(
+        range=types.Range(
+            start=types.Position(line=span.line, character=span.start),
+            end=types.Position(line=span.end_line, character=span.end),
+        ),
+        message=finding.message,
+        severity=(
+            types.DiagnosticSeverity.Error if finding.fatal else types.DiagnosticSeverity.Warning
+        ),
+        code=finding.code or finding.kind,
+        source=SOURCE,
+        data={"kind": finding.kind, "key_path": finding.key_path, "fatal": finding.fatal},
+    )
+
+
+class TrailServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("trailblaze", __version__)
+        self.sessions: dict[Path, Session] = {}
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trailblaze-check")
+        self._running: set[str] = set()
+        self._dirty: set[str] = set()
+        self._published: dict[str, set[str]] = {}
+        """Per trail document, the other files its last diagnostics went to (a manifest)."""
+
+    # -- the warm sessions ------------------------------------------------------------------
+
+    def session_for(self, path: Path) -> Session | None:
+        try:
+            ws = find_workspace(path.parent)
+        except WorkspaceError:
+            return None
+        return self._session(ws)
+
+    def _session(self, ws: Workspace) -> Session:
+        found = self.sessions.get(ws.root)
+        if found is None:
+            found = self.sessions[ws.root] = Session(ws)
+        return found
+
+    async def in_worker(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+
+    # -- diagnostics ---------------------------------------------------------------------------
+
+    async def diagnose(self, uri: str) -> None:
+        if uri in self._running:
+            self._dirty.add(uri)
+            return
+        self._running.add(uri)
+        try:
+            while True:
+                self._dirty.discard(uri)
+                await self._diagnose_once(uri)
+                if uri not in self._dirty:
+                    return
+        finally:
+            self._running.discard(uri)
+
+    async def _diagnose_once(self, uri: str) -> None:
+        document = self.workspace.get_text_document(uri)
+        fs_path = to_fs_path(uri)
+        if fs_path is None:
+            return
+        path = Path(fs_path)
+        text = document.source
+        if not is_trail(path, text):
+            return
+        session = self.session_for(path)
+        if session is None:
+            self.window_log_message(
+                types.LogMessageParams(
+                    types.MessageType.Warning,
+                    f"trailblaze: {path}: no workspace found; this file is not checked",
+                )
+            )
+            return
+        try:
+            verdict = await self.in_worker(session.check, path, text)
+        except TrailblazeError as exc:
+            # A user error (bad settings, say): shown, as the command line prints it.
+            self.window_show_message(
+                types.ShowMessageParams(types.MessageType.Error, f"trailblaze: {exc}")
+            )
+            return
+        if self.workspace.get_text_document(uri).version != document.version:
+            return  # overtaken: the newer text is checked next
+        self.publish(uri, path, text, session, verdict.findings, version=document.version)
+
+    def publish(
+        self,
+        uri: str,
+        path: Path,
+        text: str,
+        session: Session,
+        findings: Iterable[Finding],
+        *,
+        version: int | None,
+    ) -> None:
+        by_file: dict[str, list[Finding]] = {}
+        for finding in findings:
+            file = os.path.realpath(session.absolute(finding))
+            by_file.setdefault(file, []).append(finding)
+        own = os.path.realpath(path)
+        mine = by_file.pop(own, [])
+        lines = text.splitlines()
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri, version=version, diagnostics=[diagnostic(f, lines) for f in mine]
+            )
+        )
+        others: set[str] = set()
+        for file, found in by_file.items():
+            other_uri = from_fs_path(file) or file
+            others.add(other_uri)
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(
+                    uri=other_uri,
+                    diagnostics=[diagnostic(f, self._lines_of(other_uri, file)) for f in found],
+                )
+            )
+        for gone in self._published.get(uri, set()) - others:
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=gone, diagnostics=[])
+            )
+        self._published[uri] = others
+
+    def _lines_of(self, uri: str, file: str) -> list[str]:
+        document = self.workspace.text_documents.get(uri)
+        if document is not None:
+            source: str = document.source
+            return source.splitlines()
+        try:
+            return Path(file).read_text("utf-8", errors="replace").splitlines()
+        except OSError:
+            return []
+
+    async def refresh(self, paths: Iterable[Path]) -> None:
+        """Inputs of the check changed (a tool, a manifest): each session they belong to drops
+        its verdicts, and every open trail of it is checked again."""
+        touched = False
+        for path in paths:
+            for root, session in self.sessions.items():
+                if path.resolve().is_relative_to(root.resolve()):
+                    await self.in_worker(session.refresh)
+                    touched = True
+        if touched:
+            for uri in list(self.workspace.text_documents):
+                await self.diagnose(uri)
+
+    # -- the trail's tools ------------------------------------------------------------------
+
+    async def tools_at(self, uri: str) -> tuple[list[str], dict[str, Tool]] | None:
+        fs_path = to_fs_path(uri)
+        if fs_path is None:
+            return None
+        path = Path(fs_path)
+        session = self.session_for(path)
+        if session is None:
+            return None
+        text = self.workspace.get_text_document(uri).source
+
+        def lookup() -> dict[str, Tool] | None:
+            model = session.model()
+            target = model.target_of(path, text)
+            return dict(model.tools(target)) if target is not None else None
+
+        tools = await self.in_worker(lookup)
+        if tools is None:
+            return None
+        return text.splitlines(), tools
+
+
+server = TrailServer()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+async def did_open(ls: TrailServer, params: types.DidOpenTextDocumentParams) -> None:
+    await ls.diagnose(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: TrailServer, params: types.DidChangeTextDocumentParams) -> None:
+    await ls.diagnose(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+async def did_save(ls: TrailServer, params: types.DidSaveTextDocumentParams) -> None:
+    fs_path = to_fs_path(params.text_document.uri)
+    if fs_path is not None and not is_trail_name(Path(fs_path).name):
+        await ls.refresh([Path(fs_path)])  # a tool or a manifest the editor saved
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: TrailServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    for other in ls._published.pop(uri, set()):
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=other, diagnostics=[])
+        )
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+async def did_change_watched(ls: TrailServer, params: types.DidChangeWatchedFilesParams) -> None:
+    paths = [Path(p) for p in (to_fs_path(c.uri) for c in params.changes) if p is not None]
+    await ls.refresh(p for p in paths if not is_trail_name(p.name))
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: TrailServer, params: types.InitializedParams) -> None:
+    watched = ls.client_capabilities.workspace
+    dynamic = (
+        watched is not None
+        and watched.did_change_watched_files is not None
+        and watched.did_change_watched_files.dynamic_registration
+    )
+    if dynamic:
+        # Tools and manifests: an edit to one refreshes the verdicts that depend on it.
+        ls.client_register_capability(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id="trailblaze-inputs",
+                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                            watchers=[
+                                types.FileSystemWatcher(glob_pattern="**/trailmap.yaml"),
+                                types.FileSystemWatcher(glob_pattern="**/tools/**"),
+                                types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                            ]
+                        ),
+                    )
+                ]
+            )
+        )
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["-", " "])
+)
+async def completion(ls: TrailServer, params: types.CompletionParams) -> types.CompletionList:
+    empty = types.CompletionList(is_incomplete=False, items=[])
+    found = await ls.tools_at(params.text_document.uri)
+    if found is None:
+        return empty
+    lines, tools = found
+    row = params.position.line
+    character = character_of(lines[row], params.position.character) if row < len(lines) else 0
+    slot = slot_at(lines, row, character, tools)
+    if isinstance(slot, ToolSlot):
+        items = [
+            types.CompletionItem(
+                label=tool.name,
+                kind=types.CompletionItemKind.Function,
+                detail=tool.signature(),
+                documentation=tool.description,
+                insert_text=f"{tool.name}:",
+            )
+            for tool in sorted(tools.values(), key=lambda t: t.name)
+            if tool.name.startswith(slot.prefix)
+        ]
+        return types.CompletionList(is_incomplete=False, items=items)
+    if isinstance(slot, ArgumentSlot):
+        arguments = tools[slot.tool].arguments or ()
+        items = [
+            types.CompletionItem(
+                label=argument.name,
+                kind=types.CompletionItemKind.Property,
+                detail=f"{argument.name}{'' if argument.required else '?'}: {argument.type}",
+                documentation=argument.description,
+                insert_text=f"{argument.name}: ",
+            )
+            for argument in arguments
+            if argument.name.startswith(slot.prefix) and argument.name not in slot.present
+        ]
+        return types.CompletionList(is_incomplete=False, items=items)
+    return empty
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+async def hover(ls: TrailServer, params: types.HoverParams) -> types.Hover | None:
+    found = await ls.tools_at(params.text_document.uri)
+    if found is None:
+        return None
+    lines, tools = found
+    row = params.position.line
+    if row >= len(lines):
+        return None
+    word = word_at(lines, row, character_of(lines[row], params.position.character))
+    if word is None:
+        return None
+    text: str | None = None
+    if word.text in tools and (word.is_key or word.parent == "tool"):
+        text = hover_text(tools[word.text])
+    elif word.is_key and word.parent in tools:
+        for argument in tools[word.parent].arguments or ():
+            if argument.name == word.text:
+                text = f"```ts\n{argument.name}{'' if argument.required else '?'}: {argument.type}\n```"
+                if argument.description:
+                    text += f"\n\n{argument.description}"
+    if text is None:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+        range=_word_range(lines[row], row, word.start, word.end),
+    )
+
+
+def hover_text(tool: Tool) -> str:
+    text = f"```ts\n{tool.signature()}\n```"
+    if tool.description:
+        text += f"\n\n{tool.description}"
+    if tool.untyped:
+        text += f"\n\n(argument types not shown: {tool.untyped})"
+    if tool.definition is not None:
+        text += f"\n\nDefined in `{tool.definition[0].name}:{tool.definition[1]}`"
+    return text
+
+
+def _word_range(line: str, row: int, start: int, end: int) -> types.Range:
+    from trailblaze.lsp.positions import utf16_units  # noqa: PLC0415
+
+    return types.Range(
+        start=types.Position(line=row, character=utf16_units(line[:start])),
+        end=types.Position(line=row, character=utf16_units(line[:end])),
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+async def definition(ls: TrailServer, params: types.DefinitionParams) -> types.Location | None:
+    found = await ls.tools_at(params.text_document.uri)
+    if found is None:
+        return None
+    lines, tools = found
+    row = params.position.line
+    if row >= len(lines):
+        return None
+    word = word_at(lines, row, character_of(lines[row], params.position.character))
+    if word is None or word.text not in tools:
+        return None
+    where = tools[word.text].definition
+    if where is None:
+        return None
+    start = types.Position(line=max(where[1] - 1, 0), character=0)
+    return types.Location(
+        uri=from_fs_path(str(where[0])) or str(where[0]), range=types.Range(start=start, end=start)
+    )
+
+
+def serve() -> int:
+    """Serve one client on stdin and stdout until it exits."""
+    server.start_io()
+    return 0

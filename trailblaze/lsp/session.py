@@ -1,0 +1,114 @@
+"""One workspace, kept warm between edits: the check of a trail from its unsaved text.
+
+The verdict is `trailblaze check FILE`'s, by construction: the same scope (`cli.scope`, the
+workspace's `files/` state and result caches), the same pipeline (`check.run.run_check`), the
+same options; the only difference is where the trail's bytes come from (the editor's buffer,
+through `run_check(texts=...)`). Between edits the process keeps what a command pays again
+every time: the imports, the catalog, the compiler found and its version, the state store's
+trail rows, the type gate's per-trail result cache (keyed by the generated module, so an edit
+that generates a module already checked compiles nothing) and the surfaces.
+
+On top of it, a verdict per text: the findings of a text already checked, while every input of
+the check (the trailmaps' manifests and tool files, as `os.stat` sees them) is as it was, are
+given again without running the pipeline. An edit to a `tools/` file or a manifest changes
+those stamps, and the client's notice of it (`refresh`) drops every verdict at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from trailblaze.check.run import run_check
+from trailblaze.cli.scope import FILES_SCRATCH, Scope, check_scope
+from trailblaze.doit_tasks.uptodate import check_inputs
+from trailblaze.finding import Finding
+from trailblaze.lsp.toolinfo import ToolModel
+from trailblaze.options import CheckOptions
+from trailblaze.state.keys import digest, stamps_digest
+from trailblaze.workspace import Scan, Workspace, scan_trailmaps
+
+KEPT_VERDICTS = 512
+"""Verdicts kept per workspace (the oldest go first): a few edits back and forth on many files."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    findings: tuple[Finding, ...]
+    """Every finding `trailblaze check FILE` gives for the text, with workspace-relative paths
+    (absolute for a file outside the workspace)."""
+    compiled: bool
+    """Whether the pipeline ran for it (False: the verdict of the same text, kept)."""
+
+
+class Session:
+    """The warm check of one workspace. Not thread-safe: the server calls it from one thread."""
+
+    def __init__(self, ws: Workspace, options: CheckOptions | None = None) -> None:
+        self.ws = ws
+        # As `trailblaze check FILE` runs with no flags; the remote cache is not asked on every
+        # keystroke (it can only give the verdict the local check gives).
+        self.options = dataclasses.replace(
+            options if options is not None else CheckOptions.from_env(), remote_cache=None
+        )
+        self._verdicts: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
+        self._model: ToolModel | None = None
+        self._lock = threading.Lock()
+        self.runs = 0
+
+    def check(self, path: Path, text: str) -> Verdict:
+        """The findings of the trail at `path` if it held `text`."""
+        with self._lock:
+            file = self._file_of(path)
+            key = digest(file, text, self._inputs_stamp())
+            kept = self._verdicts.get(key)
+            if kept is not None:
+                self._verdicts.move_to_end(key)
+                return Verdict(kept, compiled=False)
+            data = text.encode("utf-8", "surrogateescape")
+            scoped = check_scope(
+                Scope(self.ws, files=(Path(file),)),
+                self.options,
+                run=partial(run_check, texts={file: data}),
+            )
+            self.runs += 1
+            findings = scoped.report.findings
+            # Keyed by the inputs as the run left them: it may have written a surface.
+            self._verdicts[digest(file, text, self._inputs_stamp())] = findings
+            while len(self._verdicts) > KEPT_VERDICTS:
+                self._verdicts.popitem(last=False)
+            return Verdict(findings, compiled=True)
+
+    def refresh(self) -> None:
+        """A tool, a manifest or another input changed: every verdict and the tool model go."""
+        with self._lock:
+            self._verdicts.clear()
+            self._model = None
+
+    def model(self) -> ToolModel:
+        with self._lock:
+            if self._model is None:
+                self._model = ToolModel(self.ws, self.ws.scratch / FILES_SCRATCH)
+            return self._model
+
+    def absolute(self, finding: Finding) -> Path:
+        """The file a finding is in."""
+        return Path(finding.path if os.path.isabs(finding.path) else self.ws.root / finding.path)
+
+    def _file_of(self, path: Path) -> str:
+        """The path the file scope checks the trail under (`cli.scope`: by its real path)."""
+        real = os.path.realpath(path)
+        root = os.path.realpath(self.ws.root) + os.sep
+        if real.startswith(root):
+            return os.path.join(str(self.ws.root), real[len(root) :])
+        return str(path)
+
+    def _inputs_stamp(self) -> str:
+        trailmaps, _ = scan_trailmaps(self.ws)
+        files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
+        return stamps_digest("lsp-inputs", files, {})
