@@ -630,30 +630,23 @@ class Bench:
         return sample
 
     def lsp_edit(self, run: int) -> Sample | None:
-        """The language server's latency per edit (issue 29), measured by `bench/lsp.py` when
-        it is there: its `edit_latencies(ws, trail, *, edits, env)` opens `trail` in a server
-        over `ws`, waits for the first diagnostics, then makes `edits` edits of the trail's text
-        and returns the seconds from each `didChange` to its `publishDiagnostics`. The sample's
-        wall is their median; the table shows the median and the 95th percentile of them all."""
+        """The language server's latency per edit (issue 29), by `bench/lsp.py`'s `measure`:
+        `trailblaze lsp` over this size's workspace (its own copy, same seed), the edit trail
+        opened, `LSP_EDITS` edits, each timed from its `didChange` to its `publishDiagnostics`.
+        The sample's wall is the median of them all; its checks hold `measure`'s result (the
+        median and 95th percentile of all the edits, of the new texts and of texts seen)."""
         try:
-            from bench import lsp  # type: ignore[attr-defined,unused-ignore]  # noqa: PLC0415
-        except ImportError:
+            from bench import lsp  # noqa: PLC0415
+        except ImportError:  # the language server's benchmark is not there
             return None
-        latencies = [
-            float(x)
-            for x in lsp.edit_latencies(
-                self.ws, self.manifest.edit["trail"], edits=LSP_EDITS, env=self.env
-            )
-        ]
-        if not latencies:
-            return None
+        result = lsp.measure(self.size, LSP_EDITS, self.options.work)
         return Sample(
-            wall=statistics.median(latencies),
+            wall=result["all"]["median_ms"] / 1000,
             cpu=0.0,
             maxrss_kib=0,
             tree_rss_kib=0,
             returncode=0,
-            checks={"latencies": latencies},
+            checks={"lsp": result},
         )
 
     def shards(self, name: str, run: int, remote: str) -> Sample:
@@ -1273,14 +1266,17 @@ def side_by_side(results: dict[str, Any]) -> list[str]:
     for size in sizes:
         lsp = results["sizes"][size]["measures"].get("lsp-edit")
         if lsp is None:
-            lsp_cells.append("not measured (no `bench/lsp.py`)")
+            lsp_cells.append("not measured in this run")
             continue
-        latencies = sorted(x for s in lsp["samples"] for x in s["checks"].get("latencies", []))
-        p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))]
-        lsp_cells.append(
-            f"median {statistics.median(latencies) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms "
-            f"({len(latencies)} edits)"
+        runs = [s["checks"]["lsp"] for s in lsp["samples"]]
+        cell = "; ".join(
+            f"median {statistics.median(r[part]['median_ms'] for r in runs):.1f} ms, p95 "
+            f"{statistics.median(r[part]['p95_ms'] for r in runs):.1f} ms ({part}: "
+            f"{runs[0][part]['n']} edits)"
+            for part in ("all", "new text")
+            if all(part in r for r in runs)
         )
+        lsp_cells.append(cell or "–")
     out.append(
         "| language server, `didChange` to `publishDiagnostics` | "
         + " | ".join(lsp_cells)
