@@ -10,6 +10,7 @@ always runs on a machine the other has just warmed):
 
 - `cold`, `no-op`, `one-edit`: `python -m doit` in the workspace, as `bench.run` measures them;
 - `cli-no-op`: the `trailblaze check` console script of that install, nothing changed;
+- `cli-one-edit`: the same after the one-trail edit (`bench.run`'s `Bench.cli_edit`);
 - `shards-cold` (4 fresh clones filling the remote cache) and `warm-clone` (a fresh clone
   answered by it).
 
@@ -37,7 +38,15 @@ from bench.run import REPO, Bench, Options, Sample, summarize
 from trailblaze.toolchain.proc import ProcError
 from trailblaze.toolchain.proc import run as run_program
 
-MEASURES = ("cold", "no-op", "one-edit", "cli-no-op", "shards-cold", "warm-clone")
+MEASURES = (
+    "cold",
+    "no-op",
+    "one-edit",
+    "cli-no-op",
+    "cli-one-edit",
+    "shards-cold",
+    "warm-clone",
+)
 
 
 class Side:
@@ -81,8 +90,11 @@ class Side:
             with bench.trail_edit(bench.ws, nonce):
                 self.keep("one-edit", bench.doit("one-edit", run))
             bench.doit("settle-edit", run, measured=False)
-        if "cli-no-op" in measures:
+        if "cli-no-op" in measures or "cli-one-edit" in measures:
+            # The CLI's one edit needs the no-op's record of the unedited workspace.
             self.keep("cli-no-op", bench.cli_noop(run))
+        if "cli-one-edit" in measures:
+            self.keep("cli-one-edit", bench.cli_edit(run, nonce))
         if not {"shards-cold", "warm-clone"} & set(measures):
             return
         if bench.nginx is None:
@@ -114,9 +126,15 @@ def compare(a: Side, b: Side, tolerance: float, measures: Sequence[str]) -> dict
         median_a, median_b = statistics.median(walls_a), statistics.median(walls_b)
         paired = statistics.median(wb / wa for wa, wb in zip(walls_a, walls_b, strict=True))
         ratio = median_b / median_a
+        cpu_a = statistics.median(s.cpu for s in a.samples[measure])
+        cpu_b = statistics.median(s.cpu for s in b.samples[measure])
         rows[measure] = {
             "a_median_s": round(median_a, 4),
             "b_median_s": round(median_b, 4),
+            # CPU (user + sys of the process tree): steadier than wall on a shared machine.
+            "a_cpu_s": round(cpu_a, 4),
+            "b_cpu_s": round(cpu_b, 4),
+            "cpu_b_over_a": round(cpu_b / cpu_a, 4) if cpu_a else None,
             "b_over_a": round(ratio, 4),
             "paired_b_over_a": round(paired, 4),
             "a_walls": [round(w, 4) for w in walls_a],
@@ -135,15 +153,37 @@ def markdown(result: dict[str, Any]) -> str:
         f"B: {result['b']['commit']} ({result['b']['venv']})",
         f"{result['size']} trails, {result['runs']} interleaved runs, medians of wall seconds",
         "",
-        "| measure | A | B | B / A | paired | within " + f"{result['tolerance']:.0%} |",
-        "|---|---|---|---|---|---|",
+        "| measure | A | B | B / A | paired | within "
+        + f"{result['tolerance']:.0%} | CPU A | CPU B | CPU B / A |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for measure, row in result["measures"].items():
+        cpu_ratio = row.get("cpu_b_over_a")
         lines.append(
             f"| {measure} | {row['a_median_s']:.3f} | {row['b_median_s']:.3f} | "
             f"{row['b_over_a']:.3f} | {row['paired_b_over_a']:.3f} | "
-            f"{'yes' if row['within_tolerance'] else '**no**'} |"
+            f"{'yes' if row['within_tolerance'] else '**no**'} | "
+            f"{row.get('a_cpu_s', 0.0):.3f} | {row.get('b_cpu_s', 0.0):.3f} | "
+            f"{'' if cpu_ratio is None else f'{cpu_ratio:.3f}'} |"
         )
+    edits = [
+        (label, num, den)
+        for label, num, den in (
+            ("one edit / no-op, `doit check`", "one-edit", "no-op"),
+            ("one edit / no-op, `trailblaze check`", "cli-one-edit", "cli-no-op"),
+        )
+        if num in result["measures"] and den in result["measures"]
+    ]
+    if edits:
+        lines += ["", "| ratio (target ≤ 2×): wall (CPU) | A | B |", "|---|---|---|"]
+        for label, num, den in edits:
+            rows = result["measures"][num], result["measures"][den]
+            cells = [
+                f"{rows[0][f'{side}_median_s'] / rows[1][f'{side}_median_s']:.2f}× "
+                f"({rows[0][f'{side}_cpu_s'] / rows[1][f'{side}_cpu_s']:.2f}×)"
+                for side in ("a", "b")
+            ]
+            lines.append(f"| {label} | {cells[0]} | {cells[1]} |")
     cold = result["measures"]["cold"]
     phases = sorted(set(cold["a_phases"]) | set(cold["b_phases"]))
     if phases:
@@ -175,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="write the JSON result here")
     args = parser.parse_args(argv)
     measures = [m for m in MEASURES if m in args.measures.split(",") or m == "cold"]
+    if "cli-one-edit" in measures and "cli-no-op" not in measures:
+        measures.insert(measures.index("cli-one-edit"), "cli-no-op")  # it primes the CLI
     if "warm-clone" in measures and "shards-cold" not in measures:
         measures.insert(measures.index("warm-clone"), "shards-cold")  # it fills the cache
 

@@ -171,3 +171,49 @@ def test_a_config_dir_outside_the_workspace_is_read_and_never_written(
     assert (
         ws / "trails/.trailblaze/trail-validation/contacts/tools/trailblaze-client.d.ts"
     ).is_file()
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text("utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def _comparable(report: dict[str, Any]) -> dict[str, Any]:
+    """A JSON report without what names the directory it was made in."""
+    return {k: v for k, v in report.items() if k not in ("workspace", "path_base")}
+
+
+@pytest.mark.tsc
+def test_the_report_after_one_edit_is_a_cold_run_s_and_only_that_trail_is_compiled(
+    tsc: Compiler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import ROOT  # noqa: PLC0415
+    from trailblaze.check.run import last_stats  # noqa: PLC0415
+
+    ws = tmp_path / "ws"
+    shutil.copytree(ROOT / "trailmaps", ws / "trailmaps")
+    monkeypatch.chdir(ws)
+    out = tmp_path / "report.json"
+    assert main(["check", "--format", "json", "--output", str(out)]) == 0
+    # An edit that makes a type error (a list for a string), then one that fixes it again: each
+    # run compiles the edited trail alone, and reports what a check from nothing reports.
+    search = ws / "trailmaps/notes/trails/search.trail.yaml"
+    for old, new, code in (
+        ("text: Packing list", "text: [1]", 1),
+        ("text: [1]", "text: Packing list again", 0),
+    ):
+        _edit(search, old, new)
+        assert main(["check", "--format", "json", "--output", str(out)]) == code
+        assert last_stats(ws / ".trailblaze")["files_compiled"] == [
+            "trailmaps/notes/trails/search.trail.yaml"
+        ]
+        edited = json.loads(out.read_text("utf-8"))
+        fresh = tmp_path / f"fresh-{code}"
+        shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))
+        monkeypatch.chdir(fresh)
+        cold = tmp_path / f"cold-{code}.json"
+        assert main(["check", "--format", "json", "--output", str(cold)]) == code
+        monkeypatch.chdir(ws)
+        assert _comparable(edited) == _comparable(json.loads(cold.read_text("utf-8")))
+        assert any(f["code"] == "TS2322" for f in edited["findings"]) == (code == 1)

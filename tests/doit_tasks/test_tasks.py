@@ -534,3 +534,31 @@ def test_doit_dumpdb_dumps_our_sqlite3_database(compact_ws: Path, tmp_path: Path
     theirs = doit(tmp_path / "other", "dumpdb")
     assert theirs.returncode == 0, theirs.stderr
     assert "b'x' -> " in theirs.stdout  # doit's own output, bytes keys and all
+
+
+def test_doit_s_report_after_one_edit_is_a_cold_run_s(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(ROOT / "trailmaps", ws / "trailmaps")
+    (ws / "dodo.py").write_text(DODO, "utf-8")
+    assert doit(ws).returncode == 0
+    search = ws / "trailmaps/notes/trails/search.trail.yaml"
+    text = search.read_text("utf-8")
+    search.write_text(text.replace("text: Packing list", "text: [1]", 1), "utf-8")
+    edited = doit(ws)
+    assert edited.returncode == 1, edited.stdout + edited.stderr
+    assert "TS2322" in edited.stdout
+    fresh = tmp_path / "fresh"
+    shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))
+    assert doit(fresh).returncode == 1
+
+    def report(root: Path) -> dict[str, object]:
+        data = json.loads((root / ".trailblaze" / "report.json").read_text("utf-8"))
+        return {k: v for k, v in data.items() if k not in ("workspace", "path_base", "seconds")}
+
+    assert report(ws) == report(fresh)
+    from trailblaze.check.run import last_stats  # noqa: PLC0415
+
+    # The edited run (doit's, in its own process) compiled the edited trail alone.
+    assert last_stats(ws / ".trailblaze")["files_compiled"] == [
+        "trailmaps/notes/trails/search.trail.yaml"
+    ]

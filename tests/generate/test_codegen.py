@@ -4,6 +4,8 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import CORPUS, dedent
 from trailblaze.generate.codegen import (
@@ -13,8 +15,10 @@ from trailblaze.generate.codegen import (
     emitted_calls,
     generate,
     json_literal,
+    ts_literal,
 )
 from trailblaze.generate.linetable import pack_lines, unpack_lines
+from trailblaze.generate.tsrender import IDENTIFIER
 from trailblaze.toolmodel.catalog import load_catalog
 from trailblaze.trail.model import Trail
 from trailblaze.trail.parse import parse_trail
@@ -435,3 +439,13 @@ def test_no_generated_function_holds_more_than_its_bound_of_calls() -> None:
     boundary = bodies[1][0] - 1
     assert lines[boundary - 1] == "export async function __trail_2__(): Promise<void> {"
     assert [n for n in (boundary - 1, boundary) if n in table] == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(), max_size=12))
+def test_string_literals_are_the_standard_library_s_json(text: str) -> None:
+    # Quoting goes through orjson (json.encoder's escaper is CPython's, not an API); a module's
+    # text is compared by its key, so every key and string must stay what json.dumps writes,
+    # lone surrogates included (kept raw here, escaped once in the finished module).
+    key = text if IDENTIFIER.fullmatch(text) else json.dumps(text, ensure_ascii=False)
+    assert ts_literal({text: 1}) == "{" + key + ":1}"

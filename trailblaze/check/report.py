@@ -64,8 +64,10 @@ def _report(ctx: CheckContext, checked: Checked) -> Report:
         *checked.artifacts,
     ]
     for record in records.values():
-        findings.extend(record.parse_findings())
-        if record.status != "rejected":
+        # Most trails have no finding: no list made for them (ten thousand on every run).
+        if record.parse:
+            findings.extend(record.parse_findings())
+        if record.runif and record.status != "rejected":
             findings.extend(record.runif_findings())
     findings.extend(gate.findings)
     # Fatal whatever the exemption, with or without the type gate: replay refuses them too.
@@ -83,7 +85,7 @@ def _report(ctx: CheckContext, checked: Checked) -> Report:
         if status.reason == REASON_NO_SURFACE and record.target is not None:
             missing_surface[record.target] = missing_surface.get(record.target, 0) + 1
         statuses.append(status)
-        if status.status == "type-checked":
+        if status.status == "type-checked" and record.types:
             fatal = record.target not in exempt
             findings.extend(
                 f.with_(fatal=fatal) if f.kind == "type" else f for f in record.type_findings()

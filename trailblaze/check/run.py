@@ -116,6 +116,7 @@ def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
                 on_count=gate.expect,
             )
         records = trails.records
+        gate.parsed_all()
         stale = gate.offer_unchanged(records)
         with ctx.timer.phase("regenerate"):
             for parsed in parser.regenerate(stale, records):

@@ -37,8 +37,9 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from json.encoder import encode_basestring
 from typing import Any
+
+import orjson
 
 from trailblaze import codes
 from trailblaze.finding import Finding, join_key
@@ -188,7 +189,19 @@ _INDENTS = tuple("  " * n for n in range(2, 66))
 _MAX_DEPTH = 40
 _HEADS: tuple[dict[str, str], ...] = tuple({} for _ in _INDENTS)
 """Per depth, the start of a property's line by its name: most names recur in every trail."""
-_quote = encode_basestring
+_dumps = orjson.dumps
+
+
+def _quote(text: str) -> str:
+    """`text` as a JSON string literal, as `json.dumps(text, ensure_ascii=False)` writes it.
+
+    orjson is as fast as the standard library's own C escaper (which is not an API) and writes
+    the same, but refuses a lone surrogate: that text goes to `json.dumps`, which keeps it raw
+    for the module's one escape at the end."""
+    try:
+        return _dumps(text).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(text, ensure_ascii=False)
 
 
 def _key(name: str) -> str:

@@ -993,3 +993,36 @@ def test_batches_cut_anywhere_give_the_same_verdicts(
         (f.path, f.line) for f in many.findings if f.kind == "type" and f.code.startswith("TS")
     }
     assert type_errors == planted
+
+
+def test_an_edited_trail_is_compiling_while_the_unchanged_ones_are_looked_at(
+    sample_ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With ten thousand trails, looking at the unchanged ones takes longer than compiling the
+    # one an edit changed: its compile starts first and runs beside that loop.
+    import trailblaze.check.typegate.gate as gate_module  # noqa: PLC0415
+
+    others = [f"trailmaps/{SAMPLE}/trails/other-{n}.trail.yaml" for n in range(3)]
+    for other in others:
+        shutil.copy(sample_ws / TRAIL, sample_ws / other)
+    check(sample_ws)
+    mutate(sample_ws, 22, "textRegex: Tap Me", "textRegex: Tap me")
+    events: list[str] = []
+    offer_unchanged = gate_module.TypeGate.offer_unchanged
+
+    def looking(self: gate_module.TypeGate, records: Any) -> list[str]:
+        events.append("unchanged trails looked at")
+        return offer_unchanged(self, records)
+
+    def compiling(jobs: list[Job], *args: Any, **kwargs: Any) -> Any:
+        events.append("compile started: " + ", ".join(job.path for job in jobs))
+        return compile_jobs(jobs, *args, **kwargs)
+
+    monkeypatch.setattr(gate_module.TypeGate, "offer_unchanged", looking)
+    monkeypatch.setattr(gate_module, "compile_jobs", compiling)
+    report = check(sample_ws)
+    assert events[0] == f"compile started: {TRAIL}"
+    assert "unchanged trails looked at" in events
+    assert stats(sample_ws)["files_compiled"] == [TRAIL]
+    assert stats(sample_ws)["cache_hits"] == len(others)
+    assert fatal(report) == []

@@ -214,6 +214,13 @@ class TypeGate:
             if parsed.module is not None and self.eligible(parsed.record):
                 self.offer(parsed.record, parsed)
 
+    def parsed_all(self) -> None:
+        """Every changed trail has been offered: compile what is pending now, in the
+        background, while the unchanged trails are looked at (ten thousand of them take longer
+        than compiling the one trail an edit changed) and the report waits for `finish`."""
+        if self._pending:
+            self._submit(parsing=False)
+
     def offer_unchanged(self, records: Mapping[str, TrailRecord]) -> list[str]:
         """Every eligible trail not offered yet (its file did not change): its last result
         holds, or it is `stale`; the trails whose modules must be generated again."""
