@@ -8,6 +8,13 @@ every time: the imports, the catalog, the compiler found and its version, the st
 trail rows, the type gate's per-trail result cache (keyed by the generated module, so an edit
 that generates a module already checked compiles nothing) and the surfaces.
 
+The workspace's own stages (manifests, tool models, surfaces, the type gate's preparation) are
+kept too, per checked file, in a `check.phase.WorkspacePhase`, while their inputs are as they
+were (every manifest and tool file, and every file the compiles read beyond them, by `os.stat`):
+a new text costs its own parse and compile only. The compile is made by a warm compiler
+(`check.typegate.warm`: TypeScript 7's language server, kept open, its answers proven by
+canaries); a change of the inputs starts a new phase and a new compiler.
+
 On top of it, a verdict per text: the findings of a text already checked, while every input of
 the check (the trailmaps' manifests and tool files, as `os.stat` sees them) is as it was, are
 given again without running the pipeline. An edit to a `tools/` file or a manifest changes
@@ -24,15 +31,20 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from trailblaze.check.phase import WorkspacePhase
 from trailblaze.check.run import run_check
+from trailblaze.check.typegate.warm import WarmCompiler
 from trailblaze.cli.scope import FILES_SCRATCH, Scope, check_scope
 from trailblaze.doit_tasks.uptodate import check_inputs
 from trailblaze.finding import Finding
 from trailblaze.lsp.toolinfo import ToolModel
 from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest, stamps_digest
+from trailblaze.state.scratch import Layout
 from trailblaze.workspace import Scan, Workspace, scan_trailmaps
 
+KEPT_PHASES = 8
+"""Workspace phases kept (one per file checked; the oldest go first)."""
 KEPT_VERDICTS = 512
 """Verdicts kept per workspace (the oldest go first): a few edits back and forth on many files."""
 
@@ -59,27 +71,44 @@ class Session:
         self._verdicts: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
         self._model: ToolModel | None = None
         self._lock = threading.Lock()
+        self._phases: OrderedDict[str, tuple[str, WorkspacePhase]] = OrderedDict()
+        """Per checked file: the inputs' stamp its phase was made with, and the phase."""
+        self._warm: WarmCompiler | None = None
         self.runs = 0
+        self.phases_made = 0
 
     def check(self, path: Path, text: str) -> Verdict:
         """The findings of the trail at `path` if it held `text`."""
         with self._lock:
             file = self._file_of(path)
-            key = digest(file, text, self._inputs_stamp())
+            inputs = self._input_files()
+            held = self._phases.get(file)
+            stamp = self._stamp(inputs, held[1] if held is not None else None)
+            key = digest(file, text, stamp)
             kept = self._verdicts.get(key)
             if kept is not None:
                 self._verdicts.move_to_end(key)
                 return Verdict(kept, compiled=False)
+            if held is not None and held[0] == stamp:
+                phase = held[1]
+                self._phases.move_to_end(file)
+            else:
+                phase = self._new_phase()
             data = text.encode("utf-8", "surrogateescape")
             scoped = check_scope(
                 Scope(self.ws, files=(Path(file),)),
                 self.options,
-                run=partial(run_check, texts={file: data}),
+                run=partial(run_check, texts={file: data}, phase=phase),
             )
             self.runs += 1
             findings = scoped.report.findings
-            # Keyed by the inputs as the run left them: it may have written a surface.
-            self._verdicts[digest(file, text, self._inputs_stamp())] = findings
+            if held is None or held[1] is not phase:
+                # Keyed by the inputs as the run left them: it may have written a surface.
+                stamp = self._stamp(self._input_files(), phase)
+                self._phases[file] = (stamp, phase)
+                while len(self._phases) > KEPT_PHASES:
+                    self._phases.popitem(last=False)
+            self._verdicts[digest(file, text, stamp)] = findings
             while len(self._verdicts) > KEPT_VERDICTS:
                 self._verdicts.popitem(last=False)
             return Verdict(findings, compiled=True)
@@ -89,6 +118,16 @@ class Session:
         with self._lock:
             self._verdicts.clear()
             self._model = None
+            self._phases.clear()
+            if self._warm is not None:
+                self._warm.restart()
+
+    def close(self) -> None:
+        """Stop the warm compiler (the server is exiting)."""
+        with self._lock:
+            if self._warm is not None:
+                self._warm.close()
+                self._warm = None
 
     def model(self) -> ToolModel:
         with self._lock:
@@ -108,7 +147,24 @@ class Session:
             return os.path.join(str(self.ws.root), real[len(root) :])
         return str(path)
 
-    def _inputs_stamp(self) -> str:
+    def _new_phase(self) -> WorkspacePhase:
+        """A phase for inputs that changed (or a file not checked yet). The inputs of the
+        other files' phases changed too when this is not the first: the warm compiler, which
+        read the old surfaces, is started again."""
+        self.phases_made += 1
+        if self._warm is None:
+            scratch = self.ws.scratch / FILES_SCRATCH
+            self._warm = WarmCompiler(Layout(scratch))
+        elif self._phases:
+            self._phases.clear()
+            self._warm.restart()
+        return WorkspacePhase(compile=self._warm)
+
+    def _input_files(self) -> list[str]:
         trailmaps, _ = scan_trailmaps(self.ws)
-        files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
-        return stamps_digest("lsp-inputs", files, {})
+        return check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
+
+    def _stamp(self, inputs: list[str], phase: WorkspacePhase | None) -> str:
+        """The stamp of every input of the check, and of what the phase's compiles read."""
+        extra = phase.stamp_paths() if phase is not None else []
+        return stamps_digest("lsp-inputs", [*inputs, *extra], {})
