@@ -7,7 +7,7 @@ A command runs once, so it never notices; an editor's checker runs on every keys
 10,000 trails these stages cost far more than the one edited trail's parse and compile.
 
 A `WorkspacePhase` handed to `run_check` is filled by the first run and reused by the next ones
-as it is: its holder (`trailblaze.lsp.session`) keeps it only while every input the stages read
+(whatever trails they check: only the scan's trails are taken from each run): its holder (`trailblaze.lsp.session`) keeps it only while every input the stages read
 is as it was (the trailmaps' manifests and tool files, and the files the compiles read beyond
 them, `stamp_paths`), and starts a new one otherwise. It may also carry `compile`, a compiler
 for the type gate's batches that stays warm between runs (`typegate.warm`), in place of a new

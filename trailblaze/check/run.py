@@ -25,6 +25,7 @@ a trail whose key is in the result cache costs no compiler work.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ from trailblaze.state.reads import add_reads
 from trailblaze.state.scratch import Layout, prepare_scratch
 from trailblaze.state.store import STATS, Store
 from trailblaze.toolmodel.catalog import load_catalog
-from trailblaze.workspace import Scan, Workspace
+from trailblaze.workspace import Scan, Workspace, scan
 from trailblaze.yaml.schema import remembering
 
 
@@ -101,7 +102,8 @@ def _stages(
 ) -> Report:
     """The stages, in order (see the module docstring)."""
     options = ctx.options
-    kept = phase.stages if phase is not None else None
+    # A shard's discovery is about its trails: a kept one would be another shard's.
+    kept = phase.stages if phase is not None and options.shard is None else None
     if kept is None:
         with remembering(ctx.store):
             discovery = discover(ctx, found=found, stats=stats)
@@ -110,7 +112,12 @@ def _stages(
         if phase is not None:
             phase.stages = Stages(discovery, targets, artifacts)
     else:
-        discovery, targets, artifacts = kept.discovery, kept.targets, kept.artifacts
+        # The trails of this run, with the workspace's trailmaps as the phase found them.
+        if found is None:
+            with ctx.timer.phase("scan"):
+                found = scan(ctx.ws)
+        discovery = dataclasses.replace(kept.discovery, whole=found, found=found, positions=())
+        targets, artifacts = kept.targets, kept.artifacts
 
     with ctx.timer.phase("state load"):
         state = TrailState.load(ctx.store)

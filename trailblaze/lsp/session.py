@@ -9,7 +9,7 @@ trail rows, the type gate's per-trail result cache (keyed by the generated modul
 that generates a module already checked compiles nothing) and the surfaces.
 
 The workspace's own stages (manifests, tool models, surfaces, the type gate's preparation) are
-kept too, per checked file, in a `check.phase.WorkspacePhase`, while their inputs are as they
+kept too, for every file, in a `check.phase.WorkspacePhase`, while their inputs are as they
 were (every manifest and tool file, and every file the compiles read beyond them, by `os.stat`):
 a new text costs its own parse and compile only. The compile is made by a warm compiler
 (`check.typegate.warm`: TypeScript 7's language server, kept open, its answers proven by
@@ -43,8 +43,6 @@ from trailblaze.state.keys import digest, stamps_digest
 from trailblaze.state.scratch import Layout
 from trailblaze.workspace import Scan, Workspace, scan_trailmaps
 
-KEPT_PHASES = 8
-"""Workspace phases kept (one per file checked; the oldest go first)."""
 KEPT_VERDICTS = 512
 """Verdicts kept per workspace (the oldest go first): a few edits back and forth on many files."""
 
@@ -71,8 +69,9 @@ class Session:
         self._verdicts: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
         self._model: ToolModel | None = None
         self._lock = threading.Lock()
-        self._phases: OrderedDict[str, tuple[str, WorkspacePhase]] = OrderedDict()
-        """Per checked file: the inputs' stamp its phase was made with, and the phase."""
+        self._phase: WorkspacePhase | None = None
+        self._phase_stamp = ""
+        """The stamp of the inputs the phase was made with (`_stamp`)."""
         self._warm: WarmCompiler | None = None
         self.runs = 0
         self.phases_made = 0
@@ -81,18 +80,14 @@ class Session:
         """The findings of the trail at `path` if it held `text`."""
         with self._lock:
             file = self._file_of(path)
-            inputs = self._input_files()
-            held = self._phases.get(file)
-            stamp = self._stamp(inputs, held[1] if held is not None else None)
+            stamp = self._stamp(self._phase)
             key = digest(file, text, stamp)
             kept = self._verdicts.get(key)
             if kept is not None:
                 self._verdicts.move_to_end(key)
                 return Verdict(kept, compiled=False)
-            if held is not None and held[0] == stamp:
-                phase = held[1]
-                self._phases.move_to_end(file)
-            else:
+            phase = self._phase
+            if phase is None or stamp != self._phase_stamp:
                 phase = self._new_phase()
             data = text.encode("utf-8", "surrogateescape")
             scoped = check_scope(
@@ -102,12 +97,11 @@ class Session:
             )
             self.runs += 1
             findings = scoped.report.findings
-            if held is None or held[1] is not phase:
-                # Keyed by the inputs as the run left them: it may have written a surface.
-                stamp = self._stamp(self._input_files(), phase)
-                self._phases[file] = (stamp, phase)
-                while len(self._phases) > KEPT_PHASES:
-                    self._phases.popitem(last=False)
+            if phase is not self._phase:
+                # Stamped as the run left the inputs (it may have written a surface), with
+                # what its compiles read.
+                stamp = self._stamp(phase)
+                self._phase, self._phase_stamp = phase, stamp
             self._verdicts[digest(file, text, stamp)] = findings
             while len(self._verdicts) > KEPT_VERDICTS:
                 self._verdicts.popitem(last=False)
@@ -118,7 +112,7 @@ class Session:
         with self._lock:
             self._verdicts.clear()
             self._model = None
-            self._phases.clear()
+            self._phase = None
             if self._warm is not None:
                 self._warm.restart()
 
@@ -148,23 +142,19 @@ class Session:
         return str(path)
 
     def _new_phase(self) -> WorkspacePhase:
-        """A phase for inputs that changed (or a file not checked yet). The inputs of the
-        other files' phases changed too when this is not the first: the warm compiler, which
-        read the old surfaces, is started again."""
+        """A phase for a first check, or for inputs that changed: then the warm compiler,
+        which read the old surfaces, is started again."""
         self.phases_made += 1
         if self._warm is None:
-            scratch = self.ws.scratch / FILES_SCRATCH
-            self._warm = WarmCompiler(Layout(scratch))
-        elif self._phases:
-            self._phases.clear()
+            self._warm = WarmCompiler(Layout(self.ws.scratch / FILES_SCRATCH))
+        elif self._phase is not None:
             self._warm.restart()
         return WorkspacePhase(compile=self._warm)
 
-    def _input_files(self) -> list[str]:
+    def _stamp(self, phase: WorkspacePhase | None) -> str:
+        """The stamp of every input of the check (manifests, tool files), and of what the
+        phase's compiles read beyond them, as `os.stat` sees them now."""
         trailmaps, _ = scan_trailmaps(self.ws)
-        return check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
-
-    def _stamp(self, inputs: list[str], phase: WorkspacePhase | None) -> str:
-        """The stamp of every input of the check, and of what the phase's compiles read."""
+        files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
         extra = phase.stamp_paths() if phase is not None else []
-        return stamps_digest("lsp-inputs", [*inputs, *extra], {})
+        return stamps_digest("lsp-inputs", [*files, *extra], {})

@@ -9,12 +9,13 @@ pulled (`textDocument/diagnostic`).
 
 The verdict stays proven, as the command line's is (`proof.py`), by what the same answer holds:
 
-- the module as sent ends with two canary lines of our own: one assigns a string to a literal
-  type made of two fresh random words (its error must come back, with both words, on its line:
-  the answer is about this very text, and the checker checked it), the other assigns
-  `string | undefined` to `string` (an error only under `strict`: the module was compiled with
-  the gate's options, in the project of the `tsconfig.json` written beside it, not in some
-  inferred project with defaults);
+- the module as sent ends with three canary lines of our own: one assigns a string to a
+  literal type made of two fresh random words (its error must come back, with both words, on
+  its line: the answer is about this very text, and the checker checked it); one assigns
+  `string | undefined` to `string` (an error under `strict` only) and one calls
+  `Array.prototype.findLast` (an error with the gate's `lib: ES2022` only, not with the
+  compiler's defaults): the module was compiled with the gate's options, in the project of the
+  `tsconfig.json` written beside it, not in an inferred project;
 - every other diagnostic is mapped as the command line maps it (`mapping.py`): an import that
   does not resolve is a diagnostic like any, so a call is never checked against `any` unseen,
   and a syntax error takes its module out as "generated code does not parse".
@@ -95,6 +96,13 @@ class _Server:
             self._stderr += chunk
             del self._stderr[: max(0, len(self._stderr) - _STDERR_KEPT)]
 
+    def ended(self, what: str) -> str:
+        """Why it stopped answering: its exit status when it ended, and its last words."""
+        status = self.process.wait(1.0)
+        if status is None:
+            return f"the warm compiler {what}{self.said()}"
+        return f"the warm compiler ended (exit status {status}){self.said()}"
+
     def said(self) -> str:
         text = self._stderr.decode("utf-8", "replace").strip()
         return f": {text[-500:]}" if text else ""
@@ -104,7 +112,7 @@ class _Server:
         try:
             self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         except OSError as exc:
-            raise WarmError(f"the warm compiler stopped reading ({exc}){self.said()}") from exc
+            raise WarmError(self.ended(f"stopped reading ({exc})")) from exc
 
     def request(self, method: str, params: Any, deadline: float) -> Any:
         self._next += 1
@@ -153,7 +161,7 @@ class _Server:
                 raise TimeoutError
             chunk = os.read(fd, 1 << 20)
             if not chunk:
-                raise WarmError(f"the warm compiler ended{self.said()}")
+                raise WarmError(self.ended("closed its output"))
             self._buffer += chunk
 
     def close(self) -> None:
@@ -263,11 +271,13 @@ class WarmCompiler:
             text += "\n"
         canary_line = text.count("\n") + 1
         strict_line = canary_line + 1
+        lib_line = canary_line + 2
         expected, given = secrets.token_hex(8), secrets.token_hex(8)
         sent = (
             f'const __trailblaze_canary_{expected}: "{expected}" = "{given}";\n'
             f"const __trailblaze_strict_{expected}: string = "
             "undefined as string | undefined;\n"
+            f"const __trailblaze_lib_{expected} = [0].findLast(() => true);\n"
         )
         uri = file.as_uri()
         version = server.versions.get(uri)
@@ -314,9 +324,10 @@ class WarmCompiler:
             raise WarmError(
                 "the warm compiler did not report the canary's error: it did not check the module"
             )
-        if not any(d.code == "TS2322" for d in strict):
+        lib = [d for d in found if d.line == lib_line]
+        if not any(d.code == "TS2322" for d in strict) or not any(d.code == "TS2550" for d in lib):
             raise WarmError(
-                "the warm compiler did not report the strict canary's error: "
+                "the warm compiler did not report the options canaries' errors: "
                 "the module was not compiled with the type gate's options"
             )
         return [d for d in found if d.line < canary_line]
