@@ -116,6 +116,11 @@ class Session:
             if self._warm is not None:
                 self._warm.restart()
 
+    @property
+    def warm_starts(self) -> int:
+        """How many warm compiler processes the session started."""
+        return self._warm.starts if self._warm is not None else 0
+
     def close(self) -> None:
         """Stop the warm compiler (the server is exiting)."""
         with self._lock:
