@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
@@ -41,7 +42,14 @@ from trailblaze.lsp.toolinfo import ToolModel
 from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest, stamps_digest
 from trailblaze.state.scratch import Layout
-from trailblaze.workspace import Scan, Workspace, scan_trailmaps
+from trailblaze.workspace import (
+    EXCLUDED_DIRS,
+    NESTED_TSCONFIG,
+    TOOL_DIRS,
+    Scan,
+    Workspace,
+    scan_trailmaps,
+)
 
 KEPT_VERDICTS = 512
 """Verdicts kept per workspace (the oldest go first): a few edits back and forth on many files."""
@@ -70,6 +78,7 @@ class Session:
         self._model: ToolModel | None = None
         self._lock = threading.Lock()
         self._phase: WorkspacePhase | None = None
+        self._listing: _Listing | None = None
         self._phase_stamp = ""
         """The stamp of the inputs the phase was made with (`_stamp`)."""
         self._warm: WarmCompiler | None = None
@@ -159,7 +168,66 @@ class Session:
     def _stamp(self, phase: WorkspacePhase | None) -> str:
         """The stamp of every input of the check (manifests, tool files), and of what the
         phase's compiles read beyond them, as `os.stat` sees them now."""
-        trailmaps, _ = scan_trailmaps(self.ws)
-        files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
         extra = phase.stamp_paths() if phase is not None else []
-        return stamps_digest("lsp-inputs", [*files, *extra], {})
+        return stamps_digest("lsp-inputs", [*self._input_files(), *extra], {})
+
+    def _input_files(self) -> list[str]:
+        """Every manifest and tool file of the workspace (`check_inputs`), walked again only
+        when one of the directories the walk lists has changed since (a file added, removed
+        or renamed in it changes its `st_mtime`): at 10,000 trails the walk costs more than
+        the rest of a keystroke's check."""
+        kept = self._listing
+        if kept is not None and all(_dir_stamp(d) == stamp for d, stamp in kept.dirs):
+            return kept.files
+        trailmaps, _ = scan_trailmaps(self.ws)
+        dirs = [str(self.ws.trailmaps_dir)]
+        for trailmap in trailmaps:
+            dirs.append(str(trailmap.path))
+            dirs.extend(_walked(trailmap.path))
+        before = [(d, _dir_stamp(d)) for d in dirs]
+        files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
+        self._listing = _Listing(tuple(before), files) if _trusted(before, files) else None
+        return files
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """The input files as a walk listed them, and the directories it listed, as they were."""
+
+    dirs: tuple[tuple[str, tuple[int, int] | None], ...]
+    files: list[str]
+
+
+LISTING_MARGIN_NS = 2_000_000_000
+"""A directory changed less than this long before a walk may change again within the same
+tick of the file system's clock, its `st_mtime` unchanged: such a listing is not kept."""
+
+
+def _dir_stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns)
+
+
+def _walked(trailmap: Path) -> list[str]:
+    """The directories `workspace.tool_files` walks for a trailmap (the same exclusions)."""
+    found: list[str] = []
+    for sub in TOOL_DIRS:
+        base = trailmap / sub
+        if not base.is_dir():
+            continue
+        for dirpath, dirnames, _ in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d not in EXCLUDED_DIRS]
+            found.append(dirpath)
+    return found
+
+
+def _trusted(dirs: list[tuple[str, tuple[int, int] | None]], files: list[str]) -> bool:
+    """Whether a listing may be kept: no directory changed just now, and no nested tool
+    project (its dependency manifests are found by a module resolution, not by a walk)."""
+    if any(os.path.basename(f) == NESTED_TSCONFIG for f in files):
+        return False
+    recent = time.time_ns() - LISTING_MARGIN_NS
+    return all(stamp is not None and stamp[1] < recent for _, stamp in dirs)

@@ -347,6 +347,16 @@ class TypeGate:
             return
         assert self._compiler is not None
         self._jobs.extend(batch)
+        if self._phase is not None and self._phase.compile is not None:
+            # A warm compiler answers in milliseconds, on a thread of its own: no thread of
+            # ours is started to wait for it.
+            done: Future[GateResult] = Future()
+            try:
+                done.set_result(self._compile(batch, parsing))
+            except BaseException as exc:  # raised again by `finish`, as a batch's would be
+                done.set_exception(exc)
+            self._batches.append(done)
+            return
         self._batches.append(self._compiling.submit(self._compile, batch, parsing))
 
     def _compile(self, batch: list[Job], parsing: bool) -> GateResult:
