@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cases import TRAILS_DIR, Case, build_workspace, differences, discover, failure_message
-from tests.conftest import dedent, isolate_env
+from tests.conftest import dedent, isolate_env, write_tree
 from trailblaze.lsp.session import Session
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace
@@ -91,3 +91,43 @@ def test_an_input_changed_on_disk_makes_a_new_phase_and_compiler(
         os.utime(tool, ns=(1, 1))  # another stamp again, whatever the clock's resolution
     assert session.check(path, PICKS + "\n\n").findings == ()
     assert (session.phases_made, session.warm_starts) == (made + 2, starts + 2)
+
+
+def test_a_tool_file_added_to_a_listed_directory_is_seen(compact_ws: Path) -> None:
+    write_tree(compact_ws, {"trailmaps/app/tools/app_tap.tool.yaml": tool_yaml("app_tap")})
+    # Directories changed long ago: the session keeps the walk's listing between checks.
+    for directory in [compact_ws / "trailmaps", *(compact_ws / "trailmaps").rglob("*")]:
+        if directory.is_dir():
+            os.utime(directory, ns=(10**18, 10**18))
+    path = compact_ws / "trailmaps/app/trails/wave.trail.yaml"
+    text = WAVE
+    session = Session(find_workspace(compact_ws, explicit=True))
+    try:
+        unknown = session.check(path, text).findings
+        assert [f.message for f in unknown if "app_wave" in f.message], unknown
+        assert session.check(path, text + "\n").findings == unknown
+        made = session.phases_made
+        tool = compact_ws / "trailmaps/app/tools/app_wave.tool.yaml"
+        tool.write_text(tool_yaml("app_wave"), "utf-8")
+        # A file added changes its directory, not a file the last walk listed.
+        assert session.check(path, text + "\n\n").findings == ()
+        assert session.phases_made == made + 1
+    finally:
+        session.close()
+
+
+def tool_yaml(name: str) -> str:
+    return f"id: {name}\ndescription: Taps.\ntools:\n  - tapOnElementWithText:\n      text: Hi\n"
+
+
+WAVE = dedent(
+    """
+    config:
+      target: app
+    trail:
+      - step: Wave
+        recording:
+          android:
+            - app_wave: {}
+    """
+)
