@@ -14,18 +14,14 @@ import shlex
 from collections.abc import Callable, Sequence
 
 from fakeadb.gestures import KEY_NAMES, Gestures
-from fakeadb.result import CommandResult
+from fakeadb.media import DEFAULT_TIME_LIMIT, MP4_HEAD, Recorder, screen_png
+from fakeadb.result import STDOUT, CommandResult
 from fakeadb.spec import BROWSER_PACKAGE, LAUNCHER_PACKAGE
 from fakeadb.state import DeviceState
 from fakeadb.view import Renderer, flag
 
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 IDLE_ERROR_TEXT = "ERROR: could not get idle state.\n"
-#: What ``screencap -p`` writes: a valid one-pixel PNG (a real device writes the screen).
-PNG_1X1 = bytes.fromhex(
-    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
-    "0000000b49444154789c6360000200000500017a5eab3f0000000049454e44ae426082"
-)
 
 
 class AndroidCommands:
@@ -43,6 +39,7 @@ class AndroidCommands:
         self.view = view
         self.subcommand = subcommand
         """Runs one command's words as the shell does (``run-as`` hands its command on)."""
+        self.recorder = Recorder()
         self.table: dict[str, Callable[[list[str]], CommandResult]] = {
             "input": self.input,
             "uiautomator": self.uiautomator,
@@ -57,6 +54,8 @@ class AndroidCommands:
             "appops": self.appops,
             "svc": self.svc,
             "screencap": self.screencap,
+            "logcat": self.logcat_command,
+            "kill": self.kill,
         }
 
     def run(self, argv: list[str]) -> CommandResult | None:
@@ -65,6 +64,9 @@ class AndroidCommands:
             # Not under the lock: the command it runs may take its time (`sleep`), and the
             # programs it calls take the lock themselves.
             return self.run_as(argv[1:])
+        if argv[:1] == ["screenrecord"]:
+            # It runs until it is stopped: not under the lock, which every other command takes.
+            return self.screenrecord(argv[1:])
         handler = self.table.get(argv[0]) if argv else None
         if handler is None:
             return None
@@ -300,11 +302,76 @@ class AndroidCommands:
         return CommandResult.of(stderr="Error: unsupported svc command\n", returncode=1)
 
     def screencap(self, args: list[str]) -> CommandResult:
+        """``screencap -p FILE`` (or to stdout): a PNG of the screen as it is drawn now."""
         paths = [a for a in args if not a.startswith("-")]
+        spec = self.state.spec
+        package, screen = self.focus()
+        bands = [
+            (view.bounds.top, view.bounds.bottom)
+            for window in self.view.render()
+            for view in window.walk()
+            if view.element is not None
+        ]
+        image = screen_png(spec.width, spec.height, f"{package}/{screen}", bands)
+        self.state.log("screencap", paths[0] if paths else "stdout")
         if not paths:
-            return CommandResult.of(stderr="screencap to stdout is not supported\n", returncode=1)
-        self.state.files.write(paths[0], PNG_1X1)
-        self.state.log("screencap", paths[0])
+            return CommandResult(0, ((STDOUT, image),))
+        self.state.files.write(paths[0], image)
+        return CommandResult(0)
+
+    def logcat_command(self, args: list[str]) -> CommandResult:
+        code, out, err = self.state.logcat.command(args)
+        return CommandResult.of(out, err, code)
+
+    def screenrecord(self, args: list[str]) -> CommandResult:
+        """``screenrecord [--time-limit N] FILE``: records until ``kill -2`` or the limit."""
+        limit = DEFAULT_TIME_LIMIT
+        paths: list[str] = []
+        words = iter(args)
+        for word in words:
+            if word in ("--time-limit", "--bit-rate", "--size"):
+                value = next(words, "")
+                if word == "--time-limit":
+                    try:
+                        limit = float(value)
+                    except ValueError:
+                        return CommandResult.of(stderr="Invalid time limit\n", returncode=2)
+            elif not word.startswith("-"):
+                paths.append(word)
+        if len(paths) != 1:
+            return CommandResult.of(stderr="Must specify output file (see --help).\n", returncode=2)
+        path = paths[0]
+        recording = self.recorder.start(path, limit)
+        with self.state.lock:
+            self.state.files.write(path, MP4_HEAD)
+            self.state.log("screenrecord", f"start {path} pid {recording.pid}")
+        seconds = self.recorder.wait(recording)
+        with self.state.lock:
+            marks = b"".join(b"\x00\x00\x00\x08free" for _ in range(1 + int(seconds)))
+            self.state.files.write(path, MP4_HEAD + marks)
+            self.state.log("screenrecord", f"stop {path} after {seconds:.1f}s")
+        return CommandResult(0)
+
+    def kill(self, args: list[str]) -> CommandResult:
+        """``kill [-N|-SIGNAME] PID...`` for the device's own processes (screenrecord)."""
+        number = 15
+        words = list(args)
+        if words and words[0].startswith("-"):
+            name = words.pop(0)[1:].upper().removeprefix("SIG")
+            signals = {"INT": 2, "TERM": 15, "KILL": 9, "HUP": 1}
+            if name.isdigit():
+                number = int(name)
+            elif name in signals:
+                number = signals[name]
+            else:
+                return CommandResult.of(stderr=f"kill: unknown signal '{name}'\n", returncode=1)
+        if not words:
+            return CommandResult.of(stderr="kill: usage: kill [-s SIG] PID...\n", returncode=1)
+        failed = [w for w in words if not (w.isdigit() and self.recorder.signal(int(w), number))]
+        if failed:
+            return CommandResult.of(
+                stderr="".join(f"kill: {w}: No such process\n" for w in failed), returncode=1
+            )
         return CommandResult(0)
 
     def monkey(self, args: list[str]) -> CommandResult:
@@ -381,6 +448,9 @@ class AndroidCommands:
         return CommandResult.of("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
 
     def pidof(self, args: list[str]) -> CommandResult:
+        if args == ["screenrecord"]:
+            pids = self.recorder.pids()
+            return CommandResult.of(" ".join(map(str, pids)) + "\n") if pids else CommandResult(1)
         app = self.state.apps.get(args[0]) if args else None
         if app is None or not app.running:
             return CommandResult(1)

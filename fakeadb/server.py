@@ -34,6 +34,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_VERSION = 41
 
 
+_PACKET = 64 << 10
+
+
 def _block(text: str) -> bytes:
     payload = text.encode()
     return f"{len(payload):04x}".encode() + payload
@@ -113,10 +116,11 @@ class _Handler(socketserver.BaseRequestHandler):
         if not v2:
             conn.sendall(b"".join(data for _, data in result.chunks))
             return
+        # adbd sends a long output in packets of at most its payload size (here 64 KiB).
         packets = [
-            bytes([stream]) + struct.pack("<I", len(data)) + data
+            bytes([stream]) + struct.pack("<I", len(part)) + part
             for stream, data in result.chunks
-            if data
+            for part in (data[i : i + _PACKET] for i in range(0, len(data), _PACKET))
         ]
         packets.append(b"\x03" + struct.pack("<I", 1) + bytes([result.returncode & 0xFF]))
         conn.sendall(b"".join(packets))
@@ -215,6 +219,8 @@ class FakeAdbServer:
         if server is None:
             return
         self._stopping.set()
+        for device in self.devices.values():
+            device.programs.recorder.stop_all()  # a screenrecord left running ends with us
         server.shutdown()
         with self._lock:
             connections = list(self._connections)

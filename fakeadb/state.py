@@ -17,6 +17,7 @@ from string import Template
 from typing import NamedTuple
 
 from fakeadb.files import Files
+from fakeadb.media import Logcat
 from fakeadb.spec import (
     BROWSER_PACKAGE,
     LAUNCHER_PACKAGE,
@@ -66,6 +67,8 @@ class DeviceState:
         self.commands: list[str] = []
         """Every shell line received, in order (dropped ones too)."""
         self.events: list[Event] = []
+        self.logcat = Logcat()
+        """The log buffer ``logcat`` prints: every event the device records, as a line."""
         self.files = Files(spec.files, self.lock)
         self.clipboard = spec.clipboard
         self.keyboard_shown = False
@@ -95,6 +98,7 @@ class DeviceState:
 
     def log(self, kind: str, detail: str = "") -> None:
         self.events.append(Event(kind=kind, detail=detail))
+        self.logcat.add("fakeadb", f"{kind} {detail}".rstrip())
 
     def app(self) -> AppState | None:
         """The foreground app's state (None on the launcher or the browser)."""

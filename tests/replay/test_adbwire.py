@@ -30,9 +30,11 @@ MEMORY_SLACK_MIB = 48
 """What a run may hold past the baseline: the output kept (4 MiB for the output and again for
 stdout, as bytes and as text) and noise."""
 LIST_APPS = "- mobile_listInstalledApps: {}"
+# The first command a device receives is the model read, before its first trail: the device is
+# lost there, and the trail's first tool fails on the lost device.
 LOST = (
     "FAILED mobile_listInstalledApps t.trail.yaml:5:11: emulator-5554: device lost during "
-    "`pm list packages`: "
+    "`getprop ro.product.model`: "
 )
 NOT_ADB = "the adb server's answer is not adb: "
 OVERDUE = f"not done within its deadline of 2 s while the device kept sending ({DEADLINE_ENV})"

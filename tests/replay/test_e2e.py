@@ -128,7 +128,7 @@ def test_doit_replay_passes_on_the_bundled_workspace(tmp_path: Path, tsc: Compil
         )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert (
-        "trailblaze replay on emulator-5554: 12 trails: 10 passed, 0 failed, 0 refused, 2 skipped "
+        "trailblaze replay on emulator-5554 (sdk_gphone64_x86_64): 12 trails: 10 passed, 0 failed, 0 refused, 2 skipped "
         "(2 need the AI runner)\n"
         "  steps: 35 passed, 0 failed, 6 skipped (6 need the AI runner)\n"
         "  where the time went: "
@@ -239,7 +239,8 @@ def test_scripted_trails_on_two_devices_each_launch_on_their_own(
         run = replay(ReplayRequest(trails=tuple(scripted), all_devices=True), options=FAST)
 
     assert run.exit_code == 0, run.to_json()
-    assert sorted(t.device or "" for t in run.trails) == ["emulator-5554", "emulator-5556"]
+    # Fanned out: each phone runs both trails.
+    assert [t.device for t in run.trails] == ["emulator-5554", "emulator-5556"] * 2
     for phone in phones:
         assert f"pm clear {NOTES}" in phone.commands
         assert phone.field_value(NOTES, "body") == "tea, honey, lemons"
@@ -316,13 +317,17 @@ def test_a_serial_chooses_the_device(
         monkeypatch.setenv("ANDROID_SERIAL", "emulator-5556")
 
     assert main(argv) == 0
-    assert two_phones.commands == {"emulator-5554": [], "emulator-5556": ["pm list packages"]}
+    assert two_phones.commands == {
+        "emulator-5554": [],
+        "emulator-5556": ["getprop ro.product.model", "pm list packages"],
+    }
 
 
 def test_a_device_that_disconnects_mid_recording_fails_cleanly(
     server: FakeAdbServer, model: FakeDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    model.faults.disconnect_after = 3  # launchApp sends 2 commands, the tap's dump 1
+    # The model is read first, launchApp sends 2 commands, the tap's dump 1.
+    model.faults.disconnect_after = 4
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(server.port))
     first = write_trail(
         tmp_path, OPEN_FORMS + "- pressBack: {}", "- pressBack: {}", name="a.trail.yaml"
@@ -387,7 +392,7 @@ def test_ctrl_c_stops_at_the_next_tool_boundary(tmp_path: Path) -> None:
         f"    cancelled tapOnPoint {path}:6:11 - cancelled before it started\n"
         f"    cancelled tapOnPoint {path}:7:11 - cancelled before it started\n"
         "  cancelled step 2 step 2 - cancelled\n"
-        "trailblaze replay on emulator-5554: 1 trail: 0 passed, 0 failed, 0 refused, 0 skipped, "
+        "trailblaze replay on emulator-5554 (sdk_gphone64_x86_64): 1 trail: 0 passed, 0 failed, 0 refused, 0 skipped, "
         "1 cancelled\n"
         "  steps: 0 passed, 0 failed, 0 skipped (0 need the AI runner), 2 cancelled\n"
         "  where the time went: "

@@ -107,7 +107,12 @@ def on_server(server: FakeAdbServer, monkeypatch: pytest.MonkeyPatch) -> FakeAdb
 
 def replay(ws: Path, *args: str, monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.chdir(ws)
-    return main(["replay", "--json", str(ws / "out.json"), "--junit", str(ws / "out.xml"), *args])
+    # The report too (its pages, the logcat the device wrote the typed secret to): every file
+    # under the workspace is an output the secret tests grep.
+    report = ("--report", str(ws / "report"), "--logcat")
+    return main(
+        ["replay", "--json", str(ws / "out.json"), "--junit", str(ws / "out.xml"), *report, *args]
+    )
 
 
 # -- --tags ------------------------------------------------------------------------------------

@@ -77,7 +77,13 @@ def test_statuses_and_exit_code(run: RunResult) -> None:
 def test_json_carries_every_tool_with_its_location(run: RunResult) -> None:
     data = json.loads(json.dumps(run.to_json()))
 
-    assert (data["version"], data["exit_code"], data["device"]) == (1, 1, "emulator-5554")
+    assert (data["version"], data["exit_code"], data["device"]) == (
+        2,
+        1,
+        {"serial": "emulator-5554", "model": "sdk_gphone64_x86_64"},
+    )
+    assert data["trails"][0]["device"] == data["device"]
+    assert data["trails"][2]["device"] is None  # refused: it ran on no device
     failed = data["trails"][1]["steps"][0]
     assert failed["status"] == "failed"
     assert failed["failure"]["successful"] == ["launchApp", "tapOnElementBySelector"]
@@ -115,6 +121,10 @@ def test_junit_has_a_suite_per_trail_and_a_case_per_step(run: RunResult) -> None
         "assertVisibleWithText: text 'Nope' is not visible (waited 0.3s"
     )
     assert "ran before it: launchApp, tapOnElementBySelector" in (failure.text or "")
+    # One device: the names stay the trail's; the device is in the suite's properties.
+    properties = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
+    assert properties == {"device.serial": "emulator-5554", "device.model": "sdk_gphone64_x86_64"}
+    assert suites[2].find("properties") is None  # refused: it ran on no device
     refused = suites[2].find("testcase/failure")
     assert refused is not None
     assert refused.get("message") == "the trail was refused before it started"
@@ -149,7 +159,7 @@ def test_the_console_shows_the_failed_tool_and_what_ran_before(run: RunResult) -
         f"    skipped pressBack {path}:14:11 - not run: assertVisibleWithText failed",
         "      ran before assertVisibleWithText: launchApp, tapOnElementBySelector",
         "  skipped step 2 step 2 - not run: step 1 failed",
-        "trailblaze replay on emulator-5554: 4 trails: 1 passed, 1 failed, 1 refused, 1 skipped "
+        "trailblaze replay on emulator-5554 (sdk_gphone64_x86_64): 4 trails: 1 passed, 1 failed, 1 refused, 1 skipped "
         "(1 needs the AI runner)",
         "  steps: 2 passed, 1 failed, 2 skipped (1 need the AI runner)",
         "FAILED (exit 1)",

@@ -84,7 +84,7 @@ def test_a_skip_for_another_classifier_does_not_stop_the_trail(
     run = _replay(model, _unified(tmp_path, "{ios-iphone: iOS only problem, android-tablet: x}"))
 
     assert run.trails[0].status == "passed"
-    assert model.commands == ["pm list packages"]
+    assert model.commands == ["getprop ro.product.model", "pm list packages"]
 
 
 def test_per_device_files_run_only_on_their_platform_most_specific_first(
@@ -122,7 +122,7 @@ def test_per_device_files_run_only_on_their_platform_most_specific_first(
             "only",
         ),
     }
-    assert model.commands == ["pm list packages"]
+    assert model.commands == ["getprop ro.product.model", "pm list packages"]
 
 
 def test_another_form_factor_falls_back_to_the_android_file(
@@ -287,4 +287,4 @@ def test_a_legacy_recording_pinned_to_another_platforms_driver_is_not_replayed(
         ),
         ("passed", None),
     ]
-    assert model.commands == ["pm list packages"]
+    assert model.commands == ["getprop ro.product.model", "pm list packages"]

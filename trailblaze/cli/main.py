@@ -215,12 +215,20 @@ def _parser() -> argparse.ArgumentParser:
         "--device",
         action="append",
         default=[],
-        metavar="SERIAL",
-        help="adb serial; repeatable, trails spread over the devices "
+        metavar="SERIAL[,SERIAL...]",
+        help="adb serial; repeatable or comma-separated: every trail runs on each device "
         "(default: ANDROID_SERIAL, else the only one)",
     )
     replay.add_argument(
-        "--all-devices", action="store_true", help="replay on every ready device, in parallel"
+        "--all-devices",
+        action="store_true",
+        help="replay on every ready device, in parallel (every trail on each)",
+    )
+    replay.add_argument(
+        "--spread",
+        action="store_true",
+        help="with several devices, run each trail once on the next free device "
+        "instead of on every device",
     )
     replay.add_argument(
         "--arg",
@@ -237,6 +245,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
     replay.add_argument("--junit", type=Path, metavar="FILE", help="write the results as JUnit XML")
+    replay.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help="write DIR/index.html (one self-contained page, a screenshot after each step) "
+        "and DIR/summary.md",
+    )
+    replay.add_argument(
+        "--logcat", action="store_true", help="with --report: each trail's logcat slice"
+    )
+    replay.add_argument(
+        "--record-video",
+        action="store_true",
+        help="with --report: each trail's screen recording (screenrecord)",
+    )
     replay.add_argument(
         "--classifier",
         metavar="C",
@@ -434,12 +457,19 @@ def _lsp(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     # Imported here: the device code (and adbutils behind it) loads only for `replay`.
     from trailblaze.replay.command import run_command  # noqa: PLC0415
+    from trailblaze.replay.request import ReplayUsageError, device_serials  # noqa: PLC0415
     from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
 
+    try:
+        serials = device_serials(args.device)
+    except ReplayUsageError as exc:
+        print(f"trailblaze replay: {exc}", file=sys.stderr)
+        return 2
     request = ReplayRequest(
         trails=tuple(args.trails),
-        serials=tuple(args.device),
+        serials=serials,
         all_devices=args.all_devices,
+        spread=args.spread,
         args=tuple(args.arg),
         args_file=args.args_file,
         classifier=args.classifier,
@@ -449,5 +479,8 @@ def _replay(args: argparse.Namespace) -> int:
         memory=tuple(args.memory),
         secrets=tuple(args.secret),
         driver=args.driver,
+        report_dir=args.report,
+        logcat=args.logcat,
+        record_video=args.record_video,
     )
     return run_command(request, color=args.color)

@@ -284,6 +284,7 @@ def replay(
     *,
     device: list[str],
     all_devices: bool,
+    spread: bool,
     arg: list[str],
     args_file: str,
     classifier: str,
@@ -293,16 +294,25 @@ def replay(
     memory: list[str],
     secret: list[str],
     driver: str,
+    report: str = "",
+    logcat: bool = False,
+    record_video: bool = False,
 ) -> Verdict:
     from trailblaze.replay.command import EXIT_USAGE, run_command  # noqa: PLC0415
+    from trailblaze.replay.request import ReplayUsageError, device_serials  # noqa: PLC0415
     from trailblaze.replay.run import ReplayRequest  # noqa: PLC0415
 
     ws = workspace_of(root)
     layout = Layout(ws.scratch)
+    try:
+        serials = device_serials(device)
+    except ReplayUsageError as exc:
+        return TaskError(f"doit replay: {exc}")
     request = ReplayRequest(
         workspace=ws.root,
-        serials=tuple(device),
+        serials=serials,
         all_devices=all_devices,
+        spread=spread,
         args=tuple(arg),
         args_file=Path(args_file) if args_file else None,
         classifier=classifier or None,
@@ -312,6 +322,9 @@ def replay(
         memory=tuple(memory),
         secrets=tuple(secret),
         driver=driver or None,
+        report_dir=Path(report) if report else None,
+        logcat=logcat,
+        record_video=record_video,
     )
     code = run_command(request, prog="doit replay", out=sys.stdout)
     if code == EXIT_USAGE:

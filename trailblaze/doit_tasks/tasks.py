@@ -122,6 +122,10 @@ def _option(name: str, text: str, kind: type = str, *, long: str | None = None) 
     return option
 
 
+def _switch(name: str, text: str, long: str | None = None) -> dict[str, Any]:
+    return {"name": name, "long": long or name, "type": bool, "default": False, "help": text}
+
+
 def check_task(workspace: str | Path | None = None) -> Iterator[dict[str, Any]]:
     """The `check` tasks of a workspace: `check:run` does the work, `check` tells.
 
@@ -309,7 +313,7 @@ def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
     """The `replay` task dict: replay the workspace's trails on an Android device.
 
     Its own target, never a dependency of `check`, and never up to date (a device run is not a
-    build product). `doit replay --device SERIAL --arg=NAME=VALUE --args-file FILE --classifier C --json FILE
+    build product). `doit replay --device SERIAL[,SERIAL] --spread --arg=NAME=VALUE --args-file FILE --classifier C --json FILE
     --junit FILE` (with doit, `--arg=` takes its `=`: doit reads a bare `NAME=VALUE` as its own
     variable); the results go to the scratch dir's replay.json and replay-junit.xml unless
     named. The device code (and adbutils) is imported only when the task runs.
@@ -320,7 +324,8 @@ def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
         "params": [
             _option(
                 "device",
-                "adb serial; repeatable (default: ANDROID_SERIAL, else the only one)",
+                "adb serial; repeatable or comma-separated: every trail runs on each device "
+                "(default: ANDROID_SERIAL, else the only one)",
                 list,
             ),
             {
@@ -328,7 +333,14 @@ def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
                 "long": "all-devices",
                 "type": bool,
                 "default": False,
-                "help": "replay on every ready device, in parallel",
+                "help": "replay on every ready device, in parallel (every trail on each)",
+            },
+            {
+                "name": "spread",
+                "long": "spread",
+                "type": bool,
+                "default": False,
+                "help": "with several devices, run each trail once on the next free device",
             },
             _option(
                 "arg",
@@ -353,6 +365,9 @@ def replay_task(workspace: str | Path | None = None) -> dict[str, Any]:
                 list,
             ),
             _option("driver", "android-ondevice-accessibility or -instrumentation (over pins)"),
+            _option("report", "DIR: index.html (screenshots inline) and summary.md"),
+            _switch("logcat", "with --report: each trail's logcat slice"),
+            _switch("record_video", "with --report: each trail's screen recording", "record-video"),
         ],
         "uptodate": [False],
         "verbosity": 2,

@@ -14,7 +14,7 @@ from typing import IO
 from rich.console import Console
 
 from trailblaze.replay.context import ReplayOptions
-from trailblaze.replay.render import render_summary, render_trail, run_interruptible
+from trailblaze.replay.render import escape, render_summary, render_trail, run_interruptible
 from trailblaze.replay.results import RunResult
 from trailblaze.replay.run import ReplayRequest, ReplayUsageError, replay
 from trailblaze.report.console import make_console
@@ -59,7 +59,10 @@ def run_command(
 def _written(console: Console, request: ReplayRequest) -> None:
     for path in (request.json_path, request.junit_path):
         if path is not None:
-            console.print(f"  wrote {_shown(path)}")
+            console.print(f"  wrote {escape(_shown(path))}")
+    if request.report_dir is not None:
+        for name in ("index.html", "summary.md"):
+            console.print(f"  wrote {escape(_shown(request.report_dir / name))}")
 
 
 def _shown(path: Path) -> str:

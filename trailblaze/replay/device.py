@@ -150,6 +150,11 @@ class Device(Protocol):
         """Screen (width, height) in pixels, as ``wm size`` reports it."""
         ...
 
+    def product_model(self) -> str | None:
+        """The device's model (``ro.product.model``), printable and cut short; None when it
+        does not say."""
+        ...
+
     def is_keyboard_shown(self) -> bool:
         """Whether the soft keyboard (IME) is showing."""
         ...
@@ -184,6 +189,10 @@ class Device(Protocol):
 
     def write_file(self, path: str, data: bytes) -> None:
         """Write ``data`` at ``path`` on the device (adb push): it replaces a file there."""
+        ...
+
+    def read_file(self, path: str) -> bytes:
+        """The bytes of the device file at ``path`` (adb pull; bounded by the transport)."""
         ...
 
     def scan_media(self, path: str) -> None:
@@ -230,6 +239,8 @@ EXTRA_FLAGS = frozenset({"--es", "--ez", "--ei", "--el", "--ef", "--ed", "--eu"}
 #: Where screenshots are written before being pulled (next to the dumps).
 SCREENSHOT_PATH = "/data/local/tmp/trailblaze-screen.png"
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+#: The longest device model name kept.
+MODEL_LIMIT = 80
 
 
 def encode_input_text(text: str) -> str:
@@ -448,6 +459,16 @@ class ShellDevice(abc.ABC):
             raise DeviceError(f"{self.serial}: unexpected `wm size` output: {_excerpt(output)}")
         return size
 
+    def product_model(self) -> str | None:
+        result = self._run(["getprop", "ro.product.model"])
+        if result.returncode != 0:
+            return None
+        # A device (or a peer posing as one) may answer anything: its first line, looked at
+        # only as far as the limit, escaped.
+        line = result.output.lstrip()[: MODEL_LIMIT + 1].partition("\n")[0].strip()
+        model = printable(line[:MODEL_LIMIT]) + ("…" if len(line) > MODEL_LIMIT else "")
+        return model or None
+
     def is_keyboard_shown(self) -> bool:
         return "mInputShown=true" in self._check(["dumpsys", "input_method"])
 
@@ -495,6 +516,11 @@ class ShellDevice(abc.ABC):
         if not path.startswith("/") or path.endswith("/") or "\x00" in path:
             raise UnsupportedInputError(f"invalid device file path {path!r}: not an absolute file")
         self._write_file(path, data)
+
+    def read_file(self, path: str) -> bytes:
+        if not path.startswith("/") or path.endswith("/") or "\x00" in path:
+            raise UnsupportedInputError(f"invalid device file path {path!r}: not an absolute file")
+        return self._read_file(path)
 
     def scan_media(self, path: str) -> None:
         uri = "file://" + path

@@ -15,7 +15,13 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.markup import escape as _markup
 
-from trailblaze.replay.results import RunResult, StepResult, ToolResult, TrailResult
+from trailblaze.replay.results import (
+    RunResult,
+    StepResult,
+    ToolResult,
+    TrailResult,
+    device_label,
+)
 from trailblaze.replay.timing import PHASES
 from trailblaze.report.escaping import printable
 
@@ -49,8 +55,8 @@ def render_trail(console: Console, trail: TrailResult, *, show_device: bool = Fa
     head = f"[{style}]{word}[/] {escape(trail.path)}"
     if trail.title:
         head += f" [dim]({escape(trail.title)})[/]"
-    if show_device and trail.device:
-        head += f" [dim]on {escape(trail.device)}[/]"
+    if show_device and trail.device_label:
+        head += f" [dim]on {escape(trail.device_label)}[/]"
     if trail.status in ("passed", "failed", "cancelled"):
         head += f" [dim]{trail.duration:.1f}s[/]"
     if trail.status == "skipped" and trail.reason:
@@ -118,17 +124,29 @@ def _skip_reasons(c: dict[str, Any]) -> str:
 
 def render_summary(console: Console, run: RunResult) -> None:
     c = run.counts()
-    device = f" on {escape(run.device)}" if run.device else ""
-    if len(run.devices) > 1:
-        device = f" on {len(run.devices)} devices ({escape(', '.join(run.devices))})"
+    labels = [device_label(serial, run.model_of(serial)) for serial in run.devices]
+    device, noun = (f" on {escape(labels[0])}" if labels else ""), "trail"
+    several = len(run.devices) > 1
+    if several:
+        how = "spread over them" if run.spread else "every trail on each"
+        device = f" on {len(run.devices)} devices ({escape(', '.join(labels))}), {how}"
+        noun = "trail" if run.spread else "trail run"
     console.print(
-        f"[bold]trailblaze replay[/]{device}: {_count(c['trails'], 'trail')}: "
+        f"[bold]trailblaze replay[/]{device}: {_count(c['trails'], noun)}: "
         f"{c['trails_passed']} passed, "
         f"{c['trails_failed']} failed, {c['trails_refused']} refused, "
         f"{c['trails_skipped']} skipped{_skip_reasons(c)}"
         + (f", {c['trails_cancelled']} cancelled" if c["trails_cancelled"] else "")
         + (f"; {c['trails_left_out']} left out by --tags" if c["trails_left_out"] else "")
     )
+    if several:
+        for label, counts in zip(labels, run.device_counts().values(), strict=True):
+            ran = sum(counts.values())
+            console.print(
+                f"  {escape(label)}: {_count(ran, 'trail')}: {counts['passed']} passed, "
+                f"{counts['failed']} failed, {counts['skipped']} not run"
+                + (f", {counts['cancelled']} cancelled" if counts["cancelled"] else "")
+            )
     console.print(
         f"  steps: {c['steps_passed']} passed, {c['steps_failed']} failed, "
         f"{c['steps_skipped']} skipped ({c['steps_needing_ai']} need the AI runner)"

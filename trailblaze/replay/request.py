@@ -35,6 +35,9 @@ class ReplayRequest:
     """The devices (``--device``, repeatable); default ``ANDROID_SERIAL``, else the only one."""
     all_devices: bool = False
     """Replay on every ready device (``--all-devices``), with ``serials`` or without."""
+    spread: bool = False
+    """Spread the trails over the devices, each trail once (``--spread``); by default every
+    trail runs on every device."""
     args: tuple[str, ...] = ()
     """``NAME=VALUE`` trail arguments (``--arg``); each wins over the args file's value."""
     args_file: Path | None = None
@@ -51,6 +54,24 @@ class ReplayRequest:
     """``--driver``: overrides every trail's pin."""
     json_path: Path | None = None
     junit_path: Path | None = None
+    report_dir: Path | None = None
+    """``--report DIR``: ``index.html``, ``summary.md`` and the screenshots of each step."""
+    logcat: bool = False
+    """``--logcat``: each trail's logcat slice in the report."""
+    record_video: bool = False
+    """``--record-video``: each trail's ``screenrecord`` in the report."""
+
+
+def device_serials(values: Sequence[str]) -> tuple[str, ...]:
+    """``--device`` values, repeated or comma-separated (``--device a,b``), in order, once each."""
+    serials: dict[str, None] = {}
+    for value in values:
+        for part in value.split(","):
+            serial = part.strip()
+            if not serial:
+                raise ReplayUsageError(f"--device {value!r}: an empty serial")
+            serials[serial] = None
+    return tuple(serials)
 
 
 def parse_arg_values(values: Sequence[str]) -> dict[str, Given]:

@@ -21,7 +21,9 @@ from trailblaze.report.escaping import xml_text
 
 Status = Literal["passed", "failed", "skipped", "cancelled"]
 TrailStatus = Literal["passed", "failed", "refused", "skipped", "cancelled"]
-JSON_VERSION = 1
+JSON_VERSION = 2
+"""2: a run's and a trail's ``device`` is ``{serial, model}`` (was the serial), ``mode`` and
+``device_counts`` were added: with several devices every trail runs on each (fan-out)."""
 
 NEEDS_AI = "needs the AI runner"
 NO_ANDROID = "no Android recording"
@@ -34,6 +36,32 @@ def no_android_platforms(reason: str | None) -> tuple[str, ...]:
         return ()
     inside = reason[len(NO_ANDROID) + 2 :].split(")", 1)[0]
     return tuple(p.strip() for p in inside.split(",") if p.strip())
+
+
+ArtifactKind = Literal["screenshot", "logcat", "video"]
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """What ``--report`` kept of a step or a trail: a file in the report directory, or why not."""
+
+    kind: ArtifactKind
+    label: str
+    """What it shows: ``after step 2``, ``at the failure``, ``logcat``, ``screen recording``."""
+    file: str | None = None
+    """Its path relative to the report directory (POSIX); None when there is none."""
+    error: str | None = None
+    """Why there is none (``no screenshot: ...``); never a failed trail."""
+    size: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "file": self.file,
+            "error": self.error,
+            "size": self.size,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +140,8 @@ class StepResult:
     reason: str | None = None
     """Why the step was skipped or cancelled."""
     failure: Failure | None = None
+    artifacts: tuple[Artifact, ...] = ()
+    """The screenshot ``--report`` took after the step (at the failure, for a failed one)."""
 
     @property
     def label(self) -> str:
@@ -143,6 +173,7 @@ class StepResult:
             "no_android": self.no_android,
             "failure": self.failure.to_json() if self.failure else None,
             "tools": [tool.to_json() for tool in self.tools],
+            "artifacts": [artifact.to_json() for artifact in self.artifacts],
         }
 
 
@@ -158,9 +189,18 @@ class TrailResult:
     findings: tuple[str, ...] = ()
     """Why the trail was refused: the parse gate's and the runIf validator's messages."""
     device: str | None = None
-    """The serial of the device it ran on (None when it did not run)."""
+    """The serial of the device it ran on, or was to run on (None when no device was its)."""
+    device_model: str | None = None
+    """That device's model (``ro.product.model``; None when it does not say)."""
     driver: str | None = None
     """The driver it replayed with (``drivers``; None when it did not run)."""
+    artifacts: tuple[Artifact, ...] = ()
+    """Its logcat slice and screen recording under ``--report`` (``--logcat``, ``--record-video``)."""
+
+    @property
+    def device_label(self) -> str | None:
+        """``serial (model)``, the serial alone without a model, None without a device."""
+        return device_label(self.device, self.device_model) if self.device else None
 
     @property
     def platforms(self) -> tuple[str, ...]:
@@ -174,7 +214,7 @@ class TrailResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
-            "device": self.device,
+            "device": device_json(self.device, self.device_model) if self.device else None,
             "driver": self.driver,
             "title": self.title,
             "trailmap": self.trailmap,
@@ -183,19 +223,48 @@ class TrailResult:
             "duration": round(self.duration, 4),
             "findings": list(self.findings),
             "steps": [step.to_json() for step in self.steps],
+            "artifacts": [artifact.to_json() for artifact in self.artifacts],
         }
+
+
+def device_label(serial: str, model: str | None) -> str:
+    """How a device is named to people: ``serial (model)``, or the serial alone."""
+    return f"{serial} ({model})" if model else serial
+
+
+def device_json(serial: str, model: str | None) -> dict[str, Any]:
+    return {"serial": serial, "model": model}
 
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
     trails: tuple[TrailResult, ...]
+    """One entry per trail and device it ran on (fan-out), or per trail (``--spread``); a
+    trail that no device ran (refused, skipped before the run) has one entry, no device."""
     device: str | None = None
     """The one device of the run (None with several: see ``devices``)."""
     duration: float = 0.0
     cancelled: bool = False
     devices: tuple[str, ...] = ()
+    device_models: Mapping[str, str | None] = field(default_factory=dict)
+    """Each device's model by serial (None, or absent, when the device does not say)."""
+    spread: bool = False
+    """The trails were spread over the devices (``--spread``), not run on each."""
     left_out: tuple[str, ...] = ()
     """The trails ``--tags`` left out: not run, and neither failed nor skipped."""
+
+    def model_of(self, serial: str) -> str | None:
+        return self.device_models.get(serial)
+
+    def device_counts(self) -> dict[str, dict[str, int]]:
+        """Per device (by serial, in run order): how many of its runs ended in each status."""
+        out: dict[str, dict[str, int]] = {}
+        for serial in self.devices:
+            statuses = Counter(t.status for t in self.trails if t.device == serial)
+            out[serial] = {
+                k: statuses.get(k, 0) for k in ("passed", "failed", "skipped", "cancelled")
+            }
+        return out
 
     def phases(self) -> dict[Phase, float]:
         """Seconds per phase over every tool run (top-level calls; nested ones are inside)."""
@@ -239,8 +308,10 @@ class RunResult:
         return {
             "version": JSON_VERSION,
             "exit_code": self.exit_code,
-            "device": self.device,
-            "devices": list(self.devices),
+            "mode": "spread" if self.spread else "fan-out",
+            "device": device_json(self.device, self.model_of(self.device)) if self.device else None,
+            "devices": [device_json(s, self.model_of(s)) for s in self.devices],
+            "device_counts": self.device_counts(),
             "cancelled": self.cancelled,
             "duration": round(self.duration, 4),
             "counts": self.counts(),
@@ -254,13 +325,25 @@ class RunResult:
 
 
 def junit_xml(run: RunResult) -> str:
-    """One ``<testsuite>`` per trail, one ``<testcase>`` per step (the shape CI servers read)."""
+    """One ``<testsuite>`` per trail and device, one ``<testcase>`` per step (the shape CI
+    servers read). With several devices the device is in every name and class name (a CI server
+    tells the phone's run from the tablet's); its serial and model are properties always."""
     root = ET.Element("testsuites", name="trailblaze replay", time=_seconds(run.duration))
     totals = Counter[str]()
+    several = len(run.devices) > 1
     for trail in run.trails:
-        suite = ET.SubElement(root, "testsuite", name=trail.path, time=_seconds(trail.duration))
+        name = trail.path
+        if several and trail.device_label:
+            name = f"{trail.path} on {trail.device_label}"
+        suite = ET.SubElement(root, "testsuite", name=name, time=_seconds(trail.duration))
+        if trail.device:
+            properties = ET.SubElement(suite, "properties")
+            ET.SubElement(properties, "property", name="device.serial", value=trail.device)
+            ET.SubElement(
+                properties, "property", name="device.model", value=trail.device_model or ""
+            )
         counts = Counter[str]()
-        for case in _cases(trail):
+        for case in _cases(trail, device=trail.device if several else None):
             suite.append(case)
             counts["tests"] += 1
             for outcome in ("failure", "error", "skipped"):
@@ -283,8 +366,10 @@ def junit_xml(run: RunResult) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + document + "\n"
 
 
-def _cases(trail: TrailResult) -> list[ET.Element]:
+def _cases(trail: TrailResult, *, device: str | None) -> list[ET.Element]:
     classname = trail.path.removesuffix(".yaml").replace("/", ".")
+    if device is not None:
+        classname += f" [{device}]"
     if trail.status == "refused":
         case = ET.Element("testcase", name="parse gate", classname=classname, time="0")
         failure = ET.SubElement(case, "failure", message="the trail was refused before it started")

@@ -8,13 +8,15 @@ bind is refused, as Trailblaze refuses it) and reports everything that will not 
 a device is looked for.
 Then it makes sure an adb server runs (``adb.ensure_server``: one it had to start is stopped
 when the run ends), connects to the devices (``adb``, imported only here and only when
-something will run), spreads the trails over them (``devicepool``: one worker per device, one
-trail per device at a time, ``trailrun`` per trail) and returns one ``RunResult`` with the
-trails in plan order.
+something will run), runs every trail on every device (``devicepool.fan_out``: one worker
+per device, one trail per device at a time, ``trailrun`` per trail), or each trail once on the
+next free device with ``--spread`` (``devicepool.spread``), and returns one ``RunResult`` with
+the trails in plan order (then device order), each carrying its device's serial and model.
 
 Usage problems raise ``ReplayUsageError`` (``request``) before anything is sent to a device. A
-lost device stops taking trails: the trail it ran is its only cost; when no device is left,
-the remaining trails are reported as not run.
+lost device stops: fanned out, its remaining trails are reported as not run on it and the
+others go on; spread, the trail it ran is its only cost, and when no device is left, the
+remaining trails are reported as not run.
 """
 
 from __future__ import annotations
@@ -25,18 +27,21 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 from trailblaze.fsutil import write_named
 from trailblaze.options import env_milliseconds
 from trailblaze.redaction import Secrets
 from trailblaze.replay.context import ReplayOptions
 from trailblaze.replay.device import Device, DeviceLostError, DeviceSelectionError
-from trailblaze.replay.devicepool import QueuedTrail, Report, spread
+from trailblaze.replay.devicepool import QueuedTrail, Report, fan_out, spread
 from trailblaze.replay.drivers import parse_driver, with_driver
 from trailblaze.replay.flags import RunFlags, select_by_tags
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import PlanError, classifier_chain, prefer_most_specific
 from trailblaze.replay.preflight import refuse_unreplayable
+from trailblaze.replay.report.capture import Capture, ReportOptions
+from trailblaze.replay.report.output import prepare, write_report
 from trailblaze.replay.request import (
     ReplayRequest,
     ReplayUsageError,
@@ -71,7 +76,8 @@ def replay(
     """Replay the requested trails; ``device``/``devices`` skip the adb connection (tests).
 
     Everything that will not run (refused by the parse gate, skipped) is reported through
-    ``on_trail`` before a device is looked for; the rest is spread over the devices.
+    ``on_trail`` before a device is looked for; the rest runs on the devices (each on every
+    device, or spread over them).
     """
     env = os.environ if env is None else env
     # The replay's switches, read before anything is planned or sent to a device: a value they
@@ -118,6 +124,7 @@ def _replay_with(
         cancel=cancel or threading.Event(),
         env=env,
         hooks=hooks,
+        capture=_capture(request, flags.secrets),
         secrets=flags.secrets,
     )
     args = given_args(request.args, request.args_file)
@@ -128,23 +135,39 @@ def _replay_with(
     )
     sources = TrailmapSources(found.workspace, found.scanned, load_catalog(), flags.script_env(env))
     given = list(devices) if devices is not None else [device] if device is not None else []
+    files: dict[str, Path] = {}
     try:
-        report, used, left_out = _replay(
+        report, models, left_out = _replay(
             request, found, sources, chain=chain, args=args, settings=settings, given=given,
-            on_trail=on_trail, flags=flags, driver=driver,
+            on_trail=on_trail, flags=flags, driver=driver, files=files,
         )  # fmt: skip
     finally:
         sources.close()
+    used = tuple(models)
     run = RunResult(
         trails=report.results(),
         device=used[0] if len(used) == 1 else None,
         duration=time.monotonic() - started,
         cancelled=settings.cancel.is_set(),
-        devices=tuple(used),
+        devices=used,
+        device_models=models,
+        spread=request.spread,
         left_out=left_out,
     )
-    _write_outputs(run, request, flags.secrets)
+    _write_outputs(run, request, flags.secrets, files)
     return run
+
+
+def _capture(request: ReplayRequest, secrets: Secrets) -> Capture | None:
+    """The report directory, checked before anything is planned or sent to a device."""
+    if request.report_dir is None:
+        wanted = [f for f, on in (("--logcat", request.logcat),
+                                  ("--record-video", request.record_video)) if on]  # fmt: skip
+        if wanted:
+            raise ReplayUsageError(f"{' and '.join(wanted)} need --report DIR to write into")
+        return None
+    prepare(request.report_dir)
+    return Capture(ReportOptions(request.report_dir, request.logcat, request.record_video), secrets)
 
 
 def _replay(
@@ -159,14 +182,16 @@ def _replay(
     on_trail: Callable[[TrailResult], None] | None,
     flags: RunFlags,
     driver: str | None,
-) -> tuple[Report, list[str], tuple[str, ...]]:
-    """Plan, report what will not run, then run the rest; the report, the serials used and
-    the trails ``--tags`` left out."""
+    files: dict[str, Path],
+) -> tuple[Report, dict[str, str | None], tuple[str, ...]]:
+    """Plan, report what will not run, then run the rest; the report, the devices used
+    (their models by serial, in the run's order) and the trails ``--tags`` left out."""
     plans = [
         plan_file(found.workspace, path, chain, args, ships_runif=sources.ships_runif)
         for path in found.files
     ]
     plans = prefer_most_specific(plans, chain)
+    files.update((p.path, p.file) for p in plans if p.file is not None)  # the report's snippets
     check_args(args, plans)
     selected = select_by_tags(plans, flags.tags)
     plans = [flags.seed(with_driver(p, driver, chain)) for p in selected.plans]
@@ -174,21 +199,21 @@ def _replay(
     plans = [
         refuse_unreplayable(p, sources.get(p), chain, policy) if p.runnable else p for p in plans
     ]
-    report = Report(len(plans), on_trail)
+    report = Report(on_trail)
     for i, plan in enumerate(plans):
         if not plan.runnable:
             report.put(i, run_trail(plan, None, sources.get(plan), settings))
     work = [
         QueuedTrail(i, plan, sources.get(plan)) for i, plan in enumerate(plans) if plan.runnable
     ]
-    used = [d.serial for d in given]
+    pool = spread if request.spread else fan_out
+    models: dict[str, str | None] = {d.serial: None for d in given}
     if work and given:
-        spread(work, given, report, settings)
+        models = pool(work, given, report, settings)
     elif work:
         with _connection(request, settings) as connected:
-            used = [d.serial for d in connected]
-            spread(work, connected, report, settings)
-    return report, used, selected.left_out
+            models = pool(work, connected, report, settings)
+    return report, models, selected.left_out
 
 
 @contextmanager
@@ -231,7 +256,9 @@ def _connection(request: ReplayRequest, settings: RunSettings) -> Iterator[list[
         server.stop()
 
 
-def _write_outputs(run: RunResult, request: ReplayRequest, secrets: Secrets) -> None:
+def _write_outputs(
+    run: RunResult, request: ReplayRequest, secrets: Secrets, files: dict[str, Path]
+) -> None:
     """Every file a replay writes: each text goes through the run's redaction (the results
     are redacted already; this holds for whatever a writer adds)."""
     import json  # noqa: PLC0415
@@ -248,3 +275,9 @@ def _write_outputs(run: RunResult, request: ReplayRequest, secrets: Secrets) -> 
             write_named(path, secrets.redact(text))
         except OSError as exc:
             raise ReplayUsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if request.report_dir is not None:
+        try:
+            write_report(run, request.report_dir, files, secrets)
+        except OSError as exc:
+            where = exc.filename or request.report_dir
+            raise ReplayUsageError(f"cannot write {where}: {exc.strerror or exc}") from None

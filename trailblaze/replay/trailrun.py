@@ -21,7 +21,8 @@ from trailblaze.replay.device import Device
 from trailblaze.replay.engine import Runner
 from trailblaze.replay.invocation import Hooks
 from trailblaze.replay.plan import TrailPlan
-from trailblaze.replay.results import Status, StepResult, TrailResult, TrailStatus
+from trailblaze.replay.report.capture import Capture, TrailCapture
+from trailblaze.replay.results import Artifact, Status, StepResult, TrailResult, TrailStatus
 from trailblaze.replay.toolsource import ToolSource
 
 
@@ -33,6 +34,8 @@ class RunSettings:
     cancel: threading.Event
     env: Mapping[str, str]
     hooks: Hooks | None = None
+    capture: Capture | None = None
+    """``--report``: screenshots after each step, the logcat slice and screen recording."""
     secrets: Secrets = field(default_factory=Secrets)
     """The run's ``--secret`` values: every result is redacted with them as it is made."""
 
@@ -90,6 +93,35 @@ def _run_trail(
         driver=plan.driver,
     )  # fmt: skip
     started = time.monotonic()
+    session = settings.capture.trail(plan.path, device) if settings.capture else None
+    artifacts: tuple[Artifact, ...] = ()
+    if session is not None:
+        session.start()
+    try:
+        steps = _run_steps(plan, runner, session)
+    finally:
+        # Also when a step raised or the run was cancelled: a recording is stopped and pulled.
+        if session is not None:
+            artifacts = session.finish()
+    statuses = {s.status for s in steps}
+    status: TrailStatus = (
+        "failed" if "failed" in statuses
+        else "cancelled" if "cancelled" in statuses
+        else "passed"
+    )  # fmt: skip
+    return TrailResult(
+        path=plan.path,
+        status=status,
+        title=title,
+        trailmap=target,
+        steps=tuple(steps),
+        duration=time.monotonic() - started,
+        driver=plan.driver,
+        artifacts=artifacts,
+    )
+
+
+def _run_steps(plan: TrailPlan, runner: Runner, session: TrailCapture | None) -> list[StepResult]:
     steps: list[StepResult] = []
     stop: tuple[Status, str] | None = None  # (status, reason) for the steps after a stop
     for sp in plan.steps:
@@ -119,7 +151,7 @@ def _run_trail(
             failure=outcome.failure,
         )
         if outcome.failure is not None:
-            steps.append(replace(result, status="failed"))
+            result = replace(result, status="failed")
             if outcome.failure.kind == "fatal":
                 stop = ("skipped", "not run: the device was lost")
             elif step.kind == "trailhead":
@@ -127,22 +159,11 @@ def _run_trail(
             else:
                 stop = ("skipped", f"not run: {result.label} failed")
         elif outcome.cancelled:
-            steps.append(replace(result, status="cancelled", reason="cancelled"))
+            result = replace(result, status="cancelled", reason="cancelled")
             stop = ("cancelled", "cancelled")
         else:
-            steps.append(replace(result, status="passed"))
-    statuses = {s.status for s in steps}
-    status: TrailStatus = (
-        "failed" if "failed" in statuses
-        else "cancelled" if "cancelled" in statuses
-        else "passed"
-    )  # fmt: skip
-    return TrailResult(
-        path=plan.path,
-        status=status,
-        title=title,
-        trailmap=target,
-        steps=tuple(steps),
-        duration=time.monotonic() - started,
-        driver=plan.driver,
-    )
+            result = replace(result, status="passed")
+        if session is not None:
+            result = replace(result, artifacts=session.after_step(result))
+        steps.append(result)
+    return steps
