@@ -344,7 +344,8 @@ def _diagnostic(file: Path, item: dict[str, Any]) -> Diagnostic:
     try:
         start = item["range"]["start"]
         line, character = int(start["line"]), int(start["character"])
-        code = item.get("code")
+        # The compiler's own code (a number here, `TS` and the number in its printed output).
+        number = int(item["code"])
         lines = str(item["message"]).split("\n")
     except (KeyError, TypeError, ValueError) as exc:
         raise WarmError(f"the warm compiler sent a diagnostic without {exc}") from exc
@@ -352,8 +353,9 @@ def _diagnostic(file: Path, item: dict[str, Any]) -> Diagnostic:
     for more in lines[1:]:
         if more.strip():
             message = f"{message} {more.strip()}"
+    tsc_code = "TS" + str(number)
     return Diagnostic(
-        file=file, line=line + 1, column=character + 1, code=f"TS{code}", message=message
+        file=file, line=line + 1, column=character + 1, code=tsc_code, message=message
     )
 
 
