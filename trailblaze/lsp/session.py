@@ -47,6 +47,7 @@ from trailblaze.workspace import (
     NESTED_TSCONFIG,
     TOOL_DIRS,
     Scan,
+    TrailmapDir,
     Workspace,
     scan_trailmaps,
 )
@@ -99,10 +100,14 @@ class Session:
             if phase is None or stamp != self._phase_stamp:
                 phase = self._new_phase()
             data = text.encode("utf-8", "surrogateescape")
+            listing = self._listing
             scoped = check_scope(
                 Scope(self.ws, files=(Path(file),)),
                 self.options,
                 run=partial(run_check, texts={file: data}, phase=phase),
+                # The trailmaps as the kept listing found them (its directories as they were
+                # when the stamp above was taken), or scanned again.
+                trailmaps=listing.trailmaps if listing is not None else None,
             )
             self.runs += 1
             findings = scoped.report.findings
@@ -186,7 +191,9 @@ class Session:
             dirs.extend(_walked(trailmap.path))
         before = [(d, _dir_stamp(d)) for d in dirs]
         files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
-        self._listing = _Listing(tuple(before), files) if _trusted(before, files) else None
+        self._listing = (
+            _Listing(tuple(before), files, trailmaps) if _trusted(before, files) else None
+        )
         return files
 
 
@@ -196,6 +203,7 @@ class _Listing:
 
     dirs: tuple[tuple[str, tuple[int, int] | None], ...]
     files: list[str]
+    trailmaps: tuple[TrailmapDir, ...]
 
 
 LISTING_MARGIN_NS = 2_000_000_000
