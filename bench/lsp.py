@@ -13,10 +13,17 @@ the `publishDiagnostics` of that version is read. Nothing is debounced in the se
 
 The edits change the argument of one `inputText` call: a new text (clean), a misspelled key
 (TS2561), a list for the string (TS2322), so that the verdict changes on most edits. The first
-half of the edits are texts never seen before: each one runs the check's pipeline and compiles
-its trail's new module. The second half repeat texts of the first half in another order: a text
-already checked is answered from the server's verdict per text. The table says which share is
-which, and gives each part's median and 95th percentile apart from the whole.
+half of the edits are texts never seen before: each one runs the check's pipeline for the file
+(with the workspace's stages kept, `check/phase.py`) and compiles its trail's new module in the
+warm compiler (`check/typegate/warm.py`). The second half repeat texts of the first half in
+another order: a text already checked is answered from the server's verdict per text. The
+table says which share is which, and gives each part's median and 95th percentile apart from
+the whole.
+
+Then, in this process, where a new text's time goes (`breakdown`): the same kind of edits
+through the server's `Session` (no JSON-RPC), each timed whole and in parts: the stamp of the
+inputs, the warm compile (the compiler's answer, its proof and mapping), and the rest of the
+pipeline (the parse, generation and write of the module, the state store, the report).
 """
 
 from __future__ import annotations
@@ -121,8 +128,11 @@ def measure(size: int, edits: int, work: Path) -> dict[str, Any]:
     by_kind = {
         kind: stats([s for k, s, _ in samples if k == kind]) for kind in ("new text", "text seen")
     }
+    # The floor first: it edits the module the server generated last (`tscwarm._EDITED`).
     warm = warm_compile(root, manifest.edit["trail"], edits)
+    parts = breakdown(root, trail, line_no, lines, edits // 2)
     return {
+        "parts": parts,
         "size": size,
         "warm_tsc": warm,
         "trailmaps": Spec(trails=size).targets,
@@ -133,6 +143,49 @@ def measure(size: int, edits: int, work: Path) -> dict[str, Any]:
         "all": stats([s for _, s, _ in samples]),
         **by_kind,
     }
+
+
+def breakdown(
+    root: Path, trail: Path, line_no: int, lines: list[str], edits: int
+) -> dict[str, Any]:
+    """Medians (ms) of the parts of `edits` new-text checks through an in-process session."""
+    from trailblaze.lsp.session import Session  # noqa: PLC0415
+    from trailblaze.workspace import find_workspace  # noqa: PLC0415
+
+    session = Session(find_workspace(root))
+    timed: dict[str, list[float]] = {"check": [], "stamp": [], "compile": []}
+
+    def timing(name: str, fn: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                timed[name].append(time.perf_counter() - started)
+
+        return run
+
+    session._stamp = timing("stamp", session._stamp)  # type: ignore[method-assign]
+    try:
+        session.check(trail, "\n".join(lines) + "\n")  # the first check: not measured
+        warm = session._warm
+        assert warm is not None
+        assert session._phase is not None
+        session._phase.compile = timing("compile", warm)
+        for values in timed.values():
+            values.clear()
+        for index, edit in enumerate(variants(lines[line_no], edits)):
+            edited = edit.replace("Bench edit", f"Bench part {index}")
+            changed = [*lines[:line_no], edited, *lines[line_no + 1 :]]
+            started = time.perf_counter()
+            verdict = session.check(trail, "\n".join(changed) + "\n")
+            timed["check"].append(time.perf_counter() - started)
+            assert verdict.compiled
+    finally:
+        session.close()
+    medians = {name: round(statistics.median(values) * 1000, 2) for name, values in timed.items()}
+    medians["rest"] = round(medians["check"] - medians["stamp"] - medians["compile"], 2)
+    return {"n": len(timed["check"]), **medians}
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -165,14 +218,27 @@ def markdown(results: list[dict[str, Any]]) -> str:
     out += [
         "",
         "- *new text*: a text the server has not checked: the check's pipeline runs for the",
-        "  file (`trailblaze check FILE`'s scope, in process) and compiles the trail's new module",
-        "  with the pinned tsc (a new process per compile).",
+        "  file (`trailblaze check FILE`'s scope, in process), its workspace stages kept from the",
+        "  first check (manifests, tool models, surfaces, the type gate's preparation), and the",
+        "  trail's new module is compiled by the warm compiler (`tsc --lsp` kept open, its",
+        "  answer proven by canaries in the module).",
         "- *text seen*: a text checked earlier in the session, with every input of the check as",
         "  it was: the server's verdict per text answers.",
         "- *warm tsc alone*: not the server: `tsc --lsp --stdio` (TypeScript 7.0.2) kept open on",
         "  the edited trail's generated module, one `didChange` and one diagnostics pull per edit",
-        "  (`bench/tscwarm.py`): what a compile costs in a warm compiler process, against the new",
-        "  process per compile the type gate starts today.",
+        "  (`bench/tscwarm.py`): what a compile costs in a warm compiler process, with nothing",
+        "  of ours around it.",
+        "",
+        "Where a new text's time goes (in process, no JSON-RPC; medians in ms):",
+        "",
+        "| trails | edits | check | inputs' stamp | warm compile | rest of the pipeline |",
+        "|---:|---:|---:|---:|---:|---:|",
+        *(
+            f"| {r['size']:,} | {r['parts']['n']} | {r['parts']['check']} | "
+            f"{r['parts']['stamp']} | {r['parts']['compile']} | {r['parts']['rest']} |"
+            for r in results
+            if r.get("parts")
+        ),
         "",
         "First check of the opened file (not in the table): "
         + ", ".join(f"{r['size']:,} trails {r['first_check_s']} s" for r in results)

@@ -68,6 +68,7 @@ TYPEGATE = (
     "preparation",
     "remoteverdicts",
     "orphans",
+    "warm",
     "gate",
     "tooltypes",
 )

@@ -25,6 +25,7 @@ a trail whose key is in the result cache costs no compiler work.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 from trailblaze.check.context import CheckContext, Progress, Timer
 from trailblaze.check.discover import Stats, discover
 from trailblaze.check.parse import Parser
+from trailblaze.check.phase import Stages, WorkspacePhase
 from trailblaze.check.report import Checked, report
 from trailblaze.check.resolve import resolve
 from trailblaze.check.rows import TrailRecord, TrailState
@@ -45,7 +47,7 @@ from trailblaze.state.reads import add_reads
 from trailblaze.state.scratch import Layout, prepare_scratch
 from trailblaze.state.store import STATS, Store
 from trailblaze.toolmodel.catalog import load_catalog
-from trailblaze.workspace import Scan, Workspace
+from trailblaze.workspace import Scan, Workspace, scan
 from trailblaze.yaml.schema import remembering
 
 
@@ -63,6 +65,7 @@ def run_check(
     found: Scan | None = None,
     stats: Stats | None = None,
     texts: Mapping[str, bytes] | None = None,
+    phase: WorkspacePhase | None = None,
 ) -> Report:
     """Check the workspace.
 
@@ -71,6 +74,8 @@ def run_check(
     files its compilers read beyond the inputs, when it could tell them as they were before
     the run (`typegate/reads.py`): the caller's no-op key covers them too. `texts` gives the
     content of trail files by path (`CheckContext.texts`: an editor's unsaved buffers).
+    `phase` keeps the workspace's stages for the next runs of a caller that knows their inputs
+    did not change (`phase.py`: the language server); the command line gives none.
     """
     # The run builds tens of thousands of long-lived objects (records, findings, statuses) and
     # no reference cycles worth collecting: the cyclic collector's passes over them cost a
@@ -89,22 +94,36 @@ def run_check(
                 progress=progress,
                 texts=texts or {},
             )
-            return _stages(ctx, found=found, stats=stats if stats is not None else {})
+            return _stages(ctx, found=found, stats=stats if stats is not None else {}, phase=phase)
 
 
-def _stages(ctx: CheckContext, *, found: Scan | None, stats: Stats) -> Report:
+def _stages(
+    ctx: CheckContext, *, found: Scan | None, stats: Stats, phase: WorkspacePhase | None
+) -> Report:
     """The stages, in order (see the module docstring)."""
     options = ctx.options
-    with remembering(ctx.store):
-        discovery = discover(ctx, found=found, stats=stats)
-        targets = resolve(ctx, discovery)
-        artifacts = write_artifacts(ctx, targets)
+    # A shard's discovery is about its trails: a kept one would be another shard's.
+    kept = phase.stages if phase is not None and options.shard is None else None
+    if kept is None:
+        with remembering(ctx.store):
+            discovery = discover(ctx, found=found, stats=stats)
+            targets = resolve(ctx, discovery)
+            artifacts = write_artifacts(ctx, targets)
+        if phase is not None:
+            phase.stages = Stages(discovery, targets, artifacts)
+    else:
+        # The trails of this run, with the workspace's trailmaps as the phase found them.
+        if found is None:
+            with ctx.timer.phase("scan"):
+                found = scan(ctx.ws)
+        discovery = dataclasses.replace(kept.discovery, whole=found, found=found, positions=())
+        targets, artifacts = kept.targets, kept.artifacts
 
     with ctx.timer.phase("state load"):
         state = TrailState.load(ctx.store)
     # Closed on every path: the gate holds the result cache open from the first trail offered.
     seen = stats if isinstance(stats, dict) else None  # the caller's, to be added to
-    gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs, seen=seen)
+    gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs, seen=seen, phase=phase)
     with contextlib.closing(gate):
         parser = Parser(ctx, targets)
         with ctx.timer.phase("trails"):

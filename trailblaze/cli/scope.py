@@ -28,6 +28,7 @@ from trailblaze.state.scratch import make_dir, prepare_scratch, write_scratch
 from trailblaze.workspace import (
     Scan,
     SettingsError,
+    TrailmapDir,
     Workspace,
     WorkspaceError,
     find_workspace,
@@ -290,14 +291,19 @@ def check_scope(
     stdin_text: str | None = None,
     stdin_name: str | None = None,
     tool_diagnostics: bool = True,
+    trailmaps: tuple[TrailmapDir, ...] | None = None,
 ) -> Scoped:
     """Run the check (`run` is `check.run.run_check`, taking `found=`) and limit its report.
 
-    `found` is the workspace's scan when the caller has just made it (not for trail files)."""
+    `found` is the workspace's scan when the caller has just made it (not for trail files);
+    `trailmaps` the workspace's trailmaps, for trail files, when the caller knows them as they
+    are now (`scan_trailmaps`: the language server's kept listing)."""
     ws = scope.workspace
     renamed: dict[str, str] = {}
     if scope.files or scope.stdin:
-        report, renamed = _check_files(scope, options, run, stdin_text, stdin_name)
+        report, renamed = _check_files(
+            scope, options, run, stdin_text, stdin_name, trailmaps=trailmaps
+        )
     else:
         report = run(ws, options, found=found if found is not None else scan(ws))
         if scope.trailmap is not None:
@@ -313,6 +319,8 @@ def _check_files(
     run: Callable[..., Report],
     stdin_text: str | None,
     stdin_name: str | None,
+    *,
+    trailmaps: tuple[TrailmapDir, ...] | None = None,
 ) -> tuple[Report, dict[str, str]]:
     from trailblaze.workspace import scan_trailmaps  # noqa: PLC0415
 
@@ -345,7 +353,8 @@ def _check_files(
         )
         paths.append(str(copy))
         renamed[ws.rel(copy)] = stdin_name or STDIN_LABEL
-    trailmaps, _ = scan_trailmaps(ws)
+    if trailmaps is None:
+        trailmaps, _ = scan_trailmaps(ws)
     # Trail files are checked for an editor or an agent: the trailmaps' unit tests are not
     # about them, and would cost every keystroke a bun run.
     report = run(

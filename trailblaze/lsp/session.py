@@ -8,6 +8,13 @@ every time: the imports, the catalog, the compiler found and its version, the st
 trail rows, the type gate's per-trail result cache (keyed by the generated module, so an edit
 that generates a module already checked compiles nothing) and the surfaces.
 
+The workspace's own stages (manifests, tool models, surfaces, the type gate's preparation) are
+kept too, for every file, in a `check.phase.WorkspacePhase`, while their inputs are as they
+were (every manifest and tool file, and every file the compiles read beyond them, by `os.stat`):
+a new text costs its own parse and compile only. The compile is made by a warm compiler
+(`check.typegate.warm`: TypeScript 7's language server, kept open, its answers proven by
+canaries); a change of the inputs starts a new phase and a new compiler.
+
 On top of it, a verdict per text: the findings of a text already checked, while every input of
 the check (the trailmaps' manifests and tool files, as `os.stat` sees them) is as it was, are
 given again without running the pipeline. An edit to a `tools/` file or a manifest changes
@@ -19,19 +26,31 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from trailblaze.check.phase import WorkspacePhase
 from trailblaze.check.run import run_check
+from trailblaze.check.typegate.warm import WarmCompiler
 from trailblaze.cli.scope import FILES_SCRATCH, Scope, check_scope
 from trailblaze.doit_tasks.uptodate import check_inputs
 from trailblaze.finding import Finding
 from trailblaze.lsp.toolinfo import ToolModel
 from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest, stamps_digest
-from trailblaze.workspace import Scan, Workspace, scan_trailmaps
+from trailblaze.state.scratch import Layout
+from trailblaze.workspace import (
+    EXCLUDED_DIRS,
+    NESTED_TSCONFIG,
+    TOOL_DIRS,
+    Scan,
+    TrailmapDir,
+    Workspace,
+    scan_trailmaps,
+)
 
 KEPT_VERDICTS = 512
 """Verdicts kept per workspace (the oldest go first): a few edits back and forth on many files."""
@@ -59,27 +78,45 @@ class Session:
         self._verdicts: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
         self._model: ToolModel | None = None
         self._lock = threading.Lock()
+        self._phase: WorkspacePhase | None = None
+        self._listing: _Listing | None = None
+        self._phase_stamp = ""
+        """The stamp of the inputs the phase was made with (`_stamp`)."""
+        self._warm: WarmCompiler | None = None
         self.runs = 0
+        self.phases_made = 0
 
     def check(self, path: Path, text: str) -> Verdict:
         """The findings of the trail at `path` if it held `text`."""
         with self._lock:
             file = self._file_of(path)
-            key = digest(file, text, self._inputs_stamp())
+            stamp = self._stamp(self._phase)
+            key = digest(file, text, stamp)
             kept = self._verdicts.get(key)
             if kept is not None:
                 self._verdicts.move_to_end(key)
                 return Verdict(kept, compiled=False)
+            phase = self._phase
+            if phase is None or stamp != self._phase_stamp:
+                phase = self._new_phase()
             data = text.encode("utf-8", "surrogateescape")
+            listing = self._listing
             scoped = check_scope(
                 Scope(self.ws, files=(Path(file),)),
                 self.options,
-                run=partial(run_check, texts={file: data}),
+                run=partial(run_check, texts={file: data}, phase=phase),
+                # The trailmaps as the kept listing found them (its directories as they were
+                # when the stamp above was taken), or scanned again.
+                trailmaps=listing.trailmaps if listing is not None else None,
             )
             self.runs += 1
             findings = scoped.report.findings
-            # Keyed by the inputs as the run left them: it may have written a surface.
-            self._verdicts[digest(file, text, self._inputs_stamp())] = findings
+            if phase is not self._phase:
+                # Stamped as the run left the inputs (it may have written a surface), with
+                # what its compiles read.
+                stamp = self._stamp(phase)
+                self._phase, self._phase_stamp = phase, stamp
+            self._verdicts[digest(file, text, stamp)] = findings
             while len(self._verdicts) > KEPT_VERDICTS:
                 self._verdicts.popitem(last=False)
             return Verdict(findings, compiled=True)
@@ -89,6 +126,21 @@ class Session:
         with self._lock:
             self._verdicts.clear()
             self._model = None
+            self._phase = None
+            if self._warm is not None:
+                self._warm.restart()
+
+    @property
+    def warm_starts(self) -> int:
+        """How many warm compiler processes the session started."""
+        return self._warm.starts if self._warm is not None else 0
+
+    def close(self) -> None:
+        """Stop the warm compiler (the server is exiting)."""
+        with self._lock:
+            if self._warm is not None:
+                self._warm.close()
+                self._warm = None
 
     def model(self) -> ToolModel:
         with self._lock:
@@ -108,7 +160,82 @@ class Session:
             return os.path.join(str(self.ws.root), real[len(root) :])
         return str(path)
 
-    def _inputs_stamp(self) -> str:
+    def _new_phase(self) -> WorkspacePhase:
+        """A phase for a first check, or for inputs that changed: then the warm compiler,
+        which read the old surfaces, is started again."""
+        self.phases_made += 1
+        if self._warm is None:
+            self._warm = WarmCompiler(Layout(self.ws.scratch / FILES_SCRATCH))
+        elif self._phase is not None:
+            self._warm.restart()
+        return WorkspacePhase(compile=self._warm)
+
+    def _stamp(self, phase: WorkspacePhase | None) -> str:
+        """The stamp of every input of the check (manifests, tool files), and of what the
+        phase's compiles read beyond them, as `os.stat` sees them now."""
+        extra = phase.stamp_paths() if phase is not None else []
+        return stamps_digest("lsp-inputs", [*self._input_files(), *extra], {})
+
+    def _input_files(self) -> list[str]:
+        """Every manifest and tool file of the workspace (`check_inputs`), walked again only
+        when one of the directories the walk lists has changed since (a file added, removed
+        or renamed in it changes its `st_mtime`): at 10,000 trails the walk costs more than
+        the rest of a keystroke's check."""
+        kept = self._listing
+        if kept is not None and all(_dir_stamp(d) == stamp for d, stamp in kept.dirs):
+            return kept.files
         trailmaps, _ = scan_trailmaps(self.ws)
+        dirs = [str(self.ws.trailmaps_dir)]
+        for trailmap in trailmaps:
+            dirs.append(str(trailmap.path))
+            dirs.extend(_walked(trailmap.path))
+        before = [(d, _dir_stamp(d)) for d in dirs]
         files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
-        return stamps_digest("lsp-inputs", files, {})
+        self._listing = (
+            _Listing(tuple(before), files, trailmaps) if _trusted(before, files) else None
+        )
+        return files
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """The input files as a walk listed them, and the directories it listed, as they were."""
+
+    dirs: tuple[tuple[str, tuple[int, int] | None], ...]
+    files: list[str]
+    trailmaps: tuple[TrailmapDir, ...]
+
+
+LISTING_MARGIN_NS = 2_000_000_000
+"""A directory changed less than this long before a walk may change again within the same
+tick of the file system's clock, its `st_mtime` unchanged: such a listing is not kept."""
+
+
+def _dir_stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns)
+
+
+def _walked(trailmap: Path) -> list[str]:
+    """The directories `workspace.tool_files` walks for a trailmap (the same exclusions)."""
+    found: list[str] = []
+    for sub in TOOL_DIRS:
+        base = trailmap / sub
+        if not base.is_dir():
+            continue
+        for dirpath, dirnames, _ in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d not in EXCLUDED_DIRS]
+            found.append(dirpath)
+    return found
+
+
+def _trusted(dirs: list[tuple[str, tuple[int, int] | None]], files: list[str]) -> bool:
+    """Whether a listing may be kept: no directory changed just now, and no nested tool
+    project (its dependency manifests are found by a module resolution, not by a walk)."""
+    if any(os.path.basename(f) == NESTED_TSCONFIG for f in files):
+        return False
+    recent = time.time_ns() - LISTING_MARGIN_NS
+    return all(stamp is not None and stamp[1] < recent for _, stamp in dirs)

@@ -20,6 +20,8 @@ Its rooms; each imports only rooms above it:
   surface keys, the surface check's verdicts);
 - `remoteverdicts`: the remote result cache's part in a run;
 - `orphans`: generated modules whose trail is gone;
+- `warm`: a compiler kept open between runs (TypeScript 7's `--lsp`, for the language server's
+  kept phase, `check.phase`), its answers proven by canaries in the module;
 - `gate`: the type gate stage of a check (`TypeGate`), which uses the others;
 - `tooltypes`: after a check, the types the compiler gives scripted tools, read from a probe
   beside a module surface (what `trailblaze check --show-typed-tools` lists).
@@ -35,11 +37,14 @@ Layout in the scratch directory (`typegate/`, named in `trailblaze.state.scratch
   its directory's path, from its own compile);
 - `trails/<trail path>.ts`: one generated module per trail, rewritten only when it changes;
 - `tsconfig.<pid>.<n>.json`: the files of one compiler run (only cache misses);
+- `tsconfig.json`: the project of the warm compiler (`warm.py`), the trails' modules with the
+  gate's options (written by the language server only);
 - `tooltypes-<random>/`: the probe of `--show-typed-tools` and its emitted declarations, for
   the length of one listing.
 
 No silent passes: every compiler run is proven (`proof.py`: the canary's error came back, the
-output is complete and every file was in the program); an unproven run, a diagnostic on a
+output is complete and every file was in the program; `warm.py`: the canaries' errors came
+back in the module's own answer); an unproven run, a diagnostic on a
 generated line that maps to no call, in a surface, an unresolved import, a syntax error, a
 timeout or a crash makes the affected trails an infrastructure problem, never a cached pass.
 """

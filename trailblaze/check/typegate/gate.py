@@ -25,7 +25,7 @@ from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trailblaze import codes
 from trailblaze.check.context import CheckContext
@@ -34,7 +34,7 @@ from trailblaze.check.rows import TrailRecord
 from trailblaze.check.typegate.compilation import compile_jobs
 from trailblaze.check.typegate.jobs import GateOutcome, GateResult, Job
 from trailblaze.check.typegate.orphans import modules_on_disk, remove_orphans
-from trailblaze.check.typegate.preparation import NoCompiler, prepare, tools_dirs
+from trailblaze.check.typegate.preparation import NoCompiler, Prepared, prepare, tools_dirs
 from trailblaze.check.typegate.reads import ReadFiles
 from trailblaze.check.typegate.remoteverdicts import RemoteVerdicts
 from trailblaze.check.typegate.settings import (
@@ -55,6 +55,9 @@ from trailblaze.toolchain.compilers import (
     Compiler,
     compiler_location,
 )
+
+if TYPE_CHECKING:
+    from trailblaze.check.phase import WorkspacePhase
 
 
 @dataclass
@@ -98,8 +101,11 @@ class TypeGate:
         *,
         trailmap_dirs: Mapping[str, Path],
         seen: dict[str, os.stat_result | None] | None = None,
+        phase: WorkspacePhase | None = None,
     ) -> None:
         self.ctx = ctx
+        self._phase = phase
+        """The caller's kept workspace phase: its preparation is reused, or made and kept."""
         self.root = ctx.ws.root
         self.layout = ctx.layout
         self.options = ctx.options
@@ -116,6 +122,7 @@ class TypeGate:
         self.stale: list[str] = []
         """Trails whose outcome came from the state but whose module must be generated again."""
         self._prepared = False
+        self._ready: Prepared | NoCompiler | None = None
         self._compiler: Compiler | None = None
         self._toolchain_error: str | None = None
         self._toolchain_failed: list[str] = []
@@ -153,13 +160,19 @@ class TypeGate:
         if self._prepared:
             return
         self._prepared = True
-        ready = prepare(
-            self.ctx,
-            self.targets,
-            tools=tools_dirs(self.trailmap_dirs, self.targets),
-            trailmap_dirs=self.trailmap_dirs,
-            timeout=self._timeout,
-        )
+        phase = self._phase
+        ready = phase.prepared if phase is not None else None
+        if ready is None:
+            ready = prepare(
+                self.ctx,
+                self.targets,
+                tools=tools_dirs(self.trailmap_dirs, self.targets),
+                trailmap_dirs=self.trailmap_dirs,
+                timeout=self._timeout,
+            )
+            if phase is not None:
+                phase.prepared = ready
+        self._ready = ready
         if isinstance(ready, NoCompiler):
             # One finding for the run (in `finish`), not the same install error per trail and
             # per tools directory.
@@ -367,6 +380,16 @@ class TypeGate:
         assert self._compiler is not None
         self._jobs.extend(batch)
         self.collected.stats["batches"].append(len(batch))
+        if self._phase is not None and self._phase.compile is not None:
+            # A warm compiler answers in milliseconds, on a thread of its own: no thread of
+            # ours is started to wait for it.
+            done: Future[GateResult] = Future()
+            try:
+                done.set_result(self._compile(batch, parsing))
+            except BaseException as exc:  # raised again by `finish`, as a batch's would be
+                done.set_exception(exc)
+            self._batches.append(done)
+            return
         self._batches.append(self._compiling.submit(self._compile, batch, parsing))
 
     def _compile(self, batch: list[Job], parsing: bool) -> GateResult:
@@ -376,13 +399,16 @@ class TypeGate:
         remote = self._remote
         hits = remote.fetch(batch) if remote is not None else {}
         batch = [job for job in batch if job.path not in hits]
-        result = (
-            compile_jobs(
+        warm = self._phase.compile if self._phase is not None else None
+        if not batch:
+            result = GateResult()
+        elif warm is not None:
+            assert isinstance(self._ready, Prepared)
+            result = warm(batch, self._ready)
+        else:
+            result = compile_jobs(
                 batch, self._compiler, self.layout, timeout=self._timeout, single_threaded=parsing
             )
-            if batch
-            else GateResult()
-        )
         if remote is not None and batch and self._covered(result):
             remote.store(batch, result)
         result.findings.update(hits)
@@ -461,7 +487,14 @@ class TypeGate:
         if reads is not None:
             for result in results:
                 reads.observe(result.listed, 0)  # none new, else no verdict is cached
-        covered = reads is not None and reads.covered and reads.unchanged()
+        # A warm compiler lists no files (`warm.py`): what it read is not told, so none of
+        # its verdicts goes into the result cache.
+        covered = (
+            reads is not None
+            and reads.covered
+            and reads.unchanged()
+            and not any(result.unlisted for result in results)
+        )
         for result in results:
             outcome.failed |= result.failed
             outcome.infra.extend(result.infra)

@@ -39,6 +39,8 @@ class GateResult:
     files_compiled: list[str] = field(default_factory=list)
     listed: set[str] = field(default_factory=set)
     """Every file its compiler runs read (`--listFiles`): the result keys must cover them."""
+    unlisted: bool = False
+    """Its compiler does not list what it read (a warm one): no verdict of it is cached."""
 
     def fail(self, jobs: Iterable[Job], message: str) -> None:
         """The jobs could not be checked: each is failed, with one infra finding."""

@@ -1,0 +1,209 @@
+"""The warm compiler (`tsc --lsp` kept open, `typegate/warm.py`) behind a kept workspace phase:
+the command line's findings, its stages and its compiler reused, and a compiler that lies,
+stalls or dies never passes a trail (reported not type-checked, with the reason)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_tree
+from trailblaze.check.phase import WorkspacePhase
+from trailblaze.check.run import last_stats, run_check
+from trailblaze.check.typegate.warm import WarmCompiler
+from trailblaze.options import CheckOptions
+from trailblaze.report.record import Report
+from trailblaze.state.scratch import Layout
+from trailblaze.toolchain.compilers import Compiler
+from trailblaze.workspace import Workspace, find_workspace
+
+pytestmark = pytest.mark.usefixtures("tsc")
+
+GOOD = "trailmaps/app/trails/good.trail.yaml"
+BAD = "trailmaps/app/trails/bad.trail.yaml"
+TRAIL = """\
+config: {{target: app}}
+trail:
+  - step: tap
+    recording:
+      android:
+        - tapOnPoint: {{x: {x}, y: 2}}
+"""
+
+# A language server that answers every request, and the diagnostics pull with nothing (it did
+# not check anything), or, with an argument, with the word canary's error only (it repeats what
+# it was sent without compiling it with the gate's options).
+FAKE_SERVER = r"""
+import json, re, sys
+canary_only = len(sys.argv) > 1
+text = ""
+def read():
+    length = 0
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(sys.stdin.buffer.read(length))
+while True:
+    message = read()
+    params = message.get("params") or {}
+    if message.get("method") == "textDocument/didOpen":
+        text = params["textDocument"]["text"]
+    elif message.get("method") == "textDocument/didChange":
+        text = params["contentChanges"][-1]["text"]
+    if "id" not in message:
+        continue
+    result = {}
+    if message["method"] == "textDocument/diagnostic":
+        items = []
+        for number, line in enumerate(text.splitlines()):
+            found = re.search(r': "(\w+)" = "(\w+)"', line)
+            if canary_only and found:
+                items.append({
+                    "range": {"start": {"line": number, "character": 6},
+                              "end": {"line": number, "character": 9}},
+                    "severity": 1, "code": 2322,
+                    "message": f"Type '\"{found[2]}\"' is not assignable to type '\"{found[1]}\"'.",
+                })
+        result = {"kind": "full", "items": items}
+    body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+"""
+
+FAULTS = {
+    "ends at once": ("exit 3", "the warm compiler ended"),
+    "stalls": ("sleep 30", "the warm compiler gave no answer within 2 s"),
+    "answers without checking": (
+        f'exec {shlex.quote(sys.executable)} "$SERVER"',
+        "the warm compiler did not report the canary's error",
+    ),
+    "checks without the gate's options": (
+        f'exec {shlex.quote(sys.executable)} "$SERVER" canary-only',
+        "the warm compiler did not report the options canaries' errors",
+    ),
+}
+
+
+@pytest.fixture
+def ws(compact_ws: Path) -> Path:
+    write_tree(compact_ws, {GOOD: TRAIL.format(x=1), BAD: TRAIL.format(x='"one"')})
+    return compact_ws
+
+
+@pytest.fixture
+def warm(ws: Path) -> Iterator[WarmCompiler]:
+    compiler = WarmCompiler(Layout(ws / ".trailblaze"))
+    yield compiler
+    compiler.close()
+
+
+def check(root: Path, phase: WorkspacePhase | None = None, **texts: str) -> Report:
+    workspace: Workspace = find_workspace(root, explicit=True)
+    given = {str(root / path): text.encode() for path, text in texts.items()}
+    return run_check(workspace, CheckOptions(tests=False), texts=given, phase=phase)
+
+
+def seen(report: Report) -> list[tuple[str, int, int, str | None, str]]:
+    return sorted((f.path, f.line, f.column, f.code, f.message) for f in report.findings)
+
+
+def fake_compiler(directory: Path, real: Compiler, body: str) -> Path:
+    (directory / "server.py").write_text(FAKE_SERVER)
+    fake = directory / "tsc"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f"REAL={shlex.quote(str(real.path))}\n"
+        f"SERVER={shlex.quote(str(directory / 'server.py'))}\n"
+        'if [ "$1" = --lsp ]; then\n'
+        f"{body}\n"
+        "fi\n"
+        'exec "$REAL" "$@"\n'
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+def test_the_warm_compiler_gives_the_command_lines_findings(ws: Path, warm: WarmCompiler) -> None:
+    phase = WorkspacePhase(compile=warm)
+    edits = [
+        {},
+        {BAD: TRAIL.format(x="[1]")},
+        {GOOD: TRAIL.format(x='"two"').replace("tapOnPoint", "tapOnPointt")},
+        {BAD: TRAIL.format(x=3)},
+    ]
+    for texts in edits:
+        kept = check(ws, phase, **texts)
+        assert seen(kept) == seen(check(ws, None, **texts)), texts
+        assert kept.exit_code == check(ws, None, **texts).exit_code
+    # The stages ran once; one compiler process answered every edit.
+    assert phase.stages is not None
+    assert warm.starts == 1
+    assert [(f.path, f.code) for f in check(ws, phase).fatal_findings] == [(BAD, "TS2322")]
+    # Its verdicts are not cached (it lists no files): the command line compiles them again.
+    new = {BAD: TRAIL.format(x=5)}
+    check(ws, phase, **new)
+    assert last_stats(ws / ".trailblaze")["files_compiled"] == [BAD]
+    check(ws, None, **new)
+    assert last_stats(ws / ".trailblaze")["files_compiled"] == [BAD]
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_a_broken_warm_compiler_never_passes_a_trail(
+    *,
+    ws: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tsc: Compiler,
+    fault: str,
+) -> None:
+    body, reason = FAULTS[fault]
+    monkeypatch.setenv("TRAILBLAZE_TYPECHECK_TIMEOUT_MS", "2000")
+    monkeypatch.setenv(
+        "TRAILBLAZE_TSC", str(fake_compiler(tmp_path_factory.mktemp("bin"), tsc, body))
+    )
+    warm = WarmCompiler(Layout(ws / ".trailblaze"))
+    try:
+        report = check(ws, WorkspacePhase(compile=warm))
+    finally:
+        warm.close()
+    assert sorted((t.path, t.status, t.reason) for t in report.trails) == [
+        (BAD, "parsed", "type check could not run"),
+        (GOOD, "parsed", "type check could not run"),
+    ]
+    assert sorted(f.path for f in report.infra_findings) == [BAD, GOOD]
+    assert all(reason in f.message for f in report.infra_findings), report.infra_findings
+    assert [f for f in report.findings if f.kind == "type"] == []
+
+
+def test_a_warm_compiler_that_died_is_started_again(
+    *,
+    ws: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tsc: Compiler,
+) -> None:
+    bin_dir = tmp_path_factory.mktemp("bin")
+    marker = bin_dir / "died-once"
+    body = (
+        f"if [ ! -e {shlex.quote(str(marker))} ]; then touch {shlex.quote(str(marker))}; exit 3; fi"
+    )
+    monkeypatch.setenv("TRAILBLAZE_TSC", str(fake_compiler(bin_dir, tsc, body)))
+    warm = WarmCompiler(Layout(ws / ".trailblaze"))
+    phase = WorkspacePhase(compile=warm)
+    try:
+        first = check(ws, phase)
+        assert {t.reason for t in first.trails} == {"type check could not run"}
+        again = check(ws, phase)
+    finally:
+        warm.close()
+    assert warm.starts == 2
+    assert [(f.path, f.code) for f in again.fatal_findings] == [(BAD, "TS2322")]

@@ -1,0 +1,133 @@
+"""The server's session over the cases' workspace: every trail case whose findings come from
+the type gate gives them through the kept workspace phase and the warm compiler, exactly as
+`tests/test_cases.py` has the command line give them; the phase and the compiler are made once
+and made again when an input changes, even without the client's notice."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cases import TRAILS_DIR, Case, build_workspace, differences, discover, failure_message
+from tests.conftest import dedent, isolate_env, write_tree
+from trailblaze.lsp.session import Session
+from trailblaze.toolchain.compilers import Compiler
+from trailblaze.workspace import find_workspace
+
+pytestmark = pytest.mark.tsc
+
+ALL = discover()
+TYPED = [
+    case
+    for case in ALL
+    if case.path.endswith(".trail.yaml")
+    and case.path.startswith(TRAILS_DIR)
+    and case.xfail is None
+    and any(e.kind == "type" for e in case.expected)
+]
+PICKS = dedent(
+    """
+    config:
+      target: cases
+    trail:
+      - step: Pick a date
+        recording:
+          android:
+            - cases_pickDate:
+                day: 3
+                month: MAR
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def workspace(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_workspace(tmp_path_factory.mktemp("session") / "ws", ALL)
+
+
+@pytest.fixture(scope="module")
+def session(workspace: Path) -> Iterator[Session]:
+    with pytest.MonkeyPatch.context() as mp:
+        isolate_env(mp)
+        found = Session(find_workspace(workspace, explicit=True))
+        yield found
+        found.close()
+
+
+@pytest.mark.parametrize("case", TYPED, ids=[c.name for c in TYPED])
+def test_each_type_case_gives_its_findings_through_the_warm_compiler(
+    session: Session, workspace: Path, case: Case
+) -> None:
+    path = workspace / case.path
+    verdict = session.check(path, case.source.read_text("utf-8"))
+    mine = [f for f in verdict.findings if f.path == case.path]
+    problems = [p for p in differences(case, mine, None) if not p.startswith("status:")]
+    assert not problems, failure_message(case, problems, mine)
+    # One phase and one compiler for every case (a new text each: no verdict kept answered).
+    assert verdict.compiled
+    assert session.phases_made == 1
+    assert session.warm_starts == 1
+
+
+def test_an_input_changed_on_disk_makes_a_new_phase_and_compiler(
+    session: Session, workspace: Path
+) -> None:
+    tool = workspace / "trailmaps/cases/tools/cases_pickDate.ts"
+    source = tool.read_text("utf-8")
+    path = workspace / TRAILS_DIR / "session-picks.trail.yaml"
+    assert session.check(path, PICKS).findings == ()
+    made, starts = session.phases_made, session.warm_starts
+    try:
+        tool.write_text(source.replace("  day: number;", "  day: string;"), "utf-8")
+        # No notice from the client (`refresh`): the inputs' stamps tell the change.
+        changed = session.check(path, PICKS + "\n")
+        assert [(f.code, f.line) for f in changed.findings] == [("TS2322", 8)]
+        assert (session.phases_made, session.warm_starts) == (made + 1, starts + 1)
+    finally:
+        tool.write_text(source, "utf-8")
+        os.utime(tool, ns=(1, 1))  # another stamp again, whatever the clock's resolution
+    assert session.check(path, PICKS + "\n\n").findings == ()
+    assert (session.phases_made, session.warm_starts) == (made + 2, starts + 2)
+
+
+def test_a_tool_file_added_to_a_listed_directory_is_seen(compact_ws: Path) -> None:
+    write_tree(compact_ws, {"trailmaps/app/tools/app_tap.tool.yaml": tool_yaml("app_tap")})
+    # Directories changed long ago: the session keeps the walk's listing between checks.
+    for directory in [compact_ws / "trailmaps", *(compact_ws / "trailmaps").rglob("*")]:
+        if directory.is_dir():
+            os.utime(directory, ns=(10**18, 10**18))
+    path = compact_ws / "trailmaps/app/trails/wave.trail.yaml"
+    text = WAVE
+    session = Session(find_workspace(compact_ws, explicit=True))
+    try:
+        unknown = session.check(path, text).findings
+        assert [f.message for f in unknown if "app_wave" in f.message], unknown
+        assert session.check(path, text + "\n").findings == unknown
+        made = session.phases_made
+        tool = compact_ws / "trailmaps/app/tools/app_wave.tool.yaml"
+        tool.write_text(tool_yaml("app_wave"), "utf-8")
+        # A file added changes its directory, not a file the last walk listed.
+        assert session.check(path, text + "\n\n").findings == ()
+        assert session.phases_made == made + 1
+    finally:
+        session.close()
+
+
+def tool_yaml(name: str) -> str:
+    return f"id: {name}\ndescription: Taps.\ntools:\n  - tapOnElementWithText:\n      text: Hi\n"
+
+
+WAVE = dedent(
+    """
+    config:
+      target: app
+    trail:
+      - step: Wave
+        recording:
+          android:
+            - app_wave: {}
+    """
+)
