@@ -24,7 +24,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from trailblaze import __version__
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
-from trailblaze.lsp.cursor import ArgumentSlot, ToolSlot, slot_at, word_at
+from trailblaze.lsp.cursor import ArgumentSlot, ToolSlot, Word, slot_at, word_at
 from trailblaze.lsp.positions import character_of, finding_span
 from trailblaze.lsp.session import Session
 from trailblaze.lsp.toolinfo import Tool
@@ -332,8 +332,10 @@ async def completion(ls: TrailServer, params: types.CompletionParams) -> types.C
     return empty
 
 
-@server.feature(types.TEXT_DOCUMENT_HOVER)
-async def hover(ls: TrailServer, params: types.HoverParams) -> types.Hover | None:
+async def _word_under(
+    ls: TrailServer, params: types.HoverParams | types.DefinitionParams
+) -> tuple[list[str], dict[str, Tool], int, Word] | None:
+    """The open trail's lines, its trailmap's tools, the row and the word under the cursor."""
     found = await ls.tools_at(params.text_document.uri)
     if found is None:
         return None
@@ -342,8 +344,15 @@ async def hover(ls: TrailServer, params: types.HoverParams) -> types.Hover | Non
     if row >= len(lines):
         return None
     word = word_at(lines, row, character_of(lines[row], params.position.character))
-    if word is None:
+    return None if word is None else (lines, tools, row, word)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+async def hover(ls: TrailServer, params: types.HoverParams) -> types.Hover | None:
+    found = await _word_under(ls, params)
+    if found is None:
         return None
+    lines, tools, row, word = found
     text: str | None = None
     if word.text in tools and (word.is_key or word.parent == "tool"):
         text = hover_text(tools[word.text])
@@ -383,16 +392,10 @@ def _word_range(line: str, row: int, start: int, end: int) -> types.Range:
 
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
 async def definition(ls: TrailServer, params: types.DefinitionParams) -> types.Location | None:
-    found = await ls.tools_at(params.text_document.uri)
-    if found is None:
+    found = await _word_under(ls, params)
+    if found is None or found[3].text not in found[1]:
         return None
-    lines, tools = found
-    row = params.position.line
-    if row >= len(lines):
-        return None
-    word = word_at(lines, row, character_of(lines[row], params.position.character))
-    if word is None or word.text not in tools:
-        return None
+    _, tools, _, word = found
     where = tools[word.text].definition
     if where is None:
         return None
