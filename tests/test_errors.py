@@ -28,6 +28,7 @@ NOT_USER_ERRORS = {
     "ProcCancelled": "a ProcError (replay reads it as the run cancelled)",
     "_Cancelled": "proc's internal signal that the caller's cancel event is set",
     "WaypointProblem": "assertWaypoint's signal; the tool makes it the call's failure",
+    "WarmError": "the warm compiler failed: the type gate reports the trail as not checked",
     "Unproven": "a ProcError: the type gate reports it as not checked",
     "RemoteFault": "a remote-cache fault: the check degrades to local work",
     "BadBody": "a remote run entry that does not decode: a miss, the check runs",
