@@ -18,6 +18,7 @@ import pytest
 from bench.lspclient import Client, uri_of
 from tests.cases import TRAILS_DIR, Case, build_workspace, discover
 from tests.conftest import dedent, run_python, toolchain_cache
+from tests.lsp.trails import PICKS
 from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, TSC_ENV, Compiler
 
 pytestmark = pytest.mark.tsc
@@ -230,20 +231,7 @@ def test_a_tool_edit_refreshes_the_trails_that_call_it(client: Client, workspace
     tool = workspace / "trailmaps/cases/tools/cases_pickDate.ts"
     source = tool.read_text("utf-8")
     path = workspace / TRAILS_DIR / "picks.trail.yaml"
-    text = dedent(
-        """
-        config:
-          target: cases
-        trail:
-          - step: Pick a date
-            recording:
-              android:
-                - cases_pickDate:
-                    day: 3
-                    month: MAR
-        """
-    )
-    path.write_text(text, "utf-8")
+    path.write_text(PICKS, "utf-8")
     uri = client.open(path)
     assert client.wait_diagnostics(uri) == []
     try:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.cases import TRAILS_DIR, Case, build_workspace, differences, discover, failure_message
 from tests.conftest import dedent, isolate_env, write_tree
+from tests.lsp.trails import PICKS
 from trailblaze.lsp.session import Session
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace
@@ -28,19 +29,6 @@ TYPED = [
     and case.xfail is None
     and any(e.kind == "type" for e in case.expected)
 ]
-PICKS = dedent(
-    """
-    config:
-      target: cases
-    trail:
-      - step: Pick a date
-        recording:
-          android:
-            - cases_pickDate:
-                day: 3
-                month: MAR
-    """
-)
 
 
 @pytest.fixture(scope="module")

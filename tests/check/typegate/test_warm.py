@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.check.typegate.test_proof import BAD, GOOD, TRAIL
 from tests.conftest import write_tree
 from trailblaze.check.phase import WorkspacePhase
 from trailblaze.check.run import last_stats, run_check
@@ -23,16 +24,6 @@ from trailblaze.workspace import Workspace, find_workspace
 
 pytestmark = pytest.mark.usefixtures("tsc")
 
-GOOD = "trailmaps/app/trails/good.trail.yaml"
-BAD = "trailmaps/app/trails/bad.trail.yaml"
-TRAIL = """\
-config: {{target: app}}
-trail:
-  - step: tap
-    recording:
-      android:
-        - tapOnPoint: {{x: {x}, y: 2}}
-"""
 
 # A language server that answers every request, and the diagnostics pull with nothing (it did
 # not check anything), or, with an argument, with the word canary's error only (it repeats what
