@@ -73,7 +73,6 @@ def _report(ctx: CheckContext, checked: Checked) -> Report:
     # Fatal whatever the exemption, with or without the type gate: replay refuses them too.
     findings.extend(host_findings(ctx, resolutions, records, checked.real_paths))
     statuses: list[TrailStatus] = []
-    missing_surface: dict[str, int] = {}
     for rel, record in records.items():
         status = _status(
             record,
@@ -82,20 +81,13 @@ def _report(ctx: CheckContext, checked: Checked) -> Report:
             typecheck=options.typecheck,
             failed=rel in gate.failed,
         )
-        if status.reason == REASON_NO_SURFACE and record.target is not None:
-            missing_surface[record.target] = missing_surface.get(record.target, 0) + 1
         statuses.append(status)
         if status.status == "type-checked" and record.types:
             fatal = record.target not in exempt
             findings.extend(
                 f.with_(fatal=fatal) if f.kind == "type" else f for f in record.type_findings()
             )
-    dirs = checked.discovery.manifests.dirs
-    for target, count in sorted(missing_surface.items()):
-        if target in exempt:
-            continue
-        manifest = ctx.ws.rel(dirs[target] / "trailmap.yaml") if target in dirs else target
-        findings.append(no_surface_finding(manifest, target, count))
+    findings.extend(surfaceless(ctx, checked.discovery, targets, statuses))
     findings.extend(gate.infra)
     findings.extend(checked.tests.findings)
     if options.shard is None:
@@ -111,6 +103,30 @@ def _report(ctx: CheckContext, checked: Checked) -> Report:
         sdks=gate.sdks,
         tests=checked.tests.tests,
     )
+
+
+def surfaceless(
+    ctx: CheckContext, discovery: Discovery, targets: Targets, statuses: Iterable[TrailStatus]
+) -> list[Finding]:
+    """One finding per target that has a manifest but no surface, with the number of its
+    trails (not for an exempt target): a finding about all of the trails at once."""
+    missing: dict[str, int] = {}
+    for status in statuses:
+        if status.reason == REASON_NO_SURFACE and status.target is not None:
+            missing[status.target] = missing.get(status.target, 0) + 1
+    dirs = discovery.manifests.dirs
+    found = []
+    for target, count in sorted(missing.items()):
+        if target in targets.exempt:
+            continue
+        manifest = ctx.ws.rel(dirs[target] / "trailmap.yaml") if target in dirs else target
+        found.append(no_surface_finding(manifest, target, count))
+    return found
+
+
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings in the order of a report."""
+    return _sorted(findings)
 
 
 def _shard_json(

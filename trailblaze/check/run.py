@@ -26,22 +26,25 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from trailblaze.check import narrow
 from trailblaze.check.context import CheckContext, Progress, Timer
-from trailblaze.check.discover import Stats, discover
+from trailblaze.check.discover import Discovery, Stats, discover
 from trailblaze.check.parse import Parser
 from trailblaze.check.phase import Stages, WorkspacePhase
 from trailblaze.check.report import Checked, report
-from trailblaze.check.resolve import resolve
+from trailblaze.check.resolve import Targets, resolve
 from trailblaze.check.rows import TrailRecord, TrailState
 from trailblaze.check.surfaces import write_artifacts
 from trailblaze.check.typegate.gate import TypeGate
+from trailblaze.check.typegate.preparation import tools_dirs
 from trailblaze.check.unittests.phase import run_unit_tests
+from trailblaze.finding import Finding
 from trailblaze.options import CheckOptions
-from trailblaze.report.record import Report
+from trailblaze.report.record import REASON_INFRA, Report
 from trailblaze.state.gcpause import gc_paused
 from trailblaze.state.reads import add_reads
 from trailblaze.state.scratch import Layout, prepare_scratch
@@ -104,6 +107,16 @@ def _stages(
     options = ctx.options
     # A shard's discovery is about its trails: a kept one would be another shard's.
     kept = phase.stages if phase is not None and options.shard is None else None
+    keys: tuple[str, str, str] | None = None
+    """The record's keys (`narrow.py`): the inputs, the generated files' places, the trails."""
+    inputs = ""
+    want = narrow.wanted(ctx, shard=options.shard is not None, phase=phase is not None)
+    if want:
+        if found is None:
+            with ctx.timer.phase("scan"):
+                found = scan(ctx.ws)
+        with ctx.timer.phase("narrow"):
+            inputs = narrow.inputs_key(ctx, found, stats)
     if kept is None:
         with remembering(ctx.store):
             discovery = discover(ctx, found=found, stats=stats)
@@ -111,6 +124,26 @@ def _stages(
             artifacts = write_artifacts(ctx, targets)
         if phase is not None:
             phase.stages = Stages(discovery, targets, artifacts)
+        if want:
+            with ctx.timer.phase("narrow"):
+                keys = (
+                    inputs,
+                    narrow.outputs_key(discovery.found),
+                    narrow.trails_key(discovery.found),
+                )
+                plan = narrow.plan(ctx, discovery.found, stats, inputs=keys[0], outputs=keys[1])
+            if plan is not None:
+                done = _narrow(
+                    ctx,
+                    discovery,
+                    targets,
+                    artifacts=artifacts,
+                    stats=stats,
+                    plan=plan,
+                    keys=keys,
+                )
+                if done is not None:
+                    return done
     else:
         # The trails of this run, with the workspace's trailmaps as the phase found them.
         if found is None:
@@ -166,6 +199,110 @@ def _stages(
     )
     result = report(ctx, checked)
     _save(ctx, state, records, run_stats)
+    if keys is not None:
+        _record(ctx, result, gate, keys, {p: r.branches for p, r in records.items()})
+    return result
+
+
+def _record(
+    ctx: CheckContext,
+    result: Report,
+    gate: TypeGate,
+    keys: tuple[str, str, str],
+    branches: Mapping[str, Sequence[tuple[str, int, int]]],
+) -> None:
+    """The record of a complete check for the next run (`narrow.py`), when every verdict of
+    it is keyed (the gate prepared; the files its compilers read covered)."""
+    if not result.complete or result.stats.get("reads_covered", True) is not True:
+        return
+    if ctx.options.typecheck and not gate.prepared:
+        return  # a run that prepared no gate has no keys to compare the next run's with
+    gate_keys = gate.verdict_keys()
+    if gate_keys is None:
+        return
+    inputs, outputs, trails = keys
+    with ctx.timer.phase("narrow"):
+        narrow.record(
+            ctx, result, branches, inputs=inputs, outputs=outputs, trails=trails, gate=gate_keys
+        )
+
+
+def _narrow(
+    ctx: CheckContext,
+    discovery: Discovery,
+    targets: Targets,
+    *,
+    artifacts: tuple[Finding, ...],
+    stats: Stats,
+    plan: narrow.Narrow,
+    keys: tuple[str, str, str],
+) -> Report | None:
+    """The stages for the changed trails only, merged into the last complete check's report
+    (`narrow.py`); None when the last check's verdicts do not hold under this run's keys (the
+    full stages run instead)."""
+    seen = stats if isinstance(stats, dict) else None
+    gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs, seen=seen)
+    with contextlib.closing(gate):
+        if gate.verdict_keys() != plan.record["gate"]:
+            return None
+        with ctx.timer.phase("state load"):
+            state = narrow.load_state(ctx, plan)
+        if state is None:
+            return None
+        parser = Parser(ctx, targets)
+        with ctx.timer.phase("trails"):
+            trails = parser.trails(
+                plan.changed,
+                old=state.trails,
+                stats=stats,
+                on_parsed=gate.offer_parsed,
+                on_count=gate.expect,
+            )
+        records = trails.records
+        gate.parsed_all()
+        stale = gate.offer_unchanged(records)
+        with ctx.timer.phase("regenerate"):
+            for parsed in parser.regenerate(stale, records):
+                records[parsed.record.path] = parsed.record
+                gate.offer(parsed.record, parsed)
+        # The other trails keep their modules: a full check removes the orphans.
+        verdicts = gate.finish(keep_generated=gate.offered, trails_changed=False, orphans=False)
+    records.update(verdicts.records)
+    tests = run_unit_tests(ctx, discovery)
+    if tests.reads:
+        add_reads(ctx.store, tests.reads)
+    run_stats = {
+        **verdicts.stats,
+        **parser.stats(),
+        **tests.stats,
+        "narrow": len(records),
+        "seconds": ctx.timer.seconds,
+    }
+    checked = Checked(
+        discovery=discovery,
+        targets=targets,
+        artifacts=artifacts,
+        records=records,
+        gate=verdicts,
+        tests=tests,
+        stats=run_stats,
+        real_paths=trails.real_paths,
+    )
+    partial = report(ctx, checked)
+    with ctx.timer.phase("report"):
+        result, branches = narrow.merge(
+            ctx, plan, partial, records, discovery=discovery, targets=targets
+        )
+    if (
+        ctx.options.typecheck
+        and not any(s.status == "type-checked" or s.reason == REASON_INFRA for s in result.trails)
+        and not tools_dirs(discovery.manifests.dirs, targets.resolutions)
+    ):
+        # No trail left to check and no tools: a full check would prepare no gate (and name
+        # no SDK); this run did.
+        return None
+    _save(ctx, state, records, run_stats)
+    _record(ctx, result, gate, keys, branches)
     return result
 
 

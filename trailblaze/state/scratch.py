@@ -109,6 +109,11 @@ class Layout:
     def store(self) -> Path:
         return self.state_dir / f"store-v{STORE_VERSION}.sqlite3"
 
+    @property
+    def last_run(self) -> Path:
+        """The per-trail part of the last complete check's report (`check.narrow`)."""
+        return self.state_dir / "last-run.json"
+
     def cli_output(self, variant: str) -> Path:
         """Where `trailblaze check` keeps its last output in one variant (format and settings)."""
         name = digest("trailblaze-cli-output", variant)[:16]

@@ -53,6 +53,8 @@ LOCK_TIMEOUT = 10.0
 """Seconds to wait for another process's write lock before treating the store as unavailable.
 Writes hold it for milliseconds; a lock held longer is a stuck or foreign process."""
 
+_GENERATION = "trails-generation"
+"""The memo whose key is the trail rows' generation (`Store.trails_generation`)."""
 _DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
 """What a value that is not what its kind expects raises while it is decoded: a miss."""
 
@@ -387,6 +389,33 @@ class Store:
         rows = self.db.read(f"SELECT {', '.join(TRAIL_FIELDS)} FROM trails")
         return None if rows is None else rows
 
+    def trail_stamps(self) -> list[tuple[Any, ...]] | None:
+        """(path, stamp, strict) of every trail row, or None when the store cannot be read: what
+        tells the trails changed since the rows were saved, without loading their records."""
+        return self.db.read("SELECT path, stamp, strict FROM trails")
+
+    def some_trail_rows(self, paths: Iterable[str]) -> list[tuple[Any, ...]] | None:
+        """The rows of `paths` (those stored), or None when the store cannot be read."""
+        wanted = list(paths)
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(wanted), 500):  # SQLite's bound on one statement's parameters
+            chunk = wanted[start : start + 500]
+            found = self.db.read(
+                f"SELECT {', '.join(TRAIL_FIELDS)} FROM trails WHERE path IN "
+                f"({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            if found is None:
+                return None
+            rows.extend(found)
+        return rows
+
+    def trails_generation(self) -> str | None:
+        """A token that every commit writing or removing a trail row replaces (None: no such
+        commit yet): equal tokens, unchanged rows, whichever run wrote them last."""
+        entry = self._entry(_GENERATION, "")
+        return entry.key if entry is not None else None
+
     def stage_trails(self, changed: list[tuple[Any, ...]], gone: list[str]) -> None:
         """Trail rows to write and paths to forget, at `commit`."""
         self._trail_rows.extend(changed)
@@ -406,6 +435,11 @@ class Store:
         puts = [(k, s, e.key, e.files, e.value) for (k, s), e in self._puts.items() if e]
         drops = [(k, s) for (k, s), e in self._puts.items() if e is None]
         rows, gone = self._trail_rows, [(p,) for p in self._trail_gone]
+        if rows or gone:
+            # In the same transaction as the rows: a record made of them names this token.
+            token = os.urandom(16).hex()
+            self._puts[(_GENERATION, "")] = _Entry(token, None, "null")
+            puts.append((_GENERATION, "", token, None, "null"))
 
         def apply(db: sqlite3.Connection) -> None:
             for sql, params in (

@@ -203,6 +203,24 @@ class TypeGate:
         self._cache = open_results(self.layout, scope=scope)
         self._remote = RemoteVerdicts.open(self.options, self.ctx.ws.remote_keys)
 
+    @property
+    def prepared(self) -> bool:
+        """Whether the gate has prepared its compiler and surfaces (a trail was offered, or
+        `verdict_keys` asked)."""
+        return self._prepared
+
+    def verdict_keys(self) -> str | None:
+        """What every verdict of this run is keyed by besides its trail's module (the base key
+        and each target's surface key), the gate prepared now if it was not; None when it
+        cannot check (no compiler, a target whose surface is broken). `check.narrow` keeps a
+        verdict of an earlier run only under the same keys."""
+        if not self.options.typecheck:
+            return "off"
+        self._prepare()
+        if self._toolchain_error is not None or self._broken or not self._base_key:
+            return None
+        return digest(self._base_key, *(f"{t}\0{k}" for t, k in sorted(self._surface_keys.items())))
+
     # -- offering trails ------------------------------------------------------------------------
 
     def eligible(self, record: TrailRecord) -> bool:
@@ -448,11 +466,14 @@ class TypeGate:
         # Every trail in `keep` has its module on disk by now, so more modules are orphans.
         return len(self._on_disk) > len(keep)
 
-    def finish(self, *, keep_generated: AbstractSet[str], trails_changed: bool) -> GateOutcome:
+    def finish(
+        self, *, keep_generated: AbstractSet[str], trails_changed: bool, orphans: bool = True
+    ) -> GateOutcome:
         """Compile what is left, wait for every batch, and record the results.
 
         `keep_generated`: the trails whose generated modules stay on disk; `trails_changed`:
-        whether that set may differ from the last run's (else no orphan is looked for).
+        whether that set may differ from the last run's (else no orphan is looked for);
+        `orphans` False: none is looked for (a run of some trails only, `check.narrow`).
         """
         if (
             self.options.typecheck
@@ -535,7 +556,7 @@ class TypeGate:
             outcome.stats.update(self._remote.close())
         outcome.stats["removed"] = (
             remove_orphans(self.layout, keep_generated)
-            if self._orphans_possible(keep_generated, trails_changed=trails_changed)
+            if orphans and self._orphans_possible(keep_generated, trails_changed=trails_changed)
             else 0
         )
         return GateOutcome(

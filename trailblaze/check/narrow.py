@@ -1,0 +1,318 @@
+"""One edit, narrowly: a check of only the trails changed since the last complete check,
+merged into that check's report.
+
+A complete check of a whole workspace (`record`) keeps the per-trail part of its report in
+`Layout.last_run`: every trail's status in scan order, the findings at a trail's path, and each
+trail's runIf branches. Beside it, in the store (`LAST_RUN`, vouching for that file), what the
+report was made of:
+
+- `inputs`: a digest of every input but the trails (each trailmap's manifest and tool files,
+  the files the compilers read beyond them, as the store records them, all by stamp), of the
+  options, the compilers and test runner the environment names, the workspace's settings and
+  our own code;
+- `outputs`: the generated files' places (`outputs_state`, as the run left them);
+- `trails`: the list of trail paths, in scan order;
+- `rows`: the generation of the trail rows as the run saved them (`Store.trails_generation`:
+  any later write of a row, by any run, replaces it);
+- `gate`: the type gate's keys (`TypeGate.verdict_keys`: the compiler and every surface).
+
+A check whose record matches in all of these (`plan`) looks at each trail's stamp against its
+row: the trails whose stamp changed are checked as every check checks them (parsed, generated,
+compiled), the others keep their status and findings from the record. What a check says of one
+trail depends on that trail and on the inputs above, except two findings about several trails
+at once, which are worked out again over all of them: a runIf branch recorded in several trails
+and the number of trails whose target has no surface. Workspace findings (manifests, tool
+files, unit tests) come from this run's own stages, which run in full.
+
+Anything else (a trail added, removed or renamed, a tool file or manifest edited, other options,
+a record missing or unreadable, a run of a shard, of an editor's buffers, with a remote cache)
+is a full check, which records again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from trailblaze import __version__, codes
+from trailblaze.check.context import CheckContext
+from trailblaze.check.crosstrail import repeated_branches
+from trailblaze.check.discover import Discovery, Stats
+from trailblaze.check.report import sorted_findings, surfaceless
+from trailblaze.check.resolve import Targets
+from trailblaze.check.rows import TrailRecord, TrailState
+from trailblaze.finding import Finding
+from trailblaze.fsutil import stamp_of
+from trailblaze.generate.owners import left_alone
+from trailblaze.options import unit_test_env
+from trailblaze.report.record import Report, TrailStatus
+from trailblaze.state.keys import code_stamps_digest, digest, stamped_digest
+from trailblaze.state.reads import recorded_paths
+from trailblaze.state.scratch import write_scratch
+from trailblaze.state.store import Kind
+from trailblaze.toolchain.bun import BUN_ENV
+from trailblaze.toolchain.compilers import TSC_ENV
+from trailblaze.workspace import Scan, generated_places, shown_path, trailmap_files
+
+RECOMPUTED = frozenset({codes.RUNIF_REPEATED, codes.NO_SURFACE})
+"""The codes of findings about several trails at once: worked out again over all of them."""
+
+_FORMAT = 1
+
+
+def _last_run(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or value.get("format") != _FORMAT:
+        raise ValueError("not a record of the last run")
+    for name in ("inputs", "outputs", "trails", "rows", "gate"):
+        if not isinstance(value.get(name), str):
+            raise ValueError(f"a record of the last run without {name}")
+    return value
+
+
+LAST_RUN: Kind[dict[str, Any]] = Kind("last-run", _last_run)
+"""What the per-trail record in `Layout.last_run` was made of (see the module docstring)."""
+
+
+def wanted(ctx: CheckContext, *, shard: bool, phase: bool) -> bool:
+    """Whether this run may be narrow, or record for the next: a check of the whole workspace
+    from its files (not an editor's buffers, not a shard, not a kept phase, no remote cache)."""
+    options = ctx.options
+    return not (shard or phase or ctx.texts or options.remote_cache or options.rerun_tests)
+
+
+def inputs_key(ctx: CheckContext, found: Scan, stats: Stats) -> str:
+    """`inputs` of the record (module docstring), the stamps as `stats` holds them (taken
+    before the run) or as they are now."""
+    options = ctx.options
+    header = json.dumps(
+        {
+            "options": dataclasses.asdict(options),
+            "tsc": os.environ.get(TSC_ENV, ""),
+            "bun": os.environ.get(BUN_ENV, ""),
+            "test_env": unit_test_env(),
+            "settings": ctx.ws.settings,
+            "remote_keys": list(ctx.ws.remote_keys),
+            "version": __version__,
+            "code": code_stamps_digest(),
+        },
+        sort_keys=True,
+        default=str,
+    )
+    paths = [str(p) for trailmap in found.trailmaps for p in trailmap_files(trailmap)]
+    paths.extend(recorded_paths(ctx.store))
+    return stamped_digest(header, ((path, _stat(path, stats)) for path in paths))
+
+
+def outputs_key(found: Scan) -> str:
+    """`outputs` of the record: each generated file not in its place, as
+    `doit_tasks.uptodate.outputs_state` tells them (the no-op keys hold the same)."""
+    out: list[str] = []
+    for trailmap in found.trailmaps:
+        blocked, missing = generated_places(trailmap.path / "tools")
+        out.extend(str(path) for path, _ in blocked)
+        out.extend(f"missing:{path}" for path in missing)
+        out.extend(f"left:{path}:{who}" for path, who in left_alone(trailmap.path / "tools"))
+    return digest(*out)
+
+
+def trails_key(found: Scan) -> str:
+    return digest("\0".join(found.trail_paths))
+
+
+def _stat(path: str, stats: Stats) -> os.stat_result | None:
+    if path in stats:
+        return stats[path]
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def report_paths(ctx: CheckContext, paths: Sequence[str]) -> list[str]:
+    """Each trail's path in the report, as the parse stage names it (`Parser.trails`)."""
+    ws = ctx.ws
+    prefix = str(ws.root) + os.sep
+    return [
+        shown_path(path[len(prefix) :].replace(os.sep, "/"))
+        if path.startswith(prefix)
+        else ws.rel(Path(path))
+        for path in paths
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Previous:
+    """The last complete check's per-trail report, read back."""
+
+    statuses: dict[str, TrailStatus]
+    """By report path, in scan order."""
+    findings: list[Finding]
+    """Its findings at a trail's path, in report order, without the `RECOMPUTED` ones."""
+    branches: dict[str, list[tuple[str, int, int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Narrow:
+    """What a narrow run checks, and the record it merges into."""
+
+    changed: list[str]
+    """The changed trails' files (absolute, as scanned), in scan order."""
+    changed_rel: frozenset[str]
+    previous: Previous
+    record: dict[str, Any]
+
+
+def plan(
+    ctx: CheckContext, found: Scan, stats: Stats, *, inputs: str, outputs: str
+) -> Narrow | None:
+    """The narrow run for this check, or None: a full check (see the module docstring). The
+    gate keys are compared by the caller, once the gate is prepared."""
+    store = ctx.store
+    record = store.get(LAST_RUN, "", key=inputs)
+    if (
+        record is None
+        or record["outputs"] != outputs
+        or record["trails"] != trails_key(found)
+        or record["rows"] != (store.trails_generation() or "")
+    ):
+        return None
+    rows = store.trail_stamps()
+    if rows is None:
+        return None
+    saved = {row[0]: (row[1], row[2]) for row in rows}
+    strict = int(ctx.options.strict)
+    changed: list[str] = []
+    changed_rel: set[str] = set()
+    for path, rel in zip(found.trail_paths, report_paths(ctx, found.trail_paths), strict=True):
+        st = _stat(path, stats)
+        row = saved.get(rel)
+        if (
+            row is None
+            or st is None
+            or not stat.S_ISREG(st.st_mode)
+            or row[0] != stamp_of(st)
+            or row[1] != strict
+        ):
+            changed.append(path)
+            changed_rel.add(rel)
+    if not changed:
+        # Nothing changed but what the record does not cover (a lost generated module, say):
+        # a full check, which puts every generated file back.
+        return None
+    previous = _read(ctx, changed_rel)
+    if previous is None:
+        return None
+    return Narrow(changed, frozenset(changed_rel), previous, record)
+
+
+def _read(ctx: CheckContext, changed: frozenset[str] | set[str]) -> Previous | None:
+    """The per-trail record, or None when it is missing or not what `record` writes."""
+    try:
+        data = orjson.loads(ctx.layout.last_run.read_bytes())
+        statuses = {}
+        for raw in data["statuses"]:
+            status = TrailStatus.checked(raw)
+            statuses[status.path] = status
+        findings = [Finding.from_json(raw) for raw in data["findings"]]
+        branches = {
+            str(path): [(str(s), int(line), int(col)) for s, line, col in found]
+            for path, found in data["branches"].items()
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, orjson.JSONDecodeError):
+        return None
+    return Previous(statuses, findings, branches)
+
+
+def load_state(ctx: CheckContext, narrow: Narrow) -> TrailState | None:
+    """The changed trails' records only (the others' stay as stored); None when the store
+    cannot be read."""
+    rows = ctx.store.some_trail_rows(sorted(narrow.changed_rel))
+    if rows is None:
+        return None
+    try:
+        trails = TrailRecord.from_rows(rows)
+    except (ValueError, TypeError, IndexError, AttributeError):
+        return None
+    return TrailState(trails, dict(trails))
+
+
+def merge(
+    ctx: CheckContext,
+    narrow: Narrow,
+    partial: Report,
+    records: Mapping[str, TrailRecord],
+    *,
+    discovery: Discovery,
+    targets: Targets,
+) -> tuple[Report, dict[str, list[tuple[str, int, int]]]]:
+    """The report of the whole workspace: `partial` (the report of the changed trails) for
+    the changed trails and the workspace, the record for the others, and the findings about
+    several trails at once worked out again over all of them; with every trail's runIf
+    branches, for the next record."""
+    previous = narrow.previous
+    changed = narrow.changed_rel
+    mine = {status.path: status for status in partial.trails}
+    statuses = tuple(mine[p] if p in changed else s for p, s in previous.statuses.items())
+    unchanged = previous.statuses.keys() - changed
+    branches = {p: b for p, b in previous.branches.items() if p not in changed}
+    for rel in changed:
+        found = records[rel].branches
+        if found:
+            branches[rel] = [(s, line, col) for s, line, col in found]
+    findings = [f for f in previous.findings if f.path not in changed]
+    findings.extend(
+        f for f in partial.findings if f.path not in unchanged and f.code not in RECOMPUTED
+    )
+    findings.extend(surfaceless(ctx, discovery, targets, statuses))
+    if ctx.options.shard is None:
+        findings.extend(repeated_branches(branches))
+    whole = dataclasses.replace(partial, trails=statuses, findings=tuple(sorted_findings(findings)))
+    return whole, branches
+
+
+def record(
+    ctx: CheckContext,
+    report: Report,
+    branches: Mapping[str, Sequence[tuple[str, int, int]]],
+    *,
+    inputs: str,
+    outputs: str,
+    trails: str,
+    gate: str,
+) -> None:
+    """Keep this complete check's per-trail report for the next run (after the trail rows are
+    committed: the record names their generation). Nothing is kept when it cannot be written."""
+    store = ctx.store
+    paths = {status.path for status in report.trails}
+    data = {
+        "statuses": [status.to_json() for status in report.trails],
+        "findings": [
+            f.to_json() for f in report.findings if f.path in paths and f.code not in RECOMPUTED
+        ],
+        "branches": {p: [list(b) for b in found] for p, found in branches.items() if found},
+    }
+    path = ctx.layout.last_run
+    store.drop(LAST_RUN)
+    try:
+        write_scratch(path, orjson.dumps(data), ctx.layout.scratch, always=True)
+    except OSError:
+        store.commit()
+        return
+    value = {
+        "format": _FORMAT,
+        "inputs": inputs,
+        "outputs": outputs,
+        "trails": trails,
+        "rows": store.trails_generation() or "",
+        "gate": gate,
+    }
+    store.put(LAST_RUN, "", value, key=inputs, files=[path])
+    store.commit()
