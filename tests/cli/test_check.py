@@ -208,6 +208,7 @@ def test_the_report_after_one_edit_is_a_cold_run_s_and_only_that_trail_is_compil
         assert last_stats(ws / ".trailblaze")["files_compiled"] == [
             "trailmaps/notes/trails/search.trail.yaml"
         ]
+        assert last_stats(ws / ".trailblaze")["narrow"] == 1  # no other trail looked at
         edited = json.loads(out.read_text("utf-8"))
         fresh = tmp_path / f"fresh-{code}"
         shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))

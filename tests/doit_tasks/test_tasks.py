@@ -558,7 +558,8 @@ def test_doit_s_report_after_one_edit_is_a_cold_run_s(tmp_path: Path) -> None:
     assert report(ws) == report(fresh)
     from trailblaze.check.run import last_stats  # noqa: PLC0415
 
-    # The edited run (doit's, in its own process) compiled the edited trail alone.
-    assert last_stats(ws / ".trailblaze")["files_compiled"] == [
-        "trailmaps/notes/trails/search.trail.yaml"
-    ]
+    # The edited run (doit's, in its own process) compiled the edited trail alone, and looked
+    # at no other (`check/narrow.py`).
+    edited_stats = last_stats(ws / ".trailblaze")
+    assert edited_stats["files_compiled"] == ["trailmaps/notes/trails/search.trail.yaml"]
+    assert edited_stats["narrow"] == 1

@@ -1,0 +1,241 @@
+"""A check after an edit of some trails checks only those and merges them into the last
+complete check's record (`trailblaze/check/narrow.py`): its report is a cold check's, byte for
+byte, and anything the record does not cover runs the full stages."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+from trailblaze import codes
+from trailblaze.check.run import last_stats, run_check
+from trailblaze.options import CheckOptions
+from trailblaze.report.output import rendered
+from trailblaze.state.scratch import Layout
+from trailblaze.toolchain.compilers import Compiler
+from trailblaze.workspace import find_workspace
+
+pytestmark = pytest.mark.tsc
+
+SEARCH = "trailmaps/notes/trails/search.trail.yaml"
+CHECKOUT = "trailmaps/shop/trails/checkout.trail.yaml"
+TOOL = "trailmaps/notes/tools/notes_openNote.ts"
+
+
+def check(ws: Path, **options: Any) -> str:
+    """The JSON report of a check of `ws`, without what names its directory."""
+    report = run_check(find_workspace(ws, explicit=True), CheckOptions(**options))
+    data = json.loads(rendered(report, {}, "json"))
+    data.pop("workspace", None)
+    data.pop("seconds", None)
+    return json.dumps(data, indent=1)
+
+
+def cold(ws: Path, tmp_path: Path, name: str) -> str:
+    """The report of a check of a copy of `ws` made from nothing."""
+    fresh = tmp_path / name
+    shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))
+    return check(fresh)
+
+
+def edit(ws: Path, rel: str, old: str, new: str) -> None:
+    path = ws / rel
+    text = path.read_text("utf-8")
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def narrow(ws: Path) -> int | None:
+    """How many trails the last check checked narrowly; None: it ran the full stages."""
+    found: int | None = last_stats(ws / ".trailblaze").get("narrow")
+    return found
+
+
+@pytest.fixture
+def ws(tmp_path: Path, tsc: Compiler) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(ROOT / "trailmaps", root / "trailmaps")
+    check(root)
+    return root
+
+
+def _type_error(ws: Path) -> None:
+    edit(ws, SEARCH, "text: Packing list", "text: [1]")
+
+
+def _parse_error(ws: Path) -> None:
+    edit(ws, SEARCH, "direction: DOWN\n", "direction: [DOWN\n")
+
+
+def _twice(ws: Path) -> None:
+    edit(ws, SEARCH, "text: Packing list", "text: Packing list once")
+    edit(ws, SEARCH, "text: Packing list once", "text: [2]")
+
+
+def _branch_no_longer_repeated(ws: Path) -> None:
+    edit(ws, CHECKOUT, "textRegex: Not now\n            then", "textRegex: Later\n            then")
+
+
+def _two_trails(ws: Path) -> None:
+    _type_error(ws)
+    edit(ws, CHECKOUT, "textRegex: Not now", "textRegex: Not now, thanks")
+
+
+NARROW: dict[str, Callable[[Path], None]] = {
+    "a type error": _type_error,
+    "a parse error": _parse_error,
+    "edited twice between runs": _twice,
+    "a runIf branch no longer repeated": _branch_no_longer_repeated,
+    "two trails": _two_trails,
+}
+
+
+@pytest.mark.parametrize("name", NARROW)
+def test_an_edit_of_trails_is_checked_narrowly_and_reported_as_a_cold_check(
+    ws: Path, tmp_path: Path, name: str
+) -> None:
+    before = check(ws)
+    NARROW[name](ws)
+    after = check(ws)
+    assert narrow(ws) == (2 if name == "two trails" else 1)
+    assert after == cold(ws, tmp_path, "cold")
+    assert after != before
+
+
+def test_what_a_narrow_check_shows_changes_with_its_trail(ws: Path, tmp_path: Path) -> None:
+    before = json.loads(check(ws))
+    _type_error(ws)
+    broken = json.loads(check(ws))
+    assert narrow(ws) == 1
+    assert last_stats(ws / ".trailblaze")["files_compiled"] == [SEARCH]
+    errors = [f for f in broken["findings"] if f["code"] == "TS2322"]
+    assert [(f["path"], f["line"]) for f in errors] == [(SEARCH, 21)]
+    assert broken["exit_code"] == 1
+    _parse_error(ws)
+    rejected = json.loads(check(ws))
+    assert [t["status"] for t in rejected["trails"] if t["path"] == SEARCH] == ["rejected"]
+    assert not [f for f in rejected["findings"] if f["code"] == "TS2322"]
+    assert before["exit_code"] == 0
+
+
+def test_a_repeated_runif_branch_is_worked_out_over_every_trail(ws: Path, tmp_path: Path) -> None:
+    before = json.loads(check(ws))
+    repeated = [f for f in before["findings"] if f["code"] == codes.RUNIF_REPEATED]
+    assert len(repeated) == 1
+    _branch_no_longer_repeated(ws)
+    after = json.loads(check(ws))
+    assert narrow(ws) == 1
+    assert [f for f in after["findings"] if f["code"] == codes.RUNIF_REPEATED] == []
+    edit(ws, CHECKOUT, "textRegex: Later\n            then", "textRegex: Not now\n            then")
+    again = json.loads(check(ws))
+    assert narrow(ws) == 1
+    assert again == before  # edited back: the warning again, at the same place
+
+
+def test_a_trail_edited_back_to_its_old_content_reports_as_before(ws: Path) -> None:
+    before = check(ws)
+    original = (ws / SEARCH).read_bytes()
+    _type_error(ws)
+    assert check(ws) != before
+    (ws / SEARCH).write_bytes(original)
+    assert check(ws) == before
+    assert narrow(ws) == 1
+    # Its verdict came from the result cache: nothing compiled.
+    assert last_stats(ws / ".trailblaze")["files_compiled"] == []
+
+
+def test_a_trail_touched_but_not_changed_keeps_its_verdict(ws: Path) -> None:
+    before = check(ws)
+    path = ws / SEARCH
+    path.write_bytes(path.read_bytes())  # a new stamp, the same bytes
+    assert check(ws) == before
+    assert narrow(ws) == 1
+    stats = last_stats(ws / ".trailblaze")
+    assert (stats["trails_parsed"], stats["files_compiled"]) == (0, [])
+
+
+def _add(ws: Path) -> None:
+    shutil.copy(ws / SEARCH, ws / "trailmaps/notes/trails/search-again.trail.yaml")
+
+
+def _remove(ws: Path) -> None:
+    (ws / SEARCH).unlink()
+
+
+def _rename(ws: Path) -> None:
+    (ws / SEARCH).rename(ws / "trailmaps/notes/trails/find.trail.yaml")
+
+
+def _trail_and_tool(ws: Path) -> None:
+    _type_error(ws)
+    edit(ws, TOOL, "pin?: boolean;", "pin?: boolean;\n  /** Scroll to it. */\n  scroll?: boolean;")
+
+
+def _record_missing(ws: Path) -> None:
+    _type_error(ws)
+    Layout(ws / ".trailblaze").last_run.unlink()
+
+
+def _record_corrupt(ws: Path) -> None:
+    _type_error(ws)
+    last = Layout(ws / ".trailblaze").last_run
+    last.write_bytes(last.read_bytes()[:1000])
+
+
+def _rows_written_since(ws: Path) -> None:
+    # Another run wrote a trail's row (an editor's buffer, say): the record is not of these rows.
+    text = (ws / SEARCH).read_bytes().replace(b"Packing list", b"Packing list (unsaved)")
+    run_check(find_workspace(ws, explicit=True), CheckOptions(), texts={str(ws / SEARCH): text})
+    _type_error(ws)
+
+
+FULL: dict[str, Callable[[Path], None]] = {
+    "a trail added": _add,
+    "a trail removed": _remove,
+    "a trail renamed": _rename,
+    "a trail and a tool file": _trail_and_tool,
+    "the record missing": _record_missing,
+    "the record corrupt": _record_corrupt,
+    "trail rows written by another run": _rows_written_since,
+}
+
+
+@pytest.mark.parametrize("name", FULL)
+def test_what_the_record_does_not_cover_runs_the_full_stages(
+    ws: Path, tmp_path: Path, name: str
+) -> None:
+    FULL[name](ws)
+    after = check(ws)
+    assert narrow(ws) is None
+    assert after == cold(ws, tmp_path, "cold")
+    # ... and records again: the next edit is narrow.
+    edit(ws, CHECKOUT, "textRegex: Not now", "textRegex: Not now, thanks")
+    again = check(ws)
+    assert narrow(ws) == 1
+    assert again == cold(ws, tmp_path, "cold-again")
+
+
+def test_other_options_run_the_full_stages(ws: Path, tmp_path: Path) -> None:
+    _type_error(ws)
+    lenient = check(ws, strict=False)
+    assert narrow(ws) is None
+    fresh = tmp_path / "fresh"
+    shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))
+    assert lenient == check(fresh, strict=False)
+
+
+def test_an_untouched_workspace_runs_the_full_stages(ws: Path) -> None:
+    # Nothing changed that the record covers: what changed is elsewhere (a generated module
+    # lost, say), and only the full stages put it back.
+    layout = Layout(ws / ".trailblaze")
+    module = layout.trail_file(SEARCH)
+    module.unlink()
+    check(ws)
+    assert narrow(ws) is None
+    assert module.is_file()
