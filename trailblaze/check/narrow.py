@@ -154,6 +154,8 @@ class Previous:
 
     statuses: dict[str, TrailStatus]
     """By report path, in scan order."""
+    stamps: list[str | None]
+    """Each trail's stamp as its row holds it, in scan order."""
     findings: list[Finding]
     """Its findings at a trail's path, in report order, without the `RECOMPUTED` ones."""
     branches: dict[str, list[tuple[str, int, int]]]
@@ -184,43 +186,36 @@ def plan(
         or record["rows"] != (store.trails_generation() or "")
     ):
         return None
-    rows = store.trail_stamps()
-    if rows is None:
+    previous = _read(ctx)
+    if previous is None or len(previous.stamps) != len(found.trail_paths):
         return None
-    saved = {row[0]: (row[1], row[2]) for row in rows}
-    strict = int(ctx.options.strict)
+    # The same trails in the same order as the recorded run's (`trails`), so the recorded
+    # statuses name them as the parse stage does; their rows are the recorded ones (`rows`).
     changed: list[str] = []
     changed_rel: set[str] = set()
-    for path, rel in zip(found.trail_paths, report_paths(ctx, found.trail_paths), strict=True):
-        st = _stat(path, stats)
-        row = saved.get(rel)
-        if (
-            row is None
-            or st is None
-            or not stat.S_ISREG(st.st_mode)
-            or row[0] != stamp_of(st)
-            or row[1] != strict
-        ):
+    regular = stat.S_ISREG
+    for path, rel, stamp in zip(found.trail_paths, previous.statuses, previous.stamps, strict=True):
+        st = stats[path] if path in stats else _stat(path, stats)
+        if st is None or not regular(st.st_mode) or stamp != stamp_of(st):
             changed.append(path)
             changed_rel.add(rel)
     if not changed:
         # Nothing changed but what the record does not cover (a lost generated module, say):
         # a full check, which puts every generated file back.
         return None
-    previous = _read(ctx, changed_rel)
-    if previous is None:
-        return None
     return Narrow(changed, frozenset(changed_rel), previous, record)
 
 
-def _read(ctx: CheckContext, changed: frozenset[str] | set[str]) -> Previous | None:
-    """The per-trail record, or None when it is missing or not what `record` writes."""
+def _read(ctx: CheckContext) -> Previous | None:
+    """The per-trail record, or None when it is missing or not what `record` writes (the
+    store vouches for the file by its stamp: what `record` wrote, or a miss)."""
     try:
         data = orjson.loads(ctx.layout.last_run.read_bytes())
         statuses = {}
-        for raw in data["statuses"]:
-            status = TrailStatus.checked(raw)
-            statuses[status.path] = status
+        make = TrailStatus
+        for path, trailmap, status, reason, target, calls in data["statuses"]:
+            statuses[path] = make(path, trailmap, status, reason, target, calls)
+        stamps = data["stamps"]
         findings = [Finding.from_json(raw) for raw in data["findings"]]
         branches = {
             str(path): [(str(s), int(line), int(col)) for s, line, col in found]
@@ -228,7 +223,9 @@ def _read(ctx: CheckContext, changed: frozenset[str] | set[str]) -> Previous | N
         }
     except (OSError, ValueError, TypeError, KeyError, AttributeError, orjson.JSONDecodeError):
         return None
-    return Previous(statuses, findings, branches)
+    if not isinstance(stamps, list) or len(stamps) != len(statuses):
+        return None
+    return Previous(statuses, stamps, findings, branches)
 
 
 def load_state(ctx: CheckContext, narrow: Narrow) -> TrailState | None:
@@ -252,15 +249,19 @@ def merge(
     *,
     discovery: Discovery,
     targets: Targets,
-) -> tuple[Report, dict[str, list[tuple[str, int, int]]]]:
+) -> tuple[Report, list[str | None], dict[str, list[tuple[str, int, int]]]]:
     """The report of the whole workspace: `partial` (the report of the changed trails) for
     the changed trails and the workspace, the record for the others, and the findings about
-    several trails at once worked out again over all of them; with every trail's runIf
-    branches, for the next record."""
+    several trails at once worked out again over all of them; with every trail's stamp and
+    runIf branches, for the next record."""
     previous = narrow.previous
     changed = narrow.changed_rel
     mine = {status.path: status for status in partial.trails}
     statuses = tuple(mine[p] if p in changed else s for p, s in previous.statuses.items())
+    stamps = [
+        records[p].stamp if p in changed else stamp
+        for p, stamp in zip(previous.statuses, previous.stamps, strict=True)
+    ]
     unchanged = previous.statuses.keys() - changed
     branches = {p: b for p, b in previous.branches.items() if p not in changed}
     for rel in changed:
@@ -275,12 +276,13 @@ def merge(
     if ctx.options.shard is None:
         findings.extend(repeated_branches(branches))
     whole = dataclasses.replace(partial, trails=statuses, findings=tuple(sorted_findings(findings)))
-    return whole, branches
+    return whole, stamps, branches
 
 
 def record(
     ctx: CheckContext,
     report: Report,
+    stamps: Sequence[str | None],
     branches: Mapping[str, Sequence[tuple[str, int, int]]],
     *,
     inputs: str,
@@ -291,9 +293,11 @@ def record(
     """Keep this complete check's per-trail report for the next run (after the trail rows are
     committed: the record names their generation). Nothing is kept when it cannot be written."""
     store = ctx.store
-    paths = {status.path for status in report.trails}
+    statuses = report.trails
+    paths = {status.path for status in statuses}
     data = {
-        "statuses": [status.to_json() for status in report.trails],
+        "statuses": [(s.path, s.trailmap, s.status, s.reason, s.target, s.calls) for s in statuses],
+        "stamps": list(stamps),
         "findings": [
             f.to_json() for f in report.findings if f.path in paths and f.code not in RECOMPUTED
         ],

@@ -199,8 +199,16 @@ def _stages(
     )
     result = report(ctx, checked)
     _save(ctx, state, records, run_stats)
-    if keys is not None:
-        _record(ctx, result, gate, keys, {p: r.branches for p, r in records.items()})
+    if keys is not None and len(records) == len(discovery.found.trail_paths):
+        # (Not when two files have one report path: the record follows the files.)
+        _record(
+            ctx,
+            result,
+            gate,
+            keys,
+            stamps=[records[s.path].stamp for s in result.trails],
+            branches={p: r.branches for p, r in records.items()},
+        )
     return result
 
 
@@ -209,6 +217,8 @@ def _record(
     result: Report,
     gate: TypeGate,
     keys: tuple[str, str, str],
+    *,
+    stamps: Sequence[str | None],
     branches: Mapping[str, Sequence[tuple[str, int, int]]],
 ) -> None:
     """The record of a complete check for the next run (`narrow.py`), when every verdict of
@@ -223,7 +233,14 @@ def _record(
     inputs, outputs, trails = keys
     with ctx.timer.phase("narrow"):
         narrow.record(
-            ctx, result, branches, inputs=inputs, outputs=outputs, trails=trails, gate=gate_keys
+            ctx,
+            result,
+            stamps,
+            branches,
+            inputs=inputs,
+            outputs=outputs,
+            trails=trails,
+            gate=gate_keys,
         )
 
 
@@ -290,7 +307,7 @@ def _narrow(
     )
     partial = report(ctx, checked)
     with ctx.timer.phase("report"):
-        result, branches = narrow.merge(
+        result, stamps, branches = narrow.merge(
             ctx, plan, partial, records, discovery=discovery, targets=targets
         )
     if (
@@ -302,7 +319,7 @@ def _narrow(
         # no SDK); this run did.
         return None
     _save(ctx, state, records, run_stats)
-    _record(ctx, result, gate, keys, branches)
+    _record(ctx, result, gate, keys, stamps=stamps, branches=branches)
     return result
 
 

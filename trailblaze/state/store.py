@@ -389,11 +389,6 @@ class Store:
         rows = self.db.read(f"SELECT {', '.join(TRAIL_FIELDS)} FROM trails")
         return None if rows is None else rows
 
-    def trail_stamps(self) -> list[tuple[Any, ...]] | None:
-        """(path, stamp, strict) of every trail row, or None when the store cannot be read: what
-        tells the trails changed since the rows were saved, without loading their records."""
-        return self.db.read("SELECT path, stamp, strict FROM trails")
-
     def some_trail_rows(self, paths: Iterable[str]) -> list[tuple[Any, ...]] | None:
         """The rows of `paths` (those stored), or None when the store cannot be read."""
         wanted = list(paths)
