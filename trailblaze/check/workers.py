@@ -8,12 +8,10 @@ starting workers would cost more than it saves.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,6 +152,14 @@ def _workers() -> int:
     return min(os.cpu_count() or 1, 8)
 
 
+def _can_fork() -> bool:
+    """Whether worker processes can be forked here. multiprocessing is imported only when the
+    parse is large enough for workers: not for the trail or two of an edit."""
+    import multiprocessing  # noqa: PLC0415
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def process_many(
     items: Sequence[Item],
     ctx: Context,
@@ -170,11 +176,7 @@ def process_many(
     # At most one worker per chunk: a fork pool starts every worker at once, so a large
     # TRAILBLAZE_JOBS would fork that many processes for nothing (or exhaust the machine).
     workers = min(_workers(), len(chunks))
-    if (
-        len(items) < PARALLEL_MIN
-        or workers < 2
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    if len(items) < PARALLEL_MIN or workers < 2 or not _can_fork():
         out = []
         with gc_paused():
             for i, item in enumerate(items):
@@ -184,6 +186,9 @@ def process_many(
         if on_chunk is not None:
             on_chunk(out)
         return out
+    import multiprocessing  # noqa: PLC0415 - see `_can_fork`
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
     results: list[Parsed] = []
     fork = multiprocessing.get_context("fork")  # the context is inherited, not pickled
     with (

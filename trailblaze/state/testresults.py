@@ -23,22 +23,20 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trailblaze.state.keys import digest
 from trailblaze.state.owned import Scratch
-from trailblaze.state.remote import (
-    RemoteConfig,
-    RemoteConfigError,
-    RemoteFault,
-    RemoteResults,
-    decoded_entry,
-    sealed_entry,
-)
 from trailblaze.state.results import describe_cache_dir
 from trailblaze.state.scratch import make_dir
 from trailblaze.state.signing import SigningError
 from trailblaze.state.store import Database
+
+if TYPE_CHECKING:
+    from trailblaze.state.remote import RemoteResults
+
+# `state.remote` (an HTTP client, TLS) is imported only where a remote cache is named: a check
+# without one, a one-trail edit above all, does not pay for its import.
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +179,12 @@ class RemoteTests:
     ) -> RemoteTests | None:
         if not url:
             return None
+        from trailblaze.state.remote import (  # noqa: PLC0415 - see the imports
+            RemoteConfig,
+            RemoteConfigError,
+            RemoteResults,
+        )
+
         try:
             config = RemoteConfig.resolve(url, read_only=read_only, public_keys=public_keys)
         except (RemoteConfigError, SigningError):
@@ -214,6 +218,8 @@ class RemoteTests:
         return stats
 
     def _fetch_one(self, key: str) -> tuple[str, list[CaseResult] | None]:
+        from trailblaze.state.remote import RemoteFault, decoded_entry  # noqa: PLC0415
+
         if not self.remote.usable:
             return key, None
         try:
@@ -232,6 +238,8 @@ class RemoteTests:
             return key, None
 
     def _store_one(self, entry: tuple[str, Sequence[CaseResult]]) -> int:
+        from trailblaze.state.remote import RemoteFault, sealed_entry  # noqa: PLC0415
+
         key, cases = entry
         if not self.remote.usable:
             return 0

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trailblaze.check.typegate.jobs import GateResult, Job
 from trailblaze.finding import Finding
 from trailblaze.options import CheckOptions
-from trailblaze.state.remote import RemoteConfig, RemoteConfigError, RemoteResults
 from trailblaze.state.signing import SigningError
+
+if TYPE_CHECKING:
+    from trailblaze.state.remote import RemoteResults
+
+# `state.remote` (an HTTP client, TLS) is imported only where a remote cache is named: a check
+# without one, a one-trail edit above all, does not pay for its import.
 
 
 class RemoteVerdicts:
@@ -33,6 +38,12 @@ class RemoteVerdicts:
         those before the check starts)."""
         if not options.remote_cache:
             return None
+        from trailblaze.state.remote import (  # noqa: PLC0415 - see the imports
+            RemoteConfig,
+            RemoteConfigError,
+            RemoteResults,
+        )
+
         try:
             config = RemoteConfig.resolve(
                 options.remote_cache, read_only=options.remote_read_only, public_keys=public_keys
