@@ -134,3 +134,34 @@ def test_rebaser_keeps_absolute_paths_and_shows_renamed_ones(tmp_path: Path) -> 
     (ws / "trailmaps" / "app").mkdir(parents=True)
     assert inner("trailmaps/app/x.yaml") == "x.yaml"
     assert inner("trailmaps/other/y.yaml") == "../other/y.yaml"
+
+
+def test_a_report_shown_from_its_workspace_keeps_every_path(tmp_path: Path) -> None:
+    from trailblaze.finding import Finding  # noqa: PLC0415
+    from trailblaze.report.output import as_shown  # noqa: PLC0415
+    from trailblaze.report.record import Report, TrailStatus  # noqa: PLC0415
+
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    report = Report(
+        workspace=str(ws),
+        trailmaps=("shop",),
+        trails=(TrailStatus("trailmaps/shop/trails/a.trail.yaml", "shop", "type-checked"),),
+        findings=(
+            Finding("type", "trailmaps/shop/trails/a.trail.yaml", 3, 5, "bad", code="TS2322"),
+            Finding("infra", "/usr/bin/tsc", 1, 1, "gone", code="toolchain"),
+        ),
+        shard={"index": 1, "count": 2},
+    )
+    # From the workspace itself (a symlink to it too): the paths as they are, the base set.
+    (tmp_path / "link").symlink_to(ws)
+    for base in (ws, tmp_path / "link"):
+        shown, _ = as_shown([(report, ws, None)], base, "json")
+        assert shown == report.with_paths(rebaser(ws, base), str(base))
+        assert (shown.path_base, shown.shard) == (str(base), {"index": 1, "count": 2, "root": "."})
+    # From elsewhere, or with a path shown as another: rebased.
+    shown, _ = as_shown([(report, ws, None)], ws / "sub", "json")
+    assert [t.path for t in shown.trails] == ["../trailmaps/shop/trails/a.trail.yaml"]
+    renamed = {"trailmaps/shop/trails/a.trail.yaml": "<stdin>"}
+    shown, _ = as_shown([(report, ws, renamed)], ws, "json")
+    assert [f.path for f in shown.findings] == ["<stdin>", "/usr/bin/tsc"]

@@ -19,7 +19,7 @@ from trailblaze.errors import UsageError
 from trailblaze.fsutil import write_named
 from trailblaze.report.console import render_report, report_console, source_lines
 from trailblaze.report.formats import render
-from trailblaze.report.pathbase import default_base, rebaser
+from trailblaze.report.pathbase import default_base, rebaser, unmoved
 from trailblaze.report.record import Report, ReportView
 
 
@@ -40,7 +40,11 @@ def as_shown(
             frames.update(
                 report.view(source_lines(root, report.findings)).with_paths(rebase).frames
             )
-        reports.append(report.with_paths(rebase, str(base)))
+        if unmoved(root, base, renamed):
+            # Paths as they are: not ten thousand calls of `rebase` that change none.
+            reports.append(report.with_base(str(base)))
+        else:
+            reports.append(report.with_paths(rebase, str(base)))
     first = reports[0]
     if len(reports) == 1:
         return first, frames

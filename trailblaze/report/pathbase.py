@@ -35,6 +35,12 @@ def default_base(fmt: str, workspace: Path, cwd: Path | None = None) -> Path:
     return here
 
 
+def unmoved(workspace: Path, base: Path, renamed: Mapping[str, str] | None = None) -> bool:
+    """Whether `rebaser` would give every path back as it is: the base is the workspace
+    itself and no path is shown as another."""
+    return not renamed and os.path.realpath(workspace) == os.path.realpath(base)
+
+
 def rebaser(
     workspace: Path, base: Path, renamed: Mapping[str, str] | None = None
 ) -> Callable[[str], str]:

@@ -230,6 +230,13 @@ class Report:
             path_base=base,
         )
 
+    def with_base(self, base: str) -> Report:
+        """`with_paths` with a `rebase` that changes no path (`pathbase.unmoved`)."""
+        shard = self.shard
+        if shard is not None:
+            shard = {**shard, "root": "."}
+        return replace(self, shard=shard, path_base=base)
+
     def only(
         self, keep_trail: Callable[[TrailStatus], bool], keep: Callable[[Finding], bool]
     ) -> Report:
