@@ -239,3 +239,27 @@ def test_an_untouched_workspace_runs_the_full_stages(ws: Path) -> None:
     check(ws)
     assert narrow(ws) is None
     assert module.is_file()
+
+
+def test_a_target_that_appears_outside_the_inputs_runs_the_full_stages(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A baked target of the configuration directory (or of a package installed since) is no
+    # input of the inputs key: the record's keys hold the targets the run resolved and their
+    # surfaces, so a trail that targets a name that now resolves is not left as it was.
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", str(ws))
+    edit(ws, CHECKOUT, "target: shop", "target: kiosk")
+    unknown = json.loads(check(ws))
+    assert [t["reason"] for t in unknown["trails"] if t["path"] == CHECKOUT] == ["unknown target"]
+    (ws / "targets").mkdir()
+    (ws / "targets" / "kiosk.yaml").write_text("id: kiosk\ndisplay_name: Kiosk\n", "utf-8")
+    _type_error(ws)
+    after = check(ws)
+    assert narrow(ws) is None
+    assert [t["reason"] for t in json.loads(after)["trails"] if t["path"] == CHECKOUT] != [
+        "unknown target"
+    ]
+    fresh = tmp_path / "fresh"
+    shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", str(fresh))
+    assert after == check(fresh)

@@ -10,7 +10,8 @@ report was made of:
   the files the compilers read beyond them, as the store records them, all by stamp), of the
   options, the compilers and test runner the environment names, the workspace's settings and
   our own code;
-- `outputs`: the generated files' places (`outputs_state`, as the run left them);
+- `outputs`: the generated files' places (`outputs_state`, as the run left them) and the
+  targets the run resolved (which names a trail may target, which have a surface);
 - `trails`: the list of trail paths, in scan order;
 - `rows`: the generation of the trail rows as the run saved them (`Store.trails_generation`:
   any later write of a row, by any run, replaces it);
@@ -37,7 +38,6 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -60,7 +60,7 @@ from trailblaze.state.scratch import write_scratch
 from trailblaze.state.store import Kind
 from trailblaze.toolchain.bun import BUN_ENV
 from trailblaze.toolchain.compilers import TSC_ENV
-from trailblaze.workspace import Scan, generated_places, shown_path, trailmap_files
+from trailblaze.workspace import Scan, generated_places, trailmap_files
 
 RECOMPUTED = frozenset({codes.RUNIF_REPEATED, codes.NO_SURFACE})
 """The codes of findings about several trails at once: worked out again over all of them."""
@@ -111,10 +111,16 @@ def inputs_key(ctx: CheckContext, found: Scan, stats: Stats) -> str:
     return stamped_digest(header, ((path, _stat(path, stats)) for path in paths))
 
 
-def outputs_key(found: Scan) -> str:
+def outputs_key(found: Scan, targets: Targets) -> str:
     """`outputs` of the record: each generated file not in its place, as
-    `doit_tasks.uptodate.outputs_state` tells them (the no-op keys hold the same)."""
-    out: list[str] = []
+    `doit_tasks.uptodate.outputs_state` tells them (the no-op keys hold the same), and the
+    targets the run resolved: the names a trail may target, those with a surface, the exempt
+    ones (a package installed since may bring a trailmap of its own)."""
+    out: list[str] = [
+        json.dumps(
+            [sorted(targets.known), sorted(targets.resolutions), sorted(targets.exempt.items())]
+        )
+    ]
     for trailmap in found.trailmaps:
         blocked, missing = generated_places(trailmap.path / "tools")
         out.extend(str(path) for path, _ in blocked)
@@ -134,18 +140,6 @@ def _stat(path: str, stats: Stats) -> os.stat_result | None:
         return os.stat(path)
     except OSError:
         return None
-
-
-def report_paths(ctx: CheckContext, paths: Sequence[str]) -> list[str]:
-    """Each trail's path in the report, as the parse stage names it (`Parser.trails`)."""
-    ws = ctx.ws
-    prefix = str(ws.root) + os.sep
-    return [
-        shown_path(path[len(prefix) :].replace(os.sep, "/"))
-        if path.startswith(prefix)
-        else ws.rel(Path(path))
-        for path in paths
-    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,7 +128,7 @@ def _stages(
             with ctx.timer.phase("narrow"):
                 keys = (
                     inputs,
-                    narrow.outputs_key(discovery.found),
+                    narrow.outputs_key(discovery.found, targets),
                     narrow.trails_key(discovery.found),
                 )
                 plan = narrow.plan(ctx, discovery.found, stats, inputs=keys[0], outputs=keys[1])
