@@ -48,6 +48,9 @@ class WorkspacePhase:
     """The type gate's preparation, once a run needed it."""
     compile: BatchCompile | None = None
     """The type gate's compiler for the runs given this phase; None: `compile_jobs`."""
+    generated: frozenset[str] | None = None
+    """The trails whose generated modules the last run left alone on disk (it removed the
+    others): a run that keeps the same ones does not walk the modules again for orphans."""
 
     def stamp_paths(self) -> list[str]:
         """The files the compiles read beyond the check's inputs, as the preparation told them:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -141,8 +142,10 @@ def test_the_warm_compiler_gives_the_command_lines_findings(ws: Path, warm: Warm
     assert [(f.path, f.code) for f in check(ws, phase).fatal_findings] == [(BAD, "TS2322")]
     # Its verdicts are not cached (it lists no files): the command line compiles them again.
     new = {BAD: TRAIL.format(x=5)}
-    check(ws, phase, **new)
-    assert last_stats(ws / ".trailblaze")["files_compiled"] == [BAD]
+    before = last_stats(ws / ".trailblaze")
+    assert check(ws, phase, **new).stats["files_compiled"] == [BAD]
+    # A run with a phase (an editor's buffers) leaves the state as the last command left it.
+    assert last_stats(ws / ".trailblaze") == before
     check(ws, None, **new)
     assert last_stats(ws / ".trailblaze")["files_compiled"] == [BAD]
 
@@ -198,3 +201,30 @@ def test_a_warm_compiler_that_died_is_started_again(
         warm.close()
     assert warm.starts == 2
     assert [(f.path, f.code) for f in again.fatal_findings] == [(BAD, "TS2322")]
+
+
+def test_a_call_from_another_thread_gets_a_compiler_that_lives_with_that_thread(
+    ws: Path, warm: WarmCompiler
+) -> None:
+    """The compiler is killed when the thread that started it ends (`proc.spawn`): a call made
+    on another thread starts its own, and still gets the command line's findings. (Each text
+    is new: a verdict the command line cached would be taken without a compile.)"""
+    phase = WorkspacePhase(compile=warm)
+
+    def same_as_the_command_line(x: str) -> Report:
+        texts = {BAD: TRAIL.format(x=x)}
+        kept = check(ws, phase, **texts)
+        assert seen(kept) == seen(check(ws, None, **texts))
+        assert [f.code for f in kept.fatal_findings] == ["TS2322"]
+        return kept
+
+    same_as_the_command_line("[11]")
+    assert warm.starts == 1
+    with ThreadPoolExecutor(1) as other:
+        other.submit(same_as_the_command_line, "[12]").result()
+    assert warm.starts == 2
+    # That thread has ended, and its compiler with it: the next call starts one again.
+    same_as_the_command_line("[13]")
+    assert warm.starts == 3
+    same_as_the_command_line("[14]")
+    assert warm.starts == 3
