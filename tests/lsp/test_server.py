@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -406,3 +408,47 @@ def test_without_pygls_the_command_says_how_to_install_it(tmp_path: Path) -> Non
         "trailblaze lsp: lsp needs pygls (No module named 'pygls'); "
         "install it with: pip install 'trailblaze-doit[lsp]'"
     )
+
+
+def test_messages_from_a_file_on_standard_input_are_answered(tmp_path: Path) -> None:
+    """An editor's pipe is read by the event loop; a regular file (which an event loop cannot
+    wait on) is read as pygls reads it, and answered the same."""
+    messages: list[dict[str, Any]] = [
+        {"id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {}}},
+        {"method": "initialized", "params": {}},
+        {"id": 2, "method": "shutdown", "params": None},
+        {"method": "exit", "params": None},
+    ]
+    wire = tmp_path / "in.jsonrpc"
+    with wire.open("wb") as out:
+        for message in messages:
+            body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+            out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    with wire.open("rb") as given:
+        done = subprocess.run(
+            [sys.executable, "-m", "trailblaze", "lsp"],
+            stdin=given,
+            capture_output=True,
+            cwd=tmp_path,
+            env=_env(),
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    answers = [json.loads(body) for body in re_split_bodies(done.stdout)]
+    by_id = {a["id"]: a for a in answers if "id" in a}
+    assert by_id[1]["result"]["serverInfo"]["name"] == "trailblaze"
+    assert "completionProvider" in by_id[1]["result"]["capabilities"]
+    assert by_id[2]["result"] is None
+
+
+def re_split_bodies(stream: bytes) -> list[bytes]:
+    """The bodies of the messages in `stream` (each after its `Content-Length` header)."""
+    bodies = []
+    while stream:
+        head, _, rest = stream.partition(b"\r\n\r\n")
+        fields = dict(line.split(b":", 1) for line in head.split(b"\r\n"))
+        length = int(fields[b"Content-Length"])
+        bodies.append(rest[:length])
+        stream = rest[length:]
+    return bodies

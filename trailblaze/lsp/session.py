@@ -85,6 +85,7 @@ class Session:
         self._warm: WarmCompiler | None = None
         self.runs = 0
         self.phases_made = 0
+        self._real_root = os.path.realpath(ws.root) + os.sep
 
     def check(self, path: Path, text: str) -> Verdict:
         """The findings of the trail at `path` if it held `text`."""
@@ -155,7 +156,7 @@ class Session:
     def _file_of(self, path: Path) -> str:
         """The path the file scope checks the trail under (`cli.scope`: by its real path)."""
         real = os.path.realpath(path)
-        root = os.path.realpath(self.ws.root) + os.sep
+        root = self._real_root
         if real.startswith(root):
             return os.path.join(str(self.ws.root), real[len(root) :])
         return str(path)
