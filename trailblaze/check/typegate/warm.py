@@ -185,6 +185,8 @@ class WarmCompiler:
         """How many compiler processes it started (one, unless one died or was stopped)."""
         self._server: _Server | None = None
         self._lock = threading.Lock()
+        self._quiet = True
+        """Whether the compiler is asked not to log (until one refuses it)."""
 
     def __call__(self, jobs: list[Job], prepared: Prepared) -> GateResult:
         with self._lock:
@@ -255,19 +257,33 @@ class WarmCompiler:
             root.mkdir(parents=True, exist_ok=True)
             config = {"compilerOptions": COMPILER_OPTIONS, "include": ["trails/**/*.ts"]}
             _write_if_changed(root / TSCONFIG, json.dumps(config, indent=1) + "\n")
-            server = _Server(compiler, root)
-            self._server = server
-            self.starts += 1
-            server.request(
-                "initialize",
-                {
-                    "processId": os.getpid(),
-                    "rootUri": root.as_uri(),
-                    "capabilities": {"textDocument": {"diagnostic": {}}},
-                },
-                time.monotonic() + self.timeout,
-            )
-            server.send({"method": "initialized", "params": {}})
+            try:
+                server = self._start(compiler, root, quiet=self._quiet)
+            except (WarmError, ProcError, OSError):
+                if not self._quiet:
+                    raise
+                # A compiler that refuses the quiet option (another 7.x) ends or says so at
+                # once: started again without it. (One that stalls would stall without it.)
+                self._stop()
+                self._quiet = False
+                server = self._start(compiler, root, quiet=False)
+        return server
+
+    def _start(self, compiler: Compiler, root: Path, *, quiet: bool) -> _Server:
+        server = _Server(compiler, root)
+        self._server = server
+        self.starts += 1
+        params: dict[str, Any] = {
+            "processId": os.getpid(),
+            "rootUri": root.as_uri(),
+            "capabilities": {"textDocument": {"diagnostic": {}}},
+        }
+        if quiet:
+            # TypeScript 7.0 logs half a dozen messages per edit (snapshots, timings): built,
+            # sent and parsed for nothing. Verbosity 0 turns them off.
+            params["initializationOptions"] = {"logVerbosity": 0}
+        server.request("initialize", params, time.monotonic() + self.timeout)
+        server.send({"method": "initialized", "params": {}})
         return server
 
     def _check(self, job: Job, compiler: Compiler, deadline: float) -> list[Diagnostic]:
