@@ -11,7 +11,10 @@ A `WorkspacePhase` handed to `run_check` is filled by the first run and reused b
 is as it was (the trailmaps' manifests and tool files, and the files the compiles read beyond
 them, `stamp_paths`), and starts a new one otherwise. It may also carry `compile`, a compiler
 for the type gate's batches that stays warm between runs (`typegate.warm`), in place of a new
-compiler process per batch. The command line never passes one: its runs are unchanged.
+compiler process per batch. A run given a phase leaves the state store alone (no trail records
+read or written, no stats, no compile reads: an editor's buffers are no files on disk) and
+walks the generated modules for orphans only when its trails differ from the phase's last run's.
+The command line never passes one: its runs are unchanged.
 """
 
 from __future__ import annotations
