@@ -229,6 +229,24 @@ def test_an_edit_changes_the_diagnostics(client: Client, workspace: Path) -> Non
     assert path.read_text("utf-8") == bad  # the buffer never reaches the file
 
 
+def test_a_text_far_larger_than_the_readers_buffer_is_read_whole(
+    client: Client, workspace: Path
+) -> None:
+    """The event loop's reader pauses its pipe past 128 KiB of unread input: a document of
+    a megabyte still arrives whole, and its last line is checked."""
+    path = workspace / TRAILS_DIR / "long.trail.yaml"
+    filler = "".join(f"# {'x' * 70} {n}\n" for n in range(14_000))
+    text = f"config:\n  target: cases\ntrail: []\n{filler}bogus: 1\n"
+    assert len(text) > 1_000_000
+    path.write_text(CLEAN, "utf-8")
+    uri = client.open(path, text)
+    found = client.wait_diagnostics(uri)
+    assert [(d["code"], d["range"]["start"]["line"]) for d in found] == [
+        ("unknown-key", text.count("\n") - 1)
+    ], found
+    assert path.read_text("utf-8") == CLEAN
+
+
 def test_a_tool_edit_refreshes_the_trails_that_call_it(client: Client, workspace: Path) -> None:
     tool = workspace / "trailmaps/cases/tools/cases_pickDate.ts"
     source = tool.read_text("utf-8")

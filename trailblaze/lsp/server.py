@@ -208,9 +208,9 @@ class TrailServer(LanguageServer):
                 types.ShowMessageParams(types.MessageType.Error, f"trailblaze: {exc}")
             )
             return
-        if self.workspace.get_text_document(uri).version != document.version:
-            return  # overtaken: the newer text is checked next
-        self.publish(uri, path, text, session, verdict.findings, version=document.version)
+        if self.workspace.get_text_document(uri).version == document.version:
+            self.publish(uri, path, text, session, verdict.findings, version=document.version)
+        # else overtaken: the newer text is checked next
         if session.phases_made != phases:
             # A new warm workspace: kept for many edits, out of the collector's way from now.
             await self.in_worker(keep_out_of_the_way)
