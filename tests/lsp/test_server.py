@@ -470,3 +470,26 @@ def re_split_bodies(stream: bytes) -> list[bytes]:
         bodies.append(rest[:length])
         stream = rest[length:]
     return bodies
+
+
+def test_a_header_line_past_the_readers_limit_stops_the_server_with_a_reason(
+    tmp_path: Path,
+) -> None:
+    """Not a client's message: the server says why it stops, and stops, without a traceback."""
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    ).encode()
+    sent = b"X-Padding: " + b"x" * 100_000 + b"\r\n"
+    sent += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    done = subprocess.run(
+        [sys.executable, "-m", "trailblaze", "lsp"],
+        input=sent,  # through a pipe: read on the event loop
+        capture_output=True,
+        cwd=tmp_path,
+        env=_env(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert b"header line longer than 64 KiB" in done.stderr
+    assert b"Traceback" not in done.stderr

@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -79,8 +79,12 @@ class _PipeInput:
     def __init__(self, stream: asyncio.StreamReader) -> None:
         self.stream = stream
 
-    def readline(self) -> Awaitable[bytes]:
-        return self.stream.readline()
+    async def readline(self) -> bytes:
+        try:
+            return await self.stream.readline()
+        except ValueError:  # a header line past the stream's limit (64 KiB): not a client's
+            log.error("the client sent a header line longer than 64 KiB: the server stops")
+            return b""
 
     async def readexactly(self, n: int) -> bytes:
         try:
