@@ -175,8 +175,8 @@ def served(tsc: Compiler) -> Iterator[list[Client]]:
 
 @pytest.mark.parametrize(
     ("kind", "after_cli"),
-    [(BY_NAME["tools-build"], False), (BY_NAME["tools-build"], True), (READS[2], True)],
-    ids=["tools-build", "tools-build-after-cli", "workspace-package-after-cli"],
+    [(BY_NAME["tools-build"], False), (BY_NAME["workspace-package"], True)],
+    ids=["tools-build", "workspace-package-after-cli"],
 )
 def test_the_server_publishes_the_finding_of_an_imported_type_changed_without_notice(
     served: list[Client], kind: Imported, after_cli: bool, tmp_path: Path
