@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 MAX_DEPTH = 64
 MAX_NODES = 200_000
@@ -253,6 +253,20 @@ def _compose(text: str, pure: bool) -> Node | None:
     return composed
 
 
+class Unsupported(Exception):
+    """Raised by a lean composer (`set_lean`) for a document it leaves to the usual one."""
+
+
+_LEAN: list[Callable[[str], YNode | None]] = []
+
+
+def set_lean(compose: Callable[[str], YNode | None]) -> None:
+    """Compose with `compose` first from now on, in this process (`yaml.lean`, which says when
+    that is safe): it builds the same nodes as `load` or raises `Unsupported` or the parser's
+    error, and the document is then composed the usual way."""
+    _LEAN[:] = [compose]
+
+
 def has_c_extension() -> bool:
     """Whether `load` composes with ruamel.yaml.clib's C parser."""
     return _c_loader() is not None
@@ -267,6 +281,11 @@ def load(text: str, *, pure: bool = False, merge_keys: bool = False) -> YNode | 
     device's spec files do.
     """
     _check_depth(text)
+    if _LEAN and not pure and not merge_keys:
+        try:
+            return _LEAN[0](text)
+        except (Unsupported, YAMLError):
+            pass  # composed again below: the usual nodes, or the usual error
     try:
         node = _compose(text, pure)
     except YAMLError as exc:
