@@ -326,9 +326,13 @@ def _check_depth(text: str) -> None:
     spaces or `- `. That bounds the depth cheaply; only documents whose bound is high are
     walked event by event (libyaml's parser is iterative, its composer is not).
     """
-    prefix = max(map(len, _LEADING.findall(text)), default=0)
-    if text.count("[") + text.count("{") + 2 * prefix + 2 <= MAX_DEPTH:
-        return
+    # The longest leading run of spaces and dashes the cheap bound allows; a regex anchored
+    # on a newline (not `^` in multiline mode, which tries every position) finds a longer one.
+    allowed = (MAX_DEPTH - 2 - text.count("[") - text.count("{")) // 2
+    if allowed >= 0:
+        longer = _longer_prefix(allowed + 1)
+        if longer[0].match(text) is None and longer[1].search(text) is None:
+            return
     depth = 0
     try:
         for event in _composer().parse(text):
@@ -348,7 +352,12 @@ def _check_depth(text: str) -> None:
         raise _yaml_error(exc) from None
 
 
-_LEADING = re.compile(r"^[ -]+", re.MULTILINE)
+@functools.cache
+def _longer_prefix(length: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A leading run of `length` or more spaces and dashes: on the first line, on any other."""
+    return re.compile(f"[ -]{{{length},}}"), re.compile(f"\n[ -]{{{length},}}")
+
+
 _TAG = "tag:yaml.org,2002:"
 _CORE_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "seq", "map")}
 
