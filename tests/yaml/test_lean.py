@@ -87,6 +87,11 @@ GIVEN_BACK = [
     "a: !!seq [1]\n",
     "a: !!map [1]\n",
     "a: &x 1\nb: *x\n",  # anchors and aliases
+    "- [&x 1, *x]\n",
+    "{a: &x 1,b: *x}\n",
+    "a:\n  &k b: 1\n",
+    "&r\na: 1\n",
+    "a: 'x &y'\n",  # looks like one: composed the usual way
     "a: 1\na: 2\n",  # a duplicate key
     "a:\n  b: 1\n  c: 2\n  b: 3\n",
     "<<: {a: 1}\n",  # a merge key

@@ -24,6 +24,7 @@ builds the rare node. A document the C parser refuses raises its error as before
 from __future__ import annotations
 
 import operator
+import re
 from typing import Any
 
 from trailblaze.yaml import node as _node
@@ -133,7 +134,7 @@ class _Walk:
 
 def compose(text: str) -> YNode | None:
     """The document's located nodes, composed in one pass (see the module docstring)."""
-    if "&" in text:
+    if "&" in text and _ANCHOR.search(text):
         raise Unsupported  # anchors (and so aliases): shared nodes, counted as they expand
     cmodule = _CMODULE
     loader = _LOADER(text)
@@ -152,6 +153,11 @@ def compose(text: str) -> YNode | None:
         raise Unsupported  # the usual path says where it went past the bound
     return tree
 
+
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:])&[^\s\[\]{},]", re.MULTILINE)
+"""Where an anchor may be: an `&` that starts a token (after a line start, a space or a flow
+indicator) and is followed by a name. Text such as `Terms & conditions` or `AT&T` is not one;
+what looks like one inside a quoted string only costs the usual path."""
 
 _LOADER: Any = None
 _CMODULE: Any = None
