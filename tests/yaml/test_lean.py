@@ -151,3 +151,20 @@ def test_every_trail_of_the_test_data_composes_alike() -> None:
         if u != v
     ]
     assert differ == []
+
+
+def test_a_c_extension_that_builds_nodes_otherwise_leaves_the_usual_path() -> None:
+    # Another release of ruamel.yaml.clib might call its node classes with other arguments:
+    # the probe at `enable` then fails, and documents are composed the usual way.
+    script = (
+        "from trailblaze.yaml import lean, node\n"
+        "def other(tag, value, start_mark, end_mark, style=None, *, comment):\n"
+        "    raise AssertionError('not reached')\n"
+        "lean._scalar = other\n"
+        "print(lean.enable(), len(node._LEAN), repr(node.load('a: [1, x]')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split(" ", 2)[:2] == ["False", "0"]
+    assert "YSeq(items=(YScalar(value=1," in done.stdout

@@ -174,5 +174,31 @@ def enable() -> bool:
         _CMODULE = _ruamel_yaml
     except ImportError:  # pragma: no cover - the C extension is a dependency on CPython
         return False
+    if not _agrees():
+        return False  # pragma: no cover - a release of the C extension that composes otherwise
     _node.set_lean(compose)
     return True
+
+
+_PROBE = """\
+- plain: text
+  number: 12
+  quoted: '5'
+  double: "x"
+  nothing:
+  block: |
+    two
+    lines
+  flow: {a: [1, two, 'three'], b: {}}
+- [x, -1.5, true, ~]
+"""
+
+
+def _agrees() -> bool:
+    """Whether this pass composes a probe as the usual path does: the C extension is free to
+    call its node classes otherwise in another release, and then this pass is not used."""
+    usual = _node._compose(_PROBE, False)
+    try:
+        return usual is not None and compose(_PROBE) == _node._Converter().convert(usual)
+    except Exception:  # any failure of this pass means: do not use it
+        return False
