@@ -11,11 +11,15 @@ A `WorkspacePhase` handed to `run_check` is filled by the first run and reused b
 is as it was (the trailmaps' manifests and tool files, and the files the compiles read beyond
 them, `stamp_paths`), and starts a new one otherwise. It may also carry `compile`, a compiler
 for the type gate's batches that stays warm between runs (`typegate.warm`), in place of a new
-compiler process per batch. The command line never passes one: its runs are unchanged.
+compiler process per batch. A run given a phase leaves the state store alone (no trail records
+read or written, no stats, no compile reads: an editor's buffers are no files on disk) and
+walks the generated modules for orphans only when its trails differ from the phase's last run's.
+The command line never passes one: its runs are unchanged.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -48,6 +52,13 @@ class WorkspacePhase:
     """The type gate's preparation, once a run needed it."""
     compile: BatchCompile | None = None
     """The type gate's compiler for the runs given this phase; None: `compile_jobs`."""
+    known_reads: tuple[str, ...] = ()
+    """Files an earlier phase's compiles read beyond the inputs: the preparation tells them
+    before its compiles (as it does the state store's record), so that one changed while a
+    compile ran is not taken for what it read."""
+    generated: frozenset[str] | None = None
+    """The trails whose generated modules the last run left alone on disk (it removed the
+    others): a run that keeps the same ones does not walk the modules again for orphans."""
 
     def stamp_paths(self) -> list[str]:
         """The files the compiles read beyond the check's inputs, as the preparation told them:
@@ -55,3 +66,15 @@ class WorkspacePhase:
         if isinstance(self.prepared, Prepared):
             return sorted(self.prepared.reads.stats)
         return []
+
+    def told_reads(self) -> list[tuple[str, os.stat_result | None]] | None:
+        """`stamp_paths`, each with the `os.stat` the preparation took when it told the file
+        (None: missing), to stamp the phase with what its compiles saw rather than with what
+        is on disk after the run; None when a compile may have read a file other than as told
+        (`ReadFiles.covered`: it changed while the compile ran): the phase is not to be kept."""
+        if not isinstance(self.prepared, Prepared):
+            return []
+        reads = self.prepared.reads
+        if not reads.covered:
+            return None
+        return sorted(reads.stats.items())
