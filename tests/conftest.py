@@ -102,6 +102,10 @@ def isolate_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setenv(TOOLCHAIN_DIR_ENV, str(toolchain_cache()))
     monkeypatch.setenv("NO_COLOR", "1")
+    # Python itself caches the bytecode of a workspace's `dodo.py` in `__pycache__/` when doit
+    # imports it: a file of Python's, not ours, that the tests which snapshot a workspace to
+    # prove we wrote nothing else would see, or not, by the caller's environment.
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
 
 
 def toolchain_cache() -> Path:
