@@ -53,6 +53,26 @@ def percentile(values: Sequence[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
+def process_cpu(pid: int) -> float:
+    """Seconds of CPU (user and system, every thread) process `pid` has used; 0 once gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu(pid: int) -> float:
+    """`process_cpu` of the children of `pid` alive now (the warm compiler)."""
+    found: list[int] = []
+    for listing in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found += [int(child) for child in listing.read_text().split()]
+        except OSError:
+            continue
+    return sum(process_cpu(child) for child in found)
+
+
 def variants(line: str, count: int) -> list[str]:
     """`count` distinct edit lines for the `text:` line `line`, cycling clean / misspelled key /
     wrong type."""
@@ -72,6 +92,7 @@ def variants(line: str, count: int) -> list[str]:
 def measure(size: int, edits: int, work: Path) -> dict[str, Any]:
     root = work / f"lsp-{size}"
     manifest = ensure(root, Spec(trails=size, seed=SEED))
+    load = os.getloadavg()[0]
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     # A check of the workspace first, as a developer's machine has had one.
     subprocess.run(
@@ -107,7 +128,10 @@ def measure(size: int, edits: int, work: Path) -> dict[str, Any]:
         started = time.perf_counter()
         first = client.wait_diagnostics(uri, timeout=600)
         first_seconds = time.perf_counter() - started
-        for text, kind in plan:
+        server = client.process.pid
+        cpu: dict[str, list[float]] = {}
+        before = (process_cpu(server), children_cpu(server))
+        for index, (text, kind) in enumerate(plan):
             changed = [*lines[:line_no], text, *lines[line_no + 1 :]]
             sent = time.perf_counter()
             client.change(uri, "\n".join(changed) + "\n")
@@ -115,6 +139,13 @@ def measure(size: int, edits: int, work: Path) -> dict[str, Any]:
             samples.append(
                 (kind, published[RECEIVED] - sent, len(published["params"]["diagnostics"]))
             )
+            if index + 1 == len(plan) or plan[index + 1][1] != kind:
+                after = (process_cpu(server), children_cpu(server))
+                spent = cpu.setdefault(kind, [0.0, 0.0, 0])
+                spent[0] += after[0] - before[0]
+                spent[1] += after[1] - before[1]
+                spent[2] += sum(1 for _, k in plan[: index + 1] if k == kind) - spent[2]
+                before = after
     finally:
         client.close()
 
@@ -125,15 +156,19 @@ def measure(size: int, edits: int, work: Path) -> dict[str, Any]:
             "p95_ms": round(percentile(values, 0.95) * 1000, 2),
         }
 
-    by_kind = {
+    by_kind: dict[str, Any] = {
         kind: stats([s for k, s, _ in samples if k == kind]) for kind in ("new text", "text seen")
     }
+    for kind, (server_s, compiler_s, count) in cpu.items():
+        by_kind[kind]["server_cpu_ms"] = round(server_s / count * 1000, 2)
+        by_kind[kind]["compiler_cpu_ms"] = round(compiler_s / count * 1000, 2)
     # The floor first: it edits the module the server generated last (`tscwarm._EDITED`).
     warm = warm_compile(root, manifest.edit["trail"], edits)
     parts = breakdown(root, trail, line_no, lines, edits // 2)
     return {
         "parts": parts,
         "size": size,
+        "load": round((load + os.getloadavg()[0]) / 2, 1),
         "warm_tsc": warm,
         "trailmaps": Spec(trails=size).targets,
         "edits": len(samples),
@@ -197,8 +232,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
         "Times in milliseconds, measured by the client from writing `didChange` to reading the",
         "`publishDiagnostics` of that version.",
         "",
-        "| trails | trailmaps | edits | part | share | median | p95 |",
-        "|---:|---:|---:|---|---:|---:|---:|",
+        "| trails | trailmaps | edits | part | share | median | p95 | server CPU | tsc CPU |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         for part in ("all", "new text", "text seen"):
@@ -206,17 +241,24 @@ def markdown(results: list[dict[str, Any]]) -> str:
             share = f"{s['n'] / r['edits']:.0%}"
             out.append(
                 f"| {r['size']:,} | {r['trailmaps']} | {r['edits']} | {part} | {share} | "
-                f"{s['median_ms']} | {s['p95_ms']} |"
+                f"{s['median_ms']} | {s['p95_ms']} | {s.get('server_cpu_ms', '–')} | "
+                f"{s.get('compiler_cpu_ms', '–')} |"
             )
     for r in results:
         w = r.get("warm_tsc")
         if w:
             out.append(
                 f"| {r['size']:,} | {r['trailmaps']} | {w['n']} | warm tsc alone (the floor) | "
-                f"– | {w['median_ms']} | {w['p95_ms']} |"
+                f"– | {w['median_ms']} | {w['p95_ms']} | – | – |"
             )
     out += [
         "",
+        "- *server CPU*, *tsc CPU*: the CPU time (user and system, all threads) the server's",
+        "  process and its warm compiler used, per edit of that part: what an edit costs the",
+        "  machine, whatever else runs on it (the latency grows with the load; this does not).",
+        "  The load average when each size was measured: "
+        + ", ".join(f"{r['size']:,} trails {r.get('load', '?')}" for r in results)
+        + ".",
         "- *new text*: a text the server has not checked: the check's pipeline runs for the",
         "  file (`trailblaze check FILE`'s scope, in process), its workspace stages kept from the",
         "  first check (manifests, tool models, surfaces, the type gate's preparation), and the",

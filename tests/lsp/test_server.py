@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -227,6 +229,24 @@ def test_an_edit_changes_the_diagnostics(client: Client, workspace: Path) -> Non
     assert path.read_text("utf-8") == bad  # the buffer never reaches the file
 
 
+def test_a_text_far_larger_than_the_readers_buffer_is_read_whole(
+    client: Client, workspace: Path
+) -> None:
+    """The event loop's reader pauses its pipe past 128 KiB of unread input: a document of
+    a megabyte still arrives whole, and its last line is checked."""
+    path = workspace / TRAILS_DIR / "long.trail.yaml"
+    filler = "".join(f"# {'x' * 70} {n}\n" for n in range(14_000))
+    text = f"config:\n  target: cases\ntrail: []\n{filler}bogus: 1\n"
+    assert len(text) > 1_000_000
+    path.write_text(CLEAN, "utf-8")
+    uri = client.open(path, text)
+    found = client.wait_diagnostics(uri)
+    assert [(d["code"], d["range"]["start"]["line"]) for d in found] == [
+        ("unknown-key", text.count("\n") - 1)
+    ], found
+    assert path.read_text("utf-8") == CLEAN
+
+
 def test_a_tool_edit_refreshes_the_trails_that_call_it(client: Client, workspace: Path) -> None:
     tool = workspace / "trailmaps/cases/tools/cases_pickDate.ts"
     source = tool.read_text("utf-8")
@@ -406,3 +426,70 @@ def test_without_pygls_the_command_says_how_to_install_it(tmp_path: Path) -> Non
         "trailblaze lsp: lsp needs pygls (No module named 'pygls'); "
         "install it with: pip install 'trailblaze-doit[lsp]'"
     )
+
+
+def test_messages_from_a_file_on_standard_input_are_answered(tmp_path: Path) -> None:
+    """An editor's pipe is read by the event loop; a regular file (which an event loop cannot
+    wait on) is read as pygls reads it, and answered the same."""
+    messages: list[dict[str, Any]] = [
+        {"id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {}}},
+        {"method": "initialized", "params": {}},
+        {"id": 2, "method": "shutdown", "params": None},
+        {"method": "exit", "params": None},
+    ]
+    wire = tmp_path / "in.jsonrpc"
+    with wire.open("wb") as out:
+        for message in messages:
+            body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+            out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    with wire.open("rb") as given:
+        done = subprocess.run(
+            [sys.executable, "-m", "trailblaze", "lsp"],
+            stdin=given,
+            capture_output=True,
+            cwd=tmp_path,
+            env=_env(),
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    answers = [json.loads(body) for body in re_split_bodies(done.stdout)]
+    by_id = {a["id"]: a for a in answers if "id" in a}
+    assert by_id[1]["result"]["serverInfo"]["name"] == "trailblaze"
+    assert "completionProvider" in by_id[1]["result"]["capabilities"]
+    assert by_id[2]["result"] is None
+
+
+def re_split_bodies(stream: bytes) -> list[bytes]:
+    """The bodies of the messages in `stream` (each after its `Content-Length` header)."""
+    bodies = []
+    while stream:
+        head, _, rest = stream.partition(b"\r\n\r\n")
+        fields = dict(line.split(b":", 1) for line in head.split(b"\r\n"))
+        length = int(fields[b"Content-Length"])
+        bodies.append(rest[:length])
+        stream = rest[length:]
+    return bodies
+
+
+def test_a_header_line_past_the_readers_limit_stops_the_server_with_a_reason(
+    tmp_path: Path,
+) -> None:
+    """Not a client's message: the server says why it stops, and stops, without a traceback."""
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    ).encode()
+    sent = b"X-Padding: " + b"x" * 100_000 + b"\r\n"
+    sent += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    done = subprocess.run(
+        [sys.executable, "-m", "trailblaze", "lsp"],
+        input=sent,  # through a pipe: read on the event loop
+        capture_output=True,
+        cwd=tmp_path,
+        env=_env(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert b"header line longer than 64 KiB" in done.stderr
+    assert b"Traceback" not in done.stderr

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.test_rooms import modules_importing, package_copy
-from trailblaze.state.gcpause import gc_off_for_good, gc_paused
+from trailblaze.state.gcpause import gc_off_for_good, gc_paused, keep_out_of_the_way
 
 
 @pytest.fixture(autouse=True)
@@ -94,3 +95,27 @@ def test_only_the_pause_module_imports_gc() -> None:
 def test_a_planted_gc_import_is_found(tmp_path: Path) -> None:
     root = package_copy(tmp_path, ("check/workers.py", "def later():\n    import gc\n"))
     assert modules_importing("gc", root) == ["trailblaze.check.workers", "trailblaze.state.gcpause"]
+
+
+def test_what_is_kept_is_left_out_and_a_dropped_cycle_is_freed_by_the_next_call() -> None:
+    class Node:
+        other: object = None
+
+    def cycle() -> weakref.ref[Node]:
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        kept.append(a)
+        return weakref.ref(a)
+
+    kept: list[Node] = []
+    first = cycle()
+    try:
+        keep_out_of_the_way()
+        assert gc.get_freeze_count() > 0
+        kept.clear()  # the workspace is dropped: its cycle is frozen, not collected
+        gc.collect()
+        assert first() is not None
+        keep_out_of_the_way()  # a new workspace is kept: the old one's cycle goes first
+        assert first() is None
+    finally:
+        gc.unfreeze()

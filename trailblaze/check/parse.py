@@ -38,23 +38,40 @@ class Trails:
     """The file of each trail whose report path is not its file name (`shown_path`)."""
 
 
+Schemas = dict[str, dict[str, Any]]
+"""Per target, each tool's input schema (None: it has none)."""
+_OF_TARGETS: list[tuple[Targets, bool, Schemas, frozenset[str]]] = []
+"""The last `_of_targets`: an editor's runs share one `Targets` (`check.phase`)."""
+
+
+def _of_targets(targets: Targets, *, typecheck: bool) -> tuple[Schemas, frozenset[str]]:
+    """Each target's tools' input schemas (none without the type gate) and the targets whose
+    runIf is the shipped one, for `targets`: made again only for another `Targets`."""
+    for kept, checked, schemas, shipped in _OF_TARGETS:
+        if kept is targets and checked == typecheck:
+            return schemas, shipped
+    schemas = (
+        {
+            target: {e.name: e.input_schema for e in resolution.entries}
+            for target, resolution in targets.resolutions.items()
+        }
+        if typecheck
+        else {}
+    )
+    shipped = frozenset(
+        target for target, resolution in targets.resolutions.items() if ships_runif(resolution)
+    )
+    _OF_TARGETS[:] = [(targets, typecheck, schemas, shipped)]
+    return schemas, shipped
+
+
 class Parser:
     """The parse stage of one check; `regenerate` serves the type gate's stale trails after it."""
 
     def __init__(self, ctx: CheckContext, targets: Targets) -> None:
         self.ctx = ctx
         options = ctx.options
-        schemas = (
-            {
-                target: {e.name: e.input_schema for e in resolution.entries}
-                for target, resolution in targets.resolutions.items()
-            }
-            if options.typecheck
-            else {}
-        )
-        self.shipped_runif = frozenset(
-            target for target, resolution in targets.resolutions.items() if ships_runif(resolution)
-        )
+        schemas, self.shipped_runif = _of_targets(targets, typecheck=options.typecheck)
         self.context = Context(
             strict=options.strict,
             schemas=schemas,

@@ -11,7 +11,10 @@ A `WorkspacePhase` handed to `run_check` is filled by the first run and reused b
 is as it was (the trailmaps' manifests and tool files, and the files the compiles read beyond
 them, `stamp_paths`), and starts a new one otherwise. It may also carry `compile`, a compiler
 for the type gate's batches that stays warm between runs (`typegate.warm`), in place of a new
-compiler process per batch. The command line never passes one: its runs are unchanged.
+compiler process per batch. A run given a phase leaves the state store alone (no trail records
+read or written, no stats, no compile reads: an editor's buffers are no files on disk) and
+walks the generated modules for orphans only when its trails differ from the phase's last run's.
+The command line never passes one: its runs are unchanged.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ class WorkspacePhase:
     """The type gate's preparation, once a run needed it."""
     compile: BatchCompile | None = None
     """The type gate's compiler for the runs given this phase; None: `compile_jobs`."""
+    generated: frozenset[str] | None = None
+    """The trails whose generated modules the last run left alone on disk (it removed the
+    others): a run that keeps the same ones does not walk the modules again for orphans."""
 
     def stamp_paths(self) -> list[str]:
         """The files the compiles read beyond the check's inputs, as the preparation told them:

@@ -120,7 +120,10 @@ def _stages(
         targets, artifacts = kept.targets, kept.artifacts
 
     with ctx.timer.phase("state load"):
-        state = TrailState.load(ctx.store)
+        # A run given a phase (the language server's, on an editor's buffers) neither reads
+        # nor writes the trail records: a buffer's record stands for no file on disk, and its
+        # verdict (a warm compile's) is never cached; the state stays the last command's.
+        state = TrailState() if phase is not None else TrailState.load(ctx.store)
     # Closed on every path: the gate holds the result cache open from the first trail offered.
     seen = stats if isinstance(stats, dict) else None  # the caller's, to be added to
     gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs, seen=seen, phase=phase)
@@ -165,7 +168,8 @@ def _stages(
         real_paths=trails.real_paths,
     )
     result = report(ctx, checked)
-    _save(ctx, state, records, run_stats)
+    if phase is None:
+        _save(ctx, state, records, run_stats)
     return result
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -83,3 +84,46 @@ def unpack_lines(rows: PackedLines) -> dict[int, GenLine]:
                 value_column=vcolumn,
             )
     return table
+
+
+class LineTable:
+    """`unpack_lines` looked up line by line: only the lines asked for are unpacked (a trail's
+    module has a hundred lines; a diagnostic is about one of them, and an editor's check looks
+    one up per edit)."""
+
+    __slots__ = ("_made", "_rows", "_starts")
+
+    def __init__(self, rows: PackedLines) -> None:
+        ordered = sorted(rows, key=lambda row: row[0])
+        self._rows = ordered
+        self._starts = [row[0] for row in ordered]
+        self._made: dict[int, GenLine | None] = {}
+
+    def get(self, n: int) -> GenLine | None:
+        """What `unpack_lines(rows).get(n)` is."""
+        if n in self._made:
+            return self._made[n]
+        found: GenLine | None = None
+        at = bisect.bisect_right(self._starts, n) - 1
+        if at >= 0:
+            first, step, classifier, tool, line, column, key_path, position, props = self._rows[at]
+            if n == first:
+                found = GenLine(step, classifier, tool, line, column, key_path, position)
+            else:
+                i = (n - first - 1) * 5
+                if i < len(props):
+                    prop, kline, kcolumn, vline, vcolumn = props[i : i + 5]
+                    found = GenLine(
+                        step=step,
+                        classifier=classifier,
+                        tool=tool,
+                        line=kline,
+                        column=kcolumn,
+                        key_path=join_key(join_key(key_path, tool), prop),
+                        position=position,
+                        property=prop,
+                        value_line=vline,
+                        value_column=vcolumn,
+                    )
+        self._made[n] = found
+        return found

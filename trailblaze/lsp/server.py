@@ -12,12 +12,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -28,6 +31,7 @@ from trailblaze.lsp.cursor import ArgumentSlot, ToolSlot, Word, slot_at, word_at
 from trailblaze.lsp.positions import character_of, finding_span
 from trailblaze.lsp.session import Session
 from trailblaze.lsp.toolinfo import Tool
+from trailblaze.state.gcpause import keep_out_of_the_way
 from trailblaze.workspace import (
     PROJECT_CONFIG_NAME,
     Workspace,
@@ -67,7 +71,67 @@ def diagnostic(finding: Finding, lines: list[str]) -> types.Diagnostic:
     )
 
 
+class _PipeInput:
+    """pygls's reader interface on an asyncio stream: a message is read by the event loop
+    itself. (pygls reads each header line and body in a worker thread, three hops between
+    threads per message; on a busy machine each may wait for a core.)"""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+
+    async def readline(self) -> bytes:
+        try:
+            return await self.stream.readline()
+        except ValueError:  # a header line past the stream's limit (64 KiB): not a client's
+            log.error("the client sent a header line longer than 64 KiB: the server stops")
+            return b""
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.stream.readexactly(n)
+        except asyncio.IncompleteReadError:
+            return b""  # the client closed the stream mid-message: the loop ends
+
+
 class TrailServer(LanguageServer):
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """pygls's own (2.1.1), with the client's messages read on the event loop
+        (`_PipeInput`) when standard input is a pipe or a socket, as an editor's is."""
+        self._stop_event = threading.Event()
+        source = stdin or sys.stdin.buffer
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def main() -> None:
+            stop = self._stop_event
+            assert stop is not None
+            reader: Any
+            try:
+                stream = asyncio.StreamReader()
+                await asyncio.get_running_loop().connect_read_pipe(
+                    lambda: asyncio.StreamReaderProtocol(stream), source
+                )
+                reader = _PipeInput(stream)
+            except (OSError, ValueError):  # a regular file: read as pygls reads it
+                reader = StdinAsyncReader(source, self.thread_pool)
+            await run_async(
+                stop_event=stop,
+                reader=reader,
+                protocol=self.protocol,
+                logger=log,
+                error_handler=self.report_server_error,
+            )
+
+        try:
+            asyncio.run(main())
+        except BrokenPipeError:
+            log.error("the client closed the connection: the server stops")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
     def __init__(self) -> None:
         super().__init__("trailblaze", __version__)
         self.sessions: dict[Path, Session] = {}
@@ -76,15 +140,25 @@ class TrailServer(LanguageServer):
         self._dirty: set[str] = set()
         self._published: dict[str, set[str]] = {}
         """Per trail document, the other files its last diagnostics went to (a manifest)."""
+        self._found: dict[str, Session | None] = {}
+        """Per directory of a document, the session of its workspace (`session_for`)."""
 
     # -- the warm sessions ------------------------------------------------------------------
 
     def session_for(self, path: Path) -> Session | None:
+        """The session of the workspace a document belongs to. Found once per directory: the
+        search walks up from the document, a few file system calls per level, on every edit;
+        it is made again after the client reports a changed input (`refresh`: a manifest, a
+        tool, a `pyproject.toml`) and when a document is opened."""
+        where = str(path.parent)
+        if where in self._found:
+            return self._found[where]
         try:
-            ws = find_workspace(path.parent)
+            session: Session | None = self._session(find_workspace(path.parent))
         except WorkspaceError:
-            return None
-        return self._session(ws)
+            session = None
+        self._found[where] = session
+        return session
 
     def _session(self, ws: Workspace) -> Session:
         found = self.sessions.get(ws.root)
@@ -129,6 +203,7 @@ class TrailServer(LanguageServer):
                 )
             )
             return
+        phases = session.phases_made
         try:
             verdict = await self.in_worker(session.check, path, text)
         except TrailblazeError as exc:
@@ -137,9 +212,12 @@ class TrailServer(LanguageServer):
                 types.ShowMessageParams(types.MessageType.Error, f"trailblaze: {exc}")
             )
             return
-        if self.workspace.get_text_document(uri).version != document.version:
-            return  # overtaken: the newer text is checked next
-        self.publish(uri, path, text, session, verdict.findings, version=document.version)
+        if self.workspace.get_text_document(uri).version == document.version:
+            self.publish(uri, path, text, session, verdict.findings, version=document.version)
+        # else overtaken: the newer text is checked next
+        if session.phases_made != phases:
+            # A new warm workspace: kept for many edits, out of the collector's way from now.
+            await self.in_worker(keep_out_of_the_way)
 
     def publish(
         self,
@@ -152,8 +230,11 @@ class TrailServer(LanguageServer):
         version: int | None,
     ) -> None:
         by_file: dict[str, list[Finding]] = {}
+        real: dict[str, str] = {}  # per finding path (most are the trail's own): one realpath
         for finding in findings:
-            file = os.path.realpath(session.absolute(finding))
+            file = real.get(finding.path)
+            if file is None:
+                file = real[finding.path] = os.path.realpath(session.absolute(finding))
             by_file.setdefault(file, []).append(finding)
         own = os.path.realpath(path)
         mine = by_file.pop(own, [])
@@ -192,6 +273,7 @@ class TrailServer(LanguageServer):
     async def refresh(self, paths: Iterable[Path]) -> None:
         """Inputs of the check changed (a tool, a manifest): each session they belong to drops
         its verdicts, and every open trail of it is checked again."""
+        self._found.clear()
         touched = False
         for path in paths:
             for root, session in self.sessions.items():
@@ -230,6 +312,7 @@ server = TrailServer()
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: TrailServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls._found.clear()  # its workspace is looked for again
     await ls.diagnose(params.text_document.uri)
 
 

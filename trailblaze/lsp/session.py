@@ -4,9 +4,11 @@ The verdict is `trailblaze check FILE`'s, by construction: the same scope (`cli.
 workspace's `files/` state and result caches), the same pipeline (`check.run.run_check`), the
 same options; the only difference is where the trail's bytes come from (the editor's buffer,
 through `run_check(texts=...)`). Between edits the process keeps what a command pays again
-every time: the imports, the catalog, the compiler found and its version, the state store's
-trail rows, the type gate's per-trail result cache (keyed by the generated module, so an edit
-that generates a module already checked compiles nothing) and the surfaces.
+every time: the imports, the catalog, the compiler found and its version, the type gate's
+per-trail result cache (keyed by the generated module, so an edit that generates a module the
+command line already checked compiles nothing) and the surfaces. Its runs read and write no
+trail records of the state store (`check.run`): a buffer's record stands for no file on disk,
+and a warm compile's verdict is never cached; the store stays as the last command left it.
 
 The workspace's own stages (manifests, tool models, surfaces, the type gate's preparation) are
 kept too, for every file, in a `check.phase.WorkspacePhase`, while their inputs are as they
@@ -85,6 +87,7 @@ class Session:
         self._warm: WarmCompiler | None = None
         self.runs = 0
         self.phases_made = 0
+        self._real_root = os.path.realpath(ws.root) + os.sep
 
     def check(self, path: Path, text: str) -> Verdict:
         """The findings of the trail at `path` if it held `text`."""
@@ -155,7 +158,7 @@ class Session:
     def _file_of(self, path: Path) -> str:
         """The path the file scope checks the trail under (`cli.scope`: by its real path)."""
         real = os.path.realpath(path)
-        root = os.path.realpath(self.ws.root) + os.sep
+        root = self._real_root
         if real.startswith(root):
             return os.path.join(str(self.ws.root), real[len(root) :])
         return str(path)

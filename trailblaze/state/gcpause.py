@@ -8,6 +8,9 @@ a stretch and back on after it, only if it was on before: pauses nest, overlap a
 the caller turned off stays off. `gc_off_for_good()` is for a process that lives for one
 batch of such work (a parse worker).
 
+`keep_out_of_the_way()` is for a process that lives long and keeps what it made (the language
+server's warm workspace): what is alive now is left out of every later collection.
+
 No other module of the package switches the collector.
 """
 
@@ -47,3 +50,16 @@ def gc_off_for_good() -> None:
     """No cyclic garbage collection in this process from now on: for a worker process whose
     whole life is one kind of work that allocates much and frees nothing."""
     gc.disable()
+
+
+def keep_out_of_the_way() -> None:
+    """Leave every object alive now out of the collector's later passes (`gc.freeze`).
+
+    The language server keeps a large workspace's stages (ten thousand trails' paths and
+    records) for as long as it runs; every full collection would walk them all again, tens of
+    milliseconds in the middle of some edit's answer, and free nothing. Reference counting
+    still frees them when they are dropped; a cycle among them (a workspace dropped since the
+    last call) is freed by the full collection each call makes first."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()

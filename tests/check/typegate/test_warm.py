@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -141,8 +142,10 @@ def test_the_warm_compiler_gives_the_command_lines_findings(ws: Path, warm: Warm
     assert [(f.path, f.code) for f in check(ws, phase).fatal_findings] == [(BAD, "TS2322")]
     # Its verdicts are not cached (it lists no files): the command line compiles them again.
     new = {BAD: TRAIL.format(x=5)}
-    check(ws, phase, **new)
-    assert last_stats(ws / ".trailblaze")["files_compiled"] == [BAD]
+    before = last_stats(ws / ".trailblaze")
+    assert check(ws, phase, **new).stats["files_compiled"] == [BAD]
+    # A run with a phase (an editor's buffers) leaves the state as the last command left it.
+    assert last_stats(ws / ".trailblaze") == before
     check(ws, None, **new)
     assert last_stats(ws / ".trailblaze")["files_compiled"] == [BAD]
 
@@ -183,9 +186,11 @@ def test_a_warm_compiler_that_died_is_started_again(
     tsc: Compiler,
 ) -> None:
     bin_dir = tmp_path_factory.mktemp("bin")
-    marker = bin_dir / "died-once"
+    # It dies twice: once asked to be quiet, once again without (`WarmCompiler._start`).
+    once, twice = (shlex.quote(str(bin_dir / name)) for name in ("died-once", "died-twice"))
     body = (
-        f"if [ ! -e {shlex.quote(str(marker))} ]; then touch {shlex.quote(str(marker))}; exit 3; fi"
+        f"if [ ! -e {once} ]; then touch {once}; exit 3; fi\n"
+        f"if [ ! -e {twice} ]; then touch {twice}; exit 3; fi"
     )
     monkeypatch.setenv("TRAILBLAZE_TSC", str(fake_compiler(bin_dir, tsc, body)))
     warm = WarmCompiler(Layout(ws / ".trailblaze"))
@@ -196,5 +201,81 @@ def test_a_warm_compiler_that_died_is_started_again(
         again = check(ws, phase)
     finally:
         warm.close()
-    assert warm.starts == 2
+    assert warm.starts == 3
     assert [(f.path, f.code) for f in again.fatal_findings] == [(BAD, "TS2322")]
+
+
+def test_a_call_from_another_thread_gets_a_compiler_that_lives_with_that_thread(
+    ws: Path, warm: WarmCompiler
+) -> None:
+    """The compiler is killed when the thread that started it ends (`proc.spawn`): a call made
+    on another thread starts its own, and still gets the command line's findings. (Each text
+    is new: a verdict the command line cached would be taken without a compile.)"""
+    phase = WorkspacePhase(compile=warm)
+
+    def same_as_the_command_line(x: str) -> Report:
+        texts = {BAD: TRAIL.format(x=x)}
+        kept = check(ws, phase, **texts)
+        assert seen(kept) == seen(check(ws, None, **texts))
+        assert [f.code for f in kept.fatal_findings] == ["TS2322"]
+        return kept
+
+    same_as_the_command_line("[11]")
+    assert warm.starts == 1
+    with ThreadPoolExecutor(1) as other:
+        other.submit(same_as_the_command_line, "[12]").result()
+    assert warm.starts == 2
+    # That thread has ended, and its compiler with it: the next call starts one again.
+    same_as_the_command_line("[13]")
+    assert warm.starts == 3
+    same_as_the_command_line("[14]")
+    assert warm.starts == 3
+
+
+# A compiler that ends when asked to be quiet (`logVerbosity`, which TypeScript 7.0 takes) and
+# is the real one otherwise: what another 7.x that refuses the option would do.
+REFUSES_QUIET = r"""
+import os, subprocess, sys
+def message():
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):
+        byte = sys.stdin.buffer.read(1)
+        if not byte:
+            sys.exit(0)
+        head += byte
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length"))
+    return head + sys.stdin.buffer.read(length)
+first = message()
+if b"logVerbosity" in first:
+    sys.stderr.write("unknown option logVerbosity\n")
+    sys.exit(4)
+child = subprocess.Popen([sys.argv[1], "--lsp", "--stdio"], stdin=subprocess.PIPE)
+child.stdin.write(first)
+child.stdin.flush()
+while chunk := os.read(0, 65536):
+    child.stdin.write(chunk)
+    child.stdin.flush()
+"""
+
+
+def test_a_compiler_that_refuses_the_quiet_option_is_started_without_it(
+    *,
+    ws: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tsc: Compiler,
+) -> None:
+    directory = tmp_path_factory.mktemp("bin")
+    (directory / "proxy.py").write_text(REFUSES_QUIET)
+    body = f'exec {shlex.quote(sys.executable)} {shlex.quote(str(directory / "proxy.py"))} "$REAL"'
+    monkeypatch.setenv("TRAILBLAZE_TSC", str(fake_compiler(directory, tsc, body)))
+    warm = WarmCompiler(Layout(ws / ".trailblaze"))
+    try:
+        texts = {BAD: TRAIL.format(x="[21]")}
+        report = check(ws, WorkspacePhase(compile=warm), **texts)
+        assert warm.starts == 2  # the quiet one ended; the next one answered
+        assert seen(report) == seen(check(ws, None, **texts))
+        assert [f.code for f in report.fatal_findings] == ["TS2322"]
+    finally:
+        warm.close()

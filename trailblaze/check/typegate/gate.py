@@ -381,8 +381,8 @@ class TypeGate:
         self._jobs.extend(batch)
         self.collected.stats["batches"].append(len(batch))
         if self._phase is not None and self._phase.compile is not None:
-            # A warm compiler answers in milliseconds, on a thread of its own: no thread of
-            # ours is started to wait for it.
+            # A warm compiler answers in milliseconds, on this thread: no thread of ours is
+            # started to wait for it.
             done: Future[GateResult] = Future()
             try:
                 done.set_result(self._compile(batch, parsing))
@@ -523,7 +523,8 @@ class TypeGate:
             self.close()
         if reads is not None:
             recorded = reads.record()
-            record_reads(self.store, recorded)
+            if self._phase is None:  # a run with a phase writes nothing to the state (`run`)
+                record_reads(self.store, recorded)
             outcome.stats["compile_reads"] = len(recorded)
             outcome.stats["reads_covered"] = covered
             if covered and self._seen is not None:
@@ -533,11 +534,17 @@ class TypeGate:
                     self._seen.setdefault(path, st)
         if self._remote is not None:
             outcome.stats.update(self._remote.close())
-        outcome.stats["removed"] = (
-            remove_orphans(self.layout, keep_generated)
-            if self._orphans_possible(keep_generated, trails_changed=trails_changed)
-            else 0
-        )
+        phase = self._phase
+        if phase is not None and self.options.typecheck and phase.generated == keep_generated:
+            outcome.stats["removed"] = 0  # the last run of the phase left these alone
+        else:
+            outcome.stats["removed"] = (
+                remove_orphans(self.layout, keep_generated)
+                if self._orphans_possible(keep_generated, trails_changed=trails_changed)
+                else 0
+            )
+            if phase is not None and self.options.typecheck and self.options.shard is None:
+                phase.generated = frozenset(keep_generated)
         return GateOutcome(
             records=self.results,
             failed=frozenset(outcome.failed),

@@ -12,7 +12,7 @@ from trailblaze.check.typegate.proof import Diagnostic
 from trailblaze.check.typegate.proof import abs_path as _abs
 from trailblaze.finding import Finding
 from trailblaze.generate.codegen import HEADER_LINES
-from trailblaze.generate.linetable import KEY_CODES, GenLine, unpack_lines
+from trailblaze.generate.linetable import KEY_CODES, GenLine, LineTable
 from trailblaze.state.scratch import Layout
 
 
@@ -30,14 +30,14 @@ def map_diagnostics(
     failed: dict[str, str] = {}
     surfaces_root = _abs(layout.surfaces_dir)
     surface_of = {_abs(layout.surface(trailmap)): trailmap for trailmap in by_trailmap}
-    tables: dict[str, dict[int, GenLine]] = {}
+    tables: dict[str, LineTable] = {}
     for diagnostic in diagnostics:
         owner = by_file.get(diagnostic.file)
         if owner is not None:
             job = owner
             table = tables.get(job.path)
             if table is None:
-                table = tables[job.path] = unpack_lines(job.lines)
+                table = tables[job.path] = LineTable(job.lines)
             gen = table.get(diagnostic.line)
             if gen is None:
                 where = (

@@ -36,7 +36,6 @@ import secrets
 import select
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +76,8 @@ class _Server:
     def __init__(self, compiler: Compiler, root: Path) -> None:
         self.compiler = compiler
         self.root = root
+        self.thread = threading.current_thread()
+        """The thread it lives as long as (`proc.spawn`)."""
         self.process: Spawned = spawn([*compiler.argv_prefix, "--lsp", "--stdio"], cwd=root)
         self._buffer = b""
         self._next = 0
@@ -171,8 +172,11 @@ class _Server:
 
 class WarmCompiler:
     """The type gate's compiler for one layout, kept open between runs (see the module
-    docstring). Every call is made on one thread of its own: the compiler dies with the thread
-    that started it (`proc.spawn`), and that thread lives as long as this object."""
+    docstring). A call compiles on the calling thread, one call at a time: the compiler dies
+    with the thread that started it (`proc.spawn`), so it is started again when a call comes
+    from another thread (the language server makes every call from its one check thread, which
+    lives as long as the server). No hop to a thread of its own: on a busy machine each wake of
+    another thread may wait for a core, on every edit."""
 
     def __init__(self, layout: Layout, *, timeout: float | None = None) -> None:
         self.layout = layout
@@ -180,18 +184,22 @@ class WarmCompiler:
         self.starts = 0
         """How many compiler processes it started (one, unless one died or was stopped)."""
         self._server: _Server | None = None
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="tsc-warm")
+        self._lock = threading.Lock()
+        self._quiet = True
+        """Whether the compiler is asked not to log (until one refuses it)."""
 
     def __call__(self, jobs: list[Job], prepared: Prepared) -> GateResult:
-        return self._thread.submit(self._compile, jobs, prepared.compiler).result()
+        with self._lock:
+            return self._compile(jobs, prepared.compiler)
 
     def restart(self) -> None:
         """Stop the compiler (its inputs changed on disk): the next call starts another."""
-        self._thread.submit(self._stop).result()
+        with self._lock:
+            self._stop()
 
     def close(self) -> None:
-        self._thread.submit(self._stop).result()
-        self._thread.shutdown(wait=True)
+        with self._lock:
+            self._stop()
 
     def _stop(self) -> None:
         if self._server is not None:
@@ -238,7 +246,9 @@ class WarmCompiler:
     def _server_for(self, compiler: Compiler) -> _Server:
         server = self._server
         if server is not None and (
-            server.compiler != compiler or server.process.poll() is not None
+            server.compiler != compiler
+            or server.thread is not threading.current_thread()
+            or server.process.poll() is not None
         ):
             self._stop()
             server = None
@@ -247,19 +257,33 @@ class WarmCompiler:
             root.mkdir(parents=True, exist_ok=True)
             config = {"compilerOptions": COMPILER_OPTIONS, "include": ["trails/**/*.ts"]}
             _write_if_changed(root / TSCONFIG, json.dumps(config, indent=1) + "\n")
-            server = _Server(compiler, root)
-            self._server = server
-            self.starts += 1
-            server.request(
-                "initialize",
-                {
-                    "processId": os.getpid(),
-                    "rootUri": root.as_uri(),
-                    "capabilities": {"textDocument": {"diagnostic": {}}},
-                },
-                time.monotonic() + self.timeout,
-            )
-            server.send({"method": "initialized", "params": {}})
+            try:
+                server = self._start(compiler, root, quiet=self._quiet)
+            except (WarmError, ProcError, OSError):
+                if not self._quiet:
+                    raise
+                # A compiler that refuses the quiet option (another 7.x) ends or says so at
+                # once: started again without it. (One that stalls would stall without it.)
+                self._stop()
+                self._quiet = False
+                server = self._start(compiler, root, quiet=False)
+        return server
+
+    def _start(self, compiler: Compiler, root: Path, *, quiet: bool) -> _Server:
+        server = _Server(compiler, root)
+        self._server = server
+        self.starts += 1
+        params: dict[str, Any] = {
+            "processId": os.getpid(),
+            "rootUri": root.as_uri(),
+            "capabilities": {"textDocument": {"diagnostic": {}}},
+        }
+        if quiet:
+            # TypeScript 7.0 logs half a dozen messages per edit (snapshots, timings): built,
+            # sent and parsed for nothing. Verbosity 0 turns them off.
+            params["initializationOptions"] = {"logVerbosity": 0}
+        server.request("initialize", params, time.monotonic() + self.timeout)
+        server.send({"method": "initialized", "params": {}})
         return server
 
     def _check(self, job: Job, compiler: Compiler, deadline: float) -> list[Diagnostic]:
