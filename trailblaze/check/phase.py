@@ -19,6 +19,7 @@ The command line never passes one: its runs are unchanged.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -51,6 +52,10 @@ class WorkspacePhase:
     """The type gate's preparation, once a run needed it."""
     compile: BatchCompile | None = None
     """The type gate's compiler for the runs given this phase; None: `compile_jobs`."""
+    known_reads: tuple[str, ...] = ()
+    """Files an earlier phase's compiles read beyond the inputs: the preparation tells them
+    before its compiles (as it does the state store's record), so that one changed while a
+    compile ran is not taken for what it read."""
     generated: frozenset[str] | None = None
     """The trails whose generated modules the last run left alone on disk (it removed the
     others): a run that keeps the same ones does not walk the modules again for orphans."""
@@ -61,3 +66,15 @@ class WorkspacePhase:
         if isinstance(self.prepared, Prepared):
             return sorted(self.prepared.reads.stats)
         return []
+
+    def told_reads(self) -> list[tuple[str, os.stat_result | None]] | None:
+        """`stamp_paths`, each with the `os.stat` the preparation took when it told the file
+        (None: missing), to stamp the phase with what its compiles saw rather than with what
+        is on disk after the run; None when a compile may have read a file other than as told
+        (`ReadFiles.covered`: it changed while the compile ran): the phase is not to be kept."""
+        if not isinstance(self.prepared, Prepared):
+            return []
+        reads = self.prepared.reads
+        if not reads.covered:
+            return None
+        return sorted(reads.stats.items())

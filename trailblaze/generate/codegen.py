@@ -48,7 +48,7 @@ from trailblaze.generate.linetable import GenLine, PackedLines, unpack_lines
 from trailblaze.generate.tsrender import IDENTIFIER, import_path, ts_comment
 from trailblaze.trail.model import Recording, Step, ToolCall, Trail
 from trailblaze.trail.runif import RUNIF, RunIf, parse_runif
-from trailblaze.yaml.node import YMap, YNode, YScalar
+from trailblaze.yaml.node import PLAIN, YMap, YNode, YScalar
 
 GENERATOR_VERSION = "5"
 """Part of every trail's result key. 3: a trail record counts the calls generated (`emitted_calls`),
@@ -390,10 +390,23 @@ class _Writer:
             prop = f"{path}.{name}" if path else name
             item_plan = plan_of(properties.get(name, additional))
             if type(item) is YScalar:
-                value = scalar(item, item_plan)
-                if item_plan.numeric is not None and item.quoted and type(value) is not str:
-                    self._lint(item, prop, value)
-                lines.append(head + _literal(value))
+                # `ArgValues.scalar` and `_literal` inline for the common case (an argument
+                # without enum or numeric plan): a third of code generation's calls.
+                if item_plan.enum is None and item_plan.numeric is None:
+                    value = item.value
+                    if item_plan.string_typed and value is not None and item.style == PLAIN:
+                        value = item.text
+                else:
+                    value = scalar(item, item_plan)
+                    if item_plan.numeric is not None and item.quoted and type(value) is not str:
+                        self._lint(item, prop, value)
+                if type(value) is str:
+                    try:
+                        lines.append(head + _dumps(value).decode())
+                    except orjson.JSONEncodeError:
+                        lines.append(head + json.dumps(value, ensure_ascii=False))
+                else:
+                    lines.append(head + _literal(value))
                 if item.text:
                     props += (prop, key.line, key.column, item.line, item.column)
                 else:

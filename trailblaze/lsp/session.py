@@ -42,7 +42,7 @@ from trailblaze.doit_tasks.uptodate import check_inputs
 from trailblaze.finding import Finding
 from trailblaze.lsp.toolinfo import ToolModel
 from trailblaze.options import CheckOptions
-from trailblaze.state.keys import digest, stamps_digest
+from trailblaze.state.keys import digest, stamped_digest, stamps_digest
 from trailblaze.state.scratch import Layout
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
@@ -85,6 +85,8 @@ class Session:
         self._phase_stamp = ""
         """The stamp of the inputs the phase was made with (`_stamp`)."""
         self._warm: WarmCompiler | None = None
+        self._reads: tuple[str, ...] = ()
+        """What the last phase's compiles read beyond the inputs: told before the next's."""
         self.runs = 0
         self.phases_made = 0
         self._real_root = os.path.realpath(ws.root) + os.sep
@@ -102,6 +104,7 @@ class Session:
             phase = self._phase
             if phase is None or stamp != self._phase_stamp:
                 phase = self._new_phase()
+            unprepared = phase.prepared is None
             data = text.encode("utf-8", "surrogateescape")
             listing = self._listing
             scoped = check_scope(
@@ -114,11 +117,13 @@ class Session:
             )
             self.runs += 1
             findings = scoped.report.findings
-            if phase is not self._phase:
+            if phase is not self._phase or unprepared:
                 # Stamped as the run left the inputs (it may have written a surface), with
-                # what its compiles read.
-                stamp = self._stamp(phase)
+                # what its compiles read as they were when they read it: a read changed
+                # since (saved while the check ran) makes a new phase at the next check.
+                stamp = self._told_stamp(phase)
                 self._phase, self._phase_stamp = phase, stamp
+                self._reads = tuple(phase.stamp_paths())
             self._verdicts[digest(file, text, stamp)] = findings
             while len(self._verdicts) > KEPT_VERDICTS:
                 self._verdicts.popitem(last=False)
@@ -171,13 +176,22 @@ class Session:
             self._warm = WarmCompiler(Layout(self.ws.scratch / FILES_SCRATCH))
         elif self._phase is not None:
             self._warm.restart()
-        return WorkspacePhase(compile=self._warm)
+        return WorkspacePhase(compile=self._warm, known_reads=self._reads)
 
     def _stamp(self, phase: WorkspacePhase | None) -> str:
         """The stamp of every input of the check (manifests, tool files), and of what the
         phase's compiles read beyond them, as `os.stat` sees them now."""
         extra = phase.stamp_paths() if phase is not None else []
         return stamps_digest("lsp-inputs", [*self._input_files(), *extra], {})
+
+    def _told_stamp(self, phase: WorkspacePhase) -> str:
+        """`_stamp` of a phase just made, its reads stamped as the preparation told them;
+        empty (no stamp `_stamp` gives) when it could not tell one as a compile read it."""
+        reads = phase.told_reads()
+        if reads is None:
+            return ""
+        inputs = [(path, _stat(path)) for path in self._input_files()]
+        return stamped_digest("lsp-inputs", [*inputs, *reads])
 
     def _input_files(self) -> list[str]:
         """Every manifest and tool file of the workspace (`check_inputs`), walked again only
@@ -212,6 +226,13 @@ class _Listing:
 LISTING_MARGIN_NS = 2_000_000_000
 """A directory changed less than this long before a walk may change again within the same
 tick of the file system's clock, its `st_mtime` unchanged: such a listing is not kept."""
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _dir_stamp(path: str) -> tuple[int, int] | None:

@@ -31,7 +31,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, get_args
 
@@ -81,12 +81,23 @@ class ResultKey:
     """Digest of the compiler options, the generator's and our version, our SDK declarations
     and the finding fields."""
     format: str = RESULT_FORMAT
+    digest: str = field(init=False, repr=False, compare=False)
+    """The key of the verdict: the format, compiler, options, surface and trail digests. Made
+    once, with the key: a cold check asks for it three times a trail (the local cache, the
+    job, the store)."""
 
-    @property
-    def digest(self) -> str:
-        """The key of the verdict: the format, compiler, options, surface and trail digests."""
-        return digest(
-            "trailblaze-result", self.format, self.compiler, self.options, self.surface, self.trail
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "digest",
+            digest(
+                "trailblaze-result",
+                self.format,
+                self.compiler,
+                self.options,
+                self.surface,
+                self.trail,
+            ),
         )
 
 

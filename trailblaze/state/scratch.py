@@ -186,7 +186,7 @@ class Layout:
         return self.root / "tools-tsconfig" / f"{scratch_name(trailmap)}.json"
 
     def trail_file(self, trail_path: str) -> Path:
-        return self.root / "trails" / generated_name(trail_path)
+        return _trails_dir(self.scratch) / generated_name(trail_path)
 
     @property
     def trails_dir(self) -> Path:
@@ -211,6 +211,13 @@ class Layout:
     def surface_import(self, trail_path: str, trailmap: str) -> str:
         """How the generated module of a trail imports its trailmap's surface."""
         return _surface_import(self, trailmap, generated_name(trail_path).rpartition("/")[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _trails_dir(scratch: Path) -> Path:
+    """`Layout.trails_dir`, made once: every trail's module path is made from it (twice a trail
+    on a cold check: where its worker writes it, and the compiler's job)."""
+    return Layout(scratch).trails_dir
 
 
 @functools.lru_cache(maxsize=4096)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from trailblaze.finding import Finding
-from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq
+from trailblaze.yaml.node import YMap, YNode, YScalar
 
 Format = Literal["unified", "legacy"]
 StepKind = Literal["step", "verify", "trailhead", "tools"]
@@ -143,19 +143,6 @@ class Trail:
     @property
     def call_count(self) -> int:
         return sum(1 for _ in self.calls())
-
-
-def scalars(node: YNode) -> Iterator[YScalar]:
-    """Every scalar under a node (values, not keys), depth first."""
-    stack: list[YNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, YScalar):
-            yield current
-        elif isinstance(current, YSeq):
-            stack.extend(reversed(current.items))
-        else:
-            stack.extend(value for _, value in reversed(current.items))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

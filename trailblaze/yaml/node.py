@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 MAX_DEPTH = 64
 MAX_NODES = 200_000
@@ -253,6 +253,20 @@ def _compose(text: str, pure: bool) -> Node | None:
     return composed
 
 
+class Unsupported(Exception):
+    """Raised by a lean composer (`set_lean`) for a document it leaves to the usual one."""
+
+
+_LEAN: list[Callable[[str], YNode | None]] = []
+
+
+def set_lean(compose: Callable[[str], YNode | None]) -> None:
+    """Compose with `compose` first from now on, in this process (`yaml.lean`, which says when
+    that is safe): it builds the same nodes as `load` or raises `Unsupported` or the parser's
+    error, and the document is then composed the usual way."""
+    _LEAN[:] = [compose]
+
+
 def has_c_extension() -> bool:
     """Whether `load` composes with ruamel.yaml.clib's C parser."""
     return _c_loader() is not None
@@ -267,6 +281,11 @@ def load(text: str, *, pure: bool = False, merge_keys: bool = False) -> YNode | 
     device's spec files do.
     """
     _check_depth(text)
+    if _LEAN and not pure and not merge_keys:
+        try:
+            return _LEAN[0](text)
+        except (Unsupported, YAMLError):
+            pass  # composed again below: the usual nodes, or the usual error
     try:
         node = _compose(text, pure)
     except YAMLError as exc:
@@ -307,9 +326,13 @@ def _check_depth(text: str) -> None:
     spaces or `- `. That bounds the depth cheaply; only documents whose bound is high are
     walked event by event (libyaml's parser is iterative, its composer is not).
     """
-    prefix = max(map(len, _LEADING.findall(text)), default=0)
-    if text.count("[") + text.count("{") + 2 * prefix + 2 <= MAX_DEPTH:
-        return
+    # The longest leading run of spaces and dashes the cheap bound allows; a regex anchored
+    # on a newline (not `^` in multiline mode, which tries every position) finds a longer one.
+    allowed = (MAX_DEPTH - 2 - text.count("[") - text.count("{")) // 2
+    if allowed >= 0:
+        longer = _longer_prefix(allowed + 1)
+        if longer[0].match(text) is None and longer[1].search(text) is None:
+            return
     depth = 0
     try:
         for event in _composer().parse(text):
@@ -329,7 +352,12 @@ def _check_depth(text: str) -> None:
         raise _yaml_error(exc) from None
 
 
-_LEADING = re.compile(r"^[ -]+", re.MULTILINE)
+@functools.cache
+def _longer_prefix(length: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A leading run of `length` or more spaces and dashes: on the first line, on any other."""
+    return re.compile(f"[ -]{{{length},}}"), re.compile(f"\n[ -]{{{length},}}")
+
+
 _TAG = "tag:yaml.org,2002:"
 _CORE_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "seq", "map")}
 

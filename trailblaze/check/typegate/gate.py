@@ -169,6 +169,7 @@ class TypeGate:
                 tools=tools_dirs(self.trailmap_dirs, self.targets),
                 trailmap_dirs=self.trailmap_dirs,
                 timeout=self._timeout,
+                known=phase.known_reads if phase is not None else (),
             )
             if phase is not None:
                 phase.prepared = ready

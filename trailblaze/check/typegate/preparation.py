@@ -8,7 +8,7 @@ compiled without any trail): a workspace without recordings never installs or st
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,11 +129,13 @@ def prepare(
     tools: Mapping[str, Path],
     trailmap_dirs: Mapping[str, Path],
     timeout: float,
+    known: Iterable[str] = (),
 ) -> Prepared | NoCompiler:
     """Find the compiler, emit the declarations of `tools`, write and check the surfaces.
 
     `trailmap_dirs`: the workspace's trailmaps, whose manifests and tool files are inputs of
-    every key already (what the compilers read besides is `Prepared.reads`)."""
+    every key already (what the compilers read besides is `Prepared.reads`); `known`: files
+    to tell before the compiles besides the state store's record of the last run's reads."""
     try:
         compiler = find_compiler(install=ctx.options.install)
         zod = install_library("zod", install=ctx.options.install)
@@ -143,7 +145,7 @@ def prepare(
     layout, root = ctx.layout, ctx.ws.root
     ours = digest(render_sdk(ctx.catalog), str(zod), LIBRARIES["zod"])
     choices = sdk_choices(tools, layout=layout, root=root, ours=ours)
-    reads = _reads(ctx, compiler, tools=tools, trailmap_dirs=trailmap_dirs)
+    reads = _reads(ctx, compiler, tools=tools, trailmap_dirs=trailmap_dirs, known=known)
     sdks = dict.fromkeys(targets, OURS_LABEL) | {t: choice.label for t, choice in choices.items()}
     with ctx.timer.phase("declarations"):
         decls = emit_declarations(
@@ -198,6 +200,7 @@ def _reads(
     *,
     tools: Mapping[str, Path],
     trailmap_dirs: Mapping[str, Path],
+    known: Iterable[str],
 ) -> ReadFiles:
     """The run's account of what the compilers read beyond the inputs, the last run's reads
     read first (`ReadFiles`)."""
@@ -226,6 +229,6 @@ def _reads(
         ],
         inputs=inputs,
         tools_dirs=tools_dirs,
-        known=recorded_paths(ctx.store),
+        known=[*recorded_paths(ctx.store), *known],
         compiler_home=home,
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 from trailblaze import codes
 from trailblaze.finding import Finding
 from trailblaze.trail.argtokens import check_tokens, offset_position
-from trailblaze.trail.model import ParseOutcome, Trail, scalars
+from trailblaze.trail.model import ParseOutcome, Trail
 from trailblaze.trail.parse.legacy import read_legacy
 from trailblaze.trail.parse.reader import Reader, Reject
 from trailblaze.trail.parse.unified import read_unified
@@ -102,7 +102,7 @@ def _check_tokens(reader: Reader, trail: Trail, root: YNode | None) -> None:
     """Check `{{args.x}}` tokens everywhere outside `config` (they do not reject the trail)."""
     declared = trail.config.arg_names
     for scalar in _token_scalars(root):
-        if not isinstance(scalar.value, str) or ("{" not in scalar.text):
+        if not isinstance(scalar.value, str):
             continue
         for problem in check_tokens(scalar.text, declared, trail.config.has_args_block):
             line, column = offset_position(
@@ -121,12 +121,22 @@ def _check_tokens(reader: Reader, trail: Trail, root: YNode | None) -> None:
 
 
 def _token_scalars(root: YNode | None) -> list[YScalar]:
+    """The scalars outside `config` whose text has a `{`, depth first (as `model.scalars`)."""
+    out: list[YScalar] = []
     if isinstance(root, YMap):
-        return [s for key, value in root if key.text != "config" for s in scalars(value)]
-    if isinstance(root, YSeq):
-        out: list[YScalar] = []
-        for item in root.items:
-            if isinstance(item, YMap) and item.keys() != ["config"]:
-                out.extend(scalars(item))
-        return out
-    return []
+        _braced([value for key, value in root if key.text != "config"], out)
+    elif isinstance(root, YSeq):
+        _braced([i for i in root.items if isinstance(i, YMap) and i.keys() != ["config"]], out)
+    return out
+
+
+def _braced(nodes: list[YNode] | tuple[YNode, ...], out: list[YScalar]) -> None:
+    # Every scalar of a trail with tokens passes here: no generator, no call per scalar.
+    for node in nodes:
+        if type(node) is YScalar:
+            if "{" in node.text:
+                out.append(node)
+        elif type(node) is YMap:
+            _braced([value for _, value in node.items], out)
+        elif type(node) is YSeq:
+            _braced(node.items, out)
