@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import sqlite3
@@ -163,6 +164,28 @@ id: {id}
 target:
   display_name: {id}
 """
+
+
+@pytest.fixture
+def repo_workspace() -> Iterator[None]:
+    """Holds a lock while a test checks or replays this checkout's own workspace.
+
+    Such a run writes into the checkout's `.trailblaze/` (its state, its compiled scripted
+    tools, which one test sees gone afterwards): under `pytest -n 2` (`.ci/run`) these tests
+    run one at a time, whichever worker has them.
+    """
+    lock = ROOT / ".cache" / "repo-workspace.lock"
+    lock.parent.mkdir(exist_ok=True)
+    with lock.open("a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+REPO_WORKSPACE = pytest.mark.usefixtures("repo_workspace")
+"""The mark of a test that checks or replays this checkout's own workspace (`repo_workspace`)."""
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, write_tree
+from tests.conftest import REPO_WORKSPACE, ROOT, write_tree
 from trailblaze.cli.main import main
 from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, TSC_ENV
 
@@ -22,6 +22,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@REPO_WORKSPACE
 def test_bundled_workspace_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "check", str(ROOT), "--format", "json")
     assert (code, err) == (0, "")

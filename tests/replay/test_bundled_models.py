@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from fakeadb import FakeDevice, ModelDevice
+from tests.conftest import REPO_WORKSPACE
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.workspace import find_workspace, scan
 
 from .support import BUNDLED_MODEL, FAST, ROOT
+
+pytestmark = REPO_WORKSPACE
 
 ARGS = ("title=Weekend plans", "email=ada@example.com")
 WORKSPACE = find_workspace(ROOT, explicit=True)

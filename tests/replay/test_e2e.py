@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from fakeadb import FakeAdbServer, FakeDevice, load_devices
+from tests.conftest import REPO_WORKSPACE
 from trailblaze.cli.main import main
 from trailblaze.replay.run import ReplayRequest, replay
 from trailblaze.replay.scope import KILL_SWITCH
@@ -39,6 +40,8 @@ from .support import (
     child_env,
     trail_text,
 )
+
+pytestmark = REPO_WORKSPACE
 
 LIST_APPS = "- mobile_listInstalledApps: {}"
 

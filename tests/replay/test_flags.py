@@ -414,7 +414,11 @@ def test_a_secret_is_typed_but_never_shown(
     "failing",
     [
         # The assertion's message holds the text it looked for, and the screen shows the value.
-        ('assertVisibleWithText: {text: "{{memory.password}} is not here"}',),
+        # (Its own short wait: the command line's find timeout is the device's 5 s.)
+        (
+            "assertVisibleBySelector: {nodeSelector: {androidAccessibility: "
+            '{textRegex: "{{memory.password}} is not here"}}, timeoutMs: 200}',
+        ),
         # The device refuses the typing: the message quotes the command, value and all.
         (),
         # A scripted tool given the value logs it, prints it and throws it.

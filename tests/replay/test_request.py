@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from fakeadb import FakeAdbServer, FakeDevice
+from tests.conftest import REPO_WORKSPACE
 from trailblaze.cli.main import main
 from trailblaze.replay.request import ReplayUsageError, given_args, read_args_file
 from trailblaze.trail.argbind import NULL, Given
@@ -246,6 +247,7 @@ def test_an_arg_name_that_is_not_an_identifier_is_refused() -> None:
     )
 
 
+@REPO_WORKSPACE
 def test_doit_replay_takes_an_args_file(tmp_path: Path, model: FakeDevice) -> None:
     args_file = tmp_path / "args.yaml"
     args_file.write_text("title: Weekend plans\nemial: ada@example.com\n", encoding="utf-8")

@@ -148,15 +148,33 @@ def local(tsc: Compiler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     return {"report": report, "files": generated(ws)}
 
 
-@pytest.fixture
-def filled(server: NginxCache, local: dict[str, Any], tmp_path: Path) -> dict[str, bytes]:
-    """The remote after one CI run (a fresh clone checked with it): its entries."""
-    fill = clone(tmp_path / "fill")
-    assert cli(fill, "--remote-cache", server.url) == 1
+@pytest.fixture(scope="module")
+def stored(
+    nginx: NginxCache, local: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, bytes]:
+    """What one CI run (a fresh clone checked with the remote) stored: its entries, by name.
+
+    Checked once per module; each test gets them back in its emptied remote (`filled`).
+    """
+    nginx.clear()
+    fill = clone(tmp_path_factory.mktemp("fill") / "ws")
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)
+        assert cli(fill, "--remote-cache", nginx.url) == 1
     assert shown(fill) == local["report"]
-    assert run_entries(server), "the proven run was not stored"
-    assert len(run_entries(server, rows=True)) == 2, "nor its trail rows (an entry, a body)"
-    return server.entries()
+    assert run_entries(nginx), "the proven run was not stored"
+    assert len(run_entries(nginx, rows=True)) == 2, "nor its trail rows (an entry, a body)"
+    return nginx.entries()
+
+
+@pytest.fixture
+def filled(server: NginxCache, stored: dict[str, bytes]) -> dict[str, bytes]:
+    """The remote after one CI run (a fresh clone checked with it): its entries."""
+    for name, value in stored.items():
+        (server.store / name).parent.mkdir(parents=True, exist_ok=True)
+        (server.store / name).write_bytes(value)
+    assert server.entries() == stored
+    return dict(stored)
 
 
 @pytest.fixture

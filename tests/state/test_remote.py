@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.nginx import NginxCache
-from tests.conftest import ROOT, run_python, toolchain_cache, write_tree
+from tests.conftest import ROOT, isolate_env, run_python, toolchain_cache, write_tree
 from tests.faultproxy import FaultProxy, refused_url
 from tests.mutations import mutated
 from trailblaze.check.run import run_check
@@ -93,6 +93,27 @@ def warm(server: NginxCache, where: Path) -> dict[str, bytes]:
     assert report.stats["remote_stored"] == 11
     assert report.stats["compiler_runs"] >= 1
     return server.entries()
+
+
+@pytest.fixture(scope="module")
+def warmed(
+    nginx: NginxCache, local: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, bytes]:
+    """What `warm` stores, checked once per module; `filled` puts it back for each test."""
+    nginx.clear()
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)
+        return warm(nginx, tmp_path_factory.mktemp("warm") / "main")
+
+
+@pytest.fixture
+def filled(server: NginxCache, warmed: dict[str, bytes]) -> dict[str, bytes]:
+    """The remote as `warm` leaves it (what an earlier test changed there is gone)."""
+    for name, data in warmed.items():
+        (server.store / name).parent.mkdir(parents=True, exist_ok=True)
+        (server.store / name).write_bytes(data)
+    assert server.entries() == warmed
+    return dict(warmed)
 
 
 # -- the protocol, against nginx --------------------------------------------------------------
@@ -234,12 +255,13 @@ def test_a_network_fault_falls_back_to_local_work_with_one_warning(
     fault: str,
     *,
     server: NginxCache,
+    filled: dict[str, bytes],
     tmp_path: Path,
     local: dict[str, Any],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    entries = warm(server, tmp_path / "main")
+    entries = filled
     capsys.readouterr()
     monkeypatch.setenv(TIMEOUT_ENV, "300")
     with FaultProxy(server.url, delay=3.0) as proxy:
@@ -292,9 +314,12 @@ def test_a_failing_write_warns_once_and_the_check_stands(
 
 @pytest.mark.tsc
 def test_an_entry_stored_under_another_key_is_not_trusted(
-    server: NginxCache, tmp_path: Path, local: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    server: NginxCache,
+    filled: dict[str, bytes],
+    tmp_path: Path,
+    local: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    warm(server, tmp_path / "main")
     # Swap the bodies of two entries (each is valid, with a matching digest): the one holding
     # the broken trail's finding now sits under another trail's key.
     ac = server.store / "ac"
@@ -311,14 +336,15 @@ def test_an_entry_stored_under_another_key_is_not_trusted(
 @pytest.mark.parametrize("where", ["ac", "cas"])
 def test_json_nested_past_the_parser_is_a_miss_not_a_traceback(
     where: str,
+    *,
     server: NginxCache,
+    filled: dict[str, bytes],
     tmp_path: Path,
     local: dict[str, Any],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """An entry or a body of 100,000 nested arrays: a RecursionError in the JSON parser before,
     a traceback; now the remote's one warning, and the check done here."""
-    warm(server, tmp_path / "main")
     deep = b"[" * 100_000 + b"]" * 100_000
     for path in (server.store / "ac").iterdir():
         if where == "ac":

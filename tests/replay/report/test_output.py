@@ -29,10 +29,19 @@ MISSING = """
       androidAccessibility:
         textRegex: Nowhere to be seen
 """
+#: The same search, failed by the trail's own short wait: what the command line and doit run,
+#: which take the replay's default find timeout (5 s) where the in-process tests take `FAST`'s.
+MISSING_SOON = """
+- assertVisibleBySelector:
+    nodeSelector:
+      androidAccessibility:
+        textRegex: Nowhere to be seen
+    timeoutMs: 200
+"""
 
 
-def write_failing_trail(tmp_path: Path) -> Path:
-    text = trail_text(OPEN_FORMS, MISSING).replace("step: step 2", f'step: "{NASTY}"')
+def write_failing_trail(tmp_path: Path, missing: str = MISSING) -> Path:
+    text = trail_text(OPEN_FORMS, missing).replace("step: step 2", f'step: "{NASTY}"')
     path = tmp_path / "forms.trail.yaml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -207,7 +216,7 @@ def test_files_in_the_report_dir_that_are_not_ours_stay(
     (out / "notes.txt").write_text("keep me\n", encoding="utf-8")
     (out / "trails" / "old.png").write_bytes(b"old")
 
-    code = main(["replay", str(write_failing_trail(tmp_path)), "--report", str(out)])
+    code = main(["replay", str(write_failing_trail(tmp_path, MISSING_SOON)), "--report", str(out)])
 
     assert code == 1
     assert (out / "notes.txt").read_text(encoding="utf-8") == "keep me\n"
@@ -225,7 +234,7 @@ def test_doit_replay_writes_the_report_with_logcat_and_video(
     (ws / "dodo.py").write_text(
         "from trailblaze.doit_tasks import DOIT_CONFIG, task_replay\n", encoding="utf-8"
     )
-    write_failing_trail(ws / "trailmaps" / "forms")
+    write_failing_trail(ws / "trailmaps" / "forms", MISSING_SOON)
     out = tmp_path / "report"
 
     done = subprocess.run(
@@ -244,7 +253,7 @@ def test_doit_replay_writes_the_report_with_logcat_and_video(
         "| trailmaps/forms/forms.trail.yaml | emulator-5554 (sdk\\_gphone64\\_x86\\_64) | ❌ failed |"
         in summary
     ), summary
-    assert "| trailmaps/forms/forms.trail.yaml:16:11: tapOnElementBySelector: " in summary
+    assert "| trailmaps/forms/forms.trail.yaml:16:11: assertVisibleBySelector: " in summary
     folder = out / "trails" / "trailmaps-forms-forms.trail--emulator-5554"
     assert sorted(p.name for p in folder.iterdir()) == [
         "logcat.txt",
