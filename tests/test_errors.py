@@ -23,6 +23,7 @@ NOT_USER_ERRORS = {
     # Outcomes that become data (findings, tool failures) where they are raised.
     "Reject": "the parse gate's signal that a trail is refused; it becomes a finding",
     "_NotJava": "the selector translator's internal signal",
+    "Unsupported": "the lean composer's signal that a document goes to the usual composer",
     "ProcError": "a program that could not run: the caller makes it a finding or a ToolchainError",
     "ProcTimeout": "a ProcError",
     "ProcCancelled": "a ProcError (replay reads it as the run cancelled)",
