@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
+from tests.toolmodel.test_bundled import KIOSK
 from trailblaze import codes
 from trailblaze.check.run import last_stats, run_check
 from trailblaze.options import CheckOptions
@@ -26,6 +27,16 @@ pytestmark = pytest.mark.tsc
 SEARCH = "trailmaps/notes/trails/search.trail.yaml"
 CHECKOUT = "trailmaps/shop/trails/checkout.trail.yaml"
 TOOL = "trailmaps/notes/tools/notes_openNote.ts"
+KIOSK_TRAIL = """\
+config:
+  target: kiosk
+trail:
+  - step: Reset
+    recording:
+      android:
+        - kiosk_reset:
+            hard: "yes"
+"""
 
 
 def check(ws: Path, **options: Any) -> str:
@@ -259,6 +270,31 @@ def test_a_target_that_appears_outside_the_inputs_runs_the_full_stages(
     assert [t["reason"] for t in json.loads(after)["trails"] if t["path"] == CHECKOUT] != [
         "unknown target"
     ]
+    fresh = tmp_path / "fresh"
+    shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", str(fresh))
+    assert after == check(fresh)
+
+
+def test_a_baked_target_that_changes_runs_the_full_stages(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same target, another tool type: a trail that targets it and was not edited gets
+    # the new verdict, as a cold check gives it.
+    monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", str(ws))
+    (ws / "targets").mkdir()
+    (ws / "targets" / "kiosk.yaml").write_text(KIOSK, "utf-8")
+    kiosk = "trailmaps/shop/trails/kiosk.trail.yaml"
+    (ws / kiosk).write_text(KIOSK_TRAIL, "utf-8")
+    first = json.loads(check(ws))
+    assert [(f["line"], f["column"]) for f in first["findings"] if f["path"] == kiosk] == [(8, 19)]
+    (ws / "targets" / "kiosk.yaml").write_text(
+        KIOSK.replace("hard: {type: boolean}", "hard: {type: string}"), "utf-8"
+    )
+    _type_error(ws)
+    after = check(ws)
+    assert narrow(ws) is None
+    assert kiosk not in {f["path"] for f in json.loads(after)["findings"]}
     fresh = tmp_path / "fresh"
     shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))
     monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", str(fresh))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,8 @@ from typing import Any
 import pytest
 
 import trailblaze.check.run
-from tests.conftest import ROOT, write_tree
+from tests.conftest import ROOT, run_python, write_tree
+from tests.toolmodel.test_bundled import KIOSK, make_package
 from trailblaze.cli.main import main
 from trailblaze.cli.noop import inputs_key, known_key
 from trailblaze.toolchain.compilers import TSC_ENV, Compiler
@@ -134,3 +136,105 @@ def test_the_key_from_stats_taken_before_is_the_key_from_statting_now(ws: Path) 
     # edit made meanwhile with the output of the check before it).
     del stats[files[0]]
     assert known_key(files, settings, stats) is None
+
+
+KIOSK_TRAIL = """
+config:
+  target: kiosk
+trail:
+  - step: Reset
+    recording:
+      android:
+        - kiosk_reset:
+            hard: "yes"
+"""
+
+
+def _kiosk(hard: str) -> str:
+    return KIOSK.replace("hard: {type: boolean}", f"hard: {{type: {hard}}}")
+
+
+def _findings(output: bytes) -> list[tuple[str, int, int, str]]:
+    return [
+        (f["path"], f["line"], f["column"], f["message"]) for f in json.loads(output)["findings"]
+    ]
+
+
+@pytest.mark.tsc
+def test_a_baked_target_that_appears_or_changes_is_checked_again(
+    tsc: Compiler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It used to replay the recorded output: `trails/config/targets/` was in no key, so a
+    # trail's verdict against a target that appeared (or changed) there was the old one.
+    root = write_tree(
+        tmp_path / "ws",
+        {
+            "trails/config/trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: App\n",
+            "trails/kiosk.trail.yaml": KIOSK_TRAIL,
+        },
+    )
+    monkeypatch.chdir(root)
+    before = run(tmp_path / "0.json", "--format", "json")
+    assert not any("boolean" in message for *_, message in _findings(before[1]))
+    # The target appears: the trail's string is not its boolean.
+    write_tree(root, {"trails/config/targets/kiosk.yaml": KIOSK})
+    code, output = run(tmp_path / "1.json", "--format", "json")
+    assert (code, _findings(output)) == (
+        1,
+        [("trails/kiosk.trail.yaml", 8, 19, "Type 'string' is not assignable to type 'boolean'.")],
+    )
+    # It changes: the same trail passes.
+    write_tree(root, {"trails/config/targets/kiosk.yaml": _kiosk("string")})
+    code, output = run(tmp_path / "2.json", "--format", "json")
+    assert (code, _findings(output)) == (0, [])
+    # And back (same size and second: the stamp still differs by inode or mtime).
+    write_tree(root, {"trails/config/targets/kiosk.yaml": _kiosk("boolean")})
+    assert run(tmp_path / "3.json", "--format", "json")[0] == 1
+    with monkeypatch.context() as patched:
+        no_pipeline(patched)  # nothing changed since: the recorded output, unchecked
+        assert run(tmp_path / "4.json", "--format", "json")[0] == 1
+
+
+@pytest.mark.tsc
+def test_a_package_trailmap_that_appears_or_changes_is_checked_again(
+    tsc: Compiler, tmp_path: Path
+) -> None:
+    # It used to replay the recorded output: installed packages' trailmaps and baked targets
+    # were in no key.
+    root = write_tree(
+        tmp_path / "ws",
+        {
+            "trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: App\n",
+            "trailmaps/app/trails/kiosk.trail.yaml": KIOSK_TRAIL,
+        },
+    )
+    site = tmp_path / "site"
+    site.mkdir()
+
+    def check() -> tuple[int, list[tuple[str, int, int, str]]]:
+        result = run_python(
+            root, "-m", "trailblaze", "check", "--format", "json", env={"PYTHONPATH": str(site)}
+        )
+        assert result.returncode in (0, 1), result.stderr
+        return result.returncode, _findings(result.stdout.encode())
+
+    wrong = [
+        (
+            "trailmaps/app/trails/kiosk.trail.yaml",
+            8,
+            19,
+            "Type 'string' is not assignable to type 'boolean'.",
+        )
+    ]
+    before = check()
+    assert before[1] != wrong
+    assert check() == before  # the no-op
+    package = make_package(site)  # installed: the target appears
+    assert check() == (1, wrong)
+    assert check() == (1, wrong)
+    (package / "targets/kiosk.yaml").write_text(_kiosk("string"))  # the package changes
+    assert check() == (0, [])
+    (package / "targets/kiosk.yaml").write_text(_kiosk("boolean"))
+    assert check() == (1, wrong)
+    shutil.rmtree(site / "kioskpkg-1.0.dist-info")  # uninstalled
+    assert check() == before

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import CORPUS, ROOT, OpenedDatabases, write_tree
+from tests.toolmodel.test_bundled import KIOSK
 from trailblaze.doit_tasks import run_tasks
 from trailblaze.state.scratch import Layout
 
@@ -563,3 +564,46 @@ def test_doit_s_report_after_one_edit_is_a_cold_run_s(tmp_path: Path) -> None:
     edited_stats = last_stats(ws / ".trailblaze")
     assert edited_stats["files_compiled"] == ["trailmaps/notes/trails/search.trail.yaml"]
     assert edited_stats["narrow"] == 1
+
+
+def test_doit_check_sees_a_baked_target_that_appears_or_changes(
+    tmp_path: Path, tsc: object
+) -> None:
+    # It used to be up to date: `trails/config/targets/` was not in the inputs' digest.
+    trail = """
+        config:
+          target: kiosk
+        trail:
+          - step: Reset
+            recording:
+              android:
+                - kiosk_reset:
+                    hard: "yes"
+    """
+    root = write_tree(
+        tmp_path / "ws",
+        {
+            "dodo.py": DODO,
+            "trails/config/trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: App\n",
+            "trails/kiosk.trail.yaml": trail,
+        },
+    )
+    toolchain = {k: v for k, v in os.environ.items() if k == "TRAILBLAZE_TOOLCHAIN_DIR"}
+
+    def check() -> subprocess.CompletedProcess[str]:
+        return doit(root, "check", env=toolchain)
+
+    first = check()
+    assert "boolean" not in first.stdout, first.stdout
+    write_tree(root, {"trails/config/targets/kiosk.yaml": KIOSK})  # it appears
+    found = check()
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert "type: trails/kiosk.trail.yaml:8:19: " in found.stdout
+    assert "Type 'string' is not assignable to type 'boolean'." in found.stdout
+    fixed = KIOSK.replace("hard: {type: boolean}", "hard: {type: string}")
+    write_tree(root, {"trails/config/targets/kiosk.yaml": fixed})  # it changes
+    passed = check()
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    again = check()
+    assert again.returncode == 0
+    assert "check: up to date" in again.stdout

@@ -772,8 +772,8 @@ def test_the_shortcuts_agree_with_the_modules_they_stand_in_for(tmp_path: Path) 
     ws = find_workspace(clone(tmp_path / "ws"), explicit=True)
     found = scan(ws)
     seen: dict[str, os.stat_result | None] = {}
-    stat_inputs(found, seen)
-    assert list(seen) == check_inputs(found)
+    stat_inputs(found, seen, ws.targets_dir)
+    assert list(seen) == check_inputs(found, ws.targets_dir)
     assert ENTRY_POINT_GROUP == bundled.ENTRY_POINT_GROUP
     assert artifacts.TSCONFIG_BANNER.startswith(OUR_BANNER + ".")
     assert artifacts.is_generated_tsconfig(artifacts.TSCONFIG_BANNER)

@@ -66,7 +66,7 @@ def check_command(args: argparse.Namespace) -> int:
         from trailblaze.cli.noop import Outputs  # noqa: PLC0415
 
         found = scan(ws)
-        files = check_inputs(found)
+        files = check_inputs(found, ws.targets_dir)
         settings = {
             "strict": options.strict,
             "typecheck": options.typecheck,

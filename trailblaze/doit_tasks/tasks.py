@@ -172,7 +172,7 @@ def _check_parts(ws: Workspace) -> tuple[Scan, Layout, InputsDigest]:
         **options_fingerprint(CheckOptions.from_env(), ws.remote_keys),
         "workspace": ws.settings,
     }
-    inputs = InputsDigest(check_inputs(found), options, found, layout)
+    inputs = InputsDigest(check_inputs(found, ws.targets_dir), options, found, layout)
     return found, layout, inputs
 
 

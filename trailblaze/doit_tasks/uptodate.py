@@ -19,6 +19,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from trailblaze import __version__
@@ -32,14 +33,18 @@ from trailblaze.state.reads import recorded_paths
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import Store
 from trailblaze.toolchain.bun import BUN_ENV
+from trailblaze.toolmodel.sources import source_files
 from trailblaze.workspace import Scan, generated_places, trailmap_files
 
 
-def check_inputs(found: Scan) -> list[str]:
-    """Every input of a check: the trails, then each trailmap's manifest and tool files."""
+def check_inputs(found: Scan, targets_dir: Path | None = None) -> list[str]:
+    """Every input of a check: the trails, then each trailmap's manifest and tool files, then
+    the baked targets and installed packages' trailmaps it may resolve (`bundled.source_files`;
+    `targets_dir`: the workspace's `Workspace.targets_dir`)."""
     files = list(found.trail_paths)  # a directory named like a trail is an input too
     for trailmap in found.trailmaps:
         files.extend(str(p) for p in trailmap_files(trailmap))
+    files.extend(source_files(targets_dir))
     return files
 
 

@@ -20,6 +20,7 @@ from types import ModuleType
 
 from trailblaze import codes
 from trailblaze.finding import Finding
+from trailblaze.toolmodel import sources
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.manifest import (
     is_safe_id,
@@ -40,7 +41,7 @@ from trailblaze.toolmodel.records import (
 from trailblaze.yaml.node import YamlError, YMap, YScalar, YSeq, load, read_text
 from trailblaze.yaml.schema import check
 
-ENTRY_POINT_GROUP = "trailblaze.trailmaps"
+ENTRY_POINT_GROUP = sources.ENTRY_POINT_GROUP
 
 _BAKED_SCHEMA = {
     "type": "object",

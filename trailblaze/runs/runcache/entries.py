@@ -654,7 +654,9 @@ def cached_run(
         inputs = run_inputs(ws, found, options, stats, seen=seen, surfaces=cache.surfaces)
         if inputs is None:
             if seen is not None:
-                stat_inputs(found, seen)  # before the check, as the caller's no-op key needs
+                stat_inputs(
+                    found, seen, ws.targets_dir
+                )  # before the check, as the caller's no-op key needs
             return pipeline(options)
         cache.begin(inputs)
         hit = cache.lookup()

@@ -21,6 +21,7 @@ from trailblaze.report.record import Report
 from trailblaze.state.keys import MISSING, code_content_digest, digest, digest_of, file_digest
 from trailblaze.state.scratch import Layout
 from trailblaze.toolchain.bun import BUN_ENV, BUN_VERSION
+from trailblaze.toolmodel.sources import source_files
 from trailblaze.workspace import (
     GENERATED_TOOL_FILES,
     Scan,
@@ -333,10 +334,17 @@ def with_run_key(report: Report, identity: RunInputs, trailmap: str | None = Non
     return dataclasses.replace(report, shard={**report.shard, "run": key})
 
 
-def stat_inputs(found: Scan, seen: dict[str, os.stat_result | None]) -> None:
+def stat_inputs(
+    found: Scan, seen: dict[str, os.stat_result | None], targets_dir: Path | None = None
+) -> None:
     """The `os.stat` of every input of a check of `found` (`uptodate.check_inputs`: the trails,
-    each trailmap's files) not in `seen` yet, into it (None: missing)."""
-    for path in [*found.trail_paths, *(str(p) for t in found.trailmaps for p in trailmap_files(t))]:
+    each trailmap's files, the baked targets and packages' trailmaps) not in `seen` yet, into
+    it (None: missing)."""
+    for path in [
+        *found.trail_paths,
+        *(str(p) for t in found.trailmaps for p in trailmap_files(t)),
+        *source_files(targets_dir),
+    ]:
         if path not in seen:
             seen[path] = _stat(path)
 
