@@ -238,3 +238,40 @@ def test_a_package_trailmap_that_appears_or_changes_is_checked_again(
     assert check() == (1, wrong)
     shutil.rmtree(site / "kioskpkg-1.0.dist-info")  # uninstalled
     assert check() == before
+
+
+def test_a_warning_about_the_project_configuration_is_no_stale_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It used to repeat the recorded output: `trails/config/trailblaze.yaml` is no input (its
+    # `trailmaps:` entries are found by the scan), so a warning that appeared there was lost.
+    root = write_tree(
+        tmp_path / "ws",
+        {
+            "trails/config/trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: App\n",
+            "trails/config/trailblaze.yaml": "trailmaps:\n  - trailmaps/app/trailmap.yaml\n",
+        },
+    )
+    monkeypatch.chdir(root)
+    code, output = run(tmp_path / "1.json", "--format", "json")
+    assert (code, _findings(output)) == (0, [])
+    write_tree(
+        root,
+        {
+            "trails/config/trailblaze.yaml": (
+                "trailmaps:\n  - trailmaps/app/trailmap.yaml\n  - nowhere/trailmap.yaml\n"
+            )
+        },
+    )
+    code, output = run(tmp_path / "2.json", "--format", "json")
+    assert (code, _findings(output)) == (
+        0,
+        [
+            (
+                "trails/config/trailblaze.yaml",
+                3,
+                5,
+                "trailmaps: 'nowhere/trailmap.yaml' names no trailmap.yaml; not read",
+            )
+        ],
+    )

@@ -607,3 +607,11 @@ def test_doit_check_sees_a_baked_target_that_appears_or_changes(
     again = check()
     assert again.returncode == 0
     assert "check: up to date" in again.stdout
+    # A warning that appears in the project configuration (no input: the scan reads it).
+    write_tree(root, {"trails/config/trailblaze.yaml": "trailmaps:\n  - nowhere/trailmap.yaml\n"})
+    warned = check()
+    assert warned.returncode == 0, warned.stdout + warned.stderr
+    assert (
+        "warning: trails/config/trailblaze.yaml:2:5: trailmaps: 'nowhere/trailmap.yaml' names "
+        "no trailmap.yaml; not read"
+    ) in warned.stdout

@@ -85,6 +85,9 @@ def check_command(args: argparse.Namespace) -> int:
             "path_base": str(base),
             "tool_diagnostics": not args.no_typecheck,
             "outputs": outputs_state(found),
+            # What the scan said of files that are no inputs (`trailblaze.yaml`'s `trailmaps:`
+            # entries, a `packs/` layout): a warning that appears there is no stale output.
+            "scan": [f.to_json() for f in found.findings],
             # A pass the remote served under some keys (or none) is not repeated under others
             # (`signing.trust_scope`).
             "remote_keys": list(ws.remote_keys),

@@ -171,6 +171,8 @@ def _check_parts(ws: Workspace) -> tuple[Scan, Layout, InputsDigest]:
     options = {
         **options_fingerprint(CheckOptions.from_env(), ws.remote_keys),
         "workspace": ws.settings,
+        # What the scan said of files that are no inputs (`trailblaze.yaml`'s `trailmaps:`).
+        "scan": [f.to_json() for f in found.findings],
     }
     inputs = InputsDigest(check_inputs(found, ws.targets_dir), options, found, layout)
     return found, layout, inputs
