@@ -33,7 +33,7 @@ from typing import Any
 from trailblaze.check import narrow
 from trailblaze.check.context import CheckContext, Progress, Timer
 from trailblaze.check.discover import Discovery, Stats, discover
-from trailblaze.check.parse import Parser
+from trailblaze.check.parse import Parser, Trails
 from trailblaze.check.phase import Stages, WorkspacePhase
 from trailblaze.check.report import Checked, report
 from trailblaze.check.resolve import Targets, resolve
@@ -161,22 +161,10 @@ def _stages(
     seen = stats if isinstance(stats, dict) else None  # the caller's, to be added to
     gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs, seen=seen, phase=phase)
     with contextlib.closing(gate):
-        parser = Parser(ctx, targets)
-        with ctx.timer.phase("trails"):
-            trails = parser.trails(
-                discovery.found.trail_paths,
-                old=state.trails,
-                stats=stats,
-                on_parsed=gate.offer_parsed,
-                on_count=gate.expect,
-            )
+        parser, trails = _offer_trails(
+            ctx, targets, gate, discovery.found.trail_paths, state=state, stats=stats
+        )
         records = trails.records
-        gate.parsed_all()
-        stale = gate.offer_unchanged(records)
-        with ctx.timer.phase("regenerate"):
-            for parsed in parser.regenerate(stale, records):
-                records[parsed.record.path] = parsed.record
-                gate.offer(parsed.record, parsed)
         previously = {p for p, r in state.trails.items() if r.surface_key is not None}
         # A shard keeps the generated modules of the other shards' trails (the next run may be
         # another shard of the same workspace).
@@ -214,6 +202,33 @@ def _stages(
             branches={p: r.branches for p, r in records.items()},
         )
     return result
+
+
+def _offer_trails(
+    ctx: CheckContext,
+    targets: Targets,
+    gate: TypeGate,
+    paths: Sequence[str],
+    *,
+    state: TrailState,
+    stats: Stats,
+) -> tuple[Parser, Trails]:
+    """The trails parsed and generated, each offered to the type gate as it comes (a changed
+    one as soon as it is parsed, so the compiler starts early), the unchanged ones after, and
+    those whose generated module is stale made again."""
+    parser = Parser(ctx, targets)
+    with ctx.timer.phase("trails"):
+        trails = parser.trails(
+            paths, old=state.trails, stats=stats, on_parsed=gate.offer_parsed, on_count=gate.expect
+        )
+    records = trails.records
+    gate.parsed_all()
+    stale = gate.offer_unchanged(records)
+    with ctx.timer.phase("regenerate"):
+        for parsed in parser.regenerate(stale, records):
+            records[parsed.record.path] = parsed.record
+            gate.offer(parsed.record, parsed)
+    return parser, trails
 
 
 def _record(
@@ -270,22 +285,8 @@ def _narrow(
             state = narrow.load_state(ctx, plan)
         if state is None:
             return None
-        parser = Parser(ctx, targets)
-        with ctx.timer.phase("trails"):
-            trails = parser.trails(
-                plan.changed,
-                old=state.trails,
-                stats=stats,
-                on_parsed=gate.offer_parsed,
-                on_count=gate.expect,
-            )
+        parser, trails = _offer_trails(ctx, targets, gate, plan.changed, state=state, stats=stats)
         records = trails.records
-        gate.parsed_all()
-        stale = gate.offer_unchanged(records)
-        with ctx.timer.phase("regenerate"):
-            for parsed in parser.regenerate(stale, records):
-                records[parsed.record.path] = parsed.record
-                gate.offer(parsed.record, parsed)
         # The other trails keep their modules: a full check removes the orphans.
         verdicts = gate.finish(keep_generated=gate.offered, trails_changed=False, orphans=False)
     records.update(verdicts.records)
