@@ -14,6 +14,7 @@ import pytest
 from tests.cases import TRAILS_DIR, Case, build_workspace, differences, discover, failure_message
 from tests.conftest import dedent, isolate_env, write_tree
 from tests.lsp.trails import PICKS
+from tests.toolmodel.test_bundled import KIOSK
 from trailblaze.lsp.session import Session
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace
@@ -119,3 +120,45 @@ WAVE = dedent(
             - app_wave: {}
     """
 )
+
+
+KIOSK_TRAIL = """\
+config:
+  target: kiosk
+trail:
+  - step: Reset
+    recording:
+      android:
+        - kiosk_reset:
+            hard: "yes"
+"""
+
+
+def test_a_baked_target_that_appears_or_changes_is_seen_by_the_next_edit(
+    tsc: Compiler, tmp_path: Path
+) -> None:
+    root = write_tree(
+        tmp_path / "ws",
+        {"trails/config/trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: App\n"},
+    )
+    for directory in [root, *root.rglob("*")]:
+        if directory.is_dir():  # changed long ago: the session keeps its listing between edits
+            os.utime(directory, ns=(10**18, 10**18))
+    path = root / "trails/kiosk.trail.yaml"
+    with pytest.MonkeyPatch.context() as mp:
+        isolate_env(mp)
+        session = Session(find_workspace(root, explicit=True))
+        try:
+            before = session.check(path, KIOSK_TRAIL).findings
+            assert not [f for f in before if f.code == "TS2322"], before
+            # The target appears, with no notice from the client: the string is no boolean.
+            write_tree(root, {"trails/config/targets/kiosk.yaml": KIOSK})
+            found = session.check(path, KIOSK_TRAIL + "\n").findings
+            assert [(f.code, f.line, f.column) for f in found] == [("TS2322", 8, 19)]
+            # It changes in place: the same call passes.
+            target = root / "trails/config/targets/kiosk.yaml"
+            target.write_text(KIOSK.replace("hard: {type: boolean}", "hard: {type: string}"))
+            os.utime(target, ns=(1, 1))
+            assert session.check(path, KIOSK_TRAIL + "\n\n").findings == ()
+        finally:
+            session.close()

@@ -194,7 +194,8 @@ class Session:
         return stamped_digest("lsp-inputs", [*inputs, *reads])
 
     def _input_files(self) -> list[str]:
-        """Every manifest and tool file of the workspace (`check_inputs`), walked again only
+        """Every manifest and tool file of the workspace and its baked targets (`check_inputs`;
+        installed packages' trailmaps as the server's process saw them), walked again only
         when one of the directories the walk lists has changed since (a file added, removed
         or renamed in it changes its `st_mtime`): at 10,000 trails the walk costs more than
         the rest of a keystroke's check."""
@@ -206,8 +207,11 @@ class Session:
         for trailmap in trailmaps:
             dirs.append(str(trailmap.path))
             dirs.extend(_walked(trailmap.path))
+        targets = self.ws.targets_dir
+        if targets is not None:
+            dirs.append(str(targets))  # a baked target added there (or the directory made)
         before = [(d, _dir_stamp(d)) for d in dirs]
-        files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()))
+        files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()), targets)
         self._listing = (
             _Listing(tuple(before), files, trailmaps) if _trusted(before, files) else None
         )
