@@ -42,7 +42,7 @@ from trailblaze.runs.runcache import (
 from trailblaze.runs.runcache.keys import stat_inputs
 from trailblaze.state.remote import TIMEOUT_ENV
 from trailblaze.toolchain.compilers import TSC_ENV, Compiler
-from trailblaze.toolmodel import bundled
+from trailblaze.toolmodel import sources
 from trailblaze.workspace import GENERATED_TOOL_FILES, find_workspace, owned_by, scan
 
 EDITED = "trailmaps/notes/trails/broken.trail.yaml"
@@ -774,7 +774,7 @@ def test_the_shortcuts_agree_with_the_modules_they_stand_in_for(tmp_path: Path) 
     seen: dict[str, os.stat_result | None] = {}
     stat_inputs(found, seen, ws.targets_dir)
     assert list(seen) == check_inputs(found, ws.targets_dir)
-    assert ENTRY_POINT_GROUP == bundled.ENTRY_POINT_GROUP
+    assert ENTRY_POINT_GROUP == sources.ENTRY_POINT_GROUP
     assert artifacts.TSCONFIG_BANNER.startswith(OUR_BANNER + ".")
     assert artifacts.is_generated_tsconfig(artifacts.TSCONFIG_BANNER)
     assert sdk.SDK_BANNER.startswith(OUR_BANNER)

@@ -11,8 +11,9 @@ import pytest
 
 from tests.conftest import run_python, write_tree
 from trailblaze.toolchain.compilers import Compiler
-from trailblaze.toolmodel.bundled import ENTRY_POINT_GROUP, discover
+from trailblaze.toolmodel.bundled import discover
 from trailblaze.toolmodel.catalog import load_catalog
+from trailblaze.toolmodel.sources import ENTRY_POINT_GROUP
 
 KIOSK = """
     id: kiosk

@@ -14,13 +14,10 @@ trailmap with the same id always wins.
 
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
-from types import ModuleType
 
 from trailblaze import codes
 from trailblaze.finding import Finding
-from trailblaze.toolmodel import sources
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.manifest import (
     is_safe_id,
@@ -38,10 +35,9 @@ from trailblaze.toolmodel.records import (
     Trailmap,
     TrailmapTools,
 )
+from trailblaze.toolmodel.sources import entry_point_dirs
 from trailblaze.yaml.node import YamlError, YMap, YScalar, YSeq, load, read_text
 from trailblaze.yaml.schema import check
-
-ENTRY_POINT_GROUP = sources.ENTRY_POINT_GROUP
 
 _BAKED_SCHEMA = {
     "type": "object",
@@ -77,20 +73,6 @@ _BAKED_SCHEMA = {
         },
     },
 }
-
-
-def entry_point_dirs() -> list[tuple[str, Path]]:
-    """(entry point name, directory) for every installed package declaring trailmaps."""
-    out: list[tuple[str, Path]] = []
-    for entry in sorted(
-        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
-    ):
-        obj = entry.load()
-        if callable(obj) and not isinstance(obj, ModuleType):
-            obj = obj()
-        directory = Path(obj.__file__ or "").parent if isinstance(obj, ModuleType) else Path(obj)
-        out.append((entry.name, directory))
-    return out
 
 
 def discover(

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ENTRY_POINT_GROUP = "trailblaze.trailmaps"
 """The entry point group of installed packages that bring trailmaps (`bundled.py`)."""
@@ -27,8 +29,6 @@ def source_files(workspace_targets: Path | None) -> list[str]:
     if declaring is not None and not declaring:
         return out
     out.extend(declaring or ())
-    from trailblaze.toolmodel.bundled import entry_point_dirs  # noqa: PLC0415 - packages declare some
-
     for _, directory in entry_point_dirs():
         for sub in ("trailmaps", "targets"):
             out.extend(str(p) for p in sorted((directory / sub).rglob("*")) if p.is_file())
@@ -57,3 +57,17 @@ def _declaring() -> list[str] | None:
                 except OSError:
                     continue
     return found
+
+
+def entry_point_dirs() -> list[tuple[str, Path]]:
+    """(entry point name, directory) for every installed package declaring trailmaps."""
+    out: list[tuple[str, Path]] = []
+    for entry in sorted(
+        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
+    ):
+        obj = entry.load()
+        if callable(obj) and not isinstance(obj, ModuleType):
+            obj = obj()
+        directory = Path(obj.__file__ or "").parent if isinstance(obj, ModuleType) else Path(obj)
+        out.append((entry.name, directory))
+    return out

@@ -433,7 +433,7 @@ def _bundles() -> list[str] | None:
                 declared = declared or header in text
     if not declared:
         return []
-    from trailblaze.toolmodel.bundled import entry_point_dirs  # noqa: PLC0415 - packages declare some
+    from trailblaze.toolmodel.sources import entry_point_dirs  # noqa: PLC0415 - packages declare some
 
     parts = []
     for origin, directory in entry_point_dirs():
