@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
-from tests.toolmodel.test_bundled import KIOSK
+from tests.toolmodel.test_bundled import KIOSK, KIOSK_TRAIL
 from trailblaze import codes
 from trailblaze.check.run import last_stats, run_check
 from trailblaze.options import CheckOptions
@@ -27,16 +27,6 @@ pytestmark = pytest.mark.tsc
 SEARCH = "trailmaps/notes/trails/search.trail.yaml"
 CHECKOUT = "trailmaps/shop/trails/checkout.trail.yaml"
 TOOL = "trailmaps/notes/tools/notes_openNote.ts"
-KIOSK_TRAIL = """\
-config:
-  target: kiosk
-trail:
-  - step: Reset
-    recording:
-      android:
-        - kiosk_reset:
-            hard: "yes"
-"""
 
 
 def check(ws: Path, **options: Any) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 import trailblaze.check.run
 from tests.conftest import ROOT, run_python, write_tree
-from tests.toolmodel.test_bundled import KIOSK, make_package
+from tests.toolmodel.test_bundled import KIOSK, KIOSK_TRAIL, make_package
 from trailblaze.cli.main import main
 from trailblaze.cli.noop import inputs_key, known_key
 from trailblaze.toolchain.compilers import TSC_ENV, Compiler
@@ -136,18 +136,6 @@ def test_the_key_from_stats_taken_before_is_the_key_from_statting_now(ws: Path) 
     # edit made meanwhile with the output of the check before it).
     del stats[files[0]]
     assert known_key(files, settings, stats) is None
-
-
-KIOSK_TRAIL = """
-config:
-  target: kiosk
-trail:
-  - step: Reset
-    recording:
-      android:
-        - kiosk_reset:
-            hard: "yes"
-"""
 
 
 def _kiosk(hard: str) -> str:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import CORPUS, ROOT, OpenedDatabases, write_tree
-from tests.toolmodel.test_bundled import KIOSK
+from tests.toolmodel.test_bundled import KIOSK, KIOSK_TRAIL
 from trailblaze.doit_tasks import run_tasks
 from trailblaze.state.scratch import Layout
 
@@ -570,22 +570,12 @@ def test_doit_check_sees_a_baked_target_that_appears_or_changes(
     tmp_path: Path, tsc: object
 ) -> None:
     # It used to be up to date: `trails/config/targets/` was not in the inputs' digest.
-    trail = """
-        config:
-          target: kiosk
-        trail:
-          - step: Reset
-            recording:
-              android:
-                - kiosk_reset:
-                    hard: "yes"
-    """
     root = write_tree(
         tmp_path / "ws",
         {
             "dodo.py": DODO,
             "trails/config/trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: App\n",
-            "trails/kiosk.trail.yaml": trail,
+            "trails/kiosk.trail.yaml": KIOSK_TRAIL,
         },
     )
     toolchain = {k: v for k, v in os.environ.items() if k == "TRAILBLAZE_TOOLCHAIN_DIR"}

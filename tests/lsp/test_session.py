@@ -14,7 +14,7 @@ import pytest
 from tests.cases import TRAILS_DIR, Case, build_workspace, differences, discover, failure_message
 from tests.conftest import dedent, isolate_env, write_tree
 from tests.lsp.trails import PICKS
-from tests.toolmodel.test_bundled import KIOSK
+from tests.toolmodel.test_bundled import KIOSK, KIOSK_TRAIL
 from trailblaze.lsp.session import Session
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace
@@ -120,18 +120,6 @@ WAVE = dedent(
             - app_wave: {}
     """
 )
-
-
-KIOSK_TRAIL = """\
-config:
-  target: kiosk
-trail:
-  - step: Reset
-    recording:
-      android:
-        - kiosk_reset:
-            hard: "yes"
-"""
 
 
 def test_a_baked_target_that_appears_or_changes_is_seen_by_the_next_edit(

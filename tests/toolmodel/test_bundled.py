@@ -30,6 +30,17 @@ KIOSK = """
             hard: {type: boolean}
           required: [hard]
 """
+KIOSK_TRAIL = """\
+config:
+  target: kiosk
+trail:
+  - step: Reset
+    recording:
+      android:
+        - kiosk_reset:
+            hard: "yes"
+"""
+"""A trail whose call passes a string where the kiosk target's `hard` is a boolean (8:19)."""
 SHELF = "id: shelf\ntarget:\n  display_name: Shelf\n"
 
 
@@ -100,18 +111,7 @@ def test_check_writes_validation_surfaces_for_an_installed_package(
 ) -> None:
     write_tree(
         workspace,
-        {
-            "trailmaps/app/trails/kiosk.trail.yaml": """
-                config:
-                  target: kiosk
-                trail:
-                  - step: Reset
-                    recording:
-                      android:
-                        - kiosk_reset:
-                            hard: "yes"
-            """
-        },
+        {"trailmaps/app/trails/kiosk.trail.yaml": KIOSK_TRAIL},
     )
     result = trailblaze(workspace, site, "check", ".", "--format", "json")
     assert result.returncode == 1, result.stdout + result.stderr
