@@ -40,6 +40,7 @@ from trailblaze.check.resolve import Targets, resolve
 from trailblaze.check.rows import TrailRecord, TrailState
 from trailblaze.check.surfaces import write_artifacts
 from trailblaze.check.typegate.gate import TypeGate
+from trailblaze.check.typegate.jobs import GateOutcome
 from trailblaze.check.typegate.preparation import tools_dirs
 from trailblaze.check.unittests.phase import run_unit_tests
 from trailblaze.finding import Finding
@@ -172,22 +173,17 @@ def _stages(
             keep_generated=gate.offered,
             trails_changed=options.shard is None and previously != gate.offered,
         )
-    records.update(verdicts.records)
-    tests = run_unit_tests(ctx, discovery)
-    if tests.reads:
-        add_reads(ctx.store, tests.reads)
-
-    run_stats = {**verdicts.stats, **parser.stats(), **tests.stats, "seconds": ctx.timer.seconds}
-    checked = Checked(
-        discovery=discovery,
-        targets=targets,
+    checked = _checked(
+        ctx,
+        discovery,
+        targets,
         artifacts=artifacts,
         records=records,
-        gate=verdicts,
-        tests=tests,
-        stats=run_stats,
-        real_paths=trails.real_paths,
+        verdicts=verdicts,
+        parser=parser,
+        trails=trails,
     )
+    run_stats = checked.stats
     result = report(ctx, checked)
     if phase is None:
         _save(ctx, state, records, run_stats)
@@ -202,6 +198,40 @@ def _stages(
             branches={p: r.branches for p, r in records.items()},
         )
     return result
+
+
+def _checked(
+    ctx: CheckContext,
+    discovery: Discovery,
+    targets: Targets,
+    *,
+    artifacts: tuple[Finding, ...],
+    records: dict[str, TrailRecord],
+    verdicts: GateOutcome,
+    parser: Parser,
+    trails: Trails,
+    narrow: bool = False,
+) -> Checked:
+    """What the stages found, for the report: the gate's verdicts merged into the trails'
+    records, and the tools' unit tests run (their reads recorded)."""
+    records.update(verdicts.records)
+    tests = run_unit_tests(ctx, discovery)
+    if tests.reads:
+        add_reads(ctx.store, tests.reads)
+    run_stats: dict[str, Any] = {**verdicts.stats, **parser.stats(), **tests.stats}
+    if narrow:
+        run_stats["narrow"] = len(records)
+    run_stats["seconds"] = ctx.timer.seconds
+    return Checked(
+        discovery=discovery,
+        targets=targets,
+        artifacts=artifacts,
+        records=records,
+        gate=verdicts,
+        tests=tests,
+        stats=run_stats,
+        real_paths=trails.real_paths,
+    )
 
 
 def _offer_trails(
@@ -289,27 +319,18 @@ def _narrow(
         records = trails.records
         # The other trails keep their modules: a full check removes the orphans.
         verdicts = gate.finish(keep_generated=gate.offered, trails_changed=False, orphans=False)
-    records.update(verdicts.records)
-    tests = run_unit_tests(ctx, discovery)
-    if tests.reads:
-        add_reads(ctx.store, tests.reads)
-    run_stats = {
-        **verdicts.stats,
-        **parser.stats(),
-        **tests.stats,
-        "narrow": len(records),
-        "seconds": ctx.timer.seconds,
-    }
-    checked = Checked(
-        discovery=discovery,
-        targets=targets,
+    checked = _checked(
+        ctx,
+        discovery,
+        targets,
         artifacts=artifacts,
         records=records,
-        gate=verdicts,
-        tests=tests,
-        stats=run_stats,
-        real_paths=trails.real_paths,
+        verdicts=verdicts,
+        parser=parser,
+        trails=trails,
+        narrow=True,
     )
+    run_stats = checked.stats
     partial = report(ctx, checked)
     with ctx.timer.phase("report"):
         result, stamps, branches = narrow.merge(
