@@ -51,6 +51,13 @@ def phones() -> Iterator[FakeAdbServer]:
         yield server
 
 
+@pytest.fixture
+def on_phones(phones: FakeAdbServer, monkeypatch: pytest.MonkeyPatch) -> FakeAdbServer:
+    """The two phones, where the command line's adb client looks (`ANDROID_ADB_SERVER_PORT`)."""
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(phones.port))
+    return phones
+
+
 def _trails(tmp_path: Path, count: int) -> list[Path]:
     """Trail n taps (n, 1), (n, 1), (n, 2): its commands show which trail a device ran."""
     paths = []
@@ -445,12 +452,11 @@ def test_spread_when_every_device_is_lost_the_rest_is_not_run(
 
 
 def test_all_devices_from_the_command_line_gives_one_report(
-    phones: FakeAdbServer,
+    on_phones: FakeAdbServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(phones.port))
     monkeypatch.setenv("NO_COLOR", "1")
     _trails(tmp_path, 4)
     report = tmp_path / "out" / "replay.json"
@@ -475,36 +481,32 @@ def test_all_devices_from_the_command_line_gives_one_report(
     ids=["comma", "repeated"],
 )
 def test_device_flags_comma_separated_or_repeated_fan_out(
-    phones: FakeAdbServer,
+    on_phones: FakeAdbServer,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     flags: list[str],
 ) -> None:
-    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(phones.port))
     _trails(tmp_path, 2)
 
     assert main(["replay", str(tmp_path), *flags, "--no-color"]) == 0
 
     for serial in PHONES:
-        assert _ran_whole(phones.commands[serial]) == [0, 1]
+        assert _ran_whole(on_phones.commands[serial]) == [0, 1]
     assert "  emulator-5556 (Pixel Tablet): 2 trails: 2 passed, 0 failed, 0 not run\n" in (
         capsys.readouterr().out
     )
 
 
 def test_spread_from_the_command_line(
-    phones: FakeAdbServer,
+    on_phones: FakeAdbServer,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(phones.port))
     _trails(tmp_path, 6)
 
     assert main(["replay", str(tmp_path), "--all-devices", "--spread", "--no-color"]) == 0
 
-    shares = [_ran_whole(phones.commands[serial]) for serial in PHONES]
+    shares = [_ran_whole(on_phones.commands[serial]) for serial in PHONES]
     assert sorted(shares[0] + shares[1]) == list(range(6))
     assert (
         "trailblaze replay on 2 devices (emulator-5554 (Pixel 7), emulator-5556 (Pixel Tablet)), "
@@ -513,24 +515,22 @@ def test_spread_from_the_command_line(
 
 
 def test_repeated_device_flags_choose_those_devices(
-    phones: FakeAdbServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    on_phones: FakeAdbServer,
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(phones.port))
     _trails(tmp_path, 2)
 
     assert main(["replay", str(tmp_path), "--device", PHONES[1], "--device", PHONES[1]]) == 0
 
-    assert phones.commands[PHONES[0]] == []
-    assert _ran_whole(phones.commands[PHONES[1]]) == [0, 1]
+    assert on_phones.commands[PHONES[0]] == []
+    assert _ran_whole(on_phones.commands[PHONES[1]]) == [0, 1]
 
 
 def test_an_empty_serial_in_the_comma_form_is_a_usage_error(
-    phones: FakeAdbServer,
+    on_phones: FakeAdbServer,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(phones.port))
     _trails(tmp_path, 1)
 
     assert main(["replay", str(tmp_path), "--device", "emulator-5554,"]) == 2
@@ -538,7 +538,7 @@ def test_an_empty_serial_in_the_comma_form_is_a_usage_error(
     assert capsys.readouterr().err == (
         "trailblaze replay: --device 'emulator-5554,': an empty serial\n"
     )
-    assert phones.commands == {serial: [] for serial in PHONES}
+    assert on_phones.commands == {serial: [] for serial in PHONES}
 
 
 DODO = """\
