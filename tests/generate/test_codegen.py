@@ -259,23 +259,25 @@ def test_plain_scalars_are_text_where_the_tool_declares_a_string() -> None:
     ]
 
 
+RUNIF_BRANCHES = """
+    trail:
+      - step: Popup
+        recording:
+          android:
+            - runIf:
+                condition: {tool: {assertVisibleWithText: {text: Not now}}}
+                then:
+                  - tapOnElementWithText: {text: Not now}
+                else:
+                  - runIf:
+                      condition: {selector: {androidAccessibility: {textRegex: Later}}}
+                      then: [{pressBack: {}}]
+"""
+"""A runIf whose else branch holds another runIf: each branch's calls are calls of their own."""
+
+
 def test_runif_branches_are_calls_of_their_own() -> None:
-    lines, table = gen(
-        """
-        trail:
-          - step: Popup
-            recording:
-              android:
-                - runIf:
-                    condition: {tool: {assertVisibleWithText: {text: Not now}}}
-                    then:
-                      - tapOnElementWithText: {text: Not now}
-                    else:
-                      - runIf:
-                          condition: {selector: {androidAccessibility: {textRegex: Later}}}
-                          then: [{pressBack: {}}]
-        """
-    )
+    lines, table = gen(RUNIF_BRANCHES)
     assert statements(lines) == [
         (
             "client.tools.runIf({condition:{tool:{assertVisibleWithText:{}}},then:[{tapOnElementWithText:{}}],else:[{runIf:{}}]});",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.generate.test_codegen import trail
+from tests.generate.test_codegen import RUNIF_BRANCHES, trail
 from trailblaze.generate.codegen import generate
 from trailblaze.generate.linetable import LineTable, unpack_lines
 from trailblaze.toolmodel.catalog import load_catalog
@@ -27,20 +27,7 @@ TRAILS = {
                 - waitForChange: {}
                 - tapOnPoint: {x: 1, y: 2}
         """,
-    "runIf branches": """
-        trail:
-          - step: Popup
-            recording:
-              android:
-                - runIf:
-                    condition: {tool: {assertVisibleWithText: {text: Not now}}}
-                    then:
-                      - tapOnElementWithText: {text: Not now}
-                    else:
-                      - runIf:
-                          condition: {selector: {androidAccessibility: {textRegex: Later}}}
-                          then: [{pressBack: {}}]
-        """,
+    "runIf branches": RUNIF_BRANCHES,
 }
 
 
