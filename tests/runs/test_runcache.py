@@ -24,7 +24,6 @@ from tests.state.test_remote import BROKEN_TRAIL
 from trailblaze import fsutil
 from trailblaze.check.run import last_stats
 from trailblaze.cli.main import main
-from trailblaze.doit_tasks.uptodate import check_inputs
 from trailblaze.finding import Finding, position_in_range
 from trailblaze.generate import artifacts, sdk
 from trailblaze.generate.sdk import OURS_LABEL
@@ -43,6 +42,7 @@ from trailblaze.runs.runcache.keys import stat_inputs
 from trailblaze.state.remote import TIMEOUT_ENV
 from trailblaze.toolchain.compilers import TSC_ENV, Compiler
 from trailblaze.toolmodel import sources
+from trailblaze.toolmodel.sources import check_inputs
 from trailblaze.workspace import GENERATED_TOOL_FILES, find_workspace, owned_by, scan
 
 EDITED = "trailmaps/notes/trails/broken.trail.yaml"

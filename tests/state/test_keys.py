@@ -142,7 +142,8 @@ from pathlib import Path
 
 import trailblaze
 from trailblaze.cli.noop import inputs_key
-from trailblaze.doit_tasks.uptodate import InputsDigest, check_inputs, options_fingerprint
+from trailblaze.doit_tasks.uptodate import InputsDigest, options_fingerprint
+from trailblaze.toolmodel.sources import check_inputs
 from trailblaze.options import CheckOptions
 from trailblaze.runs.runcache.keys import run_inputs
 from trailblaze.workspace import find_workspace, scan

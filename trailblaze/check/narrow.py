@@ -7,7 +7,7 @@ trail's runIf branches. Beside it, in the store (`LAST_RUN`, vouching for that f
 report was made of:
 
 - `inputs`: a digest of every input but the trails (each trailmap's manifest and tool files,
-  the files the compilers read beyond them, as the store records them, all by stamp), of the
+  the baked targets and installed packages' trailmaps, the files the compilers read beyond them, as the store records them, all by stamp), of the
   options, the compilers and test runner the environment names, the workspace's settings and
   our own code;
 - `outputs`: the generated files' places (`outputs_state`, as the run left them) and the
@@ -51,7 +51,7 @@ from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord, TrailState
 from trailblaze.finding import Finding
 from trailblaze.fsutil import stamp_of
-from trailblaze.generate.owners import left_alone
+from trailblaze.generate.owners import outputs_state
 from trailblaze.options import unit_test_env
 from trailblaze.report.record import Report, TrailStatus
 from trailblaze.state.keys import code_stamps_digest, digest, stamped_digest
@@ -60,7 +60,8 @@ from trailblaze.state.scratch import write_scratch
 from trailblaze.state.store import Kind
 from trailblaze.toolchain.bun import BUN_ENV
 from trailblaze.toolchain.compilers import TSC_ENV
-from trailblaze.workspace import Scan, generated_places, trailmap_files
+from trailblaze.toolmodel.sources import check_inputs
+from trailblaze.workspace import Scan
 
 RECOMPUTED = frozenset({codes.RUNIF_REPEATED, codes.NO_SURFACE})
 """The codes of findings about several trails at once: worked out again over all of them."""
@@ -106,27 +107,20 @@ def inputs_key(ctx: CheckContext, found: Scan, stats: Stats) -> str:
         sort_keys=True,
         default=str,
     )
-    paths = [str(p) for trailmap in found.trailmaps for p in trailmap_files(trailmap)]
+    # Every input but the trails (`check_inputs`: manifests, tool files, baked targets and
+    # installed packages' trailmaps), then what the compilers read beyond them.
+    paths = check_inputs(dataclasses.replace(found, trail_paths=()), ctx.ws.targets_dir)
     paths.extend(recorded_paths(ctx.store))
     return stamped_digest(header, ((path, _stat(path, stats)) for path in paths))
 
 
 def outputs_key(found: Scan, targets: Targets) -> str:
     """`outputs` of the record: each generated file not in its place, as
-    `doit_tasks.uptodate.outputs_state` tells them (the no-op keys hold the same), and the
+    `owners.outputs_state` tells them (the no-op keys hold the same), and the
     targets the run resolved: the names a trail may target, those with a surface, the exempt
     ones (a package installed since may bring a trailmap of its own)."""
-    out: list[str] = [
-        json.dumps(
-            [sorted(targets.known), sorted(targets.resolutions), sorted(targets.exempt.items())]
-        )
-    ]
-    for trailmap in found.trailmaps:
-        blocked, missing = generated_places(trailmap.path / "tools")
-        out.extend(str(path) for path, _ in blocked)
-        out.extend(f"missing:{path}" for path in missing)
-        out.extend(f"left:{path}:{who}" for path, who in left_alone(trailmap.path / "tools"))
-    return digest(*out)
+    resolved = [sorted(targets.known), sorted(targets.resolutions), sorted(targets.exempt.items())]
+    return digest(json.dumps(resolved), *outputs_state(found))
 
 
 def trails_key(found: Scan) -> str:

@@ -20,8 +20,8 @@ from functools import partial
 from pathlib import Path
 
 from trailblaze.cli.scope import check_scope, resolve_scopes
-from trailblaze.doit_tasks.uptodate import check_inputs, outputs_state
 from trailblaze.errors import UsageError
+from trailblaze.generate.owners import outputs_state
 from trailblaze.options import CheckOptions, unit_test_env
 from trailblaze.report.console import RichProgress, toolchain_progress
 from trailblaze.report.output import as_shown, deliver, emit, rendered
@@ -29,6 +29,7 @@ from trailblaze.report.pathbase import default_base
 from trailblaze.report.record import Report
 from trailblaze.toolchain.bun import BUN_ENV
 from trailblaze.toolchain.compilers import TSC_ENV
+from trailblaze.toolmodel.sources import check_inputs
 from trailblaze.workspace import (
     SettingsError,
     WorkspaceError,

@@ -28,7 +28,6 @@ from trailblaze.doit_tasks.uptodate import (
     EveryVerdict,
     InputsDigest,
     ReportVerdict,
-    check_inputs,
     last_run_complete,
     options_fingerprint,
 )
@@ -41,6 +40,7 @@ from trailblaze.options import (
     CheckOptions,
 )
 from trailblaze.state.scratch import Layout
+from trailblaze.toolmodel.sources import check_inputs
 from trailblaze.workspace import GENERATED_TOOL_FILES, Scan, Workspace, scan
 
 if TYPE_CHECKING:

@@ -19,13 +19,12 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from trailblaze import __version__
 from trailblaze.doit_tasks.recorded import recorded_outcome
 from trailblaze.fsutil import stamp_of
-from trailblaze.generate.owners import left_alone
+from trailblaze.generate.owners import outputs_state
 from trailblaze.options import CheckOptions, unit_test_env
 from trailblaze.report.record import EXIT_OK
 from trailblaze.state.keys import code_stamps_digest, stamped_digest, stamps_digest
@@ -33,40 +32,7 @@ from trailblaze.state.reads import recorded_paths
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import Store
 from trailblaze.toolchain.bun import BUN_ENV
-from trailblaze.toolmodel.sources import source_files
-from trailblaze.workspace import Scan, generated_places, trailmap_files
-
-
-def check_inputs(found: Scan, targets_dir: Path | None = None) -> list[str]:
-    """Every input of a check: the trails, then each trailmap's manifest and tool files, then
-    the baked targets and installed packages' trailmaps it may resolve (`bundled.source_files`;
-    `targets_dir`: the workspace's `Workspace.targets_dir`)."""
-    files = list(found.trail_paths)  # a directory named like a trail is an input too
-    for trailmap in found.trailmaps:
-        files.extend(str(p) for p in trailmap_files(trailmap))
-    files.extend(source_files(targets_dir))
-    return files
-
-
-def outputs_state(found: Scan) -> list[str]:
-    """Each generated file that is not in its place: something else is there
-    (`workspace.generated_in_the_way`), or nothing is (`missing:` and the path), or it is not
-    ours to rewrite (`left:`, `owners.left_alone`).
-
-    Not an input, yet part of the no-op keys: the same inputs check clean without a directory
-    in a generated file's place and fail with it, and a generated file deleted by hand is
-    written again by the next check rather than left gone by a no-op. The keys are saved with
-    the state after the run (the files it wrote are there), so the run after it is a no-op.
-    """
-    out: list[str] = []
-    for trailmap in found.trailmaps:
-        blocked, missing = generated_places(trailmap.path / "tools")
-        out.extend(str(path) for path, _ in blocked)
-        out.extend(f"missing:{path}" for path in missing)
-        # Whose they are: another generator's file that appears (or goes) changes where the
-        # surface goes, and what the report says about it.
-        out.extend(f"left:{path}:{who}" for path, who in left_alone(trailmap.path / "tools"))
-    return out
+from trailblaze.workspace import Scan
 
 
 def options_fingerprint(options: CheckOptions, remote_keys: Sequence[str] = ()) -> dict[str, Any]:

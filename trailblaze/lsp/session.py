@@ -38,12 +38,12 @@ from trailblaze.check.phase import WorkspacePhase
 from trailblaze.check.run import run_check
 from trailblaze.check.typegate.warm import WarmCompiler
 from trailblaze.cli.scope import FILES_SCRATCH, Scope, check_scope
-from trailblaze.doit_tasks.uptodate import check_inputs
 from trailblaze.finding import Finding
 from trailblaze.lsp.toolinfo import ToolModel
 from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest, stamped_digest, stamps_digest
 from trailblaze.state.scratch import Layout
+from trailblaze.toolmodel.sources import check_inputs
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
     NESTED_TSCONFIG,

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from trailblaze.workspace import Scan, trailmap_files
+
 ENTRY_POINT_GROUP = "trailblaze.trailmaps"
 """The entry point group of installed packages that bring trailmaps (`bundled.py`)."""
 
@@ -71,3 +73,14 @@ def entry_point_dirs() -> list[tuple[str, Path]]:
         directory = Path(obj.__file__ or "").parent if isinstance(obj, ModuleType) else Path(obj)
         out.append((entry.name, directory))
     return out
+
+
+def check_inputs(found: Scan, targets_dir: Path | None = None) -> list[str]:
+    """Every input of a check: the trails, then each trailmap's manifest and tool files, then
+    the baked targets and installed packages' trailmaps it may resolve (`source_files`;
+    `targets_dir`: the workspace's `Workspace.targets_dir`)."""
+    files = list(found.trail_paths)  # a directory named like a trail is an input too
+    for trailmap in found.trailmaps:
+        files.extend(str(p) for p in trailmap_files(trailmap))
+    files.extend(source_files(targets_dir))
+    return files
