@@ -26,7 +26,6 @@ from trailblaze.state.scratch import Layout, write_module
 from trailblaze.trail.model import ParseOutcome
 from trailblaze.trail.parse import file_error, parse_trail
 from trailblaze.trail.runif import runif_findings
-from trailblaze.yaml import lean
 from trailblaze.yaml.node import YamlError, decode
 
 PARALLEL_MIN = 256
@@ -122,6 +121,8 @@ def _init(ctx: Context, parent: int) -> None:
     # again and again (it doubles the time per trail) and finds nothing to free.
     gc_off_for_good()
     # A worker composes nothing but trails, one at a time: it may compose in one pass.
+    from trailblaze.yaml import lean  # noqa: PLC0415 - a worker's; the main process composes as usual
+
     lean.enable()
 
 

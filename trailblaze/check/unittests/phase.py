@@ -24,14 +24,12 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trailblaze import codes
 from trailblaze.check.context import CheckContext
 from trailblaze.check.discover import Discovery
 from trailblaze.check.typegate.declarations import sdk_choices
-from trailblaze.check.unittests.inputs import Graph
-from trailblaze.check.unittests.junit import JunitError, read_junit
 from trailblaze.errors import TrailblazeError
 from trailblaze.finding import Finding
 from trailblaze.generate.sdk import EXTRACTED, override_tsconfig, runtime_identity
@@ -40,15 +38,11 @@ from trailblaze.report.record import UnitTest
 from trailblaze.state.keys import digest
 from trailblaze.state.scratch import write_scratch
 from trailblaze.state.signing import trust_scope
-from trailblaze.state.testresults import (
-    CACHED_STATUSES,
-    CaseResult,
-    RemoteTests,
-    TestResults,
-    result_key,
-)
 from trailblaze.toolchain import proc
 from trailblaze.toolchain.bun import Bun, find_bun
+
+if TYPE_CHECKING:
+    from trailblaze.state.testresults import CaseResult
 
 TIMEOUT_ENV = "TRAILBLAZE_TEST_TIMEOUT_MS"
 DEFAULT_TIMEOUT = 300.0
@@ -141,6 +135,16 @@ def _run(ctx: CheckContext, discovery: Discovery) -> TestOutcome:
             suites.append(_Suite(tid, tools, tuple(files), None))
     if not suites:
         return TestOutcome()
+    # What keys, runs and caches the tests is loaded only when a trailmap has some: a check of
+    # a workspace without any never needs it.
+    from trailblaze.check.unittests.inputs import Graph  # noqa: PLC0415 - tests to run
+    from trailblaze.state.testresults import (  # noqa: PLC0415
+        CACHED_STATUSES,
+        RemoteTests,
+        TestResults,
+        result_key,
+    )
+
     ws = ctx.ws
     rel = ws.rel
     try:
@@ -272,6 +276,8 @@ def _bun_test(
     rel: Any,
 ) -> tuple[dict[Path, list[CaseResult]], list[Finding]]:
     """One `bun test` over some files of one trailmap: their cases, and what went wrong."""
+    from trailblaze.check.unittests.junit import JunitError, read_junit  # noqa: PLC0415 - a run
+
     suite = run.suite
     scratch = Path(tempfile.mkdtemp(prefix="trailblaze-bun-"))
     try:

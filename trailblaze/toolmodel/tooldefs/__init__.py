@@ -25,9 +25,8 @@ from pathlib import Path
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.records import Named, ToolSetDef, TrailmapTools
 from trailblaze.toolmodel.tooldefs.descriptor import read_descriptor
-from trailblaze.toolmodel.tooldefs.loader import Loader, RelPath, flag, text_of
+from trailblaze.toolmodel.tooldefs.loader import WAYPOINT_SUFFIX, Loader, RelPath, flag, text_of
 from trailblaze.toolmodel.tooldefs.modules import MODULE_SUFFIXES, is_tool_module, read_module
-from trailblaze.toolmodel.tooldefs.waypoint import WAYPOINT_SUFFIX, read_waypoint
 from trailblaze.toolmodel.tooldefs.yamltool import PARAM_TYPES, YAML_TOOL_SUFFIXES, read_yaml_tool
 from trailblaze.workspace import tool_files
 from trailblaze.yaml.node import YScalar, YSeq
@@ -68,6 +67,9 @@ def _read(loader: Loader, sub: str, path: Path) -> bool:
         return False
     if sub == "waypoints":
         if name.endswith(WAYPOINT_SUFFIX):
+            # Loaded with the first waypoint: most trailmaps have none.
+            from trailblaze.toolmodel.tooldefs.waypoint import read_waypoint  # noqa: PLC0415
+
             read_waypoint(loader, path)
             return True
         return False

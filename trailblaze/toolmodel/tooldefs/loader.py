@@ -19,6 +19,9 @@ from trailblaze.toolmodel.records import ToolDef, ToolSetDef
 from trailblaze.yaml.node import YamlError, YMap, YNode, YScalar, load, read_text
 from trailblaze.yaml.schema import check
 
+WAYPOINT_SUFFIX = ".waypoint.yaml"
+"""The name ending of a waypoint file (`waypoint.py`) under a trailmap's `waypoints/`."""
+
 
 @functools.cache
 def _schemas() -> dict[str, Any]:

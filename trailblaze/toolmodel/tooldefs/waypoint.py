@@ -26,11 +26,10 @@ from typing import Any
 from trailblaze import codes
 from trailblaze.finding import Finding
 from trailblaze.toolmodel.catalog import Catalog
-from trailblaze.toolmodel.tooldefs.loader import Loader, RelPath
+from trailblaze.toolmodel.tooldefs.loader import WAYPOINT_SUFFIX, Loader, RelPath
 from trailblaze.yaml.node import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
 from trailblaze.yaml.schema import check
 
-WAYPOINT_SUFFIX = ".waypoint.yaml"
 TEXT_KEYS = ("id", "description", "route")
 V1_KEYS = ("required", "forbidden", "platforms")
 
