@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import sys
 from pathlib import Path
@@ -62,7 +61,15 @@ def _declaring() -> list[str] | None:
 
 
 def entry_point_dirs() -> list[tuple[str, Path]]:
-    """(entry point name, directory) for every installed package declaring trailmaps."""
+    """(entry point name, directory) for every installed package declaring trailmaps.
+
+    Empty when no distribution's `entry_points.txt` names the group (`_declaring`, what the
+    keys list): the metadata machinery, its import and its walk over every distribution, is
+    for the workspaces whose packages do."""
+    if _declaring() == []:
+        return []
+    import importlib.metadata  # noqa: PLC0415 - a package declares trailmaps (above)
+
     out: list[tuple[str, Path]] = []
     for entry in sorted(
         importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
