@@ -20,7 +20,8 @@ from trailblaze.options import CheckOptions
 from trailblaze.report.output import rendered
 from trailblaze.state.scratch import Layout
 from trailblaze.toolchain.compilers import Compiler
-from trailblaze.workspace import find_workspace
+from trailblaze.toolmodel.sources import check_inputs
+from trailblaze.workspace import find_workspace, scan
 
 pytestmark = pytest.mark.tsc
 
@@ -289,3 +290,25 @@ def test_a_baked_target_that_changes_runs_the_full_stages(
     shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))
     monkeypatch.setenv("TRAILBLAZE_CONFIG_DIR", str(fresh))
     assert after == check(fresh)
+
+
+def test_the_callers_list_of_inputs_keys_the_record_as_its_own_listing_does(ws: Path) -> None:
+    # The command line and doit hand down the inputs their own keys listed (`listed`): the
+    # record's key made from that list is the one made without it (the record of a check
+    # without it holds), and it still covers the tool files.
+    def listed_check() -> None:
+        workspace = find_workspace(ws, explicit=True)
+        found = scan(workspace)
+        files = check_inputs(found, workspace.targets_dir)
+        run_check(workspace, CheckOptions(), found=found, listed=files)
+
+    _type_error(ws)
+    listed_check()
+    assert narrow(ws) == 1
+    edit(ws, SEARCH, "text: [1]", "text: [2]")
+    check(ws)  # and the other way round
+    assert narrow(ws) == 1
+    edit(ws, TOOL, "export", "// edited\nexport")
+    edit(ws, SEARCH, "text: [2]", "text: [3]")
+    listed_check()
+    assert narrow(ws) is None

@@ -89,9 +89,13 @@ def wanted(ctx: CheckContext, *, shard: bool, phase: bool) -> bool:
     return not (shard or phase or ctx.texts or options.remote_cache or options.rerun_tests)
 
 
-def inputs_key(ctx: CheckContext, found: Scan, stats: Stats) -> str:
+def inputs_key(
+    ctx: CheckContext, found: Scan, stats: Stats, listed: Sequence[str] | None = None
+) -> str:
     """`inputs` of the record (module docstring), the stamps as `stats` holds them (taken
-    before the run) or as they are now."""
+    before the run) or as they are now. `listed` is `check_inputs(found, ...)` when the
+    caller listed it for its own key (the command line's no-op, doit's digest): its inputs
+    after the trails are this key's, not listed a second time."""
     options = ctx.options
     header = json.dumps(
         {
@@ -109,7 +113,11 @@ def inputs_key(ctx: CheckContext, found: Scan, stats: Stats) -> str:
     )
     # Every input but the trails (`check_inputs`: manifests, tool files, baked targets and
     # installed packages' trailmaps), then what the compilers read beyond them.
-    paths = check_inputs(dataclasses.replace(found, trail_paths=()), ctx.ws.targets_dir)
+    trails = found.trail_paths
+    if listed is not None and tuple(listed[: len(trails)]) == tuple(trails):
+        paths = list(listed[len(trails) :])
+    else:
+        paths = check_inputs(dataclasses.replace(found, trail_paths=()), ctx.ws.targets_dir)
     paths.extend(recorded_paths(ctx.store))
     return stamped_digest(header, ((path, _stat(path, stats)) for path in paths))
 

@@ -70,6 +70,7 @@ def run_check(
     stats: Stats | None = None,
     texts: Mapping[str, bytes] | None = None,
     phase: WorkspacePhase | None = None,
+    listed: Sequence[str] | None = None,
 ) -> Report:
     """Check the workspace.
 
@@ -80,6 +81,9 @@ def run_check(
     content of trail files by path (`CheckContext.texts`: an editor's unsaved buffers).
     `phase` keeps the workspace's stages for the next runs of a caller that knows their inputs
     did not change (`phase.py`: the language server); the command line gives none.
+    `listed` is `check_inputs(found, ...)` when the caller listed it for its own key: the
+    narrow check's key takes the inputs from it (`narrow.inputs_key`) instead of listing them
+    again.
     """
     # The run builds tens of thousands of long-lived objects (records, findings, statuses) and
     # no reference cycles worth collecting: the cyclic collector's passes over them cost a
@@ -98,11 +102,22 @@ def run_check(
                 progress=progress,
                 texts=texts or {},
             )
-            return _stages(ctx, found=found, stats=stats if stats is not None else {}, phase=phase)
+            return _stages(
+                ctx,
+                found=found,
+                stats=stats if stats is not None else {},
+                phase=phase,
+                listed=listed,
+            )
 
 
 def _stages(
-    ctx: CheckContext, *, found: Scan | None, stats: Stats, phase: WorkspacePhase | None
+    ctx: CheckContext,
+    *,
+    found: Scan | None,
+    stats: Stats,
+    phase: WorkspacePhase | None,
+    listed: Sequence[str] | None = None,
 ) -> Report:
     """The stages, in order (see the module docstring)."""
     options = ctx.options
@@ -114,10 +129,11 @@ def _stages(
     want = narrow.wanted(ctx, shard=options.shard is not None, phase=phase is not None)
     if want:
         if found is None:
+            listed = None  # the caller's list is of its scan
             with ctx.timer.phase("scan"):
                 found = scan(ctx.ws)
         with ctx.timer.phase("narrow"):
-            inputs = narrow.inputs_key(ctx, found, stats)
+            inputs = narrow.inputs_key(ctx, found, stats, listed)
     if kept is None:
         with remembering(ctx.store):
             discovery = discover(ctx, found=found, stats=stats)

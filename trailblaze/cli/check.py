@@ -116,7 +116,10 @@ def check_command(args: argparse.Namespace) -> int:
 
         run_check = partial(check_remote, shared=SharedRemote())
     else:
-        from trailblaze.check.run import run_check  # noqa: PLC0415 - the no-op above never loads it
+        from trailblaze.check.run import run_check as local  # noqa: PLC0415 - the no-op never loads it
+
+        # The inputs as the no-op key listed them: the narrow check's key lists them no more.
+        run_check = partial(local, listed=files) if found is not None else local
 
     identity = None
     if options.shard is not None and found is not None:

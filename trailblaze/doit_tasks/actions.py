@@ -83,7 +83,7 @@ def failing(command: str, error: TrailblazeError) -> Callable[[], Verdict]:
 def check_run(root: str, found: Scan, inputs: InputsDigest) -> Verdict:
     from trailblaze.doit_tasks.recorded import check_and_record  # noqa: PLC0415 - only when the task runs
 
-    check_and_record(find_workspace(Path(root), explicit=True), found, inputs.stats)
+    check_and_record(find_workspace(Path(root), explicit=True), found, inputs.stats, inputs.paths)
     return None
 
 

@@ -17,7 +17,7 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -121,13 +121,17 @@ def recorded_report(ws: Workspace) -> Report | None:
 
 
 def check_and_record(
-    ws: Workspace, found: Scan, stats: Mapping[str, os.stat_result | None]
+    ws: Workspace,
+    found: Scan,
+    stats: Mapping[str, os.stat_result | None],
+    listed: Sequence[str] | None = None,
 ) -> None:
     """Run the check of `ws` as the environment configures it, and record its outcome.
 
     `found` is the scan the task was created from, the one its inputs digest was worked out
-    from; `stats` holds the `os.stat` of those inputs. A setting that cannot work raises its
-    `TrailblazeError` before any work.
+    from; `stats` holds the `os.stat` of those inputs, `listed` their paths as the digest
+    listed them (`check_inputs`). A setting that cannot work raises its `TrailblazeError`
+    before any work.
     """
     from trailblaze.report.console import RichProgress, toolchain_progress  # noqa: PLC0415
     from trailblaze.runs.monorepo import check_remote  # noqa: PLC0415
@@ -152,6 +156,7 @@ def check_and_record(
                 progress=RichProgress.for_terminal(),
                 found=found,
                 stats=stats,
+                listed=listed,
             )
         record(ws, report, stats)
 

@@ -175,14 +175,16 @@ def check_remote(
     progress: Progress | None = None,
     found: Scan | None = None,
     stats: Mapping[str, os.stat_result | None] | None = None,
+    listed: Sequence[str] | None = None,
 ) -> Report:
     """One workspace's check, answered by the remote cache's run entry when it has one
-    (`runcache.cached_run`); the pipeline loads only when it must."""
+    (`runcache.cached_run`); the pipeline loads only when it must. `listed`: the inputs of
+    `found` as the caller's key listed them (`check.run.run_check`)."""
     options = shared.options(options)
     if not options.remote_cache:
         from trailblaze.check.run import run_check  # noqa: PLC0415 - the pipeline loads only here
 
-        return run_check(ws, options, progress=progress, found=found, stats=stats)
+        return run_check(ws, options, progress=progress, found=found, stats=stats, listed=listed)
     from trailblaze.runs.rows import RowsCache  # noqa: PLC0415
     from trailblaze.runs.runcache import cached_run  # noqa: PLC0415
     from trailblaze.state.transport import run_budget  # noqa: PLC0415
