@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, ROOT, run_python
+from trailblaze.check.run import last_stats
 from trailblaze.cli.main import main
 from trailblaze.toolchain.compilers import Compiler
 
@@ -218,3 +219,54 @@ def test_the_report_after_one_edit_is_a_cold_run_s_and_only_that_trail_is_compil
         monkeypatch.chdir(ws)
         assert _comparable(edited) == _comparable(json.loads(cold.read_text("utf-8")))
         assert any(f["code"] == "TS2322" for f in edited["findings"]) == (code == 1)
+
+
+LOADED_ONLY_ELSEWHERE = (
+    "trailblaze.yaml.lean",  # the parse workers' composer
+    "multiprocessing",  # the parse workers
+    "concurrent.futures.process",
+    "jsonschema",  # manifests and tool files validated (a narrow check's are remembered)
+    "trailblaze.check.unittests.inputs",  # a trailmap with tests
+    "trailblaze.check.unittests.junit",
+    "trailblaze.state.testresults",
+    "trailblaze.toolmodel.tooldefs.waypoint",  # a waypoint file
+    "importlib.metadata",  # a package that declares trailmaps
+    "trailblaze.runs",  # the remote cache's run entries, monorepos
+    "trailblaze.state.remote",
+    "trailblaze.check.shard",
+    "trailblaze.replay",
+    "trailblaze.lsp",
+    "trailblaze.doit_tasks",
+)
+"""Modules a check of one edited trail never needs (`python -m bench.run`'s one-edit run):
+loaded where they are used, so that the one-edit check does not pay for them."""
+
+LOADED = """
+import json, sys
+before = set(sys.modules)
+from trailblaze.cli.main import main
+code = main(["check", "--format", "json", "--output", "report.json"])
+loaded = sorted(
+    name for name in sys.modules
+    if name not in before and name.startswith(tuple(json.loads(sys.argv[1])))
+)
+print(json.dumps([code, loaded]))
+"""
+
+
+@pytest.mark.tsc
+def test_a_one_trail_check_loads_no_module_only_other_checks_need(
+    tmp_path: Path, tsc: Compiler
+) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(ROOT / "trailmaps", ws / "trailmaps")
+    names = json.dumps(LOADED_ONLY_ELSEWHERE)
+    cold = run_python(ws, "-c", LOADED, names)
+    assert cold.returncode == 0, cold.stderr
+    assert json.loads(cold.stdout)[1] != []  # a full check needs some of them: the test sees
+    trail = ws / "trailmaps/notes/trails/search.trail.yaml"
+    trail.write_text(trail.read_text("utf-8").replace("text: Packing list", "text: [1]"), "utf-8")
+    edited = run_python(ws, "-c", LOADED, names)
+    assert edited.returncode == 0, edited.stderr
+    assert last_stats(ws / ".trailblaze").get("narrow") == 1  # checked narrowly
+    assert json.loads(edited.stdout) == [1, []]
