@@ -231,8 +231,10 @@ LOADED_ONLY_ELSEWHERE = (
     "trailblaze.state.testresults",
     "trailblaze.toolmodel.tooldefs.waypoint",  # a waypoint file
     "importlib.metadata",  # a package that declares trailmaps
-    "trailblaze.runs",  # the remote cache's run entries, monorepos
+    "trailblaze.runs.runcache",  # the remote cache: its run entries, rows and client
+    "trailblaze.runs.rows",
     "trailblaze.state.remote",
+    "http.client",
     "trailblaze.check.shard",
     "trailblaze.replay",
     "trailblaze.lsp",

@@ -11,8 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import CORPUS, ROOT, OpenedDatabases, write_tree
+from tests.conftest import CORPUS, ROOT, OpenedDatabases, run_python, write_tree
 from tests.toolmodel.test_bundled import KIOSK, KIOSK_TRAIL
+from trailblaze.check.run import last_stats
 from trailblaze.doit_tasks import run_tasks
 from trailblaze.state.scratch import Layout
 
@@ -605,3 +606,40 @@ def test_doit_check_sees_a_baked_target_that_appears_or_changes(
         "warning: trails/config/trailblaze.yaml:2:5: trailmaps: 'nowhere/trailmap.yaml' names "
         "no trailmap.yaml; not read"
     ) in warned.stdout
+
+
+LOADED = """
+import json, runpy, sys
+before = set(sys.modules)
+sys.argv = ["doit", "check"]
+try:
+    runpy.run_module("doit", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
+loaded = sorted(
+    name for name in sys.modules
+    if name not in before and name.startswith(tuple(json.loads(sys.argv_names)))
+)
+print(json.dumps([code, loaded]))
+"""
+
+
+def test_a_one_trail_doit_check_loads_no_module_only_other_checks_need(
+    tmp_path: Path, tsc: object
+) -> None:
+    from tests.cli.test_check import LOADED_ONLY_ELSEWHERE  # noqa: PLC0415 - one list for both
+
+    ws = tmp_path / "ws"
+    shutil.copytree(ROOT / "trailmaps", ws / "trailmaps")
+    (ws / "dodo.py").write_text(DODO, "utf-8")
+    # doit itself loads its task runner's multiprocessing and the package metadata; and ours.
+    doit_s = ("multiprocessing", "importlib.metadata", "trailblaze.doit_tasks")
+    names = [n for n in LOADED_ONLY_ELSEWHERE if n not in doit_s]
+    script = f"import sys; sys.argv_names = {json.dumps(json.dumps(names))}\n" + LOADED
+    cold = run_python(ws, "-c", script)
+    assert json.loads(cold.stdout.splitlines()[-1])[1] != [], cold.stderr
+    trail = ws / "trailmaps/notes/trails/search.trail.yaml"
+    trail.write_text(trail.read_text("utf-8").replace("text: Packing list", "text: [1]"), "utf-8")
+    edited = run_python(ws, "-c", script)
+    assert last_stats(ws / ".trailblaze").get("narrow") == 1, edited.stderr  # checked narrowly
+    assert json.loads(edited.stdout.splitlines()[-1]) == [1, []], edited.stderr

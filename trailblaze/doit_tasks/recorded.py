@@ -136,10 +136,12 @@ def check_and_record(
     from trailblaze.report.console import RichProgress, toolchain_progress  # noqa: PLC0415
     from trailblaze.runs.monorepo import check_remote  # noqa: PLC0415
     from trailblaze.state.gcpause import gc_paused  # noqa: PLC0415
-    from trailblaze.state.remote import RemoteConfig  # noqa: PLC0415
 
     options = CheckOptions.from_env()
     if options.remote_cache:
+        # With a remote cache only: its client (HTTP, TLS) is no part of a local check.
+        from trailblaze.state.remote import RemoteConfig  # noqa: PLC0415
+
         RemoteConfig.resolve(
             options.remote_cache, read_only=options.remote_read_only, public_keys=ws.remote_keys
         )
