@@ -231,6 +231,7 @@ LOADED_ONLY_ELSEWHERE = (
     "trailblaze.state.testresults",
     "trailblaze.toolmodel.tooldefs.waypoint",  # a waypoint file
     "importlib.metadata",  # a package that declares trailmaps
+    "importlib.resources",  # (our data files are read from the package's directory)
     "trailblaze.runs.runcache",  # the remote cache: its run entries, rows and client
     "trailblaze.runs.rows",
     "trailblaze.state.remote",

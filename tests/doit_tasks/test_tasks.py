@@ -633,7 +633,12 @@ def test_a_one_trail_doit_check_loads_no_module_only_other_checks_need(
     shutil.copytree(ROOT / "trailmaps", ws / "trailmaps")
     (ws / "dodo.py").write_text(DODO, "utf-8")
     # doit itself loads its task runner's multiprocessing and the package metadata; and ours.
-    doit_s = ("multiprocessing", "importlib.metadata", "trailblaze.doit_tasks")
+    doit_s = (
+        "multiprocessing",
+        "importlib.metadata",
+        "importlib.resources",
+        "trailblaze.doit_tasks",
+    )
     names = [n for n in LOADED_ONLY_ELSEWHERE if n not in doit_s]
     script = f"import sys; sys.argv_names = {json.dumps(json.dumps(names))}\n" + LOADED
     cold = run_python(ws, "-c", script)

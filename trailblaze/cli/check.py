@@ -116,7 +116,12 @@ def check_command(args: argparse.Namespace) -> int:
 
         run_check = partial(check_remote, shared=SharedRemote())
     else:
-        from trailblaze.check.run import run_check as local  # noqa: PLC0415 - the no-op never loads it
+        from trailblaze.state.gcpause import gc_paused  # noqa: PLC0415 - not on the no-op path
+
+        # Loading the pipeline makes its modules, classes and functions, none garbage: the
+        # collector's passes over them would free nothing.
+        with gc_paused():
+            from trailblaze.check.run import run_check as local  # noqa: PLC0415 - not on the no-op
 
         # The inputs as the no-op key listed them: the narrow check's key lists them no more.
         run_check = partial(local, listed=files) if found is not None else local

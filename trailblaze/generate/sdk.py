@@ -21,11 +21,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trailblaze import __version__
+from trailblaze import DATA_DIR, __version__
 from trailblaze.fsutil import file_stamp
 from trailblaze.generate.tsrender import render_def, render_entry
 from trailblaze.state.keys import digest
@@ -52,7 +51,7 @@ trailmaps' `TrailblazeToolMap` reaches them too (`testing`'s mock client is type
 
 @cache
 def _template(name: str = "index") -> str:
-    data = resources.files("trailblaze").joinpath(f"data/scripting/{name}.d.ts")
+    data = Path(DATA_DIR, "scripting", f"{name}.d.ts")
     return data.read_text("utf-8")
 
 
@@ -171,7 +170,7 @@ def runtime_files() -> dict[str, str]:
     compiler takes `.d.ts`)."""
     files = {"package.json": _RUNTIME_PACKAGE}
     for name in RUNTIME_MODULES:
-        data = resources.files("trailblaze").joinpath(f"data/scripting/{name}.cjs")
+        data = Path(DATA_DIR, "scripting", f"{name}.cjs")
         files[f"{name}.cjs"] = data.read_text("utf-8")
     for name in ("index", *SUBPATHS):
         files[f"{name}.js"] = f'{_RUNTIME_BANNER}module.exports = require("./{name}.cjs");\n'

@@ -13,10 +13,11 @@ import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+from trailblaze import DATA_DIR
 from trailblaze.state.keys import content_digest
 
 FORMAT_VERSION: Final = 1
@@ -213,5 +214,5 @@ def parse_catalog(data: bytes) -> Catalog:
 @functools.cache
 def load_catalog() -> Catalog:
     """The catalog bundled with this package (read once per process)."""
-    data = (resources.files("trailblaze") / "data" / "catalog.json").read_bytes()
+    data = Path(DATA_DIR, "catalog.json").read_bytes()
     return parse_catalog(data)

@@ -11,11 +11,10 @@ import functools
 import json
 import re
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trailblaze import codes
+from trailblaze import DATA_DIR, codes
 from trailblaze.finding import Finding
 from trailblaze.toolmodel.records import ManifestOutcome, Named, PlatformConfig, Trailmap
 from trailblaze.yaml.node import YamlError, YMap, YNode, YScalar, YSeq, load, read_text
@@ -37,7 +36,7 @@ _SAFE_ID = re.compile(r"(?!\.{1,2}$)[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 @functools.cache
 def manifest_schema() -> dict[str, Any]:
-    text = resources.files("trailblaze").joinpath("data/trailmap.schema.json").read_text("utf-8")
+    text = Path(DATA_DIR, "trailmap.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 

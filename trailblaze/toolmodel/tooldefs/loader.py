@@ -7,11 +7,10 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trailblaze import codes
+from trailblaze import DATA_DIR, codes
 from trailblaze.finding import Finding
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.manifest import manifest_finding, schema_findings
@@ -25,7 +24,7 @@ WAYPOINT_SUFFIX = ".waypoint.yaml"
 
 @functools.cache
 def _schemas() -> dict[str, Any]:
-    text = resources.files("trailblaze").joinpath("data/toolfiles.schema.json").read_text("utf-8")
+    text = Path(DATA_DIR, "toolfiles.schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
