@@ -27,7 +27,6 @@ import json
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -362,6 +361,8 @@ def pyproject_table(root: Path) -> dict[str, Any] | None:
     pyproject = root / "pyproject.toml"
     if not pyproject.is_file():
         return None
+    import tomllib  # noqa: PLC0415 - a workspace with a pyproject.toml only
+
     try:
         text = pyproject.read_text("utf-8")
         data = tomllib.loads(text)

@@ -232,6 +232,7 @@ LOADED_ONLY_ELSEWHERE = (
     "trailblaze.toolmodel.tooldefs.waypoint",  # a waypoint file
     "importlib.metadata",  # a package that declares trailmaps
     "importlib.resources",  # (our data files are read from the package's directory)
+    "tomllib",  # a workspace's pyproject.toml
     "trailblaze.runs.runcache",  # the remote cache: its run entries, rows and client
     "trailblaze.runs.rows",
     "trailblaze.state.remote",

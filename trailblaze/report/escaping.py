@@ -14,6 +14,7 @@ that are not UTF-8; no encoder accepts them).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from itertools import chain, compress
@@ -28,7 +29,15 @@ _UNPRINTABLE = re.compile(
 _UNPRINTABLE_BUT_LINE_BREAKS = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+@functools.cache
+def _not_xml() -> re.Pattern[str]:
+    # Compiled on first use: the character class spans all of Unicode, which costs every
+    # command a few milliseconds to compile, and only a JUnit report needs it.
+    return re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -50,7 +59,8 @@ def printable(text: str, *, newlines: bool = False) -> str:
 def xml_text(text: str) -> str:
     """`text` with the characters XML 1.0 forbids (most C0 controls, lone surrogates, U+FFFE,
     U+FFFF) escaped, so the document stays well-formed."""
-    return _NOT_XML.sub(_escape, text) if _NOT_XML.search(text) else text
+    not_xml = _not_xml()
+    return not_xml.sub(_escape, text) if not_xml.search(text) else text
 
 
 def json_text(value: Any, *, indent: int | None = None) -> str:
