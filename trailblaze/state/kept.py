@@ -38,7 +38,7 @@ from trailblaze.state.keys import mac, mac_matches
 
 MAGIC = b"trailblaze-kept 1\n"
 SECRET_NAME = "kept-secret"
-_LABEL = b"trailblaze-doit kept object 1"
+LABEL = b"trailblaze-doit kept object 1"
 _SECRET_SIZE = 32
 _TAG_SIZE = 32
 LIMIT = 64 * 1024 * 1024
@@ -118,7 +118,7 @@ def seal(secret: bytes, place: str, header: Mapping[str, Any], body: object) -> 
     `place` (where it is to be written)."""
     head = orjson.dumps(header)
     data = pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL)
-    tag = mac(secret, _LABEL, place, head, data)
+    tag = mac(secret, LABEL, place, head, data)
     return b"".join((MAGIC, tag, len(head).to_bytes(4, "little"), head, data))
 
 
@@ -163,7 +163,7 @@ def open_sealed(path: Path, secret: bytes, place: str) -> Sealed | None:
     if start + size > len(raw):
         return None
     head, body = raw[start : start + size], raw[start + size :]
-    if not mac_matches(secret, tag, _LABEL, place, head, body):
+    if not mac_matches(secret, tag, LABEL, place, head, body):
         return None
     try:
         header = orjson.loads(head)

@@ -48,21 +48,17 @@ def digest(*parts: str | bytes) -> str:
 
 def digest_of(parts: Iterable[str | bytes]) -> str:
     """`digest` of the parts an iterable gives (a long list need not become arguments)."""
+    return hashlib.sha256(_encoded(parts)).hexdigest()
+
+
+def _encoded(parts: Iterable[str | bytes]) -> bytes:
+    """The parts, each preceded by its length (see the module docstring)."""
     chunks: list[bytes] = []
     append = chunks.append
     for part in parts:
         data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
         append(len(data).to_bytes(8, "little"))
         append(data)
-    return hashlib.sha256(b"".join(chunks)).hexdigest()
-
-
-def _encoded(parts: Iterable[str | bytes]) -> bytes:
-    chunks: list[bytes] = []
-    for part in parts:
-        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
-        chunks.append(len(data).to_bytes(8, "little"))
-        chunks.append(data)
     return b"".join(chunks)
 
 
