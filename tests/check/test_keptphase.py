@@ -260,3 +260,19 @@ def test_without_a_secret_nothing_is_kept_and_the_checks_are_as_before(
     after = check(root)
     assert (narrow(root), kept(root)) == (1, False)
     assert after == cold(root, tmp_path, "cold")
+
+
+def test_something_of_someone_elses_in_the_kept_files_place_is_left_alone(
+    tmp_path: Path, tsc: Compiler, user_cache: Path
+) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(ROOT / "trailmaps", root / "trailmaps")
+    planted = kept_file(root)
+    planted.mkdir(parents=True)
+    (planted / "theirs.txt").write_text("not ours\n", "utf-8")
+    check(root)
+    edit(root, SEARCH, "text: Packing list", "text: [1]")
+    after = check(root)
+    assert (narrow(root), kept(root)) == (1, False)
+    assert after == cold(root, tmp_path, "cold")
+    assert (planted / "theirs.txt").read_text("utf-8") == "not ours\n"

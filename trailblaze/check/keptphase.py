@@ -44,6 +44,7 @@ from trailblaze.check.typegate.preparation import Prepared, ReadScope, read_scop
 from trailblaze.fsutil import stamp_of
 from trailblaze.generate.owners import DTS_NAME, SCHEMA_NAME, SIDECAR_NAME, TSCONFIG_NAME
 from trailblaze.state.kept import local_secret, open_sealed, seal
+from trailblaze.state.owned import ScratchError
 from trailblaze.state.reads import reads_digest
 from trailblaze.state.scratch import write_scratch
 from trailblaze.toolchain.compilers import ToolchainError, installed_library, toolchain_dir
@@ -241,7 +242,9 @@ def save(
             (kept_stages, body_prepared, taken.scope),
         )
         write_scratch(path, data, ctx.layout.scratch, always=True)
-    except (OSError, TypeError, ValueError, AttributeError, RecursionError):
+    except (OSError, ValueError, ScratchError):
+        # Not kept (something of someone else's in its place, say): the next one-edit check
+        # builds the stages, as one without a kept phase does.
         return False
     return True
 
@@ -270,7 +273,9 @@ def load(ctx: CheckContext, found: Scan, inputs: str) -> Kept | None:
     ):
         return None
     for pair in stamps:
-        if not (isinstance(pair, list) and len(pair) == 2):
+        if not (
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)
+        ):
             return None
         where, stamp = pair
         if stamp != (_presence(where) if stamp == _DIR else _stamp(where)):

@@ -218,14 +218,17 @@ def _stages(
 
 def _snapshot(
     ctx: CheckContext, discovery: Discovery, targets: Targets, artifacts: tuple[Finding, ...]
-) -> Callable[[Prepared], keptphase.Snapshot]:
+) -> Callable[[Prepared], keptphase.Snapshot | None]:
     """What the gate calls once it made its preparation: the stamps a kept phase is kept under,
     taken then (`keptphase.snapshot`)."""
     stages = Stages(discovery, targets, artifacts)
 
-    def take(prepared: Prepared) -> keptphase.Snapshot:
+    def take(prepared: Prepared) -> keptphase.Snapshot | None:
         with ctx.timer.phase("kept phase"):
-            return keptphase.snapshot(ctx, discovery.found, stages, prepared)
+            try:
+                return keptphase.snapshot(ctx, discovery.found, stages, prepared)
+            except OSError:
+                return None  # nothing is kept: the next one-edit check builds its own
 
     return take
 
@@ -237,7 +240,10 @@ def _keep(ctx: CheckContext, inputs: str, stages: Stages, gate: TypeGate) -> Non
             prepared, taken = gate.preparation, gate.snapshot
         else:
             prepared = None
-            taken = keptphase.snapshot(ctx, stages.discovery.found, stages, None)
+            try:
+                taken = keptphase.snapshot(ctx, stages.discovery.found, stages, None)
+            except OSError:
+                return
         keptphase.save(ctx, inputs=inputs, stages=stages, prepared=prepared, taken=taken)
 
 

@@ -115,9 +115,12 @@ def _make_secret(path: Path) -> None:
 
 def seal(secret: bytes, place: str, header: Mapping[str, Any], body: object) -> bytes:
     """The sealed file's bytes: `header` (JSON) and `body` (pickled) under `secret`, for
-    `place` (where it is to be written)."""
+    `place` (where it is to be written); a `ValueError` when `body` cannot be pickled."""
     head = orjson.dumps(header)
-    data = pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        data = pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+        raise ValueError(f"cannot be kept: {exc}") from None
     tag = mac(secret, LABEL, place, head, data)
     return b"".join((MAGIC, tag, len(head).to_bytes(4, "little"), head, data))
 
