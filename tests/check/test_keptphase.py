@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.check.test_narrow import CHECKOUT, SEARCH, TOOL, check, cold, edit, narrow
-from tests.conftest import ROOT
+from tests.conftest import DATA, ROOT
 from tests.toolmodel.test_bundled import KIOSK
 from trailblaze.check.run import last_stats
 from trailblaze.state.kept import SECRET_NAME, open_sealed, seal
@@ -276,3 +276,49 @@ def test_something_of_someone_elses_in_the_kept_files_place_is_left_alone(
     assert (narrow(root), kept(root)) == (1, False)
     assert after == cold(root, tmp_path, "cold")
     assert (planted / "theirs.txt").read_text("utf-8") == "not ours\n"
+
+
+PLAYWRIGHT_TRAIL = """\
+- config:
+    id: playwrightSample/open
+    target: playwrightSample
+    title: Open the fixture
+- prompts:
+    - step: Open the fixture and see its text
+      recording:
+        tools:
+          - playwrightSample_web_openFixtureAndVerifyText:
+              text: Hello
+"""
+
+
+def test_a_workspace_with_scripted_tools_and_their_unit_tests_takes_the_kept_phase(
+    tmp_path: Path, tsc: Compiler, user_cache: Path
+) -> None:
+    # Upstream's playwright-native sample (tests/data/scripted): scripted tools whose
+    # declarations the preparation emits, and three unit-test files, run on every check.
+    root = tmp_path / "ws"
+    shutil.copytree(DATA / "scripted" / "playwright-native", root)
+    trail = root / "trails/config/trailmaps/playwrightSample/trails/open.trail.yaml"
+    trail.parent.mkdir()
+    trail.write_text(PLAYWRIGHT_TRAIL, "utf-8")
+    check(root)
+    scratch = root / "trails" / ".trailblaze"
+    trail.write_text(PLAYWRIGHT_TRAIL.replace("text: Hello", "text: 1"), "utf-8")  # a type error
+    after = check(root)
+    stats = last_stats(scratch)
+    assert (stats.get("narrow"), stats.get("kept_phase")) == (1, True)
+    assert (stats["test_files"], stats["decl_runs"]) == (3, 0)
+    assert "playwrightSample_web_openFixtureAndVerifyText" in after
+    # A check from nothing, checked twice: its unit tests' results from the cache, as ours.
+    fresh = fresh_copy(root, tmp_path / "fresh")
+    check(fresh)
+    assert without_durations(after) == without_durations(check(fresh))
+
+
+def without_durations(report: str) -> object:
+    """The report but how long each unit test took when it ran (kept with its cached result)."""
+    data = json.loads(report)
+    for test in data["tests"]:
+        test.pop("duration")
+    return data

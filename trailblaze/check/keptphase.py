@@ -144,13 +144,14 @@ def snapshot(ctx: CheckContext, found: Scan, stages: Stages, prepared: Prepared 
     out.append((root, _presence(root)))
     try:
         # Not the directory itself nor its files: the compiles make and remove their
-        # tsconfigs and canaries there. Every directory of it but the trails' modules.
+        # tsconfigs and canaries there.
         inner = sorted(e.path for e in os.scandir(root) if e.is_dir(follow_symlinks=False))
     except OSError:
         inner = []
-    trails = str(layout.trails_dir)
+    # Nor the trails' modules, nor the unit tests' tsconfigs, written later in the run.
+    later = {str(layout.trails_dir), str(layout.tests_tsconfig("x").parent)}
     for path in inner:
-        if path != trails:
+        if path not in later:
             _walk(path, out)
     for directory in (
         layout.sdk_dir,
