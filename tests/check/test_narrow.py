@@ -5,6 +5,7 @@ byte, and anything the record does not cover runs the full stages."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -220,6 +221,32 @@ def test_what_the_record_does_not_cover_runs_the_full_stages(
     again = check(ws)
     assert narrow(ws) == 1
     assert again == cold(ws, tmp_path, "cold-again")
+
+
+def test_a_record_whose_rows_are_not_a_records_runs_the_full_stages(
+    ws: Path, tmp_path: Path
+) -> None:
+    """Rows that read as JSON but not as a record's (rewritten in place, its stamp kept, so
+    the store still vouches for it) are found while the changed trail compiles: the run is a
+    full check all the same, never a report made of them."""
+    _type_error(ws)
+    check(ws)  # records the type error's finding
+    last = Layout(ws / ".trailblaze").last_run
+    before = last.stat()
+    data = json.loads(last.read_bytes())
+    assert data["findings"], "the record holds findings to spoil"
+    spoiled = json.dumps({**data, "findings": [{"not": "a finding"}] * len(data["findings"])})
+    text = spoiled.encode()
+    original = last.read_bytes()
+    assert len(text) <= len(original)
+    with last.open("r+b") as handle:  # in place: same inode
+        handle.write(text + b" " * (len(original) - len(text)))
+    os.utime(last, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (last.stat().st_size, last.stat().st_ino) == (before.st_size, before.st_ino)
+    edit(ws, CHECKOUT, "textRegex: Not now", "textRegex: Not now, thanks")
+    after = check(ws)
+    assert narrow(ws) is None
+    assert after == cold(ws, tmp_path, "cold")
 
 
 def test_other_options_run_the_full_stages(ws: Path, tmp_path: Path) -> None:

@@ -280,6 +280,36 @@ def test_the_compiler_key_asks_each_binary_once_and_again_once_it_changes(
         compiler_key(base=tmp_path)
 
 
+def test_the_compiler_is_asked_its_version_once_per_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run finds its compiler without starting it when this very file has answered before
+    (a `--version` costs a process start on every check); a binary rewritten is asked again."""
+    asked = tmp_path / "asked.log"
+    fake = tmp_path / "bin" / "tsc"
+    fake.parent.mkdir()
+
+    def compiler(version: str) -> None:
+        fake.write_text(f"#!/bin/sh\necho asked >> {asked}\necho 'Version {version}'\n")
+        fake.chmod(0o755)
+
+    compiler("7.0.2")
+    monkeypatch.setenv(TSC_ENV, str(fake))
+    assert find_compiler(base=tmp_path).version == "7.0.2"
+    assert find_compiler(base=tmp_path).version == "7.0.2"
+    assert asked.read_text().count("asked") == 1
+    time.sleep(0.05)
+    compiler("7.0.3")
+    assert find_compiler(base=tmp_path).version == "7.0.3"
+    assert asked.read_text().count("asked") == 2
+    # A binary that fails to answer is an error every time, and leaves no answer behind.
+    time.sleep(0.05)
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    for _ in range(2):
+        with pytest.raises(ToolchainError, match="--version` failed"):
+            find_compiler(base=tmp_path)
+
+
 def test_the_compiler_key_of_the_installed_compiler_is_its_version_and_size(
     pinned: Compiler,
 ) -> None:
@@ -415,6 +445,7 @@ def test_concurrent_installs_leave_one_good_install(tmp_path: Path) -> None:
         ".typescript-7.0.2.lock",
         "CACHEDIR.TAG",
         "README",
+        "probed",  # what the installed compiler answered to `--version`
         "typescript-7.0.2",
     ]
     compiler = installed_compiler(TS_VERSION, base=base)

@@ -156,7 +156,8 @@ class Narrow:
     changed: list[str]
     """The changed trails' files (absolute, as scanned), in scan order."""
     changed_rel: frozenset[str]
-    previous: Previous
+    data: dict[str, Any]
+    """The per-trail record as read (`read_previous` makes it a `Previous`)."""
     record: dict[str, Any]
 
 
@@ -174,46 +175,66 @@ def plan(
         or record["rows"] != (store.trails_generation() or "")
     ):
         return None
-    previous = _read(ctx)
-    if previous is None or len(previous.stamps) != len(found.trail_paths):
+    data = _read(ctx)
+    if data is None:
+        return None
+    rows, stamps = data["statuses"], data["stamps"]
+    if len(stamps) != len(found.trail_paths):
         return None
     # The same trails in the same order as the recorded run's (`trails`), so the recorded
     # statuses name them as the parse stage does; their rows are the recorded ones (`rows`).
     changed: list[str] = []
     changed_rel: set[str] = set()
     regular = stat.S_ISREG
-    for path, rel, stamp in zip(found.trail_paths, previous.statuses, previous.stamps, strict=True):
+    for path, row, stamp in zip(found.trail_paths, rows, stamps, strict=True):
         st = stats[path] if path in stats else _stat(path, stats)
         if st is None or not regular(st.st_mode) or stamp != stamp_of(st):
             changed.append(path)
-            changed_rel.add(rel)
+            changed_rel.add(row[0])
     if not changed:
         # Nothing changed but what the record does not cover (a lost generated module, say):
         # a full check, which puts every generated file back.
         return None
-    return Narrow(changed, frozenset(changed_rel), previous, record)
+    return Narrow(changed, frozenset(changed_rel), data, record)
 
 
-def _read(ctx: CheckContext) -> Previous | None:
-    """The per-trail record, or None when it is missing or not what `record` writes (the
-    store vouches for the file by its stamp: what `record` wrote, or a miss)."""
+def _read(ctx: CheckContext) -> dict[str, Any] | None:
+    """The per-trail record as `record` writes it (its shape checked, not its rows), or None
+    when it is missing or not one (the store vouches for the file by its stamp: what `record`
+    wrote, or a miss)."""
     try:
         data = orjson.loads(ctx.layout.last_run.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    rows, stamps = data.get("statuses"), data.get("stamps")
+    if not isinstance(rows, list) or not isinstance(stamps, list) or len(rows) != len(stamps):
+        return None
+    if not all(isinstance(row, list) and len(row) == 6 and isinstance(row[0], str) for row in rows):
+        return None
+    return data
+
+
+def read_previous(narrow: Narrow) -> Previous | None:
+    """The last complete check's per-trail report from the record `plan` read (made while the
+    changed trails compile), or None when its rows are not what `record` writes."""
+    data = narrow.data
+    try:
         statuses = {}
         make = TrailStatus
         for path, trailmap, status, reason, target, calls in data["statuses"]:
             statuses[path] = make(path, trailmap, status, reason, target, calls)
-        stamps = data["stamps"]
         findings = [Finding.from_json(raw) for raw in data["findings"]]
         branches = {
             str(path): [(str(s), int(line), int(col)) for s, line, col in found]
             for path, found in data["branches"].items()
         }
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, orjson.JSONDecodeError):
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
-    if not isinstance(stamps, list) or len(stamps) != len(statuses):
-        return None
-    return Previous(statuses, stamps, findings, branches)
+    if len(statuses) != len(data["stamps"]):
+        return None  # two rows of one path
+    return Previous(statuses, data["stamps"], findings, branches)
 
 
 def load_state(ctx: CheckContext, narrow: Narrow) -> TrailState | None:
@@ -232,6 +253,7 @@ def load_state(ctx: CheckContext, narrow: Narrow) -> TrailState | None:
 def merge(
     ctx: CheckContext,
     narrow: Narrow,
+    previous: Previous,
     partial: Report,
     records: Mapping[str, TrailRecord],
     *,
@@ -242,7 +264,6 @@ def merge(
     the changed trails and the workspace, the record for the others, and the findings about
     several trails at once worked out again over all of them; with every trail's stamp and
     runIf branches, for the next record."""
-    previous = narrow.previous
     changed = narrow.changed_rel
     mine = {status.path: status for status in partial.trails}
     statuses = tuple(mine[p] if p in changed else s for p, s in previous.statuses.items())

@@ -390,8 +390,12 @@ def _narrow(
             return None
         parser, trails = _offer_trails(ctx, targets, gate, plan.changed, state=state, stats=stats)
         records = trails.records
+        with ctx.timer.phase("narrow"):
+            previous = narrow.read_previous(plan)  # while the changed trails compile
         # The other trails keep their modules: a full check removes the orphans.
         verdicts = gate.finish(keep_generated=gate.offered, trails_changed=False, orphans=False)
+    if previous is None:
+        return None
     checked = _checked(
         ctx,
         discovery,
@@ -408,7 +412,7 @@ def _narrow(
     partial = report(ctx, checked)
     with ctx.timer.phase("report"):
         result, stamps, branches = narrow.merge(
-            ctx, plan, partial, records, discovery=discovery, targets=targets
+            ctx, plan, previous, partial, records, discovery=discovery, targets=targets
         )
     if (
         ctx.options.typecheck

@@ -117,7 +117,7 @@ def installed_compiler(version: str = TS_VERSION, *, base: Path | None = None) -
             f"TypeScript {version} is not installed: run `doit toolchain` to install it into "
             f"{target.parent}, or set {TSC_ENV} to a compiler executable"
         )
-    compiler = _compiler_in(target)
+    compiler = _compiler_in(target, base=base if base is not None else toolchain_dir())
     if compiler.version != version:
         raise ToolchainError(
             f"{target} holds TypeScript {compiler.version}, not {version}: delete it and run "
@@ -138,7 +138,7 @@ def find_compiler(
     if version == TS_VERSION:
         override = os.environ.get(TSC_ENV, "").strip()
         if override:
-            return compiler_at(override)
+            return compiler_at(override, base=base)
     try:
         return installed_compiler(version, base=base)
     except ToolchainError:
@@ -167,20 +167,51 @@ def compiler_key(version: str = TS_VERSION, *, base: Path | None = None) -> str:
     except (ToolchainError, OSError):
         compiler = find_compiler(version, base=base)  # raises what is wrong
         return f"{compiler.version}:{compiler.path.stat().st_size}"
+    version_answered = _probed(path, base=base, stamp=stamp)
+    if version_answered is not None:
+        return f"{version_answered}:{stamp[0]}"
+    compiler = find_compiler(version, base=base)
+    if compiler.path == path and _stamp(path) == stamp:  # the file that answered
+        _remember_probe(path, stamp, compiler.version, base)
+    return f"{compiler.version}:{compiler.path.stat().st_size}"
+
+
+def _probed(path: Path, *, base: Path | None, stamp: list[int]) -> str | None:
+    """The version the compiler file at `path` answered when it had this very `stamp` (path,
+    size, mtime, ctime, inode), as `<toolchain>/probed/` keeps it; None: not known."""
     record = (base if base is not None else toolchain_dir()) / "probed" / _record_name(path)
     try:
         data = json.loads(record.read_bytes())
-        if data == {**data, "path": str(path), "stamp": stamp, "wanted": version}:
-            return f"{data['version']}:{stamp[0]}"
-    except (OSError, ValueError, TypeError, KeyError):
-        pass  # unreadable is unknown: ask the compiler
-    compiler = find_compiler(version, base=base)
-    if compiler.path == path and _stamp(path) == stamp:  # the file that answered
-        data = {"path": str(path), "stamp": stamp, "wanted": version, "version": compiler.version}
-        with contextlib.suppress(OSError):  # a read-only toolchain: asked every time
-            record.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(record, json.dumps(data))
-    return f"{compiler.version}:{compiler.path.stat().st_size}"
+    except (OSError, ValueError):
+        return None  # unreadable is unknown: ask the compiler
+    if (
+        isinstance(data, dict)
+        and data.get("path") == str(path)
+        and data.get("stamp") == stamp
+        and isinstance(data.get("version"), str)
+    ):
+        return str(data["version"])
+    return None
+
+
+def _version_of(path: Path, prefix: tuple[str, ...], *, base: Path | None, stamp: list[int]) -> str:
+    """`_probed`, else the compiler asked its `--version` now and the answer kept."""
+    known = _probed(path, base=base, stamp=stamp)
+    if known is not None:
+        return known
+    version = _ask_version(prefix)
+    with contextlib.suppress(OSError):
+        if _stamp(path) == stamp:  # the file that answered
+            _remember_probe(path, stamp, version, base)
+    return version
+
+
+def _remember_probe(path: Path, stamp: list[int], version: str, base: Path | None) -> None:
+    record = (base if base is not None else toolchain_dir()) / "probed" / _record_name(path)
+    data = {"path": str(path), "stamp": stamp, "version": version}
+    with contextlib.suppress(OSError):  # a read-only toolchain: asked every time
+        record.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(record, json.dumps(data))
 
 
 def _stamp(path: Path) -> list[int]:
@@ -203,15 +234,19 @@ def compiler_location(version: str = TS_VERSION) -> str:
     return override or str(version_dir(version))
 
 
-def compiler_at(executable: str | Path) -> Compiler:
-    """A compiler given by path (what `TRAILBLAZE_TSC` holds), its version asked from it."""
+def compiler_at(executable: str | Path, *, base: Path | None = None) -> Compiler:
+    """A compiler given by path (what `TRAILBLAZE_TSC` holds), its version asked from it
+    unless this very file answered before (`_probed`, in the toolchain cache `base`)."""
     path = _executable_at(executable)
     if path.suffix in (".js", ".cjs", ".mjs"):
         prefix: tuple[str, ...] = (_node(), str(path))
     else:
         prefix = (str(path),)
     try:
-        version = _ask_version(prefix)
+        stamp = _stamp(path)
+        version = _version_of(path, prefix, base=base, stamp=stamp)
+    except OSError as exc:
+        raise ToolchainError(f"{TSC_ENV}={executable}: {exc.strerror or exc}") from None
     except ToolchainError as exc:
         raise ToolchainError(f"{TSC_ENV}={executable}: {exc}") from None
     return _compiler(path, prefix, version)
@@ -372,10 +407,18 @@ def _npm_install(staging: Path, version: str, timeout: float, package: str = "ty
         )
 
 
-def _compiler_in(directory: Path) -> Compiler:
-    """The compiler of an npm install of `typescript` in `directory`."""
+def _compiler_in(directory: Path, *, base: Path | None = None) -> Compiler:
+    """The compiler of an npm install of `typescript` in `directory`; with a `base` (the
+    toolchain cache it is installed in), asked its `--version` only when this very file has
+    not answered before (`_probed`)."""
     path, prefix = _executable_in(directory)
-    return _compiler(path, prefix, _ask_version(prefix))
+    if base is None:  # an install being staged: asked
+        return _compiler(path, prefix, _ask_version(prefix))
+    try:
+        stamp = _stamp(path)
+    except OSError as exc:
+        raise ToolchainError(f"{path}: {exc.strerror or exc}") from None
+    return _compiler(path, prefix, _version_of(path, prefix, base=base, stamp=stamp))
 
 
 def _executable_at(executable: str | Path) -> Path:
