@@ -322,3 +322,19 @@ def without_durations(report: str) -> object:
     for test in data["tests"]:
         test.pop("duration")
     return data
+
+
+def test_with_the_type_gate_off_the_stages_are_kept_without_a_preparation(
+    tmp_path: Path, tsc: Compiler, user_cache: Path
+) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(ROOT / "trailmaps", root / "trailmaps")
+    check(root, typecheck=False)
+    edit(root, SEARCH, "direction: DOWN\n", "direction: [DOWN\n")  # a parse error
+    after = check(root, typecheck=False)
+    assert (narrow(root), kept(root)) == (1, True)
+    assert after == check(fresh_copy(root, tmp_path / "fresh"), typecheck=False)
+    # The gate on again: the stages kept without it are not taken.
+    edit(root, SEARCH, "direction: [DOWN\n", "direction: DOWN\n")
+    check(root)
+    assert (narrow(root), kept(root)) == (None, None)
