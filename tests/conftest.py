@@ -102,6 +102,9 @@ def isolate_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # CI makes a type check that could not run fatal by default: tests choose that themselves.
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setenv(TOOLCHAIN_DIR_ENV, str(toolchain_cache()))
+    # The user cache (the kept phase's secret, `state/kept.py`) is the checkout's, not the
+    # home of whoever runs the suite.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(ROOT / ".cache" / "xdg"))
     monkeypatch.setenv("NO_COLOR", "1")
     # Python itself caches the bytecode of a workspace's `dodo.py` in `__pycache__/` when doit
     # imports it: a file of Python's, not ours, that the tests which snapshot a workspace to

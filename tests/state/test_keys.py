@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -21,6 +22,8 @@ from trailblaze.state.keys import (
     digest,
     digest_of,
     file_digest,
+    mac,
+    mac_matches,
     package_files,
     stamped_digest,
     stamps_digest,
@@ -50,6 +53,19 @@ def test_the_encoding_is_length_prefixed_utf8() -> None:
     assert digest(os.fsdecode(b"\xc3\xa9")) == digest("é")
     assert digest(os.fsdecode(b"\xe9")) != digest("é")
     assert digest("\udcc3\udca9") != digest("é")  # `surrogateescape` would make them one
+
+
+def _framed(*parts: bytes) -> bytes:
+    return b"".join(len(p).to_bytes(8, "little") + p for p in parts)
+
+
+def test_a_mac_is_the_hmac_of_the_length_prefixed_parts() -> None:
+    secret = b"s" * 32
+    tag = mac(secret, "ab", b"c")
+    assert tag == hmac.new(secret, _framed(b"ab", b"c"), hashlib.sha256).digest()
+    assert mac_matches(secret, tag, "ab", b"c")
+    assert not mac_matches(secret, tag, "a", "bc")  # framed: no two part lists collide
+    assert not mac_matches(b"t" * 32, tag, "ab", b"c")
 
 
 def test_a_content_digest_is_the_sha256_a_cas_address_is() -> None:

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from trailblaze.check import narrow
+from trailblaze.check import keptphase, narrow
 from trailblaze.check.context import CheckContext, Progress, Timer
 from trailblaze.check.discover import Discovery, Stats, discover
 from trailblaze.check.parse import Parser, Trails
@@ -41,7 +41,7 @@ from trailblaze.check.rows import TrailRecord, TrailState
 from trailblaze.check.surfaces import write_artifacts
 from trailblaze.check.typegate.gate import TypeGate
 from trailblaze.check.typegate.jobs import GateOutcome
-from trailblaze.check.typegate.preparation import tools_dirs
+from trailblaze.check.typegate.preparation import Prepared, tools_dirs
 from trailblaze.check.unittests.phase import run_unit_tests
 from trailblaze.finding import Finding
 from trailblaze.options import CheckOptions
@@ -134,6 +134,15 @@ def _stages(
                 found = scan(ctx.ws)
         with ctx.timer.phase("narrow"):
             inputs = narrow.inputs_key(ctx, found, stats, listed)
+    if want and found is not None and kept is None:
+        # The stages and the preparation the last recording check kept (`keptphase.py`), for
+        # a narrow run only: a full check builds its own, as a run without them does.
+        with ctx.timer.phase("kept phase"):
+            stored = keptphase.load(ctx, found, inputs)
+        if stored is not None:
+            done = _narrow_kept(ctx, found, stats, inputs, stored)
+            if done is not None:
+                return done
     if kept is None:
         with remembering(ctx.store):
             discovery = discover(ctx, found=found, stats=stats)
@@ -152,9 +161,7 @@ def _stages(
             if plan is not None:
                 done = _narrow(
                     ctx,
-                    discovery,
-                    targets,
-                    artifacts=artifacts,
+                    Stages(discovery, targets, artifacts),
                     stats=stats,
                     plan=plan,
                     keys=keys,
@@ -176,7 +183,14 @@ def _stages(
         state = TrailState() if phase is not None else TrailState.load(ctx.store)
     # Closed on every path: the gate holds the result cache open from the first trail offered.
     seen = stats if isinstance(stats, dict) else None  # the caller's, to be added to
-    gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs, seen=seen, phase=phase)
+    gate = TypeGate(
+        ctx,
+        targets,
+        trailmap_dirs=discovery.manifests.dirs,
+        seen=seen,
+        phase=phase,
+        snapshot=_snapshot(ctx, discovery, targets, artifacts) if keys is not None else None,
+    )
     with contextlib.closing(gate):
         parser, trails = _offer_trails(
             ctx, targets, gate, discovery.found.trail_paths, state=state, stats=stats
@@ -205,7 +219,7 @@ def _stages(
         _save(ctx, state, records, run_stats)
     if keys is not None and len(records) == len(discovery.found.trail_paths):
         # (Not when two files have one report path: the record follows the files.)
-        _record(
+        recorded = _record(
             ctx,
             result,
             gate,
@@ -213,7 +227,40 @@ def _stages(
             stamps=[records[s.path].stamp for s in result.trails],
             branches={p: r.branches for p, r in records.items()},
         )
+        if recorded:
+            _keep(ctx, keys[0], Stages(discovery, targets, artifacts), gate)
     return result
+
+
+def _snapshot(
+    ctx: CheckContext, discovery: Discovery, targets: Targets, artifacts: tuple[Finding, ...]
+) -> Callable[[Prepared], keptphase.Snapshot | None]:
+    """What the gate calls once it made its preparation: the stamps a kept phase is kept under,
+    taken then (`keptphase.snapshot`)."""
+    stages = Stages(discovery, targets, artifacts)
+
+    def take(prepared: Prepared) -> keptphase.Snapshot | None:
+        with ctx.timer.phase("kept phase"):
+            try:
+                return keptphase.snapshot(ctx, discovery.found, stages, prepared)
+            except OSError:
+                return None  # nothing is kept: the next one-edit check builds its own
+
+    return take
+
+
+def _keep(ctx: CheckContext, inputs: str, stages: Stages, gate: TypeGate) -> None:
+    """Keep the stages and the preparation of a run that recorded, for the next narrow run."""
+    with ctx.timer.phase("kept phase"):
+        if ctx.options.typecheck:
+            prepared, taken = gate.preparation, gate.snapshot
+        else:
+            prepared = None
+            try:
+                taken = keptphase.snapshot(ctx, stages.discovery.found, stages, None)
+            except OSError:
+                return
+        keptphase.save(ctx, inputs=inputs, stages=stages, prepared=prepared, taken=taken)
 
 
 def _checked(
@@ -285,16 +332,17 @@ def _record(
     *,
     stamps: Sequence[str | None],
     branches: Mapping[str, Sequence[tuple[str, int, int]]],
-) -> None:
+) -> bool:
     """The record of a complete check for the next run (`narrow.py`), when every verdict of
-    it is keyed (the gate prepared; the files its compilers read covered)."""
+    it is keyed (the gate prepared; the files its compilers read covered); whether it was
+    made."""
     if not result.complete or result.stats.get("reads_covered", True) is not True:
-        return
+        return False
     if ctx.options.typecheck and not gate.prepared:
-        return  # a run that prepared no gate has no keys to compare the next run's with
+        return False  # a run that prepared no gate has no keys to compare the next run's with
     gate_keys = gate.verdict_keys()
     if gate_keys is None:
-        return
+        return False
     inputs, outputs, trails = keys
     with ctx.timer.phase("narrow"):
         narrow.record(
@@ -307,23 +355,48 @@ def _record(
             trails=trails,
             gate=gate_keys,
         )
+    return True
+
+
+def _narrow_kept(
+    ctx: CheckContext, found: Scan, stats: Stats, inputs: str, stored: keptphase.Kept
+) -> Report | None:
+    """A narrow run on the kept stages and preparation (`keptphase.py`); None when this run is
+    not narrow under them (the stages are built, as a run without them does)."""
+    kept = stored.stages
+    # The trails of this run, with the workspace's trailmaps as the kept stages found them.
+    discovery = dataclasses.replace(kept.discovery, whole=found, found=found, positions=())
+    stages = Stages(discovery, kept.targets, kept.artifacts)
+    with ctx.timer.phase("narrow"):
+        keys = (inputs, narrow.outputs_key(found, kept.targets), narrow.trails_key(found))
+        plan = narrow.plan(ctx, found, stats, inputs=keys[0], outputs=keys[1])
+    if plan is None:
+        return None
+    return _narrow(ctx, stages, stats=stats, plan=plan, keys=keys, kept=stored)
 
 
 def _narrow(
     ctx: CheckContext,
-    discovery: Discovery,
-    targets: Targets,
+    stages: Stages,
     *,
-    artifacts: tuple[Finding, ...],
     stats: Stats,
     plan: narrow.Narrow,
     keys: tuple[str, str, str],
+    kept: keptphase.Kept | None = None,
 ) -> Report | None:
     """The stages for the changed trails only, merged into the last complete check's report
     (`narrow.py`); None when the last check's verdicts do not hold under this run's keys (the
-    full stages run instead)."""
+    full stages run instead). `kept`: the stages and the preparation are a kept phase's."""
+    discovery, targets, artifacts = stages.discovery, stages.targets, stages.artifacts
     seen = stats if isinstance(stats, dict) else None
-    gate = TypeGate(ctx, targets, trailmap_dirs=discovery.manifests.dirs, seen=seen)
+    gate = TypeGate(
+        ctx,
+        targets,
+        trailmap_dirs=discovery.manifests.dirs,
+        seen=seen,
+        prepared=kept.prepared if kept is not None else None,
+        snapshot=_snapshot(ctx, discovery, targets, artifacts) if kept is None else None,
+    )
     with contextlib.closing(gate):
         if gate.verdict_keys() != plan.record["gate"]:
             return None
@@ -351,6 +424,7 @@ def _narrow(
         narrow=True,
     )
     run_stats = checked.stats
+    run_stats["kept_phase"] = kept is not None
     partial = report(ctx, checked)
     with ctx.timer.phase("report"):
         result, stamps, branches = narrow.merge(
@@ -365,7 +439,9 @@ def _narrow(
         # no SDK); this run did.
         return None
     _save(ctx, state, records, run_stats)
-    _record(ctx, result, gate, keys, stamps=stamps, branches=branches)
+    recorded = _record(ctx, result, gate, keys, stamps=stamps, branches=branches)
+    if recorded and kept is None:
+        _keep(ctx, keys[0], stages, gate)
     return result
 
 

@@ -15,6 +15,9 @@ key, the surfaces plan, ...); how those inputs become a digest is decided here, 
 - `stamps_digest` / `stamped_digest`: a header and every input path with its stamp (size,
   mtime, inode; `fsutil.stamp_of`) or `missing`: what tells that a set of files changed
   without reading them (doit's up-to-date check, the command line's no-op).
+- `mac` / `mac_matches`: an HMAC-SHA-256 under a secret of the user's, over length-prefixed
+  parts as `digest` encodes them: what authenticates a file we wrote for ourselves in a place
+  someone else may write too (`state.kept`).
 - `code_stamps_digest` / `code_content_digest`: our own package (modules, catalog, SDK
   declarations, the Node runtime), found by one walker (`package_files`) from
   `trailblaze.PACKAGE_DIR`, by stamps (the no-op key) or by content (the run key): editing any
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import os
 from collections.abc import Iterable
 
@@ -44,13 +48,28 @@ def digest(*parts: str | bytes) -> str:
 
 def digest_of(parts: Iterable[str | bytes]) -> str:
     """`digest` of the parts an iterable gives (a long list need not become arguments)."""
+    return hashlib.sha256(_encoded(parts)).hexdigest()
+
+
+def _encoded(parts: Iterable[str | bytes]) -> bytes:
+    """The parts, each preceded by its length (see the module docstring)."""
     chunks: list[bytes] = []
     append = chunks.append
     for part in parts:
         data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
         append(len(data).to_bytes(8, "little"))
         append(data)
-    return hashlib.sha256(b"".join(chunks)).hexdigest()
+    return b"".join(chunks)
+
+
+def mac(secret: bytes, *parts: str | bytes) -> bytes:
+    """The HMAC-SHA-256 (32 bytes) of the length-prefixed `parts` under `secret`."""
+    return hmac.new(secret, _encoded(parts), hashlib.sha256).digest()
+
+
+def mac_matches(secret: bytes, tag: bytes, *parts: str | bytes) -> bool:
+    """Whether `tag` is `mac(secret, *parts)`, compared in constant time."""
+    return hmac.compare_digest(mac(secret, *parts), tag)
 
 
 def content_digest(data: bytes) -> str:

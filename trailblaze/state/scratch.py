@@ -114,6 +114,12 @@ class Layout:
         """The per-trail part of the last complete check's report (`check.narrow`)."""
         return self.state_dir / "last-run.json"
 
+    @property
+    def kept_phase(self) -> Path:
+        """The stages and the gate's preparation of the last recording check, sealed
+        (`check.keptphase`)."""
+        return self.state_dir / "phase.kept"
+
     def cli_output(self, variant: str) -> Path:
         """Where `trailblaze check` keeps its last output in one variant (format and settings)."""
         name = digest("trailblaze-cli-output", variant)[:16]

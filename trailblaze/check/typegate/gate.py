@@ -20,7 +20,7 @@ ends.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -102,9 +102,16 @@ class TypeGate:
         trailmap_dirs: Mapping[str, Path],
         seen: dict[str, os.stat_result | None] | None = None,
         phase: WorkspacePhase | None = None,
+        prepared: Prepared | None = None,
+        snapshot: Callable[[Prepared], Any] | None = None,
     ) -> None:
         self.ctx = ctx
         self._phase = phase
+        self._given = prepared
+        """A preparation kept by an earlier run (`check.keptphase`), taken instead of one made."""
+        self._snapshot = snapshot
+        self.snapshot: Any = None
+        """What `snapshot` made of the preparation as soon as it was made (not a given one)."""
         """The caller's kept workspace phase: its preparation is reused, or made and kept."""
         self.root = ctx.ws.root
         self.layout = ctx.layout
@@ -161,7 +168,7 @@ class TypeGate:
             return
         self._prepared = True
         phase = self._phase
-        ready = phase.prepared if phase is not None else None
+        ready = phase.prepared if phase is not None else self._given
         if ready is None:
             ready = prepare(
                 self.ctx,
@@ -173,6 +180,8 @@ class TypeGate:
             )
             if phase is not None:
                 phase.prepared = ready
+            if self._snapshot is not None and isinstance(ready, Prepared):
+                self.snapshot = self._snapshot(ready)
         self._ready = ready
         if isinstance(ready, NoCompiler):
             # One finding for the run (in `finish`), not the same install error per trail and
@@ -203,6 +212,11 @@ class TypeGate:
         self._reads = ready.reads
         self._cache = open_results(self.layout, scope=scope)
         self._remote = RemoteVerdicts.open(self.options, self.ctx.ws.remote_keys)
+
+    @property
+    def preparation(self) -> Prepared | None:
+        """The preparation this run made or took, once made; None without a compiler."""
+        return self._ready if isinstance(self._ready, Prepared) else None
 
     @property
     def prepared(self) -> bool:

@@ -145,7 +145,8 @@ def prepare(
     layout, root = ctx.layout, ctx.ws.root
     ours = digest(render_sdk(ctx.catalog), str(zod), LIBRARIES["zod"])
     choices = sdk_choices(tools, layout=layout, root=root, ours=ours)
-    reads = _reads(ctx, compiler, tools=tools, trailmap_dirs=trailmap_dirs, known=known)
+    scope = read_scope(ctx, compiler, tools=tools, trailmap_dirs=trailmap_dirs)
+    reads = scope.files(ctx, known)
     sdks = dict.fromkeys(targets, OURS_LABEL) | {t: choice.label for t, choice in choices.items()}
     with ctx.timer.phase("declarations"):
         decls = emit_declarations(
@@ -194,16 +195,38 @@ def prepare(
     )
 
 
-def _reads(
+@dataclass(frozen=True, slots=True)
+class ReadScope:
+    """What a run's `ReadFiles` is made with but the known reads (`read_scope`): kept with a
+    preparation between runs (`check.keptphase`), whose `ReadFiles` each run makes again."""
+
+    root: Path
+    ours: tuple[Path, ...]
+    inputs: frozenset[str]
+    tools_dirs: frozenset[Path]
+    compiler_home: Path | None
+
+    def files(self, ctx: CheckContext, known: Iterable[str] = ()) -> ReadFiles:
+        """The run's `ReadFiles`, the last run's reads (and `known`) read first."""
+        return ReadFiles(
+            root=self.root,
+            ours=self.ours,
+            inputs=self.inputs,
+            tools_dirs=self.tools_dirs,
+            known=[*recorded_paths(ctx.store), *known],
+            compiler_home=self.compiler_home,
+        )
+
+
+def read_scope(
     ctx: CheckContext,
     compiler: Compiler,
     *,
     tools: Mapping[str, Path],
     trailmap_dirs: Mapping[str, Path],
-    known: Iterable[str],
-) -> ReadFiles:
-    """The run's account of what the compilers read beyond the inputs, the last run's reads
-    read first (`ReadFiles`)."""
+) -> ReadScope:
+    """What the run's account of the compilers' reads beyond the inputs is made with
+    (`ReadFiles`): the inputs, the tools directories, what is ours."""
     inputs: set[str] = set()
     tools_dirs = {*tools.values()}
     for directory in trailmap_dirs.values():
@@ -215,20 +238,19 @@ def _reads(
         # A compiler of the user's: its default libraries are part of it, as its key says.
         real = Path(os.path.realpath(compiler.path))
         home = next((p for p in real.parents if p.name == "node_modules"), real.parent)
-    return ReadFiles(
+    return ReadScope(
         root=ctx.ws.root,
         # What we write for the compilers, not the whole scratch directory: a file someone
         # put elsewhere in it (a type a tool imports from `.trailblaze/`) is a read like any.
-        ours=[
+        ours=(
             ctx.layout.root,
             ctx.layout.sdk_dir,
             ctx.layout.own_sdk_dir,
             # A trailmap's surface when its tools/ is not ours: its bytes are in the emit's key.
             ctx.layout.trailmap_surfaces_dir,
             toolchain_dir(),
-        ],
-        inputs=inputs,
-        tools_dirs=tools_dirs,
-        known=[*recorded_paths(ctx.store), *known],
+        ),
+        inputs=frozenset(inputs),
+        tools_dirs=frozenset(tools_dirs),
         compiler_home=home,
     )
