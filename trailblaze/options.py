@@ -117,6 +117,8 @@ def typecheck_required(explicit: bool | None = None, env: Mapping[str, str] | No
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
+    """What a check is asked to do: the command line's and doit's options, the same for both."""
+
     strict: bool = True
     typecheck: bool = True
     require_typecheck: bool = False

@@ -78,6 +78,8 @@ class SettingsError(WorkspaceError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workspace:
+    """A workspace on disk: its root, layout, and where its trailmaps, trails and scratch are."""
+
     root: Path
     layout: Layout
     trailmaps_dir: Path
@@ -138,6 +140,8 @@ def shown_path(rel: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrailmapDir:
+    """A trailmap's directory as the scan found it, with its manifest."""
+
     dir_name: str
     path: Path
     manifest: Path

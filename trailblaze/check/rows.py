@@ -166,6 +166,8 @@ class TrailRecord:
 
 @dataclass
 class TrailState:
+    """Every trail's record from the store, and what changed since it was read."""
+
     trails: dict[str, TrailRecord] = field(default_factory=dict)
     _saved: dict[str, TrailRecord] = field(default_factory=dict, repr=False)
     """The records as they are in the store: `save` stages only what differs."""

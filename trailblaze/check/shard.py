@@ -47,6 +47,8 @@ class ShardError(TrailblazeError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Shard:
+    """One shard of a check split across CI jobs: `index` of `count`."""
+
     index: int
     """1-based, as CI matrices count."""
     count: int

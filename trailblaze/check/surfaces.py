@@ -57,6 +57,8 @@ def write_sdk(scratch: Path, catalog: Catalog) -> list[Path]:
 
 @dataclass(frozen=True, slots=True)
 class SurfaceOutcome:
+    """A trailmap's surfaces written (or found up to date) and what was wrong."""
+
     written: tuple[Path, ...]
     findings: tuple[Finding, ...]
 

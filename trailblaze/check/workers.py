@@ -49,6 +49,8 @@ class Context:
 
 @dataclass(frozen=True, slots=True)
 class Item:
+    """A trail file for a parse worker: its path, stamp and bytes."""
+
     path: str
     stamp: Stamp | None
     content: str
@@ -57,6 +59,8 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class Parsed:
+    """A trail as a parse worker hands it back."""
+
     record: TrailRecord
     module: str | None = None
     """Digest of the generated module (already written), None when none was generated. The

@@ -49,6 +49,8 @@ class ScopeError(TrailblazeError):
 
 @dataclass(frozen=True, slots=True)
 class Scope:
+    """What one `trailblaze check` argument asks for: a workspace, one of its trailmaps or files."""
+
     workspace: Workspace
     trailmap: str | None = None
     """Only this trailmap (`check ID`, or run from inside its directory)."""
@@ -275,6 +277,8 @@ def _enclosing_trailmap(ws: Workspace, cwd: Path) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Scoped:
+    """A scope's report, as the command line shows it."""
+
     report: Report
     """Workspace-relative paths, limited to the scope."""
     renamed: dict[str, str]

@@ -68,6 +68,8 @@ _UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
 
 @dataclass(frozen=True, slots=True)
 class Generated:
+    """A trail's TypeScript module and the line table mapping it back to the YAML."""
+
     text: str
     rows: PackedLines
     lints: tuple[Finding, ...] = ()

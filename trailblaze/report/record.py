@@ -47,6 +47,8 @@ def fatal_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 @dataclass(frozen=True, slots=True)
 class TrailStatus:
+    """One trail's line in the report: its trailmap, whether it was type-checked, and why not."""
+
     path: str
     trailmap: str | None
     status: Status
@@ -175,6 +177,8 @@ class UnitTest:
 
 @dataclass(frozen=True, slots=True)
 class Report:
+    """The result of one check: every trail's status and finding, which the exit code follows."""
+
     workspace: str
     trailmaps: tuple[str, ...]
     trails: tuple[TrailStatus, ...]

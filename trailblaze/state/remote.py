@@ -98,6 +98,8 @@ class RemoteFault(Exception):
 
 @dataclass(frozen=True, slots=True)
 class RemoteConfig:
+    """Where the remote cache is and how it is talked to."""
+
     base: str
     """`scheme://host[:port][/path]`, no credentials, no query, no trailing slash."""
     read_only: bool = False

@@ -261,6 +261,8 @@ the benchmark reads them. Written by the check, or by a run answered by the remo
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
+    """One row of the store, as read: its key, the files it vouches for, its value."""
+
     key: str
     files: str | None
     value: str

@@ -26,6 +26,8 @@ class Named:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlatformConfig:
+    """One platform of a target: its app ids and the tool sets and tools it enables or excludes."""
+
     name: str
     app_ids: tuple[str, ...] = ()
     tool_sets: tuple[Named, ...] = ()
@@ -76,6 +78,8 @@ class Trailmap:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ManifestOutcome:
+    """A `trailmap.yaml` read: the trailmap, when it is one, and what was wrong with it."""
+
     trailmap: Trailmap | None
     findings: tuple[Finding, ...]
 
@@ -110,6 +114,8 @@ class ToolDef:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSetDef:
+    """A tool set: the tools it names, the drivers it is for, whether it is always on."""
+
     id: str
     description: str | None
     always_enabled: bool
@@ -141,6 +147,8 @@ class BundledTrailmap:
 
 @dataclass(frozen=True, slots=True)
 class Bundled:
+    """The trailmaps shipped with us and installed packages', with what was wrong with them."""
+
     trailmaps: dict[str, BundledTrailmap]
     findings: tuple[Finding, ...]
 
@@ -170,6 +178,8 @@ class ToolEntry:
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
+    """A target's tool model: every tool a trail may call, and the files it was resolved from."""
+
     trailmap: str
     entries: tuple[ToolEntry, ...]
     findings: tuple[Finding, ...]

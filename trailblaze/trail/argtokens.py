@@ -49,6 +49,8 @@ def malformed_message(token: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TokenProblem:
+    """A token in a string argument that will not resolve, where it is in the string."""
+
     offset: int
     token: str
     message: str

@@ -51,6 +51,8 @@ from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HostTool:
+    """A tool whose call would run a program or touch a file on the host."""
+
     name: str
     code: str
     """`codes.HOST_PROGRAM` or `codes.HOST_FILE`."""

@@ -92,6 +92,8 @@ class ArgDecl:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrailConfig:
+    """A trail's `config` step."""
+
     id: str | None = None
     target: str | None = None
     title: str | None = None

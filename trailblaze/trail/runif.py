@@ -54,6 +54,8 @@ class Branch:
 
 @dataclass(frozen=True, slots=True)
 class RunIf:
+    """A `runIf` call: its selector or condition tool, and its branches."""
+
     call: ToolCall
     selector: YMap | None
     condition_tool: Branch | None

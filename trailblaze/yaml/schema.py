@@ -44,6 +44,8 @@ _TYPE_WORDS = {
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SchemaIssue:
+    """A place in a YAML document that does not fit its schema, with the finding code it becomes."""
+
     line: int
     column: int
     key_path: str

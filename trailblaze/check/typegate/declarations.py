@@ -56,6 +56,8 @@ from trailblaze.yaml.text import YamlError, read_text
 
 @dataclass(frozen=True, slots=True)
 class Declarations:
+    """The scripted tools' declarations emitted for a trailmap, and what went wrong emitting them."""
+
     decls: dict[Path, Path]
     findings: tuple[Finding, ...]
     runs: int

@@ -30,6 +30,8 @@ class Job:
 
 @dataclass
 class GateResult:
+    """What one or more compiler runs decided for their jobs."""
+
     findings: dict[str, list[Finding]] = field(default_factory=dict)
     """Type findings per trail path, for every job that was really checked."""
     infra: list[Finding] = field(default_factory=list)

@@ -42,6 +42,8 @@ CANARY_LINE = 3
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
+    """One compiler diagnostic: where it is, its code and its message."""
+
     file: Path
     line: int
     column: int

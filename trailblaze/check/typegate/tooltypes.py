@@ -27,6 +27,8 @@ from trailblaze.toolchain.proc import ProcError, run
 
 @dataclass(frozen=True, slots=True)
 class Field:
+    """One property of a tool's input type, as the surface declares it."""
+
     name: str
     type: str
     optional: bool

@@ -72,6 +72,8 @@ class TestOutcome:
 
 @dataclass(frozen=True, slots=True)
 class _Suite:
+    """A trailmap's unit tests, ready for bun."""
+
     trailmap: str
     tools: Path
     files: tuple[Path, ...]
@@ -81,6 +83,8 @@ class _Suite:
 
 @dataclass
 class _Run:
+    """The test files of a suite that run this time, with their result keys."""
+
     suite: _Suite
     files: list[Path]
     keys: dict[Path, str]
