@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from trailblaze.cli.main import main
+from trailblaze.cli.main import program
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(program())
