@@ -245,35 +245,52 @@ def test_override_pointing_at_the_real_binary_is_used(
 # --- the compiler's key (what shared caches key on) --------------------------------------------
 
 
+class CountingCompiler:
+    """A fake compiler at `path` (`TRAILBLAZE_TSC`) that answers `--version` with the version
+    it was last written with and counts how often it was asked."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.path = tmp_path / "bin" / "tsc"
+        self.path.parent.mkdir()
+        self._log = tmp_path / "asked.log"
+
+    def write(self, version: str) -> None:
+        self.path.write_text(f"#!/bin/sh\necho asked >> {self._log}\necho 'Version {version}'\n")
+        self.path.chmod(0o755)
+
+    @property
+    def asked(self) -> int:
+        return self._log.read_text().count("asked") if self._log.exists() else 0
+
+
+@pytest.fixture
+def counting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CountingCompiler:
+    fake = CountingCompiler(tmp_path)
+    fake.write("7.0.2")
+    monkeypatch.setenv(TSC_ENV, str(fake.path))
+    return fake
+
+
 def test_the_compiler_key_asks_each_binary_once_and_again_once_it_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counting: CountingCompiler
 ) -> None:
-    asked = tmp_path / "asked.log"
-    fake = tmp_path / "bin" / "tsc"
-    fake.parent.mkdir()
-
-    def compiler(version: str) -> None:
-        fake.write_text(f"#!/bin/sh\necho asked >> {asked}\necho 'Version {version}'\n")
-        fake.chmod(0o755)
-
-    compiler("7.0.2")
-    monkeypatch.setenv(TSC_ENV, str(fake))
+    fake = counting.path
     size = fake.stat().st_size
     assert compiler_key(base=tmp_path) == f"7.0.2:{size}"
     assert compiler_key(base=tmp_path) == f"7.0.2:{size}"
-    assert asked.read_text().count("asked") == 1  # the second run trusted the first answer
+    assert counting.asked == 1  # the second run trusted the first answer
     # Rewritten in place (same size, same inode): asked again, and the key follows it. (File
     # times tick every few milliseconds: a rewrite within the same tick would look unchanged.)
     time.sleep(0.05)
-    compiler("7.0.3")
+    counting.write("7.0.3")
     assert fake.stat().st_size == size
     assert compiler_key(base=tmp_path) == f"7.0.3:{size}"
-    assert asked.read_text().count("asked") == 2
+    assert counting.asked == 2
     # A record that is not one is no answer: the compiler is asked.
     for record in (tmp_path / "probed").iterdir():
         record.write_text("{not json")
     assert compiler_key(base=tmp_path) == f"7.0.3:{size}"
-    assert asked.read_text().count("asked") == 3
+    assert counting.asked == 3
     # As find_compiler: a compiler that is not there is an error, not a key.
     monkeypatch.setenv(TSC_ENV, str(tmp_path / "missing"))
     with pytest.raises(ToolchainError, match="no such file"):
@@ -281,30 +298,20 @@ def test_the_compiler_key_asks_each_binary_once_and_again_once_it_changes(
 
 
 def test_the_compiler_is_asked_its_version_once_per_binary(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, counting: CountingCompiler
 ) -> None:
     """A run finds its compiler without starting it when this very file has answered before
     (a `--version` costs a process start on every check); a binary rewritten is asked again."""
-    asked = tmp_path / "asked.log"
-    fake = tmp_path / "bin" / "tsc"
-    fake.parent.mkdir()
-
-    def compiler(version: str) -> None:
-        fake.write_text(f"#!/bin/sh\necho asked >> {asked}\necho 'Version {version}'\n")
-        fake.chmod(0o755)
-
-    compiler("7.0.2")
-    monkeypatch.setenv(TSC_ENV, str(fake))
     assert find_compiler(base=tmp_path).version == "7.0.2"
     assert find_compiler(base=tmp_path).version == "7.0.2"
-    assert asked.read_text().count("asked") == 1
+    assert counting.asked == 1
     time.sleep(0.05)
-    compiler("7.0.3")
+    counting.write("7.0.3")
     assert find_compiler(base=tmp_path).version == "7.0.3"
-    assert asked.read_text().count("asked") == 2
+    assert counting.asked == 2
     # A binary that fails to answer is an error every time, and leaves no answer behind.
     time.sleep(0.05)
-    fake.write_text("#!/bin/sh\nexit 3\n")
+    counting.path.write_text("#!/bin/sh\nexit 3\n")
     for _ in range(2):
         with pytest.raises(ToolchainError, match="--version` failed"):
             find_compiler(base=tmp_path)

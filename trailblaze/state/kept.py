@@ -27,7 +27,7 @@ import contextlib
 import os
 import pickle
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,26 +69,31 @@ def local_secret(*, create: bool = True, env: Mapping[str, str] | None = None) -
     return _read_secret(path)
 
 
-def _read_secret(path: Path) -> bytes | None:
+def _read_regular(path: Path, fits: Callable[[os.stat_result], bool]) -> bytes | None:
+    """The bytes of the regular file at `path` (not followed if a link) when its `fstat`
+    `fits`; None otherwise or when it cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_uid != os.geteuid()
-            or st.st_mode & 0o077
-            or st.st_size != _SECRET_SIZE
-        ):
+        if not stat.S_ISREG(st.st_mode) or not fits(st):
             return None
-        data = os.read(fd, _SECRET_SIZE + 1)
+        return os.read(fd, st.st_size + 1)
     except OSError:
         return None
     finally:
         os.close(fd)
-    return data if len(data) == _SECRET_SIZE else None
+
+
+def _private_secret(st: os.stat_result) -> bool:
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o077 and st.st_size == _SECRET_SIZE
+
+
+def _read_secret(path: Path) -> bytes | None:
+    data = _read_regular(path, _private_secret)
+    return data if data is not None and len(data) == _SECRET_SIZE else None
 
 
 def _make_secret(path: Path) -> None:
@@ -145,19 +150,9 @@ class Sealed:
 def open_sealed(path: Path, secret: bytes, place: str) -> Sealed | None:
     """The sealed file at `path` when it verifies under `secret` for `place`; None otherwise
     (nothing of it is unpickled here)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+    raw = _read_regular(path, lambda st: st.st_size <= LIMIT)
+    if raw is None:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > LIMIT:
-            return None
-        raw = os.read(fd, st.st_size + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     start = len(MAGIC) + _TAG_SIZE + 4
     if len(raw) < start or not raw.startswith(MAGIC):
         return None
