@@ -14,19 +14,28 @@ from __future__ import annotations
 
 import http.client
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from urllib.parse import urlsplit
 
-from bench.nginx import free_port
-
 MODES = ("pass", "500", "delay", "truncate", "alter")
 
 
+_HELD: list[socket.socket] = []
+"""The sockets behind `refused_url`: bound, never listening, held until the process ends."""
+
+
 def refused_url() -> str:
-    return f"http://127.0.0.1:{free_port()}/cache"
+    """A URL whose connections are refused for as long as the test process runs: its port is
+    bound by a socket that never listens (a port merely found free could be taken by another
+    test's server meanwhile, under xdist, and answer)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _HELD.append(sock)
+    return f"http://127.0.0.1:{sock.getsockname()[1]}/cache"
 
 
 def alter(body: bytes) -> bytes:

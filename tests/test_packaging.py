@@ -95,7 +95,7 @@ def test_the_metadata_declares_pythons_platform_license_and_a_doit_range(
 def test_the_entry_point_runs_the_cli(wheel: zipfile.ZipFile) -> None:
     (name,) = (n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt"))
     text = wheel.read(name).decode("utf-8")
-    assert "trailblaze = trailblaze.cli.main:main" in text
+    assert "trailblaze = trailblaze.cli.main:program" in text
     done = subprocess.run(
         [sys.executable, "-m", "trailblaze", "--version"],
         capture_output=True,

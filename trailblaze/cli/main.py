@@ -9,7 +9,6 @@ live here), and returns the exit code: 0 clean, 1 findings, 2 usage or configura
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from trailblaze.report.formats import FORMATS
 from trailblaze.report.output import as_shown, emit
 from trailblaze.report.pathbase import default_base
 from trailblaze.report.record import EXIT_USAGE
+from trailblaze.state.gcpause import set_aside_for_exit
 from trailblaze.workspace import Workspace, find_workspace, is_workspace, owned_by, scan
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a filter cut off by its reader
@@ -342,10 +342,10 @@ def program() -> int:
     The interpreter's last collection at exit walks every object still tracked: after a
     one-edit check of 10,000 trails (their statuses, the record read, the report) that took
     about 25 ms, a tenth of the run, to free memory the exit gives back anyway. Frozen objects
-    are left out of it; files, the store and the compilers are closed by then (`gc.freeze` is
-    for that very use). Called in a test or an editor's process, `main` freezes nothing."""
+    are left out of it (`gcpause.set_aside_for_exit`); files, the store and the compilers are
+    closed by then. Called in a test or an editor's process, `main` freezes nothing."""
     code = main()
-    gc.freeze()
+    set_aside_for_exit()
     return code
 
 

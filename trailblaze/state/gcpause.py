@@ -10,6 +10,9 @@ batch of such work (a parse worker).
 
 `keep_out_of_the_way()` is for a process that lives long and keeps what it made (the language
 server's warm workspace): what is alive now is left out of every later collection.
+`set_aside_for_exit()` is for a process about to exit (the `trailblaze` command): the
+interpreter's last collection at exit would walk everything it made, to free memory the exit
+gives back anyway.
 
 No other module of the package switches the collector.
 """
@@ -62,4 +65,10 @@ def keep_out_of_the_way() -> None:
     last call) is freed by the full collection each call makes first."""
     gc.unfreeze()
     gc.collect()
+    gc.freeze()
+
+
+def set_aside_for_exit() -> None:
+    """Leave every object alive now out of the collections still to come, the one at exit
+    included, without collecting first (`gc.freeze`): for a process whose work is done."""
     gc.freeze()
