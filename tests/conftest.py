@@ -23,6 +23,7 @@ from trailblaze.toolchain.compilers import (
     TSC_ENV,
     Compiler,
     find_compiler,
+    install_library,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,7 +205,10 @@ def tsc() -> Compiler:
 
     Into a per-checkout cache, `.cache/toolchain`, so the first session downloads it and later
     ones reuse it; `TRAILBLAZE_TOOLCHAIN_DIR` chooses another cache (CI can keep one across runs).
+    With it zod, whose declarations the SDK's re-export pulls into every program: a test that
+    compiles the surfaces itself must not depend on some earlier check having installed it.
     """
+    install_library("zod", base=toolchain_cache())
     return find_compiler(TS_VERSION, install=True, base=toolchain_cache())
 
 

@@ -49,6 +49,10 @@ SLACK = 5.0
 MEMORY_SLACK_MIB = 3 * LIMIT_MIB + 16
 """What a run may hold past the baseline: the body limit, once as read and once as inflated,
 and a copy of it, plus noise."""
+pytestmark = pytest.mark.usefixtures("tsc")
+"""The checks below reach the remote cache for the type gate's verdicts: without a compiler they
+would ask it nothing, whatever this module's order in the run."""
+
 SETTINGS = {DEADLINE_ENV: str(int(DEADLINE * 1000)), MAX_MB_ENV: str(LIMIT_MIB)}
 WARNING = "trailblaze: warning: remote cache "
 
