@@ -31,6 +31,17 @@ DATA = ROOT / "tests" / "data"
 CORPUS = DATA / "corpus"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _clean_session_env() -> Iterator[None]:
+    """`_clean_env` for the whole session, from its start: a fixture of a module's or the
+    session's scope is made before any test's own `_clean_env`, and would otherwise run its
+    checks with the caller's environment (on a fresh clone: no toolchain directory set, so a
+    compiler and zod looked for in the user's cache, where nothing is installed)."""
+    with pytest.MonkeyPatch.context() as patch:
+        isolate_env(patch)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's TRAILBLAZE_* settings, CI or colour preferences.
