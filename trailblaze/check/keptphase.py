@@ -250,7 +250,7 @@ def save(
     return True
 
 
-def load(ctx: CheckContext, found: Scan, inputs: str) -> Kept | None:
+def load(ctx: CheckContext, inputs: str) -> Kept | None:
     """The kept phase when it holds for this run (see the module docstring); None otherwise."""
     path = ctx.layout.kept_phase
     if not path.is_file():

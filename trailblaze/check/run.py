@@ -139,7 +139,7 @@ def _stages(
         # The stages and the preparation the last recording check kept (`keptphase.py`), for
         # a narrow run only: a full check builds its own, as a run without them does.
         with ctx.timer.phase("kept phase"):
-            stored = keptphase.load(ctx, found, inputs)
+            stored = keptphase.load(ctx, inputs)
         if stored is not None:
             done = _narrow_kept(ctx, found, stats, inputs, stored)
             if done is not None:
@@ -190,7 +190,9 @@ def _stages(
         trailmap_dirs=discovery.manifests.dirs,
         seen=seen,
         phase=phase,
-        snapshot=_snapshot(ctx, discovery, targets, artifacts) if keys is not None else None,
+        snapshot=_snapshot(ctx, Stages(discovery, targets, artifacts))
+        if keys is not None
+        else None,
     )
     with contextlib.closing(gate):
         parser, trails = _offer_trails(
@@ -234,16 +236,15 @@ def _stages(
 
 
 def _snapshot(
-    ctx: CheckContext, discovery: Discovery, targets: Targets, artifacts: tuple[Finding, ...]
-) -> Callable[[Prepared], keptphase.Snapshot | None]:
+    ctx: CheckContext, stages: Stages
+) -> Callable[[Prepared | None], keptphase.Snapshot | None]:
     """What the gate calls once it made its preparation: the stamps a kept phase is kept under,
     taken then (`keptphase.snapshot`)."""
-    stages = Stages(discovery, targets, artifacts)
 
-    def take(prepared: Prepared) -> keptphase.Snapshot | None:
+    def take(prepared: Prepared | None) -> keptphase.Snapshot | None:
         with ctx.timer.phase("kept phase"):
             try:
-                return keptphase.snapshot(ctx, discovery.found, stages, prepared)
+                return keptphase.snapshot(ctx, stages.discovery.found, stages, prepared)
             except OSError:
                 return None  # nothing is kept: the next one-edit check builds its own
 
@@ -252,15 +253,12 @@ def _snapshot(
 
 def _keep(ctx: CheckContext, inputs: str, stages: Stages, gate: TypeGate) -> None:
     """Keep the stages and the preparation of a run that recorded, for the next narrow run."""
+    if ctx.options.typecheck:
+        prepared, taken = gate.preparation, gate.snapshot
+    else:  # nothing prepared: the stamps are taken now
+        prepared = None
+        taken = _snapshot(ctx, stages)(None)
     with ctx.timer.phase("kept phase"):
-        if ctx.options.typecheck:
-            prepared, taken = gate.preparation, gate.snapshot
-        else:
-            prepared = None
-            try:
-                taken = keptphase.snapshot(ctx, stages.discovery.found, stages, None)
-            except OSError:
-                return
         keptphase.save(ctx, inputs=inputs, stages=stages, prepared=prepared, taken=taken)
 
 
@@ -396,7 +394,7 @@ def _narrow(
         trailmap_dirs=discovery.manifests.dirs,
         seen=seen,
         prepared=kept.prepared if kept is not None else None,
-        snapshot=_snapshot(ctx, discovery, targets, artifacts) if kept is None else None,
+        snapshot=_snapshot(ctx, stages) if kept is None else None,
     )
     with contextlib.closing(gate):
         if gate.verdict_keys() != plan.record["gate"]:

@@ -27,6 +27,7 @@ from trailblaze.report.console import RichProgress, toolchain_progress
 from trailblaze.report.output import as_shown, deliver, emit, rendered
 from trailblaze.report.pathbase import default_base
 from trailblaze.report.record import Report
+from trailblaze.state.gcpause import gc_paused
 from trailblaze.toolchain.bun import BUN_ENV
 from trailblaze.toolchain.compilers import TSC_ENV
 from trailblaze.toolmodel.sources import check_inputs
@@ -116,8 +117,6 @@ def check_command(args: argparse.Namespace) -> int:
 
         run_check = partial(check_remote, shared=SharedRemote())
     else:
-        from trailblaze.state.gcpause import gc_paused  # noqa: PLC0415 - not on the no-op path
-
         # Loading the pipeline makes its modules, classes and functions, none garbage: the
         # collector's passes over them would free nothing.
         with gc_paused():
@@ -161,8 +160,6 @@ def check_command(args: argparse.Namespace) -> int:
     if variant is None:
         emit(report, frames, fmt=args.format, output=args.output, color=args.color)
         return report.exit_code
-    from trailblaze.state.gcpause import gc_paused  # noqa: PLC0415 - not on the no-op path
-
     with gc_paused():  # rendering makes many objects and no cycle
         text = rendered(report, frames, args.format)
     deliver(text, args.output)

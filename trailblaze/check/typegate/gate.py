@@ -107,12 +107,12 @@ class TypeGate:
     ) -> None:
         self.ctx = ctx
         self._phase = phase
+        """The caller's kept workspace phase: its preparation is reused, or made and kept."""
         self._given = prepared
         """A preparation kept by an earlier run (`check.keptphase`), taken instead of one made."""
         self._snapshot = snapshot
         self.snapshot: Any = None
         """What `snapshot` made of the preparation as soon as it was made (not a given one)."""
-        """The caller's kept workspace phase: its preparation is reused, or made and kept."""
         self.root = ctx.ws.root
         self.layout = ctx.layout
         self.options = ctx.options
