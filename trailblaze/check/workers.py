@@ -183,8 +183,9 @@ def process_many(
     chunks = [list(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)]
     # At most one worker per chunk: a fork pool starts every worker at once, so a large
     # TRAILBLAZE_JOBS would fork that many processes for nothing (or exhaust the machine).
-    workers = min(_workers(), len(chunks))
-    if len(items) < PARALLEL_MIN or workers < 2 or not _can_fork():
+    # (Not asked for a few trails: the core count costs a read of /sys on every edit.)
+    workers = min(_workers(), len(chunks)) if len(items) >= PARALLEL_MIN else 1
+    if workers < 2 or not _can_fork():
         out = []
         with gc_paused():
             for i, item in enumerate(items):

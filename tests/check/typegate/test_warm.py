@@ -16,7 +16,7 @@ from tests.check.typegate.test_proof import BAD, GOOD, TRAIL
 from tests.conftest import write_tree
 from trailblaze.check.phase import WorkspacePhase
 from trailblaze.check.run import last_stats, run_check
-from trailblaze.check.typegate.warm import WarmCompiler
+from trailblaze.check.typegate.warm import GOGC, WarmCompiler
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report
 from trailblaze.state.scratch import Layout
@@ -279,3 +279,54 @@ def test_a_compiler_that_refuses_the_quiet_option_is_started_without_it(
         assert [f.code for f in report.fatal_findings] == ["TS2322"]
     finally:
         warm.close()
+
+
+def test_the_warm_compiler_collects_less_often_unless_the_environment_says(
+    ws: Path, warm: WarmCompiler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each edit makes the compiler build a new checker: at Go's default collector target its
+    collections took a seventh of its CPU per edit (`warm.GOGC`). A `GOGC` the user set is
+    theirs."""
+    phase = WorkspacePhase(compile=warm)
+
+    def collector_target() -> str | None:
+        server = warm._server
+        assert server is not None
+        environ = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
+        found = [v for v in environ if v.startswith(b"GOGC=")]
+        return found[0].decode()[5:] if found else None
+
+    monkeypatch.delenv("GOGC", raising=False)
+    report = check(ws, phase, **{BAD: TRAIL.format(x="[31]")})
+    assert [f.code for f in report.fatal_findings] == ["TS2322"]
+    assert collector_target() == GOGC
+    monkeypatch.setenv("GOGC", "150")
+    warm.restart()
+    report = check(ws, phase, **{BAD: TRAIL.format(x="[32]")})
+    assert [f.code for f in report.fatal_findings] == ["TS2322"]
+    assert collector_target() == "150"
+
+
+def test_the_callers_work_meanwhile_runs_once_a_run_while_the_compiler_checks(
+    ws: Path, warm: WarmCompiler
+) -> None:
+    """`meanwhile` (the language server stamps its inputs then) is called once per run, with
+    the first module already sent, and changes no verdict."""
+    phase = WorkspacePhase(compile=warm)
+    check(ws, phase)  # both modules opened in the compiler
+    sent: list[dict[str, int]] = []
+
+    def meanwhile() -> None:
+        assert warm._server is not None
+        sent.append(dict(warm._server.versions))
+
+    warm.meanwhile = meanwhile
+    texts = {BAD: TRAIL.format(x="[41]"), GOOD: TRAIL.format(x="42")}
+    assert warm._server is not None
+    before = dict(warm._server.versions)
+    report = check(ws, phase, **texts)
+    assert seen(report) == seen(check(ws, None, **texts))
+    assert len(sent) == 1
+    # One of the two modules had been sent (its version moved on), not yet the other.
+    moved = [uri for uri, version in sent[0].items() if version != before[uri]]
+    assert len(moved) == 1

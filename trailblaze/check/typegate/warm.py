@@ -36,8 +36,11 @@ import secrets
 import select
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from trailblaze.check.typegate.compilation import compile_jobs
 from trailblaze.check.typegate.jobs import GateResult, Job
@@ -58,6 +61,11 @@ TSCONFIG = "tsconfig.json"
 """The project the warm compiler finds for the generated modules (beside them)."""
 _STDERR_KEPT = 4000
 _ERROR = 1  # LSP DiagnosticSeverity.Error: what tsc reports (the rest are hints)
+GOGC = "400"
+"""The Go collector's target for the warm compiler (unless the environment sets `GOGC`): each
+edit builds a new checker, and at Go's default (100) the collections took about a seventh of
+the compiler's CPU per edit and doubled its 95th percentile; its heap stays near 100 MB
+(measured at 10,000 trails: 52 MB at the default)."""
 
 
 class WarmError(Exception):
@@ -78,7 +86,10 @@ class _Server:
         self.root = root
         self.thread = threading.current_thread()
         """The thread it lives as long as (`proc.spawn`)."""
-        self.process: Spawned = spawn([*compiler.argv_prefix, "--lsp", "--stdio"], cwd=root)
+        env = None if "GOGC" in os.environ else {**os.environ, "GOGC": GOGC}
+        self.process: Spawned = spawn(
+            [*compiler.argv_prefix, "--lsp", "--stdio"], cwd=root, env=env
+        )
         self._buffer = b""
         self._next = 0
         self.versions: dict[str, int] = {}
@@ -108,17 +119,35 @@ class _Server:
         text = self._stderr.decode("utf-8", "replace").strip()
         return f": {text[-500:]}" if text else ""
 
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+    def send(self, *messages: dict[str, Any]) -> None:
+        """The messages, in one write: the compiler wakes once for them."""
+        framed = []
+        for message in messages:
+            body = orjson.dumps({"jsonrpc": "2.0", **message})
+            framed.append(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         try:
-            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.process.stdin.write(b"".join(framed))
         except OSError as exc:
             raise WarmError(self.ended(f"stopped reading ({exc})")) from exc
 
-    def request(self, method: str, params: Any, deadline: float) -> Any:
+    def request(
+        self,
+        method: str,
+        params: Any,
+        deadline: float,
+        *,
+        first: dict[str, Any] | None = None,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> Any:
+        """The answer to a request, written in one write after the notification `first`;
+        `meanwhile` is called once the request is written, before its answer is read: work of
+        the caller's that overlaps with the compiler's."""
         self._next += 1
         ident = self._next
-        self.send({"id": ident, "method": method, "params": params})
+        request = {"id": ident, "method": method, "params": params}
+        self.send(*([first] if first is not None else []), request)
+        if meanwhile is not None:
+            meanwhile()
         while True:
             message = self._read(deadline)
             if "method" in message:
@@ -147,7 +176,7 @@ class _Server:
                 if len(rest) >= length:
                     self._buffer = rest[length:]
                     try:
-                        message = json.loads(rest[:length])
+                        message = orjson.loads(rest[:length])
                     except ValueError as exc:
                         raise WarmError(f"the warm compiler sent invalid JSON ({exc})") from exc
                     if not isinstance(message, dict):
@@ -187,6 +216,9 @@ class WarmCompiler:
         self._lock = threading.Lock()
         self._quiet = True
         """Whether the compiler is asked not to log (until one refuses it)."""
+        self.meanwhile: Callable[[], object] | None = None
+        """Called once per run, on the calling thread, while the compiler checks the run's
+        first module (the language server's session stamps its inputs then)."""
 
     def __call__(self, jobs: list[Job], prepared: Prepared) -> GateResult:
         with self._lock:
@@ -215,9 +247,11 @@ class WarmCompiler:
         deadline = time.monotonic() + self.timeout
         checked: list[Job] = []
         diagnostics: list[Diagnostic] = []
+        meanwhile = self.meanwhile
         for job in jobs:
             try:
-                found = self._check(job, compiler, deadline)
+                found = self._check(job, compiler, deadline, meanwhile)
+                meanwhile = None
             except TimeoutError:
                 self._stop()
                 result.fail(
@@ -286,7 +320,13 @@ class WarmCompiler:
         server.send({"method": "initialized", "params": {}})
         return server
 
-    def _check(self, job: Job, compiler: Compiler, deadline: float) -> list[Diagnostic]:
+    def _check(
+        self,
+        job: Job,
+        compiler: Compiler,
+        deadline: float,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> list[Diagnostic]:
         """The job's module checked in the warm compiler: its diagnostics, once proven."""
         server = self._server_for(compiler)
         file = _abs(job.file)
@@ -307,31 +347,33 @@ class WarmCompiler:
         version = server.versions.get(uri)
         if version is None:
             server.versions[uri] = 1
-            server.send(
-                {
-                    "method": "textDocument/didOpen",
-                    "params": {
-                        "textDocument": {
-                            "uri": uri,
-                            "languageId": "typescript",
-                            "version": 1,
-                            "text": text + sent,
-                        }
-                    },
-                }
-            )
+            notice = {
+                "method": "textDocument/didOpen",
+                "params": {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": "typescript",
+                        "version": 1,
+                        "text": text + sent,
+                    }
+                },
+            }
         else:
             server.versions[uri] = version + 1
-            server.send(
-                {
-                    "method": "textDocument/didChange",
-                    "params": {
-                        "textDocument": {"uri": uri, "version": version + 1},
-                        "contentChanges": [{"text": text + sent}],
-                    },
-                }
-            )
-        report = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, deadline)
+            notice = {
+                "method": "textDocument/didChange",
+                "params": {
+                    "textDocument": {"uri": uri, "version": version + 1},
+                    "contentChanges": [{"text": text + sent}],
+                },
+            }
+        report = server.request(
+            "textDocument/diagnostic",
+            {"textDocument": {"uri": uri}},
+            deadline,
+            first=notice,
+            meanwhile=meanwhile,
+        )
         items = report.get("items") if isinstance(report, dict) else None
         if not isinstance(items, list):
             raise WarmError("the warm compiler's answer holds no diagnostics list")
