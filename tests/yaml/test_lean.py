@@ -168,3 +168,41 @@ def test_a_c_extension_that_builds_nodes_otherwise_leaves_the_usual_path() -> No
     )
     assert done.stdout.split(" ", 2)[:2] == ["False", "0"]
     assert "YSeq(items=(YScalar(value=1," in done.stdout
+
+
+def test_other_threads_compose_as_usual_while_the_lean_pass_runs() -> None:
+    # The lean pass rebinds the C module's node classes for one document: a thread that used
+    # the C composer meanwhile (at the tiniest switch interval, it gets the interpreter while
+    # a lean node is built) would get lean nodes instead of ruamel's, or a lean pass ruamel's.
+    script = (
+        "import sys, threading\n"
+        "from trailblaze.yaml import lean, node\n"
+        "assert lean.enable()\n"
+        "sys.setswitchinterval(1e-6)\n"
+        "doc = ''.join(f'k{i}: [1, two, {{b: c}}]\\n' for i in range(80))\n"
+        "want = repr(node.load(doc))\n"
+        "wrong = []\n"
+        "def usual():\n"
+        "    for _ in range(300):\n"
+        "        try:\n"
+        "            kinds = {type(v).__name__ for _, v in node._compose(doc, False).value}\n"
+        "        except Exception as exc:\n"
+        "            kinds = {repr(exc)}\n"
+        "        if kinds != {'SequenceNode'}:\n"
+        "            wrong.append(kinds)\n"
+        "def leaned():\n"
+        "    for _ in range(300):\n"
+        "        try:\n"
+        "            if repr(node.load(doc)) != want:\n"
+        "                wrong.append('lean')\n"
+        "        except Exception as exc:\n"
+        "            wrong.append(repr(exc))\n"
+        "threads = [threading.Thread(target=f) for f in (usual, leaned, usual, leaned)]\n"
+        "for t in threads: t.start()\n"
+        "for t in threads: t.join()\n"
+        "print(len(wrong), wrong[:3])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "0 []"

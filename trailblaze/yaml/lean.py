@@ -1,4 +1,4 @@
-"""Composing located nodes in one pass, inside ruamel.yaml.clib's C composer: for our own workers.
+"""Composing located nodes in one pass, inside ruamel.yaml.clib's C composer: for our long parses.
 
 `node.load` composes ruamel's Python node objects and then walks them into ours: two objects
 (and three or four Python calls) per node, about half of a trail's parse. The C composer looks
@@ -9,10 +9,12 @@ composed, a collection a small holder whose items are turned into a `YMap` or `Y
 walk over the collections afterwards. The tags come from `_tag`, a built-in callable, so the
 resolver costs no Python call either.
 
-Rebinding a C module's names is seen by every thread of the process; that is why only a
-process that composes nothing else uses it: the parse workers (`check.workers`), each a forked
-process of ours running one trail at a time, call `enable()` when they start. Everywhere else
-`node.load` composes as before.
+Rebinding a C module's names is seen by every thread of the process: it is done under
+`node.C_COMPOSING`, the lock every use of the C composer holds, so no other thread composes
+meanwhile. A process turns it on for good, for every document it loads: the parse workers
+(`check.workers`), each a forked process of ours running one trail at a time, call `enable()`
+when they start, and so does the language server (`lsp.server.serve`), which parses the edited
+trail on every keystroke. Everywhere else `node.load` composes as before.
 
 The result is the same tree `node.load` builds, or nothing: anything this pass does not do
 exactly as `node._Converter` does (anchors and aliases, explicit tags, merge keys, duplicate
@@ -137,14 +139,15 @@ def compose(text: str) -> YNode | None:
     if "&" in text and _ANCHOR.search(text):
         raise Unsupported  # anchors (and so aliases): shared nodes, counted as they expand
     cmodule = _CMODULE
-    loader = _LOADER(text)
-    saved = cmodule.ScalarNode, cmodule.SequenceNode, cmodule.MappingNode
-    cmodule.ScalarNode, cmodule.SequenceNode, cmodule.MappingNode = _scalar, _Seq, _Map
-    try:
-        root = loader.get_single_node()
-    finally:
-        cmodule.ScalarNode, cmodule.SequenceNode, cmodule.MappingNode = saved
-        loader.dispose()
+    with _node.C_COMPOSING:  # no other thread composes while the names are ours
+        loader = _LOADER(text)
+        saved = cmodule.ScalarNode, cmodule.SequenceNode, cmodule.MappingNode
+        cmodule.ScalarNode, cmodule.SequenceNode, cmodule.MappingNode = _scalar, _Seq, _Map
+        try:
+            root = loader.get_single_node()
+        finally:
+            cmodule.ScalarNode, cmodule.SequenceNode, cmodule.MappingNode = saved
+            loader.dispose()
     if root is None:
         return None
     walk = _Walk()

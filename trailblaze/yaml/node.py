@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, dataclass_transform
 
@@ -59,6 +60,10 @@ MAX_NODES = 200_000
 
 PLAIN = ""
 """Style of a plain (unquoted) scalar; the others are ``'``, ``"``, ``|`` and ``>``."""
+
+C_COMPOSING = threading.Lock()
+"""Held while ruamel.yaml.clib's C composer composes a document: `yaml.lean` rebinds names of
+the C module for the length of one document, which every thread would see."""
 
 _T = TypeVar("_T")
 
@@ -245,11 +250,12 @@ def _compose(text: str, pure: bool) -> Node | None:
     if loader_class is None:
         node: Node | None = _composer(pure).compose(text)
         return node
-    loader = loader_class(text)
-    try:
-        composed: Node | None = loader.get_single_node()
-    finally:
-        loader.dispose()
+    with C_COMPOSING:
+        loader = loader_class(text)
+        try:
+            composed: Node | None = loader.get_single_node()
+        finally:
+            loader.dispose()
     return composed
 
 
