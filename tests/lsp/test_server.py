@@ -229,6 +229,45 @@ def test_an_edit_changes_the_diagnostics(client: Client, workspace: Path) -> Non
     assert path.read_text("utf-8") == bad  # the buffer never reaches the file
 
 
+def test_a_burst_of_edits_ends_with_the_last_texts_diagnostics(
+    client: Client, workspace: Path
+) -> None:
+    """Edits sent faster than they are checked: the texts overtaken are not answered after a
+    newer one, and the last publish is the last text's verdict, for its version."""
+    path = workspace / TRAILS_DIR / "burst.trail.yaml"
+    text = dedent(
+        """
+        config:
+          target: cases
+        trail:
+          - step: Type a name
+            recording:
+              android:
+                - inputText:
+                    text: NAME
+        """
+    )
+    path.write_text(text.replace("NAME", "Ann"), "utf-8")
+    uri = client.open(path)
+    assert client.wait_diagnostics(uri) == []
+    before = len(client.notifications)
+    names = [f'"Burst {n}"' for n in range(11)] + ["[11]"]
+    for name in names:
+        client.change(uri, text.replace("NAME", name))
+    last = client.wait_publish(uri)
+    assert last["params"]["version"] == len(names) + 1
+    final = text.replace("NAME", names[-1])
+    assert _got(last["params"]["diagnostics"]) == _expected(workspace, path, final)
+    assert [d["code"] for d in last["params"]["diagnostics"]] == ["TS2322"]
+    published = [
+        m["params"]["version"]
+        for m in client.notifications[before:]
+        if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+    ]
+    assert published == sorted(published), published  # never an older text after a newer
+    assert published[-1] == len(names) + 1
+
+
 def test_a_text_far_larger_than_the_readers_buffer_is_read_whole(
     client: Client, workspace: Path
 ) -> None:

@@ -1,9 +1,10 @@
 """The language server: documents in, diagnostics, completion, hover and definition out.
 
 Built on pygls. Each open trail is checked when it opens and after every change, in one worker
-thread (the check's state store is not shared across threads); while a check runs, further
-changes of that document only mark it, and the newest text is checked next, so a burst of
-keystrokes costs one check after the running one, never a queue. Nothing is debounced: every
+thread (the check's state store is not shared across threads), which publishes the diagnostics
+itself (`_check_and_publish`: no hop back to the event loop before the answer); while a check
+runs, further changes of that document only mark it, and the newest text is checked next, so a
+burst of keystrokes costs one check after the running one, never a queue. Nothing is debounced: every
 change that is not overtaken by a newer one is answered as soon as its check is done.
 """
 
@@ -94,6 +95,19 @@ class _PipeInput:
             return b""  # the client closed the stream mid-message: the loop ends
 
 
+class _Writer(StdoutWriter):
+    """pygls's writer, one message at a time: the check thread publishes diagnostics while the
+    event loop answers requests."""
+
+    def __init__(self, stdout: BinaryIO) -> None:
+        super().__init__(stdout)
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            super().write(data)
+
+
 class TrailServer(LanguageServer):
     def _start_io_async(
         self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
@@ -102,7 +116,7 @@ class TrailServer(LanguageServer):
         (`_PipeInput`) when standard input is a pipe or a socket, as an editor's is."""
         self._stop_event = threading.Event()
         source = stdin or sys.stdin.buffer
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.protocol.set_writer(_Writer(stdout or sys.stdout.buffer))
 
         async def main() -> None:
             stop = self._stop_event
@@ -143,6 +157,9 @@ class TrailServer(LanguageServer):
         """Per trail document, the other files its last diagnostics went to (a manifest)."""
         self._found: dict[str, Session | None] = {}
         """Per directory of a document, the session of its workspace (`session_for`)."""
+        self._publishing = threading.Lock()
+        """Held while a check's diagnostics are published (on the check thread) or a closed
+        document's withdrawn (on the event loop): `_published` changes under it."""
 
     # -- the warm sessions ------------------------------------------------------------------
 
@@ -206,19 +223,29 @@ class TrailServer(LanguageServer):
             return
         phases = session.phases_made
         try:
-            verdict = await self.in_worker(session.check, path, text)
+            await self.in_worker(
+                self._check_and_publish, uri, path, text, session, document.version
+            )
         except TrailblazeError as exc:
             # A user error (bad settings, say): shown, as the command line prints it.
             self.window_show_message(
                 types.ShowMessageParams(types.MessageType.Error, f"trailblaze: {exc}")
             )
             return
-        if self.workspace.get_text_document(uri).version == document.version:
-            self.publish(uri, path, text, session, verdict.findings, version=document.version)
-        # else overtaken: the newer text is checked next
         if session.phases_made != phases:
             # A new warm workspace: kept for many edits, out of the collector's way from now.
             await self.in_worker(keep_out_of_the_way)
+
+    def _check_and_publish(
+        self, uri: str, path: Path, text: str, session: Session, version: int | None
+    ) -> None:
+        """On the check thread: the check, and its diagnostics published from there, unless a
+        newer text came meanwhile (it is checked next). Not handed back to the event loop
+        first: on a busy machine that wake waited for a core before every answer."""
+        verdict = session.check(path, text)
+        with self._publishing:
+            if self.workspace.get_text_document(uri).version == version:
+                self.publish(uri, path, text, session, verdict.findings, version=version)
 
     def publish(
         self,
@@ -332,11 +359,14 @@ async def did_save(ls: TrailServer, params: types.DidSaveTextDocumentParams) -> 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: TrailServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    for other in ls._published.pop(uri, set()):
+    with ls._publishing:
+        for other in ls._published.pop(uri, set()):
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=other, diagnostics=[])
+            )
         ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=other, diagnostics=[])
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
