@@ -20,10 +20,7 @@ canaries); a change of the inputs starts a new phase and a new compiler.
 On top of it, a verdict per text: the findings of a text already checked, while every input of
 the check (the trailmaps' manifests and tool files, as `os.stat` sees them) is as it was, are
 given again without running the pipeline. An edit to a `tools/` file or a manifest changes
-those stamps, and the client's notice of it (`refresh`) drops every verdict at once. A new text
-on a warm phase takes the stamp while the warm compiler checks its module
-(`WarmCompiler.meanwhile`: on the same thread, off the answer's path), and its verdict stands
-only if the stamp is the phase's; otherwise the text is checked again, on a new phase.
+those stamps, and the client's notice of it (`refresh`) drops every verdict at once.
 """
 
 from __future__ import annotations
@@ -39,7 +36,6 @@ from pathlib import Path
 
 from trailblaze.check.phase import WorkspacePhase
 from trailblaze.check.run import run_check
-from trailblaze.check.typegate.preparation import Prepared
 from trailblaze.check.typegate.warm import WarmCompiler
 from trailblaze.cli.scope import FILES_SCRATCH, Scope, check_scope
 from trailblaze.finding import Finding
@@ -81,8 +77,7 @@ class Session:
         self.options = dataclasses.replace(
             options if options is not None else CheckOptions.from_env(), remote_cache=None
         )
-        self._verdicts: OrderedDict[str, tuple[str, tuple[Finding, ...]]] = OrderedDict()
-        """Per file and text, the findings and the inputs' stamp they were made under."""
+        self._verdicts: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
         self._model: ToolModel | None = None
         self._lock = threading.Lock()
         self._phase: WorkspacePhase | None = None
@@ -100,27 +95,28 @@ class Session:
         """The findings of the trail at `path` if it held `text`."""
         with self._lock:
             file = self._file_of(path)
-            key = digest(file, text)
+            stamp = self._stamp(self._phase)
+            key = digest(file, text, stamp)
             kept = self._verdicts.get(key)
+            if kept is not None:
+                self._verdicts.move_to_end(key)
+                return Verdict(kept, compiled=False)
             phase = self._phase
-            stamp: str | None = None
-            if kept is not None or phase is None or not isinstance(phase.prepared, Prepared):
-                stamp = self._stamp(phase)
-                if kept is not None and kept[0] == stamp:
-                    self._verdicts.move_to_end(key)
-                    return Verdict(kept[1], compiled=False)
-            data = text.encode("utf-8", "surrogateescape")
-            if phase is not None and stamp is None:
-                # A warm phase: the inputs are stamped while the compiler checks the module,
-                # and the verdict stands only if they are as the phase was made from.
-                findings, stamp = self._run_stamping(phase, file, data)
-                if stamp == self._phase_stamp:
-                    return self._verdict(key, stamp, findings)
-                # An input changed: checked again, on a new phase.
             if phase is None or stamp != self._phase_stamp:
                 phase = self._new_phase()
             unprepared = phase.prepared is None
-            findings = self._run(phase, file, data)
+            data = text.encode("utf-8", "surrogateescape")
+            listing = self._listing
+            scoped = check_scope(
+                Scope(self.ws, files=(Path(file),)),
+                self.options,
+                run=partial(run_check, texts={file: data}, phase=phase),
+                # The trailmaps as the kept listing found them (its directories as they were
+                # when the stamp above was taken), or scanned again.
+                trailmaps=listing.trailmaps if listing is not None else None,
+            )
+            self.runs += 1
+            findings = scoped.report.findings
             if phase is not self._phase or unprepared:
                 # Stamped as the run left the inputs (it may have written a surface), with
                 # what its compiles read as they were when they read it: a read changed
@@ -128,54 +124,10 @@ class Session:
                 stamp = self._told_stamp(phase)
                 self._phase, self._phase_stamp = phase, stamp
                 self._reads = tuple(phase.stamp_paths())
-            assert stamp is not None
-            return self._verdict(key, stamp, findings)
-
-    def _run(self, phase: WorkspacePhase, file: str, data: bytes) -> tuple[Finding, ...]:
-        """`trailblaze check FILE`'s findings for the file holding `data`, on `phase`."""
-        listing = self._listing
-        scoped = check_scope(
-            Scope(self.ws, files=(Path(file),)),
-            self.options,
-            run=partial(run_check, texts={file: data}, phase=phase),
-            # The trailmaps as the kept listing found them (its directories as they were
-            # when the inputs were last stamped), or scanned again.
-            trailmaps=listing.trailmaps if listing is not None else None,
-        )
-        self.runs += 1
-        return scoped.report.findings
-
-    def _run_stamping(
-        self, phase: WorkspacePhase, file: str, data: bytes
-    ) -> tuple[tuple[Finding, ...], str]:
-        """`_run`, and the inputs' stamp (`_stamp`), taken while the warm compiler checks the
-        module: the stamp's stats cost no time of the edit's answer then. Taken after the run
-        when nothing was compiled (a text that does not parse, say)."""
-        taken: list[str] = []
-
-        def meanwhile() -> None:
-            try:
-                taken.append(self._stamp(phase))
-            except Exception:  # whatever it was is raised again by the stamp after the run
-                return
-
-        warm = self._warm
-        if warm is not None:
-            warm.meanwhile = meanwhile
-        try:
-            findings = self._run(phase, file, data)
-        finally:
-            if warm is not None:
-                warm.meanwhile = None
-        return findings, taken[0] if taken else self._stamp(phase)
-
-    def _verdict(self, key: str, stamp: str, findings: tuple[Finding, ...]) -> Verdict:
-        """A verdict just made, kept for the same text under the same stamp."""
-        self._verdicts[key] = (stamp, findings)
-        self._verdicts.move_to_end(key)
-        while len(self._verdicts) > KEPT_VERDICTS:
-            self._verdicts.popitem(last=False)
-        return Verdict(findings, compiled=True)
+            self._verdicts[digest(file, text, stamp)] = findings
+            while len(self._verdicts) > KEPT_VERDICTS:
+                self._verdicts.popitem(last=False)
+            return Verdict(findings, compiled=True)
 
     def refresh(self) -> None:
         """A tool, a manifest or another input changed: every verdict and the tool model go."""

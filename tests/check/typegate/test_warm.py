@@ -305,28 +305,3 @@ def test_the_warm_compiler_collects_less_often_unless_the_environment_says(
     report = check(ws, phase, **{BAD: TRAIL.format(x="[32]")})
     assert [f.code for f in report.fatal_findings] == ["TS2322"]
     assert collector_target() == "150"
-
-
-def test_the_callers_work_meanwhile_runs_once_a_run_while_the_compiler_checks(
-    ws: Path, warm: WarmCompiler
-) -> None:
-    """`meanwhile` (the language server stamps its inputs then) is called once per run, with
-    the first module already sent, and changes no verdict."""
-    phase = WorkspacePhase(compile=warm)
-    check(ws, phase)  # both modules opened in the compiler
-    sent: list[dict[str, int]] = []
-
-    def meanwhile() -> None:
-        assert warm._server is not None
-        sent.append(dict(warm._server.versions))
-
-    warm.meanwhile = meanwhile
-    texts = {BAD: TRAIL.format(x="[41]"), GOOD: TRAIL.format(x="42")}
-    assert warm._server is not None
-    before = dict(warm._server.versions)
-    report = check(ws, phase, **texts)
-    assert seen(report) == seen(check(ws, None, **texts))
-    assert len(sent) == 1
-    # One of the two modules had been sent (its version moved on), not yet the other.
-    moved = [uri for uri, version in sent[0].items() if version != before[uri]]
-    assert len(moved) == 1

@@ -36,7 +36,6 @@ import secrets
 import select
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,17 +136,12 @@ class _Server:
         deadline: float,
         *,
         first: dict[str, Any] | None = None,
-        meanwhile: Callable[[], object] | None = None,
     ) -> Any:
-        """The answer to a request, written in one write after the notification `first`;
-        `meanwhile` is called once the request is written, before its answer is read: work of
-        the caller's that overlaps with the compiler's."""
+        """The answer to a request, written in one write after the notification `first`."""
         self._next += 1
         ident = self._next
         request = {"id": ident, "method": method, "params": params}
         self.send(*([first] if first is not None else []), request)
-        if meanwhile is not None:
-            meanwhile()
         while True:
             message = self._read(deadline)
             if "method" in message:
@@ -216,9 +210,6 @@ class WarmCompiler:
         self._lock = threading.Lock()
         self._quiet = True
         """Whether the compiler is asked not to log (until one refuses it)."""
-        self.meanwhile: Callable[[], object] | None = None
-        """Called once per run, on the calling thread, while the compiler checks the run's
-        first module (the language server's session stamps its inputs then)."""
 
     def __call__(self, jobs: list[Job], prepared: Prepared) -> GateResult:
         with self._lock:
@@ -247,11 +238,9 @@ class WarmCompiler:
         deadline = time.monotonic() + self.timeout
         checked: list[Job] = []
         diagnostics: list[Diagnostic] = []
-        meanwhile = self.meanwhile
         for job in jobs:
             try:
-                found = self._check(job, compiler, deadline, meanwhile)
-                meanwhile = None
+                found = self._check(job, compiler, deadline)
             except TimeoutError:
                 self._stop()
                 result.fail(
@@ -320,13 +309,7 @@ class WarmCompiler:
         server.send({"method": "initialized", "params": {}})
         return server
 
-    def _check(
-        self,
-        job: Job,
-        compiler: Compiler,
-        deadline: float,
-        meanwhile: Callable[[], object] | None = None,
-    ) -> list[Diagnostic]:
+    def _check(self, job: Job, compiler: Compiler, deadline: float) -> list[Diagnostic]:
         """The job's module checked in the warm compiler: its diagnostics, once proven."""
         server = self._server_for(compiler)
         file = _abs(job.file)
@@ -372,7 +355,6 @@ class WarmCompiler:
             {"textDocument": {"uri": uri}},
             deadline,
             first=notice,
-            meanwhile=meanwhile,
         )
         items = report.get("items") if isinstance(report, dict) else None
         if not isinstance(items, list):
