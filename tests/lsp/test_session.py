@@ -6,8 +6,10 @@ and made again when an input changes, even without the client's notice."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +19,7 @@ from tests.lsp.trails import PICKS
 from tests.toolmodel.test_bundled import KIOSK, KIOSK_TRAIL
 from trailblaze.lsp.session import Session
 from trailblaze.toolchain.compilers import Compiler
-from trailblaze.workspace import find_workspace
+from trailblaze.workspace import find_workspace, scan_trailmaps
 
 pytestmark = pytest.mark.tsc
 
@@ -101,6 +103,46 @@ def test_a_tool_file_added_to_a_listed_directory_is_seen(compact_ws: Path) -> No
         # A file added changes its directory, not a file the last walk listed.
         assert session.check(path, text + "\n\n").findings == ()
         assert session.phases_made == made + 1
+    finally:
+        session.close()
+
+
+def test_a_directory_changed_just_now_is_read_again_not_walked(
+    compact_ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory changed within the file system clock's tick of a walk may change again with
+    its `st_mtime` unchanged: its entries are read again at each edit (not the whole walk),
+    and a tool added then is seen."""
+    write_tree(compact_ws, {"trailmaps/app/tools/app_tap.tool.yaml": tool_yaml("app_tap")})
+    just_now = time.time_ns() + 60 * 10**9  # recent for the whole test (a clock in the future)
+
+    def changed_just_now() -> None:
+        for directory in [compact_ws / "trailmaps", *(compact_ws / "trailmaps").rglob("*")]:
+            if directory.is_dir():
+                os.utime(directory, ns=(just_now, just_now))
+
+    walks: list[int] = []
+
+    def counted(*args: Any) -> Any:
+        walks.append(1)
+        return scan_trailmaps(*args)
+
+    monkeypatch.setattr("trailblaze.lsp.session.scan_trailmaps", counted)
+    path = compact_ws / "trailmaps/app/trails/wave.trail.yaml"
+    session = Session(find_workspace(compact_ws, explicit=True))
+    try:
+        unknown = session.check(path, WAVE).findings  # writes the surfaces into tools/
+        assert [f.message for f in unknown if "app_wave" in f.message], unknown
+        changed_just_now()
+        assert session.check(path, WAVE + "\n").findings == unknown
+        walked = len(walks)
+        assert session.check(path, WAVE + "\n\n").findings == unknown
+        assert len(walks) == walked  # the listing kept, its recent directories read again
+        tools = compact_ws / "trailmaps/app/tools"
+        (tools / "app_wave.tool.yaml").write_text(tool_yaml("app_wave"), "utf-8")
+        os.utime(tools, ns=(just_now, just_now))  # in the same tick: `st_mtime` as it was
+        assert session.check(path, WAVE + "\n\n\n").findings == ()
+        assert len(walks) > walked
     finally:
         session.close()
 

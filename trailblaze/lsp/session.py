@@ -198,10 +198,17 @@ class Session:
         installed packages' trailmaps as the server's process saw them), walked again only
         when one of the directories the walk lists has changed since (a file added, removed
         or renamed in it changes its `st_mtime`): at 10,000 trails the walk costs more than
-        the rest of a keystroke's check."""
+        the rest of a keystroke's check. A directory changed just before the walk is read
+        again on each use until it is settled (`_Listing.recent`)."""
         kept = self._listing
         if kept is not None and all(_dir_stamp(d) == stamp for d, stamp in kept.dirs):
-            return kept.files
+            if not kept.recent:
+                return kept.files
+            recent = _unsettled(kept.recent)
+            if recent is not None:
+                if recent != kept.recent:
+                    self._listing = dataclasses.replace(kept, recent=recent)
+                return kept.files
         trailmaps, _ = scan_trailmaps(self.ws)
         dirs = [str(self.ws.trailmaps_dir)]
         for trailmap in trailmaps:
@@ -211,9 +218,13 @@ class Session:
         if targets is not None:
             dirs.append(str(targets))  # a baked target added there (or the directory made)
         before = [(d, _dir_stamp(d)) for d in dirs]
+        # Read before the walk that lists the files: a change after it is a change since.
+        recent = _recent(before)
         files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()), targets)
         self._listing = (
-            _Listing(tuple(before), files, trailmaps) if _trusted(before, files) else None
+            _Listing(tuple(before), files, trailmaps, recent)
+            if recent is not None and _trusted(before, files)
+            else None
         )
         return files
 
@@ -225,11 +236,56 @@ class _Listing:
     dirs: tuple[tuple[str, tuple[int, int] | None], ...]
     files: list[str]
     trailmaps: tuple[TrailmapDir, ...]
+    recent: tuple[tuple[str, int, frozenset[tuple[str, bool]]], ...] = ()
+    """The directories changed less than `LISTING_MARGIN_NS` before the walk, each with its
+    `st_mtime_ns` and its entries (name, is a directory) as they were before the walk: one may
+    change again within the same tick of the file system's clock with its `st_mtime` unchanged,
+    so its entries are read again on each use of the listing (a difference: walked again),
+    until a reading made past the margin finds them as they were."""
 
 
 LISTING_MARGIN_NS = 2_000_000_000
-"""A directory changed less than this long before a walk may change again within the same
-tick of the file system's clock, its `st_mtime` unchanged: such a listing is not kept."""
+"""A directory changed less than this long ago may change again within the same tick of the
+file system's clock, its `st_mtime` unchanged (`_Listing.recent`)."""
+
+
+def _entries(path: str) -> frozenset[tuple[str, bool]] | None:
+    try:
+        with os.scandir(path) as found:
+            return frozenset((e.name, e.is_dir(follow_symlinks=False)) for e in found)
+    except OSError:
+        return None
+
+
+def _recent(
+    dirs: list[tuple[str, tuple[int, int] | None]],
+) -> tuple[tuple[str, int, frozenset[tuple[str, bool]]], ...] | None:
+    """`_Listing.recent` of directories stamped just now; None when one cannot be read."""
+    margin = time.time_ns() - LISTING_MARGIN_NS
+    found = []
+    for path, stamp in dirs:
+        if stamp is not None and stamp[1] >= margin:
+            entries = _entries(path)
+            if entries is None:
+                return None
+            found.append((path, stamp[1], entries))
+    return tuple(found)
+
+
+def _unsettled(
+    recent: tuple[tuple[str, int, frozenset[tuple[str, bool]]], ...],
+) -> tuple[tuple[str, int, frozenset[tuple[str, bool]]], ...] | None:
+    """The recent directories still to be read on the next use, once each was read again
+    and found as it was (those changed longer than the margin ago are settled); None when
+    one was not: the listing no longer holds."""
+    margin = time.time_ns() - LISTING_MARGIN_NS
+    still = []
+    for path, mtime, entries in recent:
+        if _entries(path) != entries:
+            return None
+        if mtime >= margin:
+            still.append((path, mtime, entries))
+    return tuple(still)
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -261,9 +317,8 @@ def _walked(trailmap: Path) -> list[str]:
 
 
 def _trusted(dirs: list[tuple[str, tuple[int, int] | None]], files: list[str]) -> bool:
-    """Whether a listing may be kept: no directory changed just now, and no nested tool
-    project (its dependency manifests are found by a module resolution, not by a walk)."""
+    """Whether a listing may be kept: every directory there, and no nested tool project (its
+    dependency manifests are found by a module resolution, not by a walk)."""
     if any(os.path.basename(f) == NESTED_TSCONFIG for f in files):
         return False
-    recent = time.time_ns() - LISTING_MARGIN_NS
-    return all(stamp is not None and stamp[1] < recent for _, stamp in dirs)
+    return all(stamp is not None for _, stamp in dirs)
