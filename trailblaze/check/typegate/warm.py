@@ -118,30 +118,17 @@ class _Server:
         text = self._stderr.decode("utf-8", "replace").strip()
         return f": {text[-500:]}" if text else ""
 
-    def send(self, *messages: dict[str, Any]) -> None:
-        """The messages, in one write: the compiler wakes once for them."""
-        framed = []
-        for message in messages:
-            body = orjson.dumps({"jsonrpc": "2.0", **message})
-            framed.append(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    def send(self, message: dict[str, Any]) -> None:
+        body = orjson.dumps({"jsonrpc": "2.0", **message})
         try:
-            self.process.stdin.write(b"".join(framed))
+            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         except OSError as exc:
             raise WarmError(self.ended(f"stopped reading ({exc})")) from exc
 
-    def request(
-        self,
-        method: str,
-        params: Any,
-        deadline: float,
-        *,
-        first: dict[str, Any] | None = None,
-    ) -> Any:
-        """The answer to a request, written in one write after the notification `first`."""
+    def request(self, method: str, params: Any, deadline: float) -> Any:
         self._next += 1
         ident = self._next
-        request = {"id": ident, "method": method, "params": params}
-        self.send(*([first] if first is not None else []), request)
+        self.send({"id": ident, "method": method, "params": params})
         while True:
             message = self._read(deadline)
             if "method" in message:
@@ -330,32 +317,31 @@ class WarmCompiler:
         version = server.versions.get(uri)
         if version is None:
             server.versions[uri] = 1
-            notice = {
-                "method": "textDocument/didOpen",
-                "params": {
-                    "textDocument": {
-                        "uri": uri,
-                        "languageId": "typescript",
-                        "version": 1,
-                        "text": text + sent,
-                    }
-                },
-            }
+            server.send(
+                {
+                    "method": "textDocument/didOpen",
+                    "params": {
+                        "textDocument": {
+                            "uri": uri,
+                            "languageId": "typescript",
+                            "version": 1,
+                            "text": text + sent,
+                        }
+                    },
+                }
+            )
         else:
             server.versions[uri] = version + 1
-            notice = {
-                "method": "textDocument/didChange",
-                "params": {
-                    "textDocument": {"uri": uri, "version": version + 1},
-                    "contentChanges": [{"text": text + sent}],
-                },
-            }
-        report = server.request(
-            "textDocument/diagnostic",
-            {"textDocument": {"uri": uri}},
-            deadline,
-            first=notice,
-        )
+            server.send(
+                {
+                    "method": "textDocument/didChange",
+                    "params": {
+                        "textDocument": {"uri": uri, "version": version + 1},
+                        "contentChanges": [{"text": text + sent}],
+                    },
+                }
+            )
+        report = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, deadline)
         items = report.get("items") if isinstance(report, dict) else None
         if not isinstance(items, list):
             raise WarmError("the warm compiler's answer holds no diagnostics list")
