@@ -41,12 +41,15 @@ def is_native(compiler: Compiler) -> bool:
 class TsServer:
     """One `tsc --lsp --stdio` process and its JSON-RPC stream."""
 
-    def __init__(self, compiler: Compiler, root: Path) -> None:
+    def __init__(self, compiler: Compiler, root: Path, *, cores: int | None = None) -> None:
         self.compiler = compiler
         self.root = root
         self.thread = threading.current_thread()
         """The thread it lives as long as (`proc.spawn`)."""
-        self.process: Spawned = spawn([*compiler.argv_prefix, "--lsp", "--stdio"], cwd=root)
+        # `cores`: how many threads of its own may run at once (the Go runtime's GOMAXPROCS).
+        env = {**os.environ, "GOMAXPROCS": str(cores)} if cores is not None else None
+        argv = [*compiler.argv_prefix, "--lsp", "--stdio"]
+        self.process: Spawned = spawn(argv, cwd=root, env=env)
         self._buffer = b""
         self._next = 0
         self.versions: dict[str, int] = {}
@@ -138,11 +141,13 @@ class TsServer:
         self.process.close_pipes()
 
 
-def start_server(compiler: Compiler, root: Path, *, quiet: bool, deadline: float) -> TsServer:
+def start_server(
+    compiler: Compiler, root: Path, *, quiet: bool, deadline: float, cores: int | None = None
+) -> TsServer:
     """A server started in `root` and initialized (the caller closes it). `quiet`: asked not to
     log (TypeScript 7.0 logs half a dozen messages per edit: snapshots, timings, built, sent and
     parsed for nothing; verbosity 0 turns them off)."""
-    server = TsServer(compiler, root)
+    server = TsServer(compiler, root, cores=cores)
     try:
         params: dict[str, Any] = {
             "processId": os.getpid(),
