@@ -259,15 +259,30 @@ def test_other_options_run_the_full_stages(ws: Path, tmp_path: Path) -> None:
     assert lenient == check(fresh, strict=False)
 
 
-def test_an_untouched_workspace_runs_the_full_stages(ws: Path) -> None:
-    # Nothing changed that the record covers: what changed is elsewhere (a generated module
-    # lost, say), and only the full stages put it back.
-    layout = Layout(ws / ".trailblaze")
-    module = layout.trail_file(SEARCH)
+def test_an_untouched_workspace_reports_the_record_s_verdicts_and_checks_nothing(
+    ws: Path, tmp_path: Path
+) -> None:
+    # A check that finds no trail changed since the record (the other entry point checked
+    # since, or another output format is asked for): every key of the record holds, so its
+    # verdicts are this run's. It used to run the full stages (a whole cold check's time).
+    _type_error(ws)
+    first = check(ws)
+    again = check(ws)
+    assert narrow(ws) == 0
+    assert last_stats(ws / ".trailblaze").get("trails_parsed", 0) == 0
+    assert last_stats(ws / ".trailblaze")["compiler_runs"] == 0
+    assert again == first == cold(ws, tmp_path, "cold")
+    # A generated module lost meanwhile is no verdict: it is made again when its trail is
+    # checked again, and the verdicts stay a cold check's.
+    module = Layout(ws / ".trailblaze").trail_file(SEARCH)
     module.unlink()
-    check(ws)
-    assert narrow(ws) is None
+    assert check(ws) == first
+    assert narrow(ws) == 0
+    edit(ws, SEARCH, "text: [1]", "text: [2]")
+    edited = check(ws)
+    assert narrow(ws) == 1
     assert module.is_file()
+    assert edited == cold(ws, tmp_path, "cold-edited")
 
 
 def test_a_target_that_appears_outside_the_inputs_runs_the_full_stages(
