@@ -203,8 +203,17 @@ def plan(
             changed_rel.add(row[0])
     # No trail changed either (the other entry point checked since this one's last run, or
     # the output asked for is another format): every key of the record holds, so its verdicts
-    # are this run's; the run checks nothing and reports them.
+    # are this run's; the run checks nothing and reports them. Unless a type-checked trail's
+    # generated module is gone (removed by hand, say): the full stages put it back.
+    if not changed and not _modules_in_place(ctx, rows):
+        return None
     return Narrow(changed, frozenset(changed_rel), data, record)
+
+
+def _modules_in_place(ctx: CheckContext, rows: list[list[Any]]) -> bool:
+    """Whether the generated module of every type-checked trail of the record is on disk."""
+    trail_file, exists = ctx.layout.trail_file, os.path.exists
+    return all(exists(trail_file(row[0])) for row in rows if row[2] == "type-checked")
 
 
 def _read(ctx: CheckContext) -> dict[str, Any] | None:
