@@ -15,7 +15,7 @@ import pytest
 from tests.check.typegate.test_warm import fake_compiler
 from tests.conftest import write_tree
 from trailblaze.check.run import last_stats, run_check
-from trailblaze.check.typegate.primed import MAX_DEPTH, PrimedCompiler, prime
+from trailblaze.check.typegate.primed import LOAD_WAIT, MAX_DEPTH, PrimedCompiler, prime
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report
 from trailblaze.state.scratch import Layout
@@ -157,6 +157,8 @@ def test_a_module_deeper_than_its_placeholders_goes_to_a_new_compiler(
 
 FAULTS = {
     "ends at once": ("exit 3", "did not start: the warm compiler ended (exit status 3)"),
+    # Killed when the command closes it, not waited for until its deadline.
+    "stalls": ("sleep 30", f"not loaded within {LOAD_WAIT:g} s"),
     "answers without checking": (
         'exec {python} "$SERVER"',
         "failed: the warm compiler did not report the canary's error: it did not check the module",

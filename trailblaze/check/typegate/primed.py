@@ -53,16 +53,14 @@ from trailblaze.check.typegate.proof import abs_path as _abs
 from trailblaze.check.typegate.settings import COMPILER_OPTIONS, timeout_seconds
 from trailblaze.check.typegate.tsserver import (
     TsServer,
-    WarmError,
     check_text,
+    initialize,
     is_native,
-    start_server,
 )
 from trailblaze.errors import TrailblazeError
 from trailblaze.options import CheckOptions
-from trailblaze.state.scratch import Layout, ScratchError, write_scratch
+from trailblaze.state.scratch import Layout, write_scratch
 from trailblaze.toolchain.compilers import Compiler, find_compiler
-from trailblaze.toolchain.proc import ProcError
 
 if TYPE_CHECKING:
     from trailblaze.check.typegate.jobs import GateResult, Job
@@ -81,6 +79,10 @@ PRIMED_TIMEOUT = 10.0
 """The longest a primed compile may take (less when the type gate's own timeout is shorter):
 past it the batch is compiled as before, so a compiler whose server stalls costs a run this much
 more, never a verdict."""
+LOAD_WAIT = 0.5
+"""The longest a batch waits for the server to finish loading (it normally has, some 0.1 s
+after its start, long before the first module is generated): about what a new compiler
+process takes for the batch."""
 _PRIMER = 'import type {} from "@trailblaze/scripting";\nexport {};\n'
 """The first placeholder's text while the program loads: our SDK, and zod through it."""
 _PLACEHOLDER = "export {};\n"
@@ -135,6 +137,11 @@ class PrimedCompiler:
         self.pid: int | None = None
         """The server's process id once started (it may have ended since)."""
         self._failed: str | None = None
+        self._loaded = threading.Event()
+        """Set once the server loaded its program, or failed to."""
+        self._lock = threading.Lock()
+        self._starting: TsServer | None = None
+        self._closed = False
 
     @classmethod
     def start(cls, compiler: Compiler, layout: Layout, *, timeout: float) -> PrimedCompiler | None:
@@ -151,6 +158,10 @@ class PrimedCompiler:
     def __call__(self, jobs: list[Job], compiler: Compiler) -> GateResult | None:
         """The batch checked in the loaded program; None: compile it as before (`declined`)."""
         reason = self._refusal(jobs, compiler)
+        if reason is None and not self._loaded.wait(LOAD_WAIT):
+            # Slower than a new compiler would be (a busy machine, a server that stalls): the
+            # batch does not wait for it.
+            reason = f"not loaded within {LOAD_WAIT:g} s"
         if reason is not None:
             self.declined = reason
             return None
@@ -165,7 +176,13 @@ class PrimedCompiler:
             return None
 
     def close(self) -> None:
-        """Stop the server (its thread ends, and the server with it)."""
+        """Stop the server (its thread ends, and the server with it). A server still loading is
+        killed now: its thread, waiting for it, is not left waiting until its deadline."""
+        with self._lock:
+            self._closed = True
+            starting = self._starting
+        if starting is not None and not self._loaded.is_set():
+            starting.process.kill()
         self._batches.put(_STOP)
 
     def join(self, timeout: float | None = None) -> bool:
@@ -202,8 +219,9 @@ class PrimedCompiler:
     def _serve(self) -> None:
         try:
             self._server = self._load()
-        except (WarmError, ProcError, ScratchError, OSError, TimeoutError) as exc:
+        except Exception as exc:  # the caller compiles as before; `declined` says why
             self._failed = f"did not start: {str(exc) or type(exc).__name__}"
+        self._loaded.set()
         try:
             while True:
                 item = self._batches.get()
@@ -242,9 +260,15 @@ class PrimedCompiler:
         write_scratch(root / PROJECT, json.dumps(project, indent=1) + "\n", scratch)
         deadline = time.monotonic() + self.timeout
         # One core: the other one is loading the pipeline meanwhile.
-        server = start_server(self.compiler, root, quiet=True, deadline=deadline, cores=1)
+        server = TsServer(self.compiler, root, cores=1)
         self.pid = server.process.pid
+        with self._lock:
+            self._starting = server
+            closed = self._closed
+        if closed:  # closed while it started: `close` saw no server to stop
+            server.close()
         try:
+            initialize(server, quiet=True, deadline=deadline)
             first = docs[0]
             # The primer's own diagnostics are of no interest: asking for them makes the
             # server load the program now, not when the first module comes.

@@ -144,24 +144,29 @@ class TsServer:
 def start_server(
     compiler: Compiler, root: Path, *, quiet: bool, deadline: float, cores: int | None = None
 ) -> TsServer:
-    """A server started in `root` and initialized (the caller closes it). `quiet`: asked not to
-    log (TypeScript 7.0 logs half a dozen messages per edit: snapshots, timings, built, sent and
-    parsed for nothing; verbosity 0 turns them off)."""
+    """A server started in `root` and initialized (the caller closes it)."""
     server = TsServer(compiler, root, cores=cores)
     try:
-        params: dict[str, Any] = {
-            "processId": os.getpid(),
-            "rootUri": root.as_uri(),
-            "capabilities": {"textDocument": {"diagnostic": {}}},
-        }
-        if quiet:
-            params["initializationOptions"] = {"logVerbosity": 0}
-        server.request("initialize", params, deadline)
-        server.send({"method": "initialized", "params": {}})
+        initialize(server, quiet=quiet, deadline=deadline)
     except BaseException:
         server.close()
         raise
     return server
+
+
+def initialize(server: TsServer, *, quiet: bool, deadline: float) -> None:
+    """The LSP handshake. `quiet`: asked not to log (TypeScript 7.0 logs half a dozen messages
+    per edit: snapshots, timings, built, sent and parsed for nothing; verbosity 0 turns them
+    off)."""
+    params: dict[str, Any] = {
+        "processId": os.getpid(),
+        "rootUri": server.root.as_uri(),
+        "capabilities": {"textDocument": {"diagnostic": {}}},
+    }
+    if quiet:
+        params["initializationOptions"] = {"logVerbosity": 0}
+    server.request("initialize", params, deadline)
+    server.send({"method": "initialized", "params": {}})
 
 
 def check_text(
