@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.check.typegate.test_proof import TRAIL
 from tests.check.typegate.test_warm import fake_compiler
 from tests.conftest import write_tree
 from trailblaze.check.run import last_stats, run_check
@@ -24,14 +25,6 @@ from trailblaze.workspace import find_workspace
 
 pytestmark = pytest.mark.usefixtures("tsc")
 
-TAP = """\
-config: {{target: app}}
-trail:
-  - step: tap
-    recording:
-      android:
-        - tapOnPoint: {{x: {x}, y: 2}}
-"""
 SELECT = """\
 config: {{target: app}}
 trail:
@@ -44,10 +37,10 @@ trail:
 """
 TRAILS = {
     # path: (as first checked, as edited): each edit makes or changes a type error.
-    "trailmaps/app/trails/top.trail.yaml": (TAP.format(x=1), TAP.format(x='"one"')),
+    "trailmaps/app/trails/top.trail.yaml": (TRAIL.format(x=1), TRAIL.format(x='"one"')),
     "trailmaps/app/trails/a/mid.trail.yaml": (
-        TAP.format(x='"one"'),
-        TAP.format(x="[1, 2]"),
+        TRAIL.format(x='"one"'),
+        TRAIL.format(x="[1, 2]"),
     ),
     "trailmaps/app/trails/a/b/c/d/deep.trail.yaml": (
         SELECT.format(text="Save", index=0),
@@ -143,9 +136,9 @@ def test_a_module_deeper_than_its_placeholders_goes_to_a_new_compiler(
 ) -> None:
     # trails/trailmaps/app/trails/ and these directories: one deeper than the placeholders.
     deep = "trailmaps/app/trails/" + "d/" * (MAX_DEPTH - 3) + "deepest.trail.yaml"
-    write_tree(compact_ws, {deep: TAP.format(x=1)})
+    write_tree(compact_ws, {deep: TRAIL.format(x=1)})
     first(compact_ws)
-    write_tree(compact_ws, {deep: TAP.format(x='"one"')})
+    write_tree(compact_ws, {deep: TRAIL.format(x='"one"')})
     report, primed = primed_check(compact_ws)
     assert primed is not None
     assert primed.declined == f"{deep}: its module is {MAX_DEPTH + 1} directories deep"
