@@ -259,13 +259,23 @@ def test_other_options_run_the_full_stages(ws: Path, tmp_path: Path) -> None:
     assert lenient == check(fresh, strict=False)
 
 
-def test_an_untouched_workspace_runs_the_full_stages(ws: Path) -> None:
-    # Nothing changed that the record covers: what changed is elsewhere (a generated module
-    # lost, say), and only the full stages put it back.
-    layout = Layout(ws / ".trailblaze")
-    module = layout.trail_file(SEARCH)
+def test_an_untouched_workspace_reports_the_record_s_verdicts_and_checks_nothing(
+    ws: Path, tmp_path: Path
+) -> None:
+    # A check that finds no trail changed since the record (the other entry point checked
+    # since, or another output format is asked for): every key of the record holds, so its
+    # verdicts are this run's. It used to run the full stages (a whole cold check's time).
+    _type_error(ws)
+    first = check(ws)
+    again = check(ws)
+    assert narrow(ws) == 0
+    assert last_stats(ws / ".trailblaze").get("trails_parsed", 0) == 0
+    assert last_stats(ws / ".trailblaze")["compiler_runs"] == 0
+    assert again == first == cold(ws, tmp_path, "cold")
+    # A type-checked trail's generated module lost meanwhile: the full stages put it back.
+    module = Layout(ws / ".trailblaze").trail_file(CHECKOUT)
     module.unlink()
-    check(ws)
+    assert check(ws) == first
     assert narrow(ws) is None
     assert module.is_file()
 

@@ -60,6 +60,7 @@ TYPEGATE = (
     "reads",
     "jobs",
     "mapping",
+    "tsserver",
     "compilation",
     "projects",
     "declarations",
@@ -69,6 +70,7 @@ TYPEGATE = (
     "remoteverdicts",
     "orphans",
     "warm",
+    "primed",
     "gate",
     "tooltypes",
 )

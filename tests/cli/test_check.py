@@ -210,6 +210,8 @@ def test_the_report_after_one_edit_is_a_cold_run_s_and_only_that_trail_is_compil
             "trailmaps/notes/trails/search.trail.yaml"
         ]
         assert last_stats(ws / ".trailblaze")["narrow"] == 1  # no other trail looked at
+        # By the compiler started while the pipeline loaded (`typegate/primed.py`).
+        assert last_stats(ws / ".trailblaze")["primed_compiles"] == 1
         edited = json.loads(out.read_text("utf-8"))
         fresh = tmp_path / f"fresh-{code}"
         shutil.copytree(ws, fresh, ignore=shutil.ignore_patterns(".trailblaze"))

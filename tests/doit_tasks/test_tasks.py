@@ -565,6 +565,8 @@ def test_doit_s_report_after_one_edit_is_a_cold_run_s(tmp_path: Path) -> None:
     edited_stats = last_stats(ws / ".trailblaze")
     assert edited_stats["files_compiled"] == ["trailmaps/notes/trails/search.trail.yaml"]
     assert edited_stats["narrow"] == 1
+    # By the compiler started while the pipeline loaded (`typegate/primed.py`).
+    assert edited_stats["primed_compiles"] == 1
 
 
 def test_doit_check_sees_a_baked_target_that_appears_or_changes(

@@ -10,13 +10,17 @@ import contextlib
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from trailblaze.options import CheckOptions
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import Store
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.workspace import Workspace
+
+if TYPE_CHECKING:
+    from trailblaze.check.typegate.jobs import GateResult, Job
+    from trailblaze.toolchain.compilers import Compiler
 
 
 class Progress(Protocol):
@@ -25,6 +29,14 @@ class Progress(Protocol):
     def start(self, phase: str, total: int) -> None: ...
     def advance(self, done: int) -> None: ...
     def stop(self) -> None: ...
+
+
+class PrimedCompile(Protocol):
+    """A compiler started before the run (`typegate.primed.PrimedCompiler`)."""
+
+    def __call__(self, jobs: list[Job], compiler: Compiler) -> GateResult | None:
+        """The batch's result; None: the gate compiles it as usual."""
+        ...
 
 
 @dataclass(slots=True)
@@ -57,3 +69,6 @@ class CheckContext:
     texts: Mapping[str, bytes] = field(default_factory=dict)
     """Trail files whose content is given, not read (an editor's unsaved buffer, by the path
     the scan gives): checked as if the file held these bytes."""
+    primed: PrimedCompile | None = None
+    """A compiler the caller started before the run (`typegate.primed`): the type gate gives it
+    a batch first, and compiles as usual what it gives back."""

@@ -19,7 +19,9 @@ report was made of:
 
 A check whose record matches in all of these (`plan`) looks at each trail's stamp against its
 row: the trails whose stamp changed are checked as every check checks them (parsed, generated,
-compiled), the others keep their status and findings from the record. What a check says of one
+compiled), the others keep their status and findings from the record. With none changed (the
+other entry point checked since, or another output format is asked for), the run checks no
+trail and reports the record's verdicts. What a check says of one
 trail depends on that trail and on the inputs above, except two findings about several trails
 at once, which are worked out again over all of them: a runIf branch recorded in several trails
 and the number of trails whose target has no surface. Workspace findings (manifests, tool
@@ -199,11 +201,19 @@ def plan(
         if st is None or not regular(st.st_mode) or stamp != stamp_of(st):
             changed.append(path)
             changed_rel.add(row[0])
-    if not changed:
-        # Nothing changed but what the record does not cover (a lost generated module, say):
-        # a full check, which puts every generated file back.
+    # No trail changed either (the other entry point checked since this one's last run, or
+    # the output asked for is another format): every key of the record holds, so its verdicts
+    # are this run's; the run checks nothing and reports them. Unless a type-checked trail's
+    # generated module is gone (removed by hand, say): the full stages put it back.
+    if not changed and not _modules_in_place(ctx, rows):
         return None
     return Narrow(changed, frozenset(changed_rel), data, record)
+
+
+def _modules_in_place(ctx: CheckContext, rows: list[list[Any]]) -> bool:
+    """Whether the generated module of every type-checked trail of the record is on disk."""
+    trail_file, exists = ctx.layout.trail_file, os.path.exists
+    return all(exists(trail_file(row[0])) for row in rows if row[2] == "type-checked")
 
 
 def _read(ctx: CheckContext) -> dict[str, Any] | None:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from trailblaze.check import keptphase, narrow
-from trailblaze.check.context import CheckContext, Progress, Timer
+from trailblaze.check.context import CheckContext, PrimedCompile, Progress, Timer
 from trailblaze.check.discover import Discovery, Stats, discover
 from trailblaze.check.parse import Parser, Trails
 from trailblaze.check.phase import Stages, WorkspacePhase
@@ -72,6 +72,7 @@ def run_check(
     texts: Mapping[str, bytes] | None = None,
     phase: WorkspacePhase | None = None,
     listed: Sequence[str] | None = None,
+    primed: PrimedCompile | None = None,
 ) -> Report:
     """Check the workspace.
 
@@ -84,7 +85,8 @@ def run_check(
     did not change (`phase.py`: the language server); the command line gives none.
     `listed` is `check_inputs(found, ...)` when the caller listed it for its own key: the
     narrow check's key takes the inputs from it (`narrow.inputs_key`) instead of listing them
-    again.
+    again. `primed` is a compiler the caller started before the run (`typegate.primed`): the
+    type gate gives it its batches first (a run given a `phase` uses the phase's).
     """
     # The run builds tens of thousands of long-lived objects (records, findings, statuses) and
     # no reference cycles worth collecting: the cyclic collector's passes over them cost a
@@ -102,6 +104,7 @@ def run_check(
                 timer=Timer(),
                 progress=progress,
                 texts=texts or {},
+                primed=primed,
             )
             return _stages(
                 ctx,

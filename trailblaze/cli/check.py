@@ -10,6 +10,7 @@ wants them, and it is shown (`output.py`). User errors raise; `cli.main` shows t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trailblaze.cli.scope import check_scope, resolve_scopes
 from trailblaze.errors import UsageError
@@ -38,6 +40,9 @@ from trailblaze.workspace import (
     is_workspace,
     scan,
 )
+
+if TYPE_CHECKING:
+    from trailblaze.check.typegate.primed import PrimedCompiler
 
 
 def check_command(args: argparse.Namespace) -> int:
@@ -109,6 +114,7 @@ def check_command(args: argparse.Namespace) -> int:
                 deliver(output, args.output)
                 return code
     run_check: Callable[..., Report]
+    primed: PrimedCompiler | None = None
     if found is not None and options.remote_cache and not options.rerun_tests:
         # A fresh clone may find this whole run in the remote cache (`trailblaze/runs/runcache/`),
         # and the run after such a hit its trail rows (`runs/rows.py`): `doit check`'s way, so
@@ -117,13 +123,18 @@ def check_command(args: argparse.Namespace) -> int:
 
         run_check = partial(check_remote, shared=SharedRemote())
     else:
+        # While the pipeline loads, a compiler loads its program on the other core.
+        if found is not None:
+            from trailblaze.check.typegate.primed import prime  # noqa: PLC0415 - after a miss
+
+            primed = prime(ws.scratch, options)
         # Loading the pipeline makes its modules, classes and functions, none garbage: the
         # collector's passes over them would free nothing.
         with gc_paused():
             from trailblaze.check.run import run_check as local  # noqa: PLC0415 - not on the no-op
 
         # The inputs as the no-op key listed them: the narrow check's key lists them no more.
-        run_check = partial(local, listed=files) if found is not None else local
+        run_check = partial(local, listed=files, primed=primed) if found is not None else local
 
     identity = None
     if options.shard is not None and found is not None:
@@ -134,7 +145,7 @@ def check_command(args: argparse.Namespace) -> int:
     stdin_text = sys.stdin.read() if any(s.stdin for s in scopes) else None
     started = time.monotonic()
     parts: list[tuple[Report, Path, dict[str, str]]] = []
-    with toolchain_progress(sys.stderr):
+    with toolchain_progress(sys.stderr), _closing(primed):
         for scope in scopes:
             scoped = check_scope(
                 scope,
@@ -178,6 +189,11 @@ def check_command(args: argparse.Namespace) -> int:
     elif key is not None:
         outputs.remember(key, variant, text.encode("utf-8"), report.exit_code)
     return report.exit_code
+
+
+def _closing(primed: PrimedCompiler | None) -> contextlib.AbstractContextManager[object]:
+    """`primed` stopped when the block ends, however it ends."""
+    return contextlib.closing(primed) if primed is not None else contextlib.nullcontext()
 
 
 def _in_no_workspace(start: Path, *, explicit: bool) -> bool:

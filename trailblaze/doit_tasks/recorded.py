@@ -13,6 +13,7 @@ no-op included); the pipeline loads when a check runs.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -133,6 +134,7 @@ def check_and_record(
     listed them (`check_inputs`). A setting that cannot work raises its `TrailblazeError`
     before any work.
     """
+    from trailblaze.check.typegate.primed import prime  # noqa: PLC0415
     from trailblaze.report.console import RichProgress, toolchain_progress  # noqa: PLC0415
     from trailblaze.runs.monorepo import check_remote  # noqa: PLC0415
     from trailblaze.state.gcpause import gc_paused  # noqa: PLC0415
@@ -145,9 +147,12 @@ def check_and_record(
         RemoteConfig.resolve(
             options.remote_cache, read_only=options.remote_read_only, public_keys=ws.remote_keys
         )
+    # While the pipeline loads, a compiler loads its program on the other core (a local check).
+    primed = prime(ws.scratch, options) if not options.remote_cache else None
     # As in run_check: writing the report of ten thousand trails builds as many dicts, and the
     # cyclic collector would walk every object of the run again and again to free nothing.
-    with gc_paused():
+    closing = contextlib.closing(primed) if primed is not None else contextlib.nullcontext()
+    with gc_paused(), closing:
         with toolchain_progress(sys.stderr):
             # A fresh clone may find the whole run in the remote cache (`trailblaze/runs/runcache/`):
             # then nothing is parsed, generated or compiled, and the pipeline never loads.
@@ -159,6 +164,7 @@ def check_and_record(
                 found=found,
                 stats=stats,
                 listed=listed,
+                primed=primed,
             )
         record(ws, report, stats)
 

@@ -43,7 +43,7 @@ from trailblaze.workspace import (
 )
 
 if TYPE_CHECKING:
-    from trailblaze.check.context import Progress
+    from trailblaze.check.context import PrimedCompile, Progress
     from trailblaze.state.transport import Budget
 
 
@@ -176,15 +176,25 @@ def check_remote(
     found: Scan | None = None,
     stats: Mapping[str, os.stat_result | None] | None = None,
     listed: Sequence[str] | None = None,
+    primed: PrimedCompile | None = None,
 ) -> Report:
     """One workspace's check, answered by the remote cache's run entry when it has one
     (`runcache.cached_run`); the pipeline loads only when it must. `listed`: the inputs of
-    `found` as the caller's key listed them (`check.run.run_check`)."""
+    `found` as the caller's key listed them; `primed`: a compiler started before the pipeline
+    loaded, for a check without the remote cache (`check.run.run_check`)."""
     options = shared.options(options)
     if not options.remote_cache:
         from trailblaze.check.run import run_check  # noqa: PLC0415 - the pipeline loads only here
 
-        return run_check(ws, options, progress=progress, found=found, stats=stats, listed=listed)
+        return run_check(
+            ws,
+            options,
+            progress=progress,
+            found=found,
+            stats=stats,
+            listed=listed,
+            primed=primed,
+        )
     from trailblaze.runs.rows import RowsCache  # noqa: PLC0415
     from trailblaze.runs.runcache import cached_run  # noqa: PLC0415
     from trailblaze.state.transport import run_budget  # noqa: PLC0415

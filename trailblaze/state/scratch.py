@@ -23,6 +23,8 @@ The scratch directory (`<ws>/.trailblaze/`, or `<ws>/trails/.trailblaze/`, or th
     typegate/trails/<trail>.ts       one generated module per trail
     typegate/tsconfig.*.json         the tsconfig of one compiler run (deleted after it)
     typegate/canary.*.ts             the canary of one compiler run (`proof.py`, deleted after it)
+    typegate/tsconfig.json           the project of the compiler started before a run (`primed.py`)
+    typegate/primed/.../trail.ts     its placeholder modules, one per directory depth
     trail-validation/<id>/tools/     validation-only surfaces of package-bundled targets
     trailmap-surfaces/<tm>/tools/    a trailmap's surface, schema and sidecar when its tools/ is
                                      not ours to write (`--no-write`, another generator's files)

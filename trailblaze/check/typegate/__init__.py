@@ -9,6 +9,8 @@ Its rooms; each imports only rooms above it:
   keys of the run covered it;
 - `jobs`: one trail to compile, and what a batch of them gives back;
 - `mapping`: a compiler diagnostic back to the trail, step, tool and YAML line it is about;
+- `tsserver`: TypeScript 7's language server (`tsc --lsp`) as the gate talks to it, and the
+  proven check of one module's text in it (canaries in the module);
 - `compilation`: batches of trail modules through one proven compiler run each;
 - `projects`: nested tool projects (a directory below `tools/` with its own tsconfig), each
   compiled as a project of its own: its files, arguments and findings;
@@ -22,6 +24,8 @@ Its rooms; each imports only rooms above it:
 - `orphans`: generated modules whose trail is gone;
 - `warm`: a compiler kept open between runs (TypeScript 7's `--lsp`, for the language server's
   kept phase, `check.phase`), its answers proven by canaries in the module;
+- `primed`: a language server a command starts before the pipeline loads, for the few modules
+  of a one-edit check; what it cannot prove goes to `compilation`;
 - `gate`: the type gate stage of a check (`TypeGate`), which uses the others;
 - `tooltypes`: after a check, the types the compiler gives scripted tools, read from a probe
   beside a module surface (what `trailblaze check --show-typed-tools` lists).
@@ -38,7 +42,8 @@ Layout in the scratch directory (`typegate/`, named in `trailblaze.state.scratch
 - `trails/<trail path>.ts`: one generated module per trail, rewritten only when it changes;
 - `tsconfig.<pid>.<n>.json`: the files of one compiler run (only cache misses);
 - `tsconfig.json`: the project of the warm compiler (`warm.py`), the trails' modules with the
-  gate's options (written by the language server only);
+  gate's options (in the language server's scratch directory); in the command's, the project
+  of the primed compiler (`primed.py`): the placeholders `primed/**/trail.ts`, one per depth;
 - `tooltypes-<random>/`: the probe of `--show-typed-tools` and its emitted declarations, for
   the length of one listing.
 

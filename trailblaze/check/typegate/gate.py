@@ -74,6 +74,7 @@ class _Collected:
             "cache_hits": 0,
             "decl_runs": 0,
             "batches": [],
+            "primed_compiles": 0,  # batches a compiler started before the run checked
         }
     )
 
@@ -439,9 +440,19 @@ class TypeGate:
             assert isinstance(self._ready, Prepared)
             result = warm(batch, self._ready)
         else:
-            result = compile_jobs(
-                batch, self._compiler, self.layout, timeout=self._timeout, single_threaded=parsing
-            )
+            primed = self.ctx.primed if self._phase is None else None
+            checked = primed(batch, self._compiler) if primed is not None else None
+            if checked is not None:
+                self.collected.stats["primed_compiles"] += 1
+                result = checked
+            else:
+                result = compile_jobs(
+                    batch,
+                    self._compiler,
+                    self.layout,
+                    timeout=self._timeout,
+                    single_threaded=parsing,
+                )
         if remote is not None and batch and self._covered(result):
             remote.store(batch, result)
         result.findings.update(hits)

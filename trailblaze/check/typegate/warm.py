@@ -32,14 +32,9 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import select
 import threading
 import time
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 from trailblaze.check.typegate.compilation import compile_jobs
 from trailblaze.check.typegate.jobs import GateResult, Job
@@ -49,135 +44,27 @@ from trailblaze.check.typegate.preparation import Prepared
 from trailblaze.check.typegate.proof import Diagnostic
 from trailblaze.check.typegate.proof import abs_path as _abs
 from trailblaze.check.typegate.settings import COMPILER_OPTIONS, timeout_seconds
+from trailblaze.check.typegate.tsserver import (
+    TsServer,
+    WarmError,
+    check_text,
+    is_native,
+    start_server,
+)
 from trailblaze.state.scratch import Layout
 from trailblaze.toolchain.compilers import Compiler
-from trailblaze.toolchain.proc import ProcError, Spawned, spawn
+from trailblaze.toolchain.proc import ProcError
 
 WARM_TIMEOUT = 30.0
 """The longest a warm compile may take (less when the type gate's own timeout is shorter): the
 editor waits for it. A compiler that takes longer is killed and started again."""
 TSCONFIG = "tsconfig.json"
 """The project the warm compiler finds for the generated modules (beside them)."""
-_STDERR_KEPT = 4000
-_ERROR = 1  # LSP DiagnosticSeverity.Error: what tsc reports (the rest are hints)
 GOGC = "400"
 """The Go collector's target for the warm compiler (unless the environment sets `GOGC`): each
 edit builds a new checker, and at Go's default (100) the collections took about a seventh of
 the compiler's CPU per edit and doubled its 95th percentile; its heap stays near 100 MB
 (measured at 10,000 trails: 52 MB at the default)."""
-
-
-class WarmError(Exception):
-    """The warm compiler did not give a proven answer: why."""
-
-
-def is_native(compiler: Compiler) -> bool:
-    """TypeScript 7 or later: the compiler that has `--lsp`."""
-    major = compiler.version.split(".", 1)[0]
-    return major.isdigit() and int(major) >= 7
-
-
-class _Server:
-    """One `tsc --lsp --stdio` process and its JSON-RPC stream."""
-
-    def __init__(self, compiler: Compiler, root: Path) -> None:
-        self.compiler = compiler
-        self.root = root
-        self.thread = threading.current_thread()
-        """The thread it lives as long as (`proc.spawn`)."""
-        env = None if "GOGC" in os.environ else {**os.environ, "GOGC": GOGC}
-        self.process: Spawned = spawn(
-            [*compiler.argv_prefix, "--lsp", "--stdio"], cwd=root, env=env
-        )
-        self._buffer = b""
-        self._next = 0
-        self.versions: dict[str, int] = {}
-        self._stderr = bytearray()
-        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
-        self._drain.start()
-
-    def _read_stderr(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.process.stderr.fileno(), 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            self._stderr += chunk
-            del self._stderr[: max(0, len(self._stderr) - _STDERR_KEPT)]
-
-    def ended(self, what: str) -> str:
-        """Why it stopped answering: its exit status when it ended, and its last words."""
-        status = self.process.wait(1.0)
-        if status is None:
-            return f"the warm compiler {what}{self.said()}"
-        return f"the warm compiler ended (exit status {status}){self.said()}"
-
-    def said(self) -> str:
-        text = self._stderr.decode("utf-8", "replace").strip()
-        return f": {text[-500:]}" if text else ""
-
-    def send(self, message: dict[str, Any]) -> None:
-        body = orjson.dumps({"jsonrpc": "2.0", **message})
-        try:
-            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        except OSError as exc:
-            raise WarmError(self.ended(f"stopped reading ({exc})")) from exc
-
-    def request(self, method: str, params: Any, deadline: float) -> Any:
-        self._next += 1
-        ident = self._next
-        self.send({"id": ident, "method": method, "params": params})
-        while True:
-            message = self._read(deadline)
-            if "method" in message:
-                if "id" in message:  # a request of the server's: answered, with nothing
-                    items = (message.get("params") or {}).get("items")
-                    answer = [None] * len(items) if isinstance(items, list) else None
-                    self.send({"id": message["id"], "result": answer})
-                continue
-            if message.get("id") != ident:
-                continue
-            if "error" in message:
-                raise WarmError(f"the warm compiler refused {method}: {message['error']}")
-            return message.get("result")
-
-    def _read(self, deadline: float) -> dict[str, Any]:
-        while True:
-            head, sep, rest = self._buffer.partition(b"\r\n\r\n")
-            if sep:
-                length = None
-                for line in head.split(b"\r\n"):
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length" and value.strip().isdigit():
-                        length = int(value)
-                if length is None:
-                    raise WarmError("the warm compiler sent a message without its length")
-                if len(rest) >= length:
-                    self._buffer = rest[length:]
-                    try:
-                        message = orjson.loads(rest[:length])
-                    except ValueError as exc:
-                        raise WarmError(f"the warm compiler sent invalid JSON ({exc})") from exc
-                    if not isinstance(message, dict):
-                        raise WarmError("the warm compiler sent a message that is not an object")
-                    return message
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            fd = self.process.stdout.fileno()
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                raise TimeoutError
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                raise WarmError(self.ended("closed its output"))
-            self._buffer += chunk
-
-    def close(self) -> None:
-        self.process.kill()
-        self.process.close_pipes()
 
 
 class WarmCompiler:
@@ -193,7 +80,7 @@ class WarmCompiler:
         self.timeout = min(timeout if timeout is not None else timeout_seconds(), WARM_TIMEOUT)
         self.starts = 0
         """How many compiler processes it started (one, unless one died or was stopped)."""
-        self._server: _Server | None = None
+        self._server: TsServer | None = None
         self._lock = threading.Lock()
         self._quiet = True
         """Whether the compiler is asked not to log (until one refuses it)."""
@@ -253,7 +140,7 @@ class WarmCompiler:
             map_diagnostics(proven, diagnostics, self.layout, result)
         return result
 
-    def _server_for(self, compiler: Compiler) -> _Server:
+    def _server_for(self, compiler: Compiler) -> TsServer:
         server = self._server
         if server is not None and (
             server.compiler != compiler
@@ -279,118 +166,17 @@ class WarmCompiler:
                 server = self._start(compiler, root, quiet=False)
         return server
 
-    def _start(self, compiler: Compiler, root: Path, *, quiet: bool) -> _Server:
-        server = _Server(compiler, root)
-        self._server = server
-        self.starts += 1
-        params: dict[str, Any] = {
-            "processId": os.getpid(),
-            "rootUri": root.as_uri(),
-            "capabilities": {"textDocument": {"diagnostic": {}}},
-        }
-        if quiet:
-            # TypeScript 7.0 logs half a dozen messages per edit (snapshots, timings): built,
-            # sent and parsed for nothing. Verbosity 0 turns them off.
-            params["initializationOptions"] = {"logVerbosity": 0}
-        server.request("initialize", params, time.monotonic() + self.timeout)
-        server.send({"method": "initialized", "params": {}})
-        return server
+    def _start(self, compiler: Compiler, root: Path, *, quiet: bool) -> TsServer:
+        self.starts += 1  # a process started, whether it answers or not
+        deadline = time.monotonic() + self.timeout
+        self._server = start_server(compiler, root, quiet=quiet, deadline=deadline, gogc=GOGC)
+        return self._server
 
     def _check(self, job: Job, compiler: Compiler, deadline: float) -> list[Diagnostic]:
         """The job's module checked in the warm compiler: its diagnostics, once proven."""
         server = self._server_for(compiler)
         file = _abs(job.file)
-        text = file.read_text("utf-8")
-        if text and not text.endswith("\n"):
-            text += "\n"
-        canary_line = text.count("\n") + 1
-        strict_line = canary_line + 1
-        lib_line = canary_line + 2
-        expected, given = secrets.token_hex(8), secrets.token_hex(8)
-        sent = (
-            f'const __trailblaze_canary_{expected}: "{expected}" = "{given}";\n'
-            f"const __trailblaze_strict_{expected}: string = "
-            "undefined as string | undefined;\n"
-            f"const __trailblaze_lib_{expected} = [0].findLast(() => true);\n"
-        )
-        uri = file.as_uri()
-        version = server.versions.get(uri)
-        if version is None:
-            server.versions[uri] = 1
-            server.send(
-                {
-                    "method": "textDocument/didOpen",
-                    "params": {
-                        "textDocument": {
-                            "uri": uri,
-                            "languageId": "typescript",
-                            "version": 1,
-                            "text": text + sent,
-                        }
-                    },
-                }
-            )
-        else:
-            server.versions[uri] = version + 1
-            server.send(
-                {
-                    "method": "textDocument/didChange",
-                    "params": {
-                        "textDocument": {"uri": uri, "version": version + 1},
-                        "contentChanges": [{"text": text + sent}],
-                    },
-                }
-            )
-        report = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, deadline)
-        items = report.get("items") if isinstance(report, dict) else None
-        if not isinstance(items, list):
-            raise WarmError("the warm compiler's answer holds no diagnostics list")
-        found = [_diagnostic(file, item) for item in items if _is_error(item)]
-        if any(d.code.startswith("TS1") and d.line < canary_line for d in found):
-            # A syntax error may hide the semantic ones, the canaries' too: the caller fails
-            # the module on it, as the command line does.
-            return [d for d in found if d.line < canary_line]
-        canary = [d for d in found if d.line == canary_line]
-        strict = [d for d in found if d.line == strict_line]
-        if not any(
-            d.code == "TS2322" and expected in d.message and given in d.message for d in canary
-        ):
-            raise WarmError(
-                "the warm compiler did not report the canary's error: it did not check the module"
-            )
-        lib = [d for d in found if d.line == lib_line]
-        if not any(d.code == "TS2322" for d in strict) or not any(d.code == "TS2550" for d in lib):
-            raise WarmError(
-                "the warm compiler did not report the options canaries' errors: "
-                "the module was not compiled with the type gate's options"
-            )
-        return [d for d in found if d.line < canary_line]
-
-
-def _is_error(item: Any) -> bool:
-    return isinstance(item, dict) and item.get("severity", _ERROR) == _ERROR
-
-
-def _diagnostic(file: Path, item: dict[str, Any]) -> Diagnostic:
-    """An LSP diagnostic as `tsc --pretty false` prints it (`proof.parse_output`): 1-based line
-    and column (UTF-16 units, as both count), `TS` and the code, the message's lines after the
-    first folded in, each stripped."""
-    try:
-        start = item["range"]["start"]
-        line, character = int(start["line"]), int(start["character"])
-        # The compiler's own code (a number here, `TS` and the number in its printed output).
-        number = int(item["code"])
-        lines = str(item["message"]).split("\n")
-    except (KeyError, TypeError, ValueError) as exc:
-        raise WarmError(f"the warm compiler sent a diagnostic without {exc}") from exc
-    message = lines[0].strip()
-    for more in lines[1:]:
-        if more.strip():
-            message = f"{message} {more.strip()}"
-    tsc_code = "TS" + str(number)
-    return Diagnostic(
-        file=file, line=line + 1, column=character + 1, code=tsc_code, message=message
-    )
+        return check_text(server, file.as_uri(), file, file.read_text("utf-8"), deadline)
 
 
 def _write_if_changed(path: Path, text: str) -> None:
