@@ -95,6 +95,11 @@ class Workspace:
     config_dir: Path | None = None
     """The configuration directory `TRAILBLAZE_CONFIG_DIR` names (resolved), when it is set:
     the trailmaps and the legacy targets are read from it instead of the workspace's own."""
+    home_scratch: Path | None = None
+    """The workspace's own scratch directory when `scratch` is one a check keeps below it for
+    itself (`trailblaze check FILE`, the language server): what it writes into the trailmaps
+    (`tools/tsconfig.json`'s SDK) names the workspace's, as every other check does
+    (`state.scratch.Layout.home`)."""
 
     @property
     def settings(self) -> dict[str, Any]:

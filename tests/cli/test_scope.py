@@ -182,6 +182,31 @@ def test_trail_files_are_checked_alone_and_leave_the_workspace_state_alone(
 
 
 @pytest.mark.tsc
+def test_a_file_check_writes_the_tools_tsconfig_a_full_check_writes(
+    two_maps: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file check (as the language server makes on every buffer) used to name its own
+    # scratch directory's SDK in each trailmap's generated tools/tsconfig.json, and a full
+    # check its own: each undid the other's, and the full check after a file check was no
+    # narrow one (every trail parsed again).
+    from trailblaze.check.run import last_stats  # noqa: PLC0415
+
+    good = "trailmaps/alpha/trails/good.trail.yaml"
+    write_tree(two_maps, {good: RECORDED.format(target="alpha", text="Buy")})
+    monkeypatch.chdir(two_maps)
+    assert check(capsys, "--format", "json")[0] == 1  # the fixture's two bad trails
+    tsconfigs = sorted(two_maps.glob("trailmaps/*/tools/tsconfig.json"))
+    assert tsconfigs  # the test sees something
+    written = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in tsconfigs}
+    assert all(b'"../../../.trailblaze/sdk/dist/index"' in text for text, _ in written.values())
+    write_tree(two_maps, {good: RECORDED.format(target="alpha", text="Buy milk")})
+    assert check(capsys, good, "--format", "json")[0] == 0
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in tsconfigs} == written
+    assert check(capsys, "--format", "json")[0] == 1
+    assert last_stats(two_maps / ".trailblaze").get("narrow") == 1  # the edited trail only
+
+
+@pytest.mark.tsc
 def test_a_file_outside_the_workspace_is_checked_as_a_copy(
     two_maps: Path,
     tmp_path: Path,

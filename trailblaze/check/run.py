@@ -92,7 +92,7 @@ def run_check(
     # no reference cycles worth collecting: the cyclic collector's passes over them cost a
     # fifth of a one-trail check of a large workspace and free nothing.
     with gc_paused():
-        layout = Layout(ws.scratch)
+        layout = Layout(ws.scratch, home=ws.home_scratch)
         prepare_scratch(ws.scratch)  # a file in its place: every write below would fail
         with Store.open(layout) as store:
             ctx = CheckContext(

@@ -43,14 +43,16 @@ from trailblaze.toolmodel.tooldefs import RelPath
 from trailblaze.workspace import generated_in_the_way
 
 
-def write_sdk(scratch: Path, catalog: Catalog) -> list[Path]:
-    """Write our declarations where they belong; the index files that changed.
+def write_sdk(scratch: Path, catalog: Catalog, sdk_dir: Path | None = None) -> list[Path]:
+    """Write our declarations where they belong; the index files that changed. `sdk_dir`: the
+    one generated tsconfigs name (`Layout.sdk_dir`, the scratch directory's by default).
 
     The conventional directory keeps a bundle that is not ours (the reference CLI's).
     """
+    layout = Layout(scratch)
     return [
         directory / "dist" / "index.d.ts"
-        for directory in (Layout(scratch).own_sdk_dir, Layout(scratch).sdk_dir)
+        for directory in (layout.own_sdk_dir, sdk_dir if sdk_dir is not None else layout.sdk_dir)
         if write_declarations(directory, catalog)
     ]
 
@@ -79,9 +81,10 @@ def surface_key(
     gitignore: bool,
     *,
     home: Path | None = None,
+    sdk_dir: Path | None = None,
 ) -> str:
     """Everything a trailmap's artifacts are rendered from, as one digest (`home`: where they
-    go, when not the trailmap's `tools/`)."""
+    go, when not the trailmap's `tools/`; `sdk_dir`: the SDK their tsconfig names)."""
     return digest(
         model_digest(resolution),
         catalog.version,
@@ -89,6 +92,7 @@ def surface_key(
         str(scratch),
         str(gitignore),
         str(home or ""),
+        str(sdk_dir or ""),
     )
 
 
@@ -120,8 +124,10 @@ def write_surfaces(
     memo: Store | None = None,
     write: bool = True,
     overwrite_generated: bool = False,
+    sdk_dir: Path | None = None,
 ) -> SurfaceOutcome:
-    """Write one trailmap's artifacts; only files whose content changed are touched.
+    """Write one trailmap's artifacts; only files whose content changed are touched. Their
+    tsconfig names `sdk_dir` (`Layout.sdk_dir`: the scratch directory's by default).
 
     With a `memo`, nothing is rendered when the model and the files are as the memo recorded.
     Without `write`, or when a generated file of its `tools/` is not ours (`surface_home`),
@@ -129,6 +135,7 @@ def write_surfaces(
     directory (no tsconfig, no `.gitignore` lines), and what was left alone is said once.
     """
     tools_dir = trailmap_dir / "tools"
+    sdk = sdk_dir if sdk_dir is not None else Layout(scratch).sdk_dir
     written: list[Path] = []
     findings: list[Finding] = []
     slot = str(trailmap_dir)
@@ -148,11 +155,13 @@ def write_surfaces(
     if left:
         findings.append(_left_alone(left, rel, scratch, home, resolution.trailmap))
     if memo is not None:
-        key = surface_key(resolution, trailmap_dir, scratch, catalog, gitignore, home=home)
+        key = surface_key(
+            resolution, trailmap_dir, scratch, catalog, gitignore, home=home, sdk_dir=sdk
+        )
         if not left and memo.fresh(WRITTEN, slot, key):
             return SurfaceOutcome(written=(), findings=())
     if home is not None:
-        if ours is None and (kept := _kept_tsconfig(tools_dir, scratch, rel, resolution.trailmap)):
+        if ours is None and (kept := _kept_tsconfig(tools_dir, sdk, rel, resolution.trailmap)):
             findings.append(kept)  # its tools compile with it all the same
         return _write_home(resolution, home, scratch, catalog, findings, memo, slot, key)
 
@@ -192,9 +201,9 @@ def write_surfaces(
 
     put(tools_dir / DTS_NAME, artifacts.render_client_dts(resolution, tools_dir, catalog))
     tsconfig = tools_dir / TSCONFIG_NAME
-    kept = _kept_tsconfig(tools_dir, scratch, rel, resolution.trailmap)
+    kept = _kept_tsconfig(tools_dir, sdk, rel, resolution.trailmap)
     if kept is None:
-        put(tsconfig, artifacts.render_tsconfig(tools_dir, scratch))
+        put(tsconfig, artifacts.render_tsconfig(tools_dir, sdk))
     else:
         findings.append(kept)
     put(tools_dir / SIDECAR_NAME, artifacts.render_sidecar(resolution))
@@ -242,7 +251,7 @@ def write_surfaces(
     return SurfaceOutcome(written=tuple(written), findings=tuple(findings))
 
 
-def _kept_tsconfig(tools_dir: Path, scratch: Path, rel: Any, trailmap: str) -> Finding | None:
+def _kept_tsconfig(tools_dir: Path, sdk_dir: Path, rel: Any, trailmap: str) -> Finding | None:
     """The warning about a hand-written `tools/tsconfig.json` (kept, and compiled with), or
     None when it is absent, ours to write, or another generator's."""
     tsconfig = tools_dir / TSCONFIG_NAME
@@ -252,11 +261,11 @@ def _kept_tsconfig(tools_dir: Path, scratch: Path, rel: Any, trailmap: str) -> F
         return None
     except (OSError, UnicodeDecodeError):
         current = ""  # not one we generated: kept, as a hand-written one is
-    if current == artifacts.render_tsconfig(tools_dir, scratch) or (
+    if current == artifacts.render_tsconfig(tools_dir, sdk_dir) or (
         artifacts.is_generated_tsconfig(current)
     ):
         return None
-    choice = choose_sdk(tools_dir, Layout(scratch).sdk_dir, rel.root, "", generated_tsconfig=False)
+    choice = choose_sdk(tools_dir, sdk_dir, rel.root, "", generated_tsconfig=False)
     return Finding(
         "warning",
         rel(tsconfig),
@@ -347,9 +356,13 @@ def write_workspace(
     memo: Store | None,
     write: bool = True,
     overwrite_generated: bool = False,
+    home: Path | None = None,
 ) -> Written:
-    """Write the SDK bundle and every resolved trailmap's artifacts (see `write_surfaces`)."""
-    written = write_sdk(scratch, catalog)
+    """Write the SDK bundle and every resolved trailmap's artifacts (see `write_surfaces`).
+    `home`: the workspace's own scratch directory when `scratch` is a check's own
+    (`Layout.home`): the tsconfigs name its SDK."""
+    sdk_dir = Layout(scratch, home=home).sdk_dir
+    written = write_sdk(scratch, catalog, sdk_dir)
     findings: dict[str, tuple[Finding, ...]] = {}
     rel = RelPath(root)
     for trailmap_id, resolution in resolved.resolutions.items():
@@ -363,6 +376,7 @@ def write_workspace(
             memo=memo,
             write=write,
             overwrite_generated=overwrite_generated,
+            sdk_dir=sdk_dir,
         )
         written.extend(outcome.written)
         findings[trailmap_id] = outcome.findings
@@ -380,6 +394,7 @@ def write_artifacts(ctx: CheckContext, targets: Targets) -> tuple[Finding, ...]:
             memo=ctx.store,
             write=ctx.options.write,
             overwrite_generated=ctx.options.overwrite_generated,
+            home=ctx.layout.home,
         )
     return tuple(f for found in done.findings.values() for f in found)
 

@@ -330,7 +330,10 @@ def _check_files(
 
     ws = scope.workspace
     prepare_scratch(ws.scratch)  # the copies go below it
-    own = dataclasses.replace(ws, scratch=ws.scratch / FILES_SCRATCH)
+    # Its own scratch directory (records, modules, caches of buffers and copies), but the SDK
+    # the trailmaps' generated tsconfigs name stays the workspace's: a file check and a full
+    # check write the same `tools/tsconfig.json`, not each its own in turn.
+    own = dataclasses.replace(ws, scratch=ws.scratch / FILES_SCRATCH, home_scratch=ws.scratch)
     make_dir(own.scratch, ws.scratch)
     copies = own.scratch / "input"
     if prepare_scratch(own.scratch).ours(copies):

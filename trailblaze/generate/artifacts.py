@@ -28,7 +28,7 @@ from trailblaze.generate.owners import TSCONFIG_NAME as TSCONFIG_NAME  # noqa: P
 from trailblaze.generate.owners import is_generated_tsconfig as is_generated_tsconfig  # noqa: PLC0414
 from trailblaze.generate.sdk import hand_tools, sdk_type_names
 from trailblaze.generate.tsrender import NAMED_TYPE, import_path, json_text, render_entry
-from trailblaze.state.scratch import Layout, module_specifier
+from trailblaze.state.scratch import module_specifier
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.records import Resolution, ToolEntry
 
@@ -50,9 +50,10 @@ GITIGNORE_LINES = (
 )
 
 
-def sdk_from(tools_dir: Path, scratch: Path) -> str:
-    """The SDK directory relative to a trailmap's `tools/`, as tsconfig `paths` write it."""
-    return Path(os.path.relpath(Layout(scratch).sdk_dir, tools_dir)).as_posix()
+def sdk_from(tools_dir: Path, sdk_dir: Path) -> str:
+    """The SDK directory (`Layout.sdk_dir`) relative to a trailmap's `tools/`, as tsconfig
+    `paths` write it."""
+    return Path(os.path.relpath(sdk_dir, tools_dir)).as_posix()
 
 
 def render_entries(
@@ -91,8 +92,8 @@ def render_client_dts(resolution: Resolution, tools_dir: Path, catalog: Catalog)
     return "".join(parts)
 
 
-def render_tsconfig(tools_dir: Path, scratch: Path) -> str:
-    rel = sdk_from(tools_dir, scratch)
+def render_tsconfig(tools_dir: Path, sdk_dir: Path) -> str:
+    rel = sdk_from(tools_dir, sdk_dir)
     config = {
         "compilerOptions": {
             "target": "ES2022",

@@ -78,6 +78,10 @@ class Layout:
     """The paths of one scratch directory."""
 
     scratch: Path
+    home: Path | None = None
+    """The workspace's own scratch directory when this one is a check's own below it
+    (`trailblaze check FILE`, the language server): the SDK the generated `tools/tsconfig.json`
+    names is the workspace's (`sdk_dir`), so that every kind of check writes the same file."""
 
     # -- top level ------------------------------------------------------------------------------
 
@@ -149,7 +153,7 @@ class Layout:
     def sdk_dir(self) -> Path:
         """Where generated tsconfigs find `@trailblaze/scripting` (and the reference CLI
         extracts its bundle): ours unless a bundle that is not ours sits there."""
-        return self.scratch / "sdk"
+        return (self.home if self.home is not None else self.scratch) / "sdk"
 
     @property
     def sdk_index(self) -> Path:

@@ -366,7 +366,7 @@ def surface_tsconfig(tools_dir: Path, surface: Path, choice: SdkChoice, layout: 
             config["compilerOptions"]["paths"] = sdk_paths(layout.own_sdk_dir)
     else:
         # Exactly the one `tools/` would have had from us, its paths made absolute.
-        ours = json.loads(render_tsconfig(tools_dir, layout.scratch).split("\n", 1)[1])
+        ours = json.loads(render_tsconfig(tools_dir, layout.sdk_dir).split("\n", 1)[1])
         sdk = layout.own_sdk_dir if choice.override else layout.sdk_dir
         config = {"compilerOptions": {**ours["compilerOptions"], "paths": sdk_paths(sdk)}}
         base = tools_dir.absolute()
