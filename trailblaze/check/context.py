@@ -38,6 +38,10 @@ class PrimedCompile(Protocol):
         """The batch's result; None: the gate compiles it as usual."""
         ...
 
+    def close(self) -> None:
+        """Stop it: no batch of this run is for it (every later one is given back)."""
+        ...
+
 
 @dataclass(slots=True)
 class Timer:

@@ -180,6 +180,10 @@ def _stages(
         discovery = dataclasses.replace(kept.discovery, whole=found, found=found, positions=())
         targets, artifacts = kept.targets, kept.artifacts
 
+    if ctx.primed is not None:
+        # The full stages: their batches are many trails each, for new compiler processes
+        # with every core; the server started for a narrow run would only take a core.
+        ctx.primed.close()
     with ctx.timer.phase("state load"):
         # A run given a phase (the language server's, on an editor's buffers) neither reads
         # nor writes the trail records: a buffer's record stands for no file on disk, and its

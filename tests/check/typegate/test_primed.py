@@ -203,3 +203,20 @@ def test_no_compiler_is_primed_where_no_narrow_check_can_follow(compact_ws: Path
     assert primed is not None
     primed.close()
     assert primed.join(10)
+
+
+def test_a_run_that_turns_out_full_stops_it_before_its_compiles(compact_ws: Path) -> None:
+    first(compact_ws)
+    # A trail added: no narrow run (the record's trail list changed), the full stages.
+    write_tree(compact_ws, {"trailmaps/app/trails/added.trail.yaml": TRAIL.format(x='"one"')})
+    report, primed = primed_check(compact_ws)
+    assert primed is not None
+    stats = last_stats(compact_ws / ".trailblaze")
+    assert stats.get("narrow") is None
+    # Closed when the full stages began: their one batch was given back at once, not queued
+    # behind the stop (where it would have waited out the timeout).
+    assert primed.declined == "closed"
+    assert stats["primed_compiles"] == 0
+    assert stats["compiler_runs"] == 1
+    added = [f for f in report.findings if f.path == "trailmaps/app/trails/added.trail.yaml"]
+    assert [f.code for f in added] == ["TS2322"]

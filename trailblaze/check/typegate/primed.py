@@ -193,6 +193,8 @@ class PrimedCompiler:
         return True
 
     def _refusal(self, jobs: list[Job], compiler: Compiler) -> str | None:
+        if self._closed:
+            return "closed"  # a batch queued behind the stop would never be answered
         if compiler != self.compiler:
             return "another compiler"
         if not jobs or len(jobs) > MAX_JOBS:
