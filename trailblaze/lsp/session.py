@@ -33,6 +33,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TypeAlias
 
 from trailblaze.check.phase import WorkspacePhase
 from trailblaze.check.run import run_check
@@ -229,6 +230,11 @@ class Session:
         return files
 
 
+Recent: TypeAlias = tuple[tuple[str, int, frozenset[tuple[str, bool]]], ...]
+"""Directories changed just before a walk: each path, its `st_mtime_ns` and its entries (name,
+is a directory) as they were then (`_Listing.recent`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Listing:
     """The input files as a walk listed them, and the directories it listed, as they were."""
@@ -236,7 +242,7 @@ class _Listing:
     dirs: tuple[tuple[str, tuple[int, int] | None], ...]
     files: list[str]
     trailmaps: tuple[TrailmapDir, ...]
-    recent: tuple[tuple[str, int, frozenset[tuple[str, bool]]], ...] = ()
+    recent: Recent = ()
     """The directories changed less than `LISTING_MARGIN_NS` before the walk, each with its
     `st_mtime_ns` and its entries (name, is a directory) as they were before the walk: one may
     change again within the same tick of the file system's clock with its `st_mtime` unchanged,
@@ -259,7 +265,7 @@ def _entries(path: str) -> frozenset[tuple[str, bool]] | None:
 
 def _recent(
     dirs: list[tuple[str, tuple[int, int] | None]],
-) -> tuple[tuple[str, int, frozenset[tuple[str, bool]]], ...] | None:
+) -> Recent | None:
     """`_Listing.recent` of directories stamped just now; None when one cannot be read."""
     margin = time.time_ns() - LISTING_MARGIN_NS
     found = []
@@ -273,8 +279,8 @@ def _recent(
 
 
 def _unsettled(
-    recent: tuple[tuple[str, int, frozenset[tuple[str, bool]]], ...],
-) -> tuple[tuple[str, int, frozenset[tuple[str, bool]]], ...] | None:
+    recent: Recent,
+) -> Recent | None:
     """The recent directories still to be read on the next use, once each was read again
     and found as it was (those changed longer than the margin ago are settled); None when
     one was not: the listing no longer holds."""

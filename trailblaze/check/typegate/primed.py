@@ -271,26 +271,11 @@ class PrimedCompiler:
             server.close()
         try:
             initialize(server, quiet=True, deadline=deadline)
-            first = docs[0]
+            first = docs[0].as_uri()
             # The primer's own diagnostics are of no interest: asking for them makes the
             # server load the program now, not when the first module comes.
-            server.send(
-                {
-                    "method": "textDocument/didOpen",
-                    "params": {
-                        "textDocument": {
-                            "uri": first.as_uri(),
-                            "languageId": "typescript",
-                            "version": 1,
-                            "text": _PRIMER,
-                        }
-                    },
-                }
-            )
-            server.versions[first.as_uri()] = 1
-            server.request(
-                "textDocument/diagnostic", {"textDocument": {"uri": first.as_uri()}}, deadline
-            )
+            server.show(first, _PRIMER)
+            server.request("textDocument/diagnostic", {"textDocument": {"uri": first}}, deadline)
         except BaseException:
             server.close()
             raise

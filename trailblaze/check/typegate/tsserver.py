@@ -142,6 +142,21 @@ class TsServer:
                 raise WarmError(self.ended("closed its output"))
             self._buffer += chunk
 
+    def show(self, uri: str, text: str) -> None:
+        """The document `uri` holds `text` now: opened, or changed when it was open."""
+        version = self.versions.get(uri)
+        if version is None:
+            self.versions[uri] = 1
+            document = {"uri": uri, "languageId": "typescript", "version": 1, "text": text}
+            self.send({"method": "textDocument/didOpen", "params": {"textDocument": document}})
+        else:
+            self.versions[uri] = version + 1
+            changed = {
+                "textDocument": {"uri": uri, "version": version + 1},
+                "contentChanges": [{"text": text}],
+            }
+            self.send({"method": "textDocument/didChange", "params": changed})
+
     def close(self) -> None:
         self.process.kill()
         self.process.close_pipes()
@@ -198,33 +213,7 @@ def check_text(
         "undefined as string | undefined;\n"
         f"const __trailblaze_lib_{expected} = [0].findLast(() => true);\n"
     )
-    version = server.versions.get(uri)
-    if version is None:
-        server.versions[uri] = 1
-        server.send(
-            {
-                "method": "textDocument/didOpen",
-                "params": {
-                    "textDocument": {
-                        "uri": uri,
-                        "languageId": "typescript",
-                        "version": 1,
-                        "text": text + sent,
-                    }
-                },
-            }
-        )
-    else:
-        server.versions[uri] = version + 1
-        server.send(
-            {
-                "method": "textDocument/didChange",
-                "params": {
-                    "textDocument": {"uri": uri, "version": version + 1},
-                    "contentChanges": [{"text": text + sent}],
-                },
-            }
-        )
+    server.show(uri, text + sent)
     report = server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, deadline)
     items = report.get("items") if isinstance(report, dict) else None
     if not isinstance(items, list):
