@@ -96,8 +96,9 @@ def test_benchmark_runs_every_measure_and_each_really_checks(tmp_path: Path, tsc
         "compiler_runs": 1,
     }
     assert 0 < checks["tool-edit"]["files_compiled"] < checkable
-    assert checks["bare-tsc"]["trails"] == checkable
-    assert checks["bare-tsc"]["diagnostics"] == planted
+    for name in ("bare-tsc", "bare-tsc-tuned"):
+        assert checks[name]["trails"] == checkable
+        assert checks[name]["diagnostics"] == planted
     for name in ("baseline-cold", "baseline-edit"):
         assert checks[name]["files_compiled"] == checkable
         assert checks[name]["compiler_runs"] == ws["target_trailmaps"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -73,6 +74,65 @@ class Compiler:
     version: str
     identity: str
     """Changes whenever the compiler does: for cache keys of type-check verdicts."""
+
+    @property
+    def native(self) -> bool:
+        """TypeScript 7 or later: the native (Go) compiler."""
+        major = self.version.split(".", 1)[0]
+        return major.isdigit() and int(major) >= 7
+
+    def one_shot_env(self) -> dict[str, str] | None:
+        """The environment of one compile that runs to its end (`tsc -p`), or None: inherited.
+
+        A native compiler's program is nearly all live until it exits: its collector, at Go's
+        default target, traces that heap again every time it doubles and frees almost nothing
+        (measured: a third of the compile's CPU time for 2,000 trail modules). So it runs with
+        the collector off (`GOGC=off`) and a soft ceiling (`GOMEMLIMIT`, `collector_ceiling()`)
+        at which it collects after all. A user who sets either variable keeps both as set.
+        """
+        if not self.native or "GOGC" in os.environ or "GOMEMLIMIT" in os.environ:
+            return None
+        return {**os.environ, "GOGC": "off", "GOMEMLIMIT": f"{collector_ceiling() >> 20}MiB"}
+
+
+CEILING_SHARE = 4
+"""A one-shot compile's collector ceiling is this fraction (1/n) of the machine's memory..."""
+CEILING_MAX = 4 << 30
+"""... and at most this: a program that outgrows it collects as usual from there."""
+CEILING_MIN = 256 << 20
+
+
+@functools.cache
+def collector_ceiling() -> int:
+    """Bytes a native compile may hold before its collector runs (see `one_shot_env`): a
+    quarter of the memory this process may use (the machine's, or its cgroup's limit when
+    lower), between `CEILING_MIN` and `CEILING_MAX`."""
+    known = [size for size in (_physical_memory(), _cgroup_limit()) if size]
+    if not known:
+        return CEILING_MIN
+    return max(CEILING_MIN, min(CEILING_MAX, min(known) // CEILING_SHARE))
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+_CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+"""cgroup v2's limit, then v1's: a container's memory, which the machine's total overstates."""
+
+
+def _cgroup_limit() -> int | None:
+    for name in _CGROUP_LIMITS:
+        try:
+            text = Path(name).read_text("ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        # "max" (v2) or a page-rounded huge number (v1) when there is no limit.
+        return int(text) if text.isdigit() and int(text) < 1 << 60 else None
+    return None
 
 
 def toolchain_dir(env: Mapping[str, str] | None = None) -> Path:

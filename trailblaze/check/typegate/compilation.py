@@ -50,16 +50,11 @@ def compile_jobs(
     the CPU time (each builds its own view of the shared surfaces) for no gain in wall time.
     """
     result = GateResult()
-    extra = ("--singleThreaded",) if single_threaded and _native(compiler) else ()
+    extra = ("--singleThreaded",) if single_threaded and compiler.native else ()
     how = Compiling(compiler=compiler, layout=layout, timeout=timeout, extra=extra)
     for start in range(0, len(jobs), BATCH_SIZE):
         _compile_batch(jobs[start : start + BATCH_SIZE], how, result)
     return result
-
-
-def _native(compiler: Compiler) -> bool:
-    major = compiler.version.split(".", 1)[0]
-    return major.isdigit() and int(major) >= 7
 
 
 def _compile_batch(batch: list[Job], how: Compiling, result: GateResult) -> None:

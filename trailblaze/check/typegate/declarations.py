@@ -432,7 +432,7 @@ def _emit(
         findings: list[Finding] = []
         started = time.time_ns()
         try:
-            result = run(argv, cwd=tools_dir, timeout=timeout)
+            result = run(argv, cwd=tools_dir, timeout=timeout, env=compiler.one_shot_env())
         except ProcError as exc:
             failed = infra_finding(
                 f"{rel(shown)}",

@@ -55,7 +55,6 @@ from trailblaze.check.typegate.tsserver import (
     TsServer,
     check_text,
     initialize,
-    is_native,
 )
 from trailblaze.errors import TrailblazeError
 from trailblaze.options import CheckOptions
@@ -147,7 +146,7 @@ class PrimedCompiler:
     def start(cls, compiler: Compiler, layout: Layout, *, timeout: float) -> PrimedCompiler | None:
         """A primed compiler for `layout`'s type gate, loading now; None when `compiler` has no
         language server (before TypeScript 7)."""
-        if not is_native(compiler):
+        if not compiler.native:
             return None
         primed = cls(compiler, layout, timeout=timeout)
         thread = threading.Thread(target=primed._serve, name="primed-tsc", daemon=True)

@@ -176,6 +176,7 @@ def compile_listed(
             [*compiler.argv_prefix, "-p", name, "--pretty", "false", "--listFiles", *extra],
             cwd=root,
             timeout=timeout,
+            env=compiler.one_shot_env(),
         )
     finally:
         Path(name).unlink(missing_ok=True)

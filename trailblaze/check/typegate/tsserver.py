@@ -32,12 +32,6 @@ class WarmError(Exception):
     """The warm compiler did not give a proven answer: why."""
 
 
-def is_native(compiler: Compiler) -> bool:
-    """TypeScript 7 or later: the compiler that has `--lsp`."""
-    major = compiler.version.split(".", 1)[0]
-    return major.isdigit() and int(major) >= 7
-
-
 class TsServer:
     """One `tsc --lsp --stdio` process and its JSON-RPC stream."""
 

@@ -48,7 +48,6 @@ from trailblaze.check.typegate.tsserver import (
     TsServer,
     WarmError,
     check_text,
-    is_native,
     start_server,
 )
 from trailblaze.state.scratch import Layout
@@ -104,7 +103,7 @@ class WarmCompiler:
             self._server = None
 
     def _compile(self, jobs: list[Job], compiler: Compiler) -> GateResult:
-        if not is_native(compiler):
+        if not compiler.native:
             return compile_jobs(jobs, compiler, self.layout, timeout=self.timeout)
         result = GateResult(unlisted=True)
         result.compiler_runs += 1
