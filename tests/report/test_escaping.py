@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from trailblaze.finding import Finding
 from trailblaze.report.console import render_report, report_console
-from trailblaze.report.escaping import json_text, printable, xml_text
+from trailblaze.report.escaping import json_bytes, json_text, printable, xml_text
 from trailblaze.report.formats import render
 from trailblaze.report.record import Report, TrailStatus
 
@@ -156,6 +156,34 @@ def test_a_report_is_written_by_orjson_not_by_json_dumps(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(json, "dumps", refuse)
     assert json_text(document, indent=2) == expected
+
+
+_FINITE_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FINITE_VALUES)
+def test_compact_json_reads_back_as_the_standard_library_s(value: object) -> None:
+    # doit's report.json: what json.dumps wrote before, as a reader sees it (integer keys
+    # become strings, past 64 bits and lone surrogates included), and always valid UTF-8.
+    written = json_bytes(value)
+    assert json.loads(written.decode("utf-8")) == json.loads(json.dumps(value))
+
+
+def test_compact_json_has_no_spaces_between_tokens() -> None:
+    assert json_bytes({"a": [1, "b c"], "d": None}) == b'{"a":[1,"b c"],"d":null}'
+    assert json_bytes({"path": "a\udcffb"}) == b'{"path": "a\\udcffb"}'  # json_text's, escaped
 
 
 def test_no_module_builds_on_the_json_module_s_internals() -> None:

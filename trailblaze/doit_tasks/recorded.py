@@ -184,14 +184,15 @@ def _shared_remote() -> SharedRemote:
 def record(ws: Workspace, report: Report, stats: Mapping[str, os.stat_result | None]) -> None:
     """Write `report` as the workspace's report.json, with its view and outcome."""
     from trailblaze.report.console import one_line_summary  # noqa: PLC0415
+    from trailblaze.report.escaping import json_bytes  # noqa: PLC0415
     from trailblaze.report.frames import frames_of  # noqa: PLC0415
 
     layout = Layout(ws.scratch)
     with Store.open(layout) as store:
         previous = store.get(REPORT_VIEW, "")
-        # Not indented: json's C encoder does not indent, and the report of a large workspace
-        # is megabytes (`trailblaze check --format json` prints it for people).
-        text = json.dumps(report.to_json(seconds=True), ensure_ascii=False) + "\n"
+        # Compact: the report of a large workspace is megabytes, read back by programs
+        # (`trailblaze check --format json` prints it indented, for people).
+        text = json_bytes(report.to_json(seconds=True)) + b"\n"
         write_scratch(layout.report, text, ws.scratch, always=True)
         # What `check` shows, on every run while there are findings: kept small.
         frames, stamps = frames_of(ws.root, report.findings, stats=stats, previous=previous)
