@@ -99,7 +99,9 @@ CEILING_SHARE = 4
 """A one-shot compile's collector ceiling is this fraction (1/n) of the machine's memory..."""
 CEILING_MAX = 4 << 30
 """... and at most this: a program that outgrows it collects as usual from there."""
-CEILING_MIN = 256 << 20
+CEILING_MIN = 512 << 20
+"""... and at least this: a batch of 2,000 trail modules holds some 330 MiB, and a program held
+above its ceiling is collected over and over (Go caps that at half its CPU time)."""
 
 
 @functools.cache

@@ -93,9 +93,9 @@ def test_the_javascript_compiler_keeps_its_environment(tsc: Compiler) -> None:
     [
         (24 << 30, None, 4 << 30),  # a quarter, at most 4 GiB
         (8 << 30, None, 2 << 30),
-        (64 << 30, 2 << 30, 512 << 20),  # a container's limit below the machine's memory
-        (512 << 20, None, 256 << 20),  # at least 256 MiB
-        (None, None, 256 << 20),  # nothing known
+        (64 << 30, 4 << 30, 1 << 30),  # a container's limit below the machine's memory
+        (1 << 30, None, 512 << 20),  # at least 512 MiB
+        (None, None, 512 << 20),  # nothing known
     ],
 )
 def test_the_ceiling_is_a_quarter_of_the_memory_this_process_may_use(
