@@ -16,7 +16,7 @@ import pytest
 from tests.cases import TRAILS_DIR, Case, build_workspace, differences, discover, failure_message
 from tests.conftest import dedent, isolate_env, write_tree
 from tests.lsp.trails import PICKS
-from tests.toolmodel.test_bundled import KIOSK, KIOSK_TRAIL
+from tests.toolmodel.test_bundled import KIOSK, KIOSK_TRAIL, make_package
 from trailblaze.lsp.session import Session
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.workspace import find_workspace, scan_trailmaps
@@ -190,5 +190,33 @@ def test_a_baked_target_that_appears_or_changes_is_seen_by_the_next_edit(
             target.write_text(KIOSK.replace("hard: {type: boolean}", "hard: {type: string}"))
             os.utime(target, ns=(1, 1))
             assert session.check(path, KIOSK_TRAIL + "\n\n").findings == ()
+        finally:
+            session.close()
+
+
+def test_a_package_installed_while_the_server_runs_is_seen_by_the_next_edit(
+    tsc: Compiler, tmp_path: Path
+) -> None:
+    # pip installs a distribution that brings the `kiosk` target into a directory of the
+    # server's sys.path: no workspace directory changes, and the client says nothing.
+    root = write_tree(
+        tmp_path / "ws", {"trailmaps/app/trailmap.yaml": "id: app\ntarget:\n  display_name: App\n"}
+    )
+    site = tmp_path / "site"
+    site.mkdir()
+    for directory in [root, *root.rglob("*"), site]:
+        if directory.is_dir():  # changed long ago: the session keeps its listing between edits
+            os.utime(directory, ns=(10**18, 10**18))
+    path = root / "trailmaps/app/trails/kiosk.trail.yaml"
+    with pytest.MonkeyPatch.context() as mp:
+        isolate_env(mp)
+        mp.syspath_prepend(str(site))
+        session = Session(find_workspace(root, explicit=True))
+        try:
+            before = session.check(path, KIOSK_TRAIL).findings
+            assert not [f for f in before if f.code == "TS2322"], before
+            make_package(site)
+            found = session.check(path, KIOSK_TRAIL + "\n").findings
+            assert [(f.code, f.line, f.column) for f in found] == [("TS2322", 8, 19)]
         finally:
             session.close()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -44,7 +45,7 @@ from trailblaze.lsp.toolinfo import ToolModel
 from trailblaze.options import CheckOptions
 from trailblaze.state.keys import digest, stamped_digest, stamps_digest
 from trailblaze.state.scratch import Layout
-from trailblaze.toolmodel.sources import check_inputs
+from trailblaze.toolmodel.sources import check_inputs, entry_point_dirs
 from trailblaze.workspace import (
     EXCLUDED_DIRS,
     NESTED_TSCONFIG,
@@ -195,14 +196,19 @@ class Session:
         return stamped_digest("lsp-inputs", [*inputs, *reads])
 
     def _input_files(self) -> list[str]:
-        """Every manifest and tool file of the workspace and its baked targets (`check_inputs`;
-        installed packages' trailmaps as the server's process saw them), walked again only
-        when one of the directories the walk lists has changed since (a file added, removed
-        or renamed in it changes its `st_mtime`): at 10,000 trails the walk costs more than
-        the rest of a keystroke's check. A directory changed just before the walk is read
-        again on each use until it is settled (`_Listing.recent`)."""
+        """Every manifest and tool file of the workspace, its baked targets and installed
+        packages' trailmaps (`check_inputs`), walked again only when `sys.path` or one of the
+        directories the walk lists has changed since (a file added, removed or renamed in it
+        changes its `st_mtime`; a package installed changes its directory of `sys.path`:
+        `_package_dirs`): at 10,000 trails the walk costs more than the rest of a keystroke's
+        check. A directory changed just before the walk is read again on each use until it is
+        settled (`_Listing.recent`)."""
         kept = self._listing
-        if kept is not None and all(_dir_stamp(d) == stamp for d, stamp in kept.dirs):
+        if (
+            kept is not None
+            and kept.path == tuple(sys.path)
+            and all(_dir_stamp(d) == stamp for d, stamp in kept.dirs)
+        ):
             if not kept.recent:
                 return kept.files
             recent = _unsettled(kept.recent)
@@ -218,12 +224,14 @@ class Session:
         targets = self.ws.targets_dir
         if targets is not None:
             dirs.append(str(targets))  # a baked target added there (or the directory made)
+        path = tuple(sys.path)
+        dirs.extend(_package_dirs())
         before = [(d, _dir_stamp(d)) for d in dirs]
         # Read before the walk that lists the files: a change after it is a change since.
         recent = _recent(before)
         files = check_inputs(Scan(trailmaps=trailmaps, trail_paths=(), findings=()), targets)
         self._listing = (
-            _Listing(tuple(before), files, trailmaps, recent)
+            _Listing(tuple(before), files, trailmaps, path, recent)
             if recent is not None and _trusted(before, files)
             else None
         )
@@ -242,6 +250,8 @@ class _Listing:
     dirs: tuple[tuple[str, tuple[int, int] | None], ...]
     files: list[str]
     trailmaps: tuple[TrailmapDir, ...]
+    path: tuple[str, ...]
+    """`sys.path` as it was: where installed packages were looked for (`_package_dirs`)."""
     recent: Recent = ()
     """The directories changed less than `LISTING_MARGIN_NS` before the walk, each with its
     `st_mtime_ns` and its entries (name, is a directory) as they were before the walk: one may
@@ -307,6 +317,17 @@ def _dir_stamp(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_mtime_ns)
+
+
+def _package_dirs() -> list[str]:
+    """Where installed packages' trailmaps show (`sources.source_files`): each directory of
+    `sys.path` (installing or removing a distribution changes its listing) and each directory
+    under a declaring package's `trailmaps/` and `targets/` (a file added there)."""
+    found = [os.path.abspath(entry or ".") for entry in sys.path if os.path.isdir(entry or ".")]
+    for _, directory in entry_point_dirs():
+        for sub in ("trailmaps", "targets"):
+            found.extend(dirpath for dirpath, _, _ in os.walk(directory / sub))
+    return found
 
 
 def _walked(trailmap: Path) -> list[str]:
