@@ -96,6 +96,7 @@ def test_a_tool_file_added_to_a_listed_directory_is_seen(compact_ws: Path) -> No
     try:
         unknown = session.check(path, text).findings
         assert [f.message for f in unknown if "app_wave" in f.message], unknown
+        assert "app_wave" not in session.model().tools("app")  # what completion offers
         assert session.check(path, text + "\n").findings == unknown
         made = session.phases_made
         tool = compact_ws / "trailmaps/app/tools/app_wave.tool.yaml"
@@ -103,6 +104,8 @@ def test_a_tool_file_added_to_a_listed_directory_is_seen(compact_ws: Path) -> No
         # A file added changes its directory, not a file the last walk listed.
         assert session.check(path, text + "\n\n").findings == ()
         assert session.phases_made == made + 1
+        # Completion and hover follow the check, without the client's notice either.
+        assert "app_wave" in session.model().tools("app")
     finally:
         session.close()
 

@@ -106,6 +106,7 @@ class Session:
             phase = self._phase
             if phase is None or stamp != self._phase_stamp:
                 phase = self._new_phase()
+                self._model = None  # completion and hover: the tools as the inputs are now
             unprepared = phase.prepared is None
             data = text.encode("utf-8", "surrogateescape")
             listing = self._listing
