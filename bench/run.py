@@ -454,7 +454,7 @@ class Bench:
         )
         from trailblaze.check.typegate.settings import COMPILER_OPTIONS  # noqa: PLC0415
         from trailblaze.state.scratch import Layout  # noqa: PLC0415
-        from trailblaze.toolchain.compilers import collector_ceiling  # noqa: PLC0415
+        from trailblaze.toolchain.compilers import one_shot_collector  # noqa: PLC0415
         from trailblaze.toolchain.proc import ProcResult  # noqa: PLC0415
 
         name = "bare-tsc-canary" if canary else "bare-tsc-tuned" if tuned else "bare-tsc"
@@ -478,9 +478,7 @@ class Bench:
                 [*self.tsc, "-p", str(config), "--pretty", "false"]
                 + (["--listFiles"] if canary else []),
                 cwd=layout.root,
-                env={**self.env, "GOGC": "off", "GOMEMLIMIT": f"{collector_ceiling() >> 20}MiB"}
-                if tuned
-                else self.env,
+                env={**self.env, **one_shot_collector()} if tuned else self.env,
                 log=self.logs / f"{name}-{run}.log",
                 poll=self.options.poll,
                 stdout=out,

@@ -92,7 +92,12 @@ class Compiler:
         """
         if not self.native or "GOGC" in os.environ or "GOMEMLIMIT" in os.environ:
             return None
-        return {**os.environ, "GOGC": "off", "GOMEMLIMIT": f"{collector_ceiling() >> 20}MiB"}
+        return {**os.environ, **one_shot_collector()}
+
+
+def one_shot_collector() -> dict[str, str]:
+    """The collector settings of a compile that runs to its end (`Compiler.one_shot_env`)."""
+    return {"GOGC": "off", "GOMEMLIMIT": f"{collector_ceiling() >> 20}MiB"}
 
 
 CEILING_SHARE = 4

@@ -16,7 +16,7 @@ from tests.conftest import write_tree
 from trailblaze.check.run import run_check
 from trailblaze.options import CheckOptions
 from trailblaze.toolchain import compilers
-from trailblaze.toolchain.compilers import Compiler, collector_ceiling
+from trailblaze.toolchain.compilers import Compiler, collector_ceiling, one_shot_collector
 from trailblaze.workspace import find_workspace
 
 pytestmark = pytest.mark.usefixtures("tsc")
@@ -58,6 +58,7 @@ def test_a_compile_runs_with_the_collector_off_under_a_ceiling(
 ) -> None:
     assert check_codes(compact_ws) == ["TS2322"]
     ceiling = f"GOGC=off GOMEMLIMIT={collector_ceiling() >> 20}MiB"
+    assert one_shot_collector() == {"GOGC": "off", "GOMEMLIMIT": f"{collector_ceiling() >> 20}MiB"}
     assert compiles(logged), "no compile ran"
     assert set(compiles(logged)) == {ceiling}
 
