@@ -15,6 +15,7 @@ from trailblaze.state.gcpause import (
     gc_off_for_good,
     gc_paused,
     keep_out_of_the_way,
+    let_back,
     set_aside_for_exit,
 )
 
@@ -147,3 +148,41 @@ def test_what_is_set_aside_for_the_exit_is_not_collected_first() -> None:
         gc.unfreeze()
     gc.collect()
     assert dropped() is None
+
+
+def test_what_was_set_aside_is_let_back_and_a_dropped_cycle_freed() -> None:
+    """A process that goes on after its set-aside (doit's next check): `let_back` collects
+    what was set aside once, a cycle dropped since included."""
+
+    class Node:
+        other: object = None
+
+    try:
+        with gc_paused():
+            a, b = Node(), Node()
+            a.other, b.other = b, a
+            dropped = weakref.ref(a)
+            del a, b
+            set_aside_for_exit()
+        gc.collect()
+        assert dropped() is not None  # set aside: no collection sees it
+        let_back()
+        assert gc.get_freeze_count() == 0
+        assert dropped() is None
+    finally:
+        gc.unfreeze()
+
+
+def test_letting_back_with_nothing_set_aside_collects_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    collections: list[int] = []
+
+    def collect(*args: int) -> int:
+        collections.append(1)
+        return 0
+
+    monkeypatch.setattr(gc, "collect", collect)
+    assert gc.get_freeze_count() == 0
+    let_back()
+    assert collections == []

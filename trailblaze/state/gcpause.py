@@ -10,9 +10,10 @@ batch of such work (a parse worker).
 
 `keep_out_of_the_way()` is for a process that lives long and keeps what it made (the language
 server's warm workspace): what is alive now is left out of every later collection.
-`set_aside_for_exit()` is for a process about to exit (the `trailblaze` command): the
-interpreter's last collection at exit would walk everything it made, to free memory the exit
-gives back anyway.
+`set_aside_for_exit()` is for a process about to exit (the `trailblaze` command), or done with
+a check (doit's, which exits or goes on to another workspace's check: `let_back()` first): the
+collections still to come, the interpreter's last one at exit included, would walk everything
+the pipeline made, to free memory the exit gives back anyway.
 
 No other module of the package switches the collector.
 """
@@ -72,3 +73,12 @@ def set_aside_for_exit() -> None:
     """Leave every object alive now out of the collections still to come, the one at exit
     included, without collecting first (`gc.freeze`): for a process whose work is done."""
     gc.freeze()
+
+
+def let_back() -> None:
+    """Undo `set_aside_for_exit` in a process that goes on after all (doit's next check, in a
+    monorepo): what was set aside is collected once now, a cycle dropped since included, and
+    as usual after. Nothing when nothing was set aside."""
+    if gc.get_freeze_count():
+        gc.unfreeze()
+        gc.collect()
