@@ -91,6 +91,7 @@ def _compiled(
                 [*compiler.argv_prefix, "-p", str(config), "--pretty", "false"],
                 cwd=work,
                 timeout=timeout,
+                env=compiler.one_shot_env(),
             )
         except ProcError as exc:
             return dict.fromkeys(names, Untyped(f"the compiler could not run: {exc}"))
