@@ -20,7 +20,7 @@ import pytest
 from bench.lspclient import Client, uri_of
 from tests.cases import TRAILS_DIR, Case, build_workspace, discover
 from tests.conftest import dedent, run_python, toolchain_cache
-from tests.lsp.trails import PICKS
+from tests.lsp.trails import INPUT_TEXT, PICKS
 from trailblaze.toolchain.compilers import TOOLCHAIN_DIR_ENV, TSC_ENV, Compiler
 
 pytestmark = pytest.mark.tsc
@@ -197,18 +197,7 @@ def test_a_finding_in_the_trailmaps_manifest_goes_to_the_manifest(
 
 def test_an_edit_changes_the_diagnostics(client: Client, workspace: Path) -> None:
     path = workspace / TRAILS_DIR / "edited.trail.yaml"
-    bad = dedent(
-        """
-        config:
-          target: cases
-        trail:
-          - step: Type a name
-            recording:
-              android:
-                - inputText:
-                    txt: Ann
-        """
-    )
+    bad = INPUT_TEXT.replace("text: Ann", "txt: Ann")
     path.write_text(bad, "utf-8")
     uri = client.open(path)
     first = client.wait_diagnostics(uri)
@@ -235,18 +224,7 @@ def test_a_burst_of_edits_ends_with_the_last_texts_diagnostics(
     """Edits sent faster than they are checked: the texts overtaken are not answered after a
     newer one, and the last publish is the last text's verdict, for its version."""
     path = workspace / TRAILS_DIR / "burst.trail.yaml"
-    text = dedent(
-        """
-        config:
-          target: cases
-        trail:
-          - step: Type a name
-            recording:
-              android:
-                - inputText:
-                    text: NAME
-        """
-    )
+    text = INPUT_TEXT.replace("text: Ann", "text: NAME")
     path.write_text(text.replace("NAME", "Ann"), "utf-8")
     uri = client.open(path)
     assert client.wait_diagnostics(uri) == []

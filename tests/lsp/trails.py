@@ -18,3 +18,17 @@ PICKS = dedent(
     """
 )
 """A clean call of the cases trailmap's scripted `cases_pickDate`: its `day` is on line 7."""
+
+INPUT_TEXT = dedent(
+    """
+    config:
+      target: cases
+    trail:
+      - step: Type a name
+        recording:
+          android:
+            - inputText:
+                text: Ann
+    """
+)
+"""A clean call of the built-in `inputText`: its `text` is on line 8 (0-based: 7)."""
