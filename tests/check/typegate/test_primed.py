@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -220,3 +221,28 @@ def test_a_run_that_turns_out_full_stops_it_before_its_compiles(compact_ws: Path
     assert stats["compiler_runs"] == 1
     added = [f for f in report.findings if f.path == "trailmaps/app/trails/added.trail.yaml"]
     assert [f.code for f in added] == ["TS2322"]
+
+
+def test_the_pipeline_registers_no_fork_hook_while_its_server_may_fork() -> None:
+    """The primed server's thread starts its process while the main thread imports the
+    pipeline. A fork hook registered in between runs its after-fork half without its
+    before-fork half: "release unlocked lock" and a traceback on the user's terminal. Every
+    hook the pipeline needs is registered once the primed module is imported."""
+    script = """
+import os, sys
+import trailblaze.cli.main, trailblaze.cli.noop, trailblaze.doit_tasks.recorded
+import trailblaze.check.typegate.primed
+late = []
+real = os.register_at_fork
+def spy(**hooks):
+    late.append(sorted(hooks))
+    real(**hooks)
+os.register_at_fork = spy
+import trailblaze.check.run, trailblaze.report.console, trailblaze.runs.monorepo
+from concurrent.futures import ThreadPoolExecutor, ProcessPoolExecutor
+print(late)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -36,10 +36,19 @@ new: its verdicts are keyed, cached and recorded as a compile's that listed thos
 no stamp sees is the same for both: a file that appears where module resolution looked and
 found nothing before; only a compile that lists its files sees it, and the next full check's
 do.
+
+Forks while the pipeline imports. The server's thread starts its process while the main thread
+imports the pipeline. A module that registers fork hooks (`os.register_at_fork`) while another
+thread is between a fork's hooks makes CPython run an after-fork hook whose before-fork hook
+never ran: importing `concurrent.futures.thread` then (the type gate's thread pools) printed
+"Exception ignored ... release unlocked lock" with a traceback. So this module imports it
+first, before any thread of it exists; `tests/check/typegate/test_primed.py` checks that the
+pipeline's import registers no fork hook after this one's.
 """
 
 from __future__ import annotations
 
+import concurrent.futures.thread  # noqa: F401 - its fork hooks, before our threads (above)
 import json
 import queue
 import threading
