@@ -48,6 +48,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import msgspec
+
 T = TypeVar("T")
 
 HIDDEN = "***"
@@ -152,8 +154,8 @@ class Secrets:
         return text
 
     def redact_data(self, value: T) -> T:
-        """`value` with every string in it redacted: strings, dataclasses (copied with
-        `dataclasses.replace`), tuples, lists and mappings, however deep."""
+        """`value` with every string in it redacted: strings, dataclasses and msgspec
+        structs (copied with their `replace`), tuples, lists and mappings, however deep."""
         if self._pattern is None:
             return value
         return self._walk(value)  # type: ignore[no-any-return]
@@ -168,6 +170,11 @@ class Secrets:
                 if f.init
             }
             return dataclasses.replace(value, **changes)
+        if isinstance(value, msgspec.Struct):
+            fields = value.__struct_fields__
+            return msgspec.structs.replace(
+                value, **{name: self._walk(getattr(value, name)) for name in fields}
+            )
         if isinstance(value, tuple):
             return tuple(self._walk(item) for item in value)
         if isinstance(value, list):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -679,7 +680,6 @@ def test_boolean_property_schemas_are_rendered_not_crashed_on(tmp_path: Path) ->
 
 
 def test_the_model_digest_covers_every_field_of_an_entry() -> None:
-    import dataclasses  # noqa: PLC0415
 
     from trailblaze.toolmodel.records import ToolEntry  # noqa: PLC0415
     from trailblaze.toolmodel.resolution import _model_digest  # noqa: PLC0415
@@ -700,8 +700,8 @@ def test_the_model_digest_covers_every_field_of_an_entry() -> None:
         "body": (("tap", {}),),
         "implements": "tap",
     }
-    assert set(changed) == {f.name for f in dataclasses.fields(ToolEntry)}
+    assert set(changed) == set(ToolEntry.__struct_fields__)
     digest = _model_digest(Resolution("app", (base,), (), (), ()))
     for name, value in changed.items():
-        other = dataclasses.replace(base, **{name: value})
+        other = msgspec.structs.replace(base, **{name: value})
         assert _model_digest(Resolution("app", (other,), (), (), ())) != digest, name

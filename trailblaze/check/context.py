@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+import msgspec
+
 from trailblaze.options import CheckOptions
 from trailblaze.state.scratch import Layout
 from trailblaze.state.store import Store
@@ -59,8 +61,7 @@ class Timer:
             self.seconds[name] = round(total, 4)
 
 
-@dataclass(frozen=True, slots=True)
-class CheckContext:
+class CheckContext(msgspec.Struct, frozen=True):
     """One check's fixed inputs. The store is open for the whole run and committed at its end."""
 
     ws: Workspace
@@ -70,7 +71,7 @@ class CheckContext:
     catalog: Catalog
     timer: Timer
     progress: Progress | None = None
-    texts: Mapping[str, bytes] = field(default_factory=dict)
+    texts: Mapping[str, bytes] = msgspec.field(default_factory=dict)
     """Trail files whose content is given, not read (an editor's unsaved buffer, by the path
     the scan gives): checked as if the file held these bytes."""
     primed: PrimedCompile | None = None

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+
+import msgspec
 
 from trailblaze.check.context import CheckContext
 from trailblaze.finding import Finding
@@ -23,8 +25,7 @@ Stats = Mapping[str, os.stat_result | None]
 """The `os.stat` of files a caller has just looked at (None: missing), by path."""
 
 
-@dataclass(frozen=True, slots=True)
-class Manifests:
+class Manifests(msgspec.Struct, frozen=True):
     """Every workspace trailmap that loaded, keyed by directory name, and the findings."""
 
     trailmaps: dict[str, Trailmap]
@@ -48,8 +49,7 @@ def load_manifests(ws: Workspace, found: Scan) -> Manifests:
     return Manifests(trailmaps=trailmaps, dirs=dirs, findings=tuple(findings))
 
 
-@dataclass(frozen=True, slots=True)
-class Discovery:
+class Discovery(msgspec.Struct, frozen=True):
     """What the discover stage found."""
 
     whole: Scan

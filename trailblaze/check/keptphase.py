@@ -30,12 +30,12 @@ A full check never takes them (the language server keeps its own, `phase.py`).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from trailblaze.check.context import CheckContext
 from trailblaze.check.phase import Stages
@@ -57,12 +57,11 @@ _DIR = "dir"
 _NO_SCAN = Scan(trailmaps=(), trail_paths=(), findings=())
 
 
-@dataclass(frozen=True, slots=True)
-class Kept:
+class Kept(msgspec.Struct, frozen=True):
     """A kept phase that holds for this run."""
 
     stages: Stages
-    """Without the scan: the caller puts this run's in (`dataclasses.replace`)."""
+    """Without the scan: the caller puts this run's in (`msgspec.structs.replace`)."""
     prepared: Prepared | None
     """None when the gate is off (nothing was prepared)."""
 
@@ -71,8 +70,7 @@ Stamps = list[tuple[str, str]]
 """(path, stamp) of what the stages and the preparation wrote, ran or walked."""
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(msgspec.Struct, frozen=True):
     """What a run that may keep its phase notes as soon as its preparation is made."""
 
     stamps: Stamps
@@ -188,14 +186,14 @@ def _shared(targets: Targets) -> Targets:
     bytes and of the time to load them. Entries are frozen and nothing changes their schemas."""
     canonical: dict[str, ToolEntry] = {}
     resolutions = {
-        name: dataclasses.replace(
+        name: msgspec.structs.replace(
             resolution,
             entries=tuple(canonical.setdefault(repr(e), e) for e in resolution.entries),
         )
         for name, resolution in targets.resolutions.items()
     }
-    return dataclasses.replace(
-        targets, resolved=dataclasses.replace(targets.resolved, resolutions=resolutions)
+    return msgspec.structs.replace(
+        targets, resolved=msgspec.structs.replace(targets.resolved, resolutions=resolutions)
     )
 
 
@@ -220,17 +218,15 @@ def save(
         tokens = prepared.reads.tokens
         reads = reads_digest(tokens, ctx.ws.root) if tokens else ""
         body_prepared = {
-            field.name: getattr(prepared, field.name)
-            for field in dataclasses.fields(prepared)
-            if field.name != "reads"
+            name: getattr(prepared, name) for name in prepared.__struct_fields__ if name != "reads"
         }
         # As a preparation whose emits were remembered says it.
-        body_prepared["declarations"] = dataclasses.replace(prepared.declarations, runs=0)
+        body_prepared["declarations"] = msgspec.structs.replace(prepared.declarations, runs=0)
     secret = local_secret()
     if secret is None:
         return False
     kept_stages = Stages(
-        dataclasses.replace(stages.discovery, whole=_NO_SCAN, found=_NO_SCAN, positions=()),
+        msgspec.structs.replace(stages.discovery, whole=_NO_SCAN, found=_NO_SCAN, positions=()),
         _shared(stages.targets),
         stages.artifacts,
     )

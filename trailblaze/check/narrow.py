@@ -39,9 +39,9 @@ import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 
 from trailblaze import __version__, codes
@@ -146,8 +146,7 @@ def _stat(path: str, stats: Stats) -> os.stat_result | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Previous:
+class Previous(msgspec.Struct, frozen=True):
     """The last complete check's per-trail report, read back."""
 
     statuses: dict[str, TrailStatus]
@@ -159,8 +158,7 @@ class Previous:
     branches: dict[str, list[tuple[str, int, int]]]
 
 
-@dataclass(frozen=True, slots=True)
-class Narrow:
+class Narrow(msgspec.Struct, frozen=True):
     """What a narrow run checks, and the record it merges into."""
 
     changed: list[str]

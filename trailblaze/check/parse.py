@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze.check.context import CheckContext
 from trailblaze.check.discover import Stats
@@ -29,8 +30,7 @@ OnParsed = Callable[[list[Parsed]], None]
 """Sees each chunk of freshly parsed trails (their modules already written) as it arrives."""
 
 
-@dataclass(frozen=True, slots=True)
-class Trails:
+class Trails(msgspec.Struct, frozen=True):
     """What the parse stage gives back: every trail's record, in scan order."""
 
     records: dict[str, TrailRecord]

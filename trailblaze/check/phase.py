@@ -23,6 +23,8 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import msgspec
+
 from trailblaze.check.discover import Discovery
 from trailblaze.check.resolve import Targets
 from trailblaze.check.typegate.jobs import GateResult, Job
@@ -34,8 +36,7 @@ BatchCompile = Callable[[list[Job], Prepared], GateResult]
 place): a verdict for each job, or each job failed with the reason."""
 
 
-@dataclass(frozen=True, slots=True)
-class Stages:
+class Stages(msgspec.Struct, frozen=True):
     """What the workspace's stages made, as the first run left it."""
 
     discovery: Discovery

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from trailblaze.check.context import CheckContext
 from trailblaze.check.crosstrail import no_surface_finding, repeated_branches
@@ -28,8 +29,7 @@ from trailblaze.report.record import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Checked:
+class Checked(msgspec.Struct, frozen=True):
     """What the stages before the report found, as the report stage reads it."""
 
     discovery: Discovery
@@ -40,8 +40,8 @@ class Checked:
     """Every trail's record, in scan order, with the type gate's results."""
     gate: GateOutcome
     stats: dict[str, Any]
-    tests: TestOutcome = field(default_factory=TestOutcome)
-    real_paths: Mapping[str, str] = field(default_factory=dict)
+    tests: TestOutcome = msgspec.field(default_factory=TestOutcome)
+    real_paths: Mapping[str, str] = msgspec.field(default_factory=dict)
     """The file of each trail whose report path is not its file name (`parse.Trails`)."""
 
 

@@ -9,9 +9,10 @@ the parse stage generates its trails' modules against it, the type gate compiles
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze.check.context import CheckContext
 from trailblaze.check.discover import Discovery
@@ -25,8 +26,7 @@ TRANSITIONAL_EXEMPT = {"default": "the synthetic default host target has no trai
 """Kept from the reference: the synthetic `default` host target has no manifest and is exempt."""
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(msgspec.Struct, frozen=True):
     """Resolved trailmaps, in the order their artifacts are written: the workspace's, then
     the bundled targets no workspace trailmap shadows, each sorted."""
 
@@ -77,8 +77,7 @@ def resolve_workspace(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Targets:
+class Targets(msgspec.Struct, frozen=True):
     """What the resolve stage gives the rest of the check."""
 
     resolved: Resolved

@@ -25,11 +25,12 @@ a trail whose key is in the result cache costs no compiler work.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze.check import keptphase, narrow
 from trailblaze.check.context import CheckContext, PrimedCompile, Progress, Timer
@@ -177,7 +178,7 @@ def _stages(
         if found is None:
             with ctx.timer.phase("scan"):
                 found = scan(ctx.ws)
-        discovery = dataclasses.replace(kept.discovery, whole=found, found=found, positions=())
+        discovery = msgspec.structs.replace(kept.discovery, whole=found, found=found, positions=())
         targets, artifacts = kept.targets, kept.artifacts
 
     if ctx.primed is not None:
@@ -371,7 +372,7 @@ def _narrow_kept(
     not narrow under them (the stages are built, as a run without them does)."""
     kept = stored.stages
     # The trails of this run, with the workspace's trailmaps as the kept stages found them.
-    discovery = dataclasses.replace(kept.discovery, whole=found, found=found, positions=())
+    discovery = msgspec.structs.replace(kept.discovery, whole=found, found=found, positions=())
     stages = Stages(discovery, kept.targets, kept.artifacts)
     with ctx.timer.phase("narrow"):
         keys = (inputs, narrow.outputs_key(found, kept.targets), narrow.trails_key(found))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze import codes
 from trailblaze.check.context import CheckContext
@@ -57,8 +58,7 @@ def write_sdk(scratch: Path, catalog: Catalog, sdk_dir: Path | None = None) -> l
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class SurfaceOutcome:
+class SurfaceOutcome(msgspec.Struct, frozen=True):
     """A trailmap's surfaces written (or found up to date) and what was wrong."""
 
     written: tuple[Path, ...]
@@ -338,8 +338,7 @@ def _unwritable(path: str, message: str, trailmap: str) -> Finding:
 # -- the whole workspace --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Written:
+class Written(msgspec.Struct, frozen=True):
     """What writing the artifacts of resolved trailmaps did."""
 
     written: tuple[Path, ...]
@@ -399,8 +398,7 @@ def write_artifacts(ctx: CheckContext, targets: Targets) -> tuple[Finding, ...]:
     return tuple(f for found in done.findings.values() for f in found)
 
 
-@dataclass(frozen=True, slots=True)
-class WorkspaceSurfaces:
+class WorkspaceSurfaces(msgspec.Struct, frozen=True):
     """Every trailmap's resolution, what was written, and the findings of resolving."""
 
     resolutions: dict[str, Resolution]

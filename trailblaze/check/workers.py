@@ -12,8 +12,9 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from trailblaze.check.rows import TrailRecord
 from trailblaze.finding import Finding
@@ -33,8 +34,7 @@ PARALLEL_MIN = 256
 CHUNK = 64
 
 
-@dataclass(frozen=True, slots=True)
-class Context:
+class Context(msgspec.Struct, frozen=True):
     """Everything a worker needs, set before the workers fork."""
 
     strict: bool
@@ -47,8 +47,7 @@ class Context:
     trails' `runIf` calls are ordinary calls, and our runIf grammar does not apply."""
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
+class Item(msgspec.Struct, frozen=True):
     """A trail file for a parse worker: its path, stamp and bytes."""
 
     path: str
@@ -57,8 +56,7 @@ class Item:
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class Parsed:
+class Parsed(msgspec.Struct, frozen=True):
     """A trail as a parse worker hands it back."""
 
     record: TrailRecord

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from trailblaze.yaml.node import YNode, YScalar, YSeq
 
@@ -77,8 +78,7 @@ def canonical_number(text: str, kind: str) -> int | float | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class ValuePlan:
+class ValuePlan(msgspec.Struct, frozen=True):
     """What converting values under one schema needs, worked out once per schema object."""
 
     string_typed: bool

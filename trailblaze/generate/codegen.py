@@ -36,9 +36,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 
 from trailblaze import codes
@@ -66,8 +66,7 @@ _CALLEE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
 
 
-@dataclass(frozen=True, slots=True)
-class Generated:
+class Generated(msgspec.Struct, frozen=True):
     """A trail's TypeScript module and the line table mapping it back to the YAML."""
 
     text: str

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from trailblaze.finding import join_key
 
@@ -14,8 +15,7 @@ KEY_CODES = frozenset({"TS2353", "TS2561"})
 fault. Every other diagnostic on a property line is about its value."""
 
 
-@dataclass(frozen=True, slots=True)
-class GenLine:
+class GenLine(msgspec.Struct, frozen=True):
     """What a generated line is: the recorded call it came from and, on a property line, the
     property (its path in the call's arguments, where its key and scalar value are)."""
 

@@ -19,10 +19,11 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze import DATA_DIR, __version__
 from trailblaze.fsutil import file_stamp
@@ -200,8 +201,7 @@ def write_runtime(sdk_dir: Path) -> bool:
 # -- which SDK a trailmap's tools compile against -------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class SdkChoice:
+class SdkChoice(msgspec.Struct, frozen=True):
     """The SDK one trailmap's scripted tools compile against."""
 
     label: str

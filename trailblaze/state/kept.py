@@ -28,10 +28,10 @@ import os
 import pickle
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from trailblaze.state.keys import mac, mac_matches
@@ -130,8 +130,7 @@ def seal(secret: bytes, place: str, header: Mapping[str, Any], body: object) -> 
     return b"".join((MAGIC, tag, len(head).to_bytes(4, "little"), head, data))
 
 
-@dataclass(frozen=True, slots=True)
-class Sealed:
+class Sealed(msgspec.Struct, frozen=True):
     """A sealed file that verified: its header, and its body still pickled."""
 
     header: dict[str, Any]

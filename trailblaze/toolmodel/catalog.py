@@ -17,6 +17,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+import msgspec
+
 from trailblaze import DATA_DIR
 from trailblaze.state.keys import content_digest
 
@@ -69,8 +71,7 @@ class Tool:
         return tuple(self.input_schema.get("properties", {}).items())
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSet:
+class ToolSet(msgspec.Struct, frozen=True):
     """A built-in tool set. An empty ``drivers`` means the set applies to every driver."""
 
     id: str

@@ -7,16 +7,16 @@ a stage that passes one along) imports the record and not the code that computes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
 
 from trailblaze.finding import Finding
 from trailblaze.toolmodel.catalog import Tool
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Named:
+class Named(msgspec.Struct, frozen=True, kw_only=True):
     """A name from a manifest list, with where it was written."""
 
     value: str
@@ -24,8 +24,7 @@ class Named:
     column: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlatformConfig:
+class PlatformConfig(msgspec.Struct, frozen=True, kw_only=True):
     """One platform of a target: its app ids and the tool sets and tools it enables or excludes."""
 
     name: str
@@ -36,8 +35,7 @@ class PlatformConfig:
     drivers: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Trailmap:
+class Trailmap(msgspec.Struct, frozen=True, kw_only=True):
     """A trailmap's manifest. `dir_name` is what trails target; `id` is what the manifest says."""
 
     id: str
@@ -76,8 +74,7 @@ class Trailmap:
         return tuple(seen.values())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ManifestOutcome:
+class ManifestOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """A `trailmap.yaml` read: the trailmap, when it is one, and what was wrong with it."""
 
     trailmap: Trailmap | None
@@ -87,8 +84,7 @@ class ManifestOutcome:
 ToolKind = Literal["class", "yaml", "descriptor", "module"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolDef:
+class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     """One workspace tool. `input_schema` is None for module tools: tsc owns their type."""
 
     name: str
@@ -112,8 +108,7 @@ class ToolDef:
     """For composed tools: the (tool name, raw args) calls it runs, for replay."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolSetDef:
+class ToolSetDef(msgspec.Struct, frozen=True, kw_only=True):
     """A tool set: the tools it names, the drivers it is for, whether it is always on."""
 
     id: str
@@ -124,19 +119,17 @@ class ToolSetDef:
     path: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TrailmapTools:
+class TrailmapTools(msgspec.Struct, frozen=True, kw_only=True):
     """What one trailmap directory defines: tools by name, module exports, tool sets."""
 
-    tools: dict[str, ToolDef] = field(default_factory=dict)
-    modules: dict[str, ToolDef] = field(default_factory=dict)
-    toolsets: dict[str, ToolSetDef] = field(default_factory=dict)
+    tools: dict[str, ToolDef] = msgspec.field(default_factory=dict)
+    modules: dict[str, ToolDef] = msgspec.field(default_factory=dict)
+    toolsets: dict[str, ToolSetDef] = msgspec.field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
     files: tuple[Path, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class BundledTrailmap:
+class BundledTrailmap(msgspec.Struct, frozen=True):
     """A trailmap from outside the workspace; `tools` is set for baked targets (inline tools)."""
 
     manifest: Trailmap
@@ -145,8 +138,7 @@ class BundledTrailmap:
     tools: TrailmapTools | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Bundled:
+class Bundled(msgspec.Struct, frozen=True):
     """The trailmaps shipped with us and installed packages', with what was wrong with them."""
 
     trailmaps: dict[str, BundledTrailmap]
@@ -156,8 +148,7 @@ class Bundled:
 EntryKind = Literal["framework", "class", "yaml", "descriptor", "module", "open"]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolEntry:
+class ToolEntry(msgspec.Struct, frozen=True):
     """One tool of a trailmap's surface. `input_schema` is None when a TS module types it."""
 
     name: str
@@ -176,8 +167,7 @@ class ToolEntry:
     """For a `class:` tool: the framework tool whose class it registers (replay runs that)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Resolution:
+class Resolution(msgspec.Struct, frozen=True):
     """A target's tool model: every tool a trail may call, and the files it was resolved from."""
 
     trailmap: str

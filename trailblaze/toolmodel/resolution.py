@@ -24,13 +24,13 @@ still checked by name.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze import __version__, codes
 from trailblaze.finding import Finding, did_you_mean
@@ -53,8 +53,7 @@ from trailblaze.toolmodel.tooldefs import RelPath, load_trailmap_tools
 OPEN_ARGS: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 
-@dataclass(frozen=True, slots=True)
-class Node:
+class Node(msgspec.Struct, frozen=True):
     """A trailmap as the resolver sees it: from the workspace, or built into the catalog."""
 
     id: str
@@ -480,7 +479,7 @@ def model_digest(resolution: Resolution) -> str:
 def _model_digest(resolution: Resolution) -> str:
     # Every field of every entry (paths become strings, tuples lists), so a field added to
     # ToolEntry cannot leave stale artifacts behind.
-    names = [f.name for f in dataclasses.fields(ToolEntry)]
+    names = ToolEntry.__struct_fields__
     entries = [[getattr(e, name) for name in names] for e in resolution.entries]
     model = json.dumps([resolution.trailmap, list(resolution.dependencies), entries], default=str)
     return digest(__version__, model)

@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from trailblaze.trail.argtokens import (
     TOKEN,
@@ -98,16 +99,14 @@ def coerce(type_: str, value: Raw) -> str:
     raise ValueError(f"has the unknown type '{type_}'")
 
 
-@dataclass(frozen=True, slots=True)
-class Given:
+class Given(msgspec.Struct, frozen=True):
     """A value given for an argument, and where: `--arg NAME` or `path:line:col` in a file."""
 
     value: Raw
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class BindError:
+class BindError(msgspec.Struct, frozen=True):
     """Why a trail's arguments do not bind: the declaration (or None) at fault, and what."""
 
     decl: ArgDecl | None

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+import msgspec
 
 from trailblaze import codes
 
@@ -47,8 +48,7 @@ def malformed_message(token: str) -> str:
     return f"malformed argument token '{token}': expected '{{{{args.<name>}}}}'"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TokenProblem:
+class TokenProblem(msgspec.Struct, frozen=True, kw_only=True):
     """A token in a string argument that will not resolve, where it is in the string."""
 
     offset: int

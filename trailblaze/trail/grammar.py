@@ -16,8 +16,9 @@ is this module's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from trailblaze.trail.argtokens import ARG_NAME
 
@@ -25,8 +26,7 @@ ARG_TYPES = ("string", "integer", "boolean", "array", "object")
 """The types a trail argument (`config.args.<name>.type`) may declare."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Key:
+class Key(msgspec.Struct, frozen=True, kw_only=True):
     """One key of a mapping and the JSON Schema of its value."""
 
     name: str
@@ -35,8 +35,7 @@ class Key:
     """As one of a block's `any_of` alternatives, the key counts only with a non-empty list."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Block:
+class Block(msgspec.Struct, frozen=True, kw_only=True):
     """One mapping of the trail grammar.
 
     `required` keys must all be present; of `one_of`, exactly one; of `any_of`, at least one.

@@ -36,8 +36,9 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
+
+import msgspec
 
 from trailblaze import codes
 from trailblaze.finding import join_key
@@ -49,8 +50,7 @@ from trailblaze.trail.runif import RUNIF
 from trailblaze.yaml.node import YMap, YNode, YScalar, YSeq
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HostTool:
+class HostTool(msgspec.Struct, frozen=True, kw_only=True):
     """A tool whose call would run a program or touch a file on the host."""
 
     name: str
@@ -113,8 +113,7 @@ _PLAIN: dict[str, frozenset[str]] = {}
 # -- the calls of a recording ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedCall:
+class RecordedCall(msgspec.Struct, frozen=True):
     """A call a recording makes: a recorded call, or one inside a `runIf` of it."""
 
     step: Step
@@ -205,8 +204,7 @@ def noted_tools(trail: Trail, plain: frozenset[str]) -> str | None:
 # -- what a name reaches --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class HostCall:
+class HostCall(msgspec.Struct, frozen=True):
     """A call of a host tool that a recorded call leads to."""
 
     tool: HostTool

@@ -30,9 +30,10 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+import msgspec
 
 from trailblaze.report.escaping import printable
 from trailblaze.trail.argtokens import TOKEN
@@ -49,8 +50,7 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…")
 
 
-@dataclass(frozen=True, slots=True)
-class HostPolicy:
+class HostPolicy(msgspec.Struct, frozen=True):
     """The host programs a workspace allows its recordings to run, and where its trails are."""
 
     root: Path | None = None

@@ -10,8 +10,9 @@ whether it was quoted.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from trailblaze.finding import Finding
 from trailblaze.yaml.node import YMap, YNode, YScalar
@@ -28,8 +29,7 @@ def is_blank_name(key: YScalar) -> bool:
     return not key.text or key.value is None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
+class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     """One recorded call: `name: {args}`. `args` is None when the call has no arguments."""
 
     name: str
@@ -39,8 +39,7 @@ class ToolCall:
     key_path: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Recording:
+class Recording(msgspec.Struct, frozen=True, kw_only=True):
     """The calls recorded for one device classifier (None in the legacy format)."""
 
     classifier: str | None
@@ -49,8 +48,7 @@ class Recording:
     column: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Step:
+class Step(msgspec.Struct, frozen=True, kw_only=True):
     """A step, a verification, the trailhead, or a legacy `- tools:` block.
 
     `number` follows the reference's extraction rules: the trailhead and `- tools:` blocks are
@@ -77,8 +75,7 @@ class Step:
         return self.text or ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ArgDecl:
+class ArgDecl(msgspec.Struct, frozen=True, kw_only=True):
     """A declared trail argument (`config.args.<name>`)."""
 
     name: str
@@ -90,8 +87,7 @@ class ArgDecl:
     column: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TrailConfig:
+class TrailConfig(msgspec.Struct, frozen=True, kw_only=True):
     """A trail's `config` step."""
 
     id: str | None = None
@@ -120,8 +116,7 @@ class TrailConfig:
         return frozenset(d.name for d in self.args)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Trail:
+class Trail(msgspec.Struct, frozen=True, kw_only=True):
     """A trail file that passed the parse gate."""
 
     path: str
@@ -147,8 +142,7 @@ class Trail:
         return sum(1 for _ in self.calls())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ParseOutcome:
+class ParseOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """A trail (None when the parse gate rejected it) and every finding about the file."""
 
     trail: Trail | None

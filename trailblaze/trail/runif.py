@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+import msgspec
 
 from trailblaze import codes
 from trailblaze.finding import Finding, did_you_mean, join_key
@@ -41,8 +42,7 @@ TOOL_ARGS = "args"
 """Beside a tool given by name, its arguments (`{tool: NAME, args: {...}}`)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Branch:
+class Branch(msgspec.Struct, frozen=True):
     """A call inside a branch (or the condition tool), with its position in the tree."""
 
     call: ToolCall
@@ -52,8 +52,7 @@ class Branch:
     """Set when the call is itself a (valid) nested runIf."""
 
 
-@dataclass(frozen=True, slots=True)
-class RunIf:
+class RunIf(msgspec.Struct, frozen=True):
     """A `runIf` call: its selector or condition tool, and its branches."""
 
     call: ToolCall

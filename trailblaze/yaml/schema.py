@@ -18,8 +18,9 @@ import contextlib
 import functools
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from trailblaze import __version__, codes
 from trailblaze.finding import did_you_mean, join_key
@@ -42,8 +43,7 @@ _TYPE_WORDS = {
 }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SchemaIssue:
+class SchemaIssue(msgspec.Struct, frozen=True, kw_only=True):
     """A place in a YAML document that does not fit its schema, with the finding code it becomes."""
 
     line: int

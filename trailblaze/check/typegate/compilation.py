@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from trailblaze.check.typegate.jobs import GateResult, Job
 from trailblaze.check.typegate.mapping import map_diagnostics
@@ -15,8 +15,7 @@ from trailblaze.toolchain.compilers import Compiler
 from trailblaze.toolchain.proc import ProcError, ProcTimeout
 
 
-@dataclass(frozen=True, slots=True)
-class Compiling:
+class Compiling(msgspec.Struct, frozen=True):
     """How every compiler run of one `compile_jobs` is made."""
 
     compiler: Compiler
@@ -26,8 +25,7 @@ class Compiling:
     """Compiler arguments beyond the program (`--singleThreaded`)."""
 
 
-@dataclass(frozen=True, slots=True)
-class CompilerRun:
+class CompilerRun(msgspec.Struct, frozen=True):
     """What one proven compiler run said: its diagnostics, or why it could not run."""
 
     diagnostics: tuple[Diagnostic, ...] = ()

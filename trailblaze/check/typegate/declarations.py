@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -10,9 +9,10 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze.check.typegate.projects import (
     DECLARATION_ONLY,
@@ -54,8 +54,7 @@ from trailblaze.workspace import (
 from trailblaze.yaml.text import YamlError, read_text
 
 
-@dataclass(frozen=True, slots=True)
-class Declarations:
+class Declarations(msgspec.Struct, frozen=True):
     """The scripted tools' declarations emitted for a trailmap, and what went wrong emitting them."""
 
     decls: dict[Path, Path]
@@ -85,8 +84,7 @@ def tool_sources(tools_dir: Path) -> list[Path]:
 _TEST_SOURCE = re.compile(r"\.(test|spec)\.[cm]?[jt]s$")
 
 
-@dataclass(frozen=True, slots=True)
-class Emitted:
+class Emitted(msgspec.Struct, frozen=True):
     """One trailmap's declaration emit: its findings, a digest of what it wrote, the files."""
 
     complete: bool
@@ -120,8 +118,7 @@ class Emitted:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class EmitPlan:
+class EmitPlan(msgspec.Struct, frozen=True):
     """One trailmap's declaration emit, as planned: where its tools are and its output goes,
     its memo key, the memo's last complete emit under that key (None: emit again), its SDK."""
 
@@ -224,13 +221,13 @@ def emit_declarations(
             keep=keep,
         )
         if top and not any(p.suffix in SOURCE_SUFFIXES for p in sources):
-            plans.append(dataclasses.replace(bare, empty=True))
+            plans.append(msgspec.structs.replace(bare, empty=True))
             continue
         unread = tuple((p, why) for p in sources if (why := _not_read(p)) is not None)
         if unread:
             # The tool reader reported these as not read: compiling them anyway would read
             # them after all (a file of gigabytes, into the key and the compiler).
-            plans.append(dataclasses.replace(bare, unread=unread))
+            plans.append(msgspec.structs.replace(bare, unread=unread))
             continue
         home = (homes or {}).get(trailmap)
         surface = home / DTS_NAME if home is not None else None
@@ -259,7 +256,7 @@ def emit_declarations(
             if source.name != "tsconfig.json":
                 decls[source] = out_dir / _declaration_name(source.relative_to(tools_dir))
         plans.append(
-            dataclasses.replace(
+            msgspec.structs.replace(
                 bare,
                 key=key,
                 remembered=remembered,
@@ -590,10 +587,10 @@ def _project_plan(
     )
     unread = tuple((p, why) for p in sources if (why := _not_read(p)) is not None)
     if unread:
-        return dataclasses.replace(plan, unread=unread, sources=())
+        return msgspec.structs.replace(plan, unread=unread, sources=())
     missing = tuple(missing_dependencies(project))
     if missing:
-        return dataclasses.replace(plan, missing=missing)
+        return msgspec.structs.replace(plan, missing=missing)
     key = digest(
         "nested-project",
         str(plan.out_dir),
@@ -604,7 +601,7 @@ def _project_plan(
         *(f"{m}\0{bytes_or_missing(m)}" for m in dependency_manifests(project)),
     )
     remembered = store.get(DECLARATIONS, plan.memo, key) if store is not None else None
-    return dataclasses.replace(plan, key=key, remembered=remembered)
+    return msgspec.structs.replace(plan, key=key, remembered=remembered)
 
 
 def _not_installed(plan: EmitPlan, rel: Callable[[Path], str], layout: Layout) -> Emitted:

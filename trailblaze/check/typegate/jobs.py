@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from trailblaze.check.rows import TrailRecord
 from trailblaze.check.typegate.settings import infra_finding
 from trailblaze.finding import Finding
 from trailblaze.generate.linetable import PackedLines
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
+class Job(msgspec.Struct, frozen=True):
     """One trail to compile: its generated module, line table and cache key."""
 
     path: str
@@ -53,8 +54,7 @@ class GateResult:
             )
 
 
-@dataclass(frozen=True, slots=True)
-class GateOutcome:
+class GateOutcome(msgspec.Struct, frozen=True):
     """What the type gate stage gives back."""
 
     records: dict[str, TrailRecord]

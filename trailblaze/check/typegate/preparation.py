@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from trailblaze import __version__
 from trailblaze.check.context import CheckContext
@@ -47,8 +48,7 @@ from trailblaze.toolmodel.tooldefs import RelPath
 from trailblaze.workspace import tool_files
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(msgspec.Struct, frozen=True):
     """Everything the checks of single trails share."""
 
     compiler: Compiler
@@ -72,8 +72,7 @@ class Prepared:
     """What the compiles read beyond the inputs, and whether the keys covered it."""
 
 
-@dataclass(frozen=True, slots=True)
-class NoCompiler:
+class NoCompiler(msgspec.Struct, frozen=True):
     """The toolchain could not be found or installed: nothing is compiled this run."""
 
     error: str
@@ -195,8 +194,7 @@ def prepare(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ReadScope:
+class ReadScope(msgspec.Struct, frozen=True):
     """What a run's `ReadFiles` is made with but the known reads (`read_scope`): kept with a
     preparation between runs (`check.keptphase`), whose `ReadFiles` each run makes again."""
 

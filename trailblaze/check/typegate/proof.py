@@ -25,9 +25,10 @@ import secrets
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze.toolchain.compilers import Compiler
 from trailblaze.toolchain.proc import ProcError, ProcResult, run
@@ -40,8 +41,7 @@ CANARY_CODE = "TS2322"
 CANARY_LINE = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(msgspec.Struct, frozen=True):
     """One compiler diagnostic: where it is, its code and its message."""
 
     file: Path
@@ -55,8 +55,7 @@ class Unproven(ProcError):
     """The compiler ran but did not prove that it compiled the batch."""
 
 
-@dataclass(frozen=True, slots=True)
-class Canary:
+class Canary(msgspec.Struct, frozen=True):
     """The canary of one run: its file and the two words its diagnostic must repeat."""
 
     file: Path
@@ -131,8 +130,7 @@ def _continued(last: Diagnostic, raw: str) -> Diagnostic:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Compiled:
+class Compiled(msgspec.Struct, frozen=True):
     """What a proven compiler run said, and what it read."""
 
     diagnostics: list[Diagnostic]

@@ -22,9 +22,11 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from trailblaze import codes
 from trailblaze.check.context import CheckContext
@@ -58,20 +60,18 @@ _FALLBACK = {
 _OUTPUT_LIMIT = 2000
 
 
-@dataclass(frozen=True, slots=True)
-class TestOutcome:
+class TestOutcome(msgspec.Struct, frozen=True):
     """What the stage gives the report."""
 
     __test__ = False
 
     tests: tuple[UnitTest, ...] = ()
     findings: tuple[Finding, ...] = ()
-    stats: dict[str, Any] = field(default_factory=dict)
-    reads: dict[str, tuple[str, os.stat_result | None]] = field(default_factory=dict)
+    stats: dict[str, Any] = msgspec.field(default_factory=dict)
+    reads: dict[str, tuple[str, os.stat_result | None]] = msgspec.field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class _Suite:
+class _Suite(msgspec.Struct, frozen=True):
     """A trailmap's unit tests, ready for bun."""
 
     trailmap: str

@@ -6,9 +6,10 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze import DATA_DIR, codes
 from trailblaze.finding import Finding
@@ -35,8 +36,7 @@ def file_schema(name: str) -> Mapping[str, Any]:
     return {"$defs": _schemas()["$defs"], "$ref": f"#/$defs/{name}"}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolFile:
+class ToolFile(msgspec.Struct, frozen=True, kw_only=True):
     """A tool file that is valid against its schema."""
 
     root: YMap

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from trailblaze import codes
 from trailblaze.finding import join_key
@@ -13,8 +13,7 @@ from trailblaze.trail.parse.reader import Reader, Reject
 from trailblaze.yaml.node import YMap, YNode, YScalar
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StepHead:
+class StepHead(msgspec.Struct, frozen=True, kw_only=True):
     """A step mapping and what it says besides its recording."""
 
     mapping: YMap
