@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from trailblaze.check.rows import TrailRecord, TrailState
 from trailblaze.state.scratch import Layout, prepare_scratch

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
@@ -45,11 +44,10 @@ class PrimedCompile(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class Timer:
+class Timer(msgspec.Struct):
     """The time each phase of a run took, summed per name (the stats' `seconds`)."""
 
-    seconds: dict[str, float] = field(default_factory=dict)
+    seconds: dict[str, float] = msgspec.field(default_factory=dict)
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:

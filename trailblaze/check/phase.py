@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import msgspec
 
@@ -44,8 +43,7 @@ class Stages(msgspec.Struct, frozen=True):
     artifacts: tuple[Finding, ...]
 
 
-@dataclass(slots=True)
-class WorkspacePhase:
+class WorkspacePhase(msgspec.Struct):
     """The workspace's stages of one run, for the next runs over the same inputs."""
 
     stages: Stages | None = None

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+import msgspec
 
 from trailblaze.finding import Finding
 from trailblaze.fsutil import Stamp
@@ -30,8 +31,7 @@ from trailblaze.trail.model import ParseOutcome
 log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class TrailRecord:
+class TrailRecord(msgspec.Struct):
     """What a check knows about one trail. Treated as immutable (changes make a new record:
     the pipeline tells a changed trail by identity); not `frozen` because a frozen dataclass
     is built three times slower, and ten thousand are read on every run."""
@@ -90,7 +90,7 @@ class TrailRecord:
         )
 
     def restamp(self, stamp: Stamp | None) -> TrailRecord:
-        return replace(self, stamp=stamp)
+        return msgspec.structs.replace(self, stamp=stamp)
 
     def with_result(
         self,
@@ -99,7 +99,7 @@ class TrailRecord:
         surface_key: str | None = None,
         base_key: str | None = None,
     ) -> TrailRecord:
-        return replace(
+        return msgspec.structs.replace(
             self,
             key=key,
             types=tuple(f.to_json() for f in findings),
@@ -164,12 +164,11 @@ class TrailRecord:
         return out
 
 
-@dataclass
-class TrailState:
+class TrailState(msgspec.Struct):
     """Every trail's record from the store, and what changed since it was read."""
 
-    trails: dict[str, TrailRecord] = field(default_factory=dict)
-    _saved: dict[str, TrailRecord] = field(default_factory=dict, repr=False)
+    trails: dict[str, TrailRecord] = msgspec.field(default_factory=dict)
+    _saved: dict[str, TrailRecord] = msgspec.field(default_factory=dict)
     """The records as they are in the store: `save` stages only what differs."""
 
     @classmethod

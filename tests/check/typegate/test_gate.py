@@ -3,7 +3,6 @@ caching and concurrency. Every test here runs tsc (the `tsc` fixture installs it
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -12,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from tests.conftest import CORPUS, DATA, OpenedDatabases, write_tree
@@ -792,7 +792,7 @@ def test_a_record_of_an_older_generator_is_counted_again(sample_ws: Path) -> Non
     with Store.open(sample_ws / ".trailblaze") as store:
         state = TrailState.load(store)
         record = state.trails[TRAIL]
-        state.trails[TRAIL] = dataclasses.replace(
+        state.trails[TRAIL] = msgspec.structs.replace(
             record, calls=1, key="0" * 64, surface_key="old", base_key="old"
         )
         state.save(store)

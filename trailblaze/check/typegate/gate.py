@@ -23,9 +23,10 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from trailblaze import codes
 from trailblaze.check.context import CheckContext
@@ -60,14 +61,13 @@ if TYPE_CHECKING:
     from trailblaze.check.phase import WorkspacePhase
 
 
-@dataclass
-class _Collected:
+class _Collected(msgspec.Struct):
     """What the run collects on its way to a `GateOutcome`."""
 
-    failed: set[str] = field(default_factory=set)
-    infra: list[Finding] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    stats: dict[str, Any] = field(
+    failed: set[str] = msgspec.field(default_factory=set)
+    infra: list[Finding] = msgspec.field(default_factory=list)
+    findings: list[Finding] = msgspec.field(default_factory=list)
+    stats: dict[str, Any] = msgspec.field(
         default_factory=lambda: {
             "compiler_runs": 0,
             "files_compiled": [],

@@ -4,7 +4,6 @@ stage gives back (`GateOutcome`, the record the report stage reads)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +28,17 @@ class Job(msgspec.Struct, frozen=True):
     """Findings of the generator, reported with the compiler's."""
 
 
-@dataclass
-class GateResult:
+class GateResult(msgspec.Struct):
     """What one or more compiler runs decided for their jobs."""
 
-    findings: dict[str, list[Finding]] = field(default_factory=dict)
+    findings: dict[str, list[Finding]] = msgspec.field(default_factory=dict)
     """Type findings per trail path, for every job that was really checked."""
-    infra: list[Finding] = field(default_factory=list)
-    failed: set[str] = field(default_factory=set)
+    infra: list[Finding] = msgspec.field(default_factory=list)
+    failed: set[str] = msgspec.field(default_factory=set)
     """Trail paths whose check could not complete."""
     compiler_runs: int = 0
-    files_compiled: list[str] = field(default_factory=list)
-    listed: set[str] = field(default_factory=set)
+    files_compiled: list[str] = msgspec.field(default_factory=list)
+    listed: set[str] = msgspec.field(default_factory=set)
     """Every file its compiler runs read (`--listFiles`): the result keys must cover them."""
     unlisted: bool = False
     """Its compiler does not list what it read (a warm one): no verdict of it is cached."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from trailblaze import codes
 from trailblaze.check.typegate.declarations import Declarations, tools_root
@@ -32,15 +33,14 @@ SURFACES_CHECKED: Kind[bool] = Kind("surface-checked", bool)
 """Per trailmap: its module surface compiled clean, keyed by the surface and the compiler."""
 
 
-@dataclass
-class SurfaceCheck:
+class SurfaceCheck(msgspec.Struct):
     """What the strict compile of the module surfaces found."""
 
-    broken: dict[str, str] = field(default_factory=dict)
+    broken: dict[str, str] = msgspec.field(default_factory=dict)
     """Trailmap -> why none of its trails can be checked."""
-    unresolved: dict[str, dict[str, str]] = field(default_factory=dict)
+    unresolved: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
     """Trailmap -> scripted tool -> why its input type is unresolved (calls to it go unchecked)."""
-    listed: list[str] = field(default_factory=list)
+    listed: list[str] = msgspec.field(default_factory=list)
     """Every file the compile read (`--listFiles`); none when it did not run."""
     started_ns: int = 0
 

@@ -22,7 +22,6 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,8 +80,7 @@ class _Suite(msgspec.Struct, frozen=True):
     """`--tsconfig-override` for bun (the tools' SDK mapping does not resolve), else None."""
 
 
-@dataclass
-class _Run:
+class _Run(msgspec.Struct):
     """The test files of a suite that run this time, with their result keys."""
 
     suite: _Suite
