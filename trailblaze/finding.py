@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import builtins
 import difflib
-from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
+
+import msgspec
 
 Kind = Literal["parse", "manifest", "type", "tool", "runif", "test", "infra", "warning"]
 """`tool`: a diagnostic in a scripted tool's own source, apart from the findings of trails."""
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
+class Location(msgspec.Struct, frozen=True):
     """A place in the input: `path` relative to the workspace root (POSIX), 1-based line and
     column, and the key path inside the document (`trail[2].recording`)."""
 
@@ -41,8 +41,7 @@ class Location:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     """One problem at one place. `path` is relative to the workspace root, POSIX separators."""
 
     kind: Kind
@@ -85,10 +84,10 @@ class Finding:
         return cls(**data)
 
     def with_(self, **changes: Any) -> Finding:
-        return replace(self, **changes)
+        return msgspec.structs.replace(self, **changes)
 
 
-_FIELDS = tuple(f.name for f in fields(Finding))
+_FIELDS = Finding.__struct_fields__
 FINDING_FIELDS = _FIELDS
 """The fields of a finding, in the order `to_json` writes them."""
 
@@ -117,8 +116,7 @@ def is_workspace_path(path: str) -> bool:
     return all(part not in ("", ".", "..") for part in path.split("/"))
 
 
-@dataclass(frozen=True, slots=True)
-class Owned:
+class Owned(msgspec.Struct, frozen=True):
     """The files of one workspace that a finding from outside it (a remote entry, a shard's
     report) may name: its trails, anything under its trailmap directories (manifests, tool
     files, their generated files), and the paths its own scan reported (a directory that could

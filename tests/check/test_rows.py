@@ -29,7 +29,7 @@ def record(path: str, **changes: object) -> TrailRecord:
         types=({"kind": "type", "path": path, "line": 9, "column": 11, "text": "TS2322"},),
         branches=(("sig", 4, 7),),
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return replace(base, **changes)
 
 
 def saved(tmp_path: Path, state: TrailState) -> bool:

@@ -148,9 +148,7 @@ def test_sarif_says_what_code_scanning_needs() -> None:
 
 
 def test_sarif_makes_a_path_outside_the_base_relative_too() -> None:
-    outside = dataclasses.replace(
-        REPORT.findings[0], path="/ci/runner/toolchain/lib.d.ts", line=3, column=1
-    )
+    outside = REPORT.findings[0].with_(path="/ci/runner/toolchain/lib.d.ts", line=3, column=1)
     report = dataclasses.replace(REPORT, path_base="/ci/runner/work/repo", findings=(outside,))
     [run] = json.loads(sarif(report))["runs"]
     [result] = run["results"]

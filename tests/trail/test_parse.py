@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec
 import pytest
 
 from tests.conftest import dedent
@@ -455,5 +454,5 @@ def test_finding_json_keeps_every_field_in_order_and_round_trips() -> None:
     [finding] = outcome.findings
     finding = finding.with_(step=1, classifier="android", tool="t", position="runIf.then[0]")
     data = finding.to_json()
-    assert list(data.items()) == list(dataclasses.asdict(finding).items())
+    assert list(data.items()) == list(msgspec.structs.asdict(finding).items())
     assert type(finding).from_json(data) == finding

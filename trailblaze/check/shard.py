@@ -19,9 +19,11 @@ import heapq
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from trailblaze import codes
 from trailblaze.check.crosstrail import no_surface_finding, repeated_branches
@@ -239,7 +241,7 @@ def _merge(
                     f"{path}: reports a unit test in {test.path[:200]!r}, which is not a file "
                     "of the workspace being reported"
                 )
-            tests.append(replace(test, path=where_test))
+            tests.append(msgspec.structs.replace(test, path=where_test))
         shard = data["shard"]
         trails = data.get("trails")
         positions = shard["positions"]
@@ -262,7 +264,7 @@ def _merge(
                     "never overlap"
                 )
             where[rel] = path
-            placed.append((position, replace(status, path=rel)))
+            placed.append((position, msgspec.structs.replace(status, path=rel)))
         found = data.get("findings")
         try:
             decoded = decode_findings(found)

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
+import msgspec
+
 from trailblaze import codes
 from trailblaze.finding import Finding
 
@@ -45,8 +47,7 @@ def fatal_findings(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.fatal and f.kind not in ("infra", "warning")]
 
 
-@dataclass(frozen=True, slots=True)
-class TrailStatus:
+class TrailStatus(msgspec.Struct, frozen=True):
     """One trail's line in the report: its trailmap, whether it was type-checked, and why not."""
 
     path: str
@@ -106,8 +107,7 @@ INCOMPLETE_TEST_CODES = frozenset({codes.TEST_ERROR, codes.TEST_TIMEOUT})
 """A test file that did not run to its end: the run is not repeated without running it."""
 
 
-@dataclass(frozen=True, slots=True)
-class UnitTest:
+class UnitTest(msgspec.Struct, frozen=True):
     """One unit test of a trailmap's tools, as the test stage ran it (or found it cached)."""
 
     __test__ = False  # not a pytest class
@@ -220,7 +220,7 @@ class Report:
             self,
             shard=shard,
             trails=tuple(
-                t if (path := rebase(t.path)) == t.path else replace(t, path=path)
+                t if (path := rebase(t.path)) == t.path else msgspec.structs.replace(t, path=path)
                 for t in self.trails
             ),
             findings=tuple(
@@ -228,7 +228,7 @@ class Report:
                 for f in self.findings
             ),
             tests=tuple(
-                t if (path := rebase(t.path)) == t.path else replace(t, path=path)
+                t if (path := rebase(t.path)) == t.path else msgspec.structs.replace(t, path=path)
                 for t in self.tests
             ),
             path_base=base,

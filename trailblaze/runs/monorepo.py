@@ -27,6 +27,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from trailblaze.finding import Finding
 from trailblaze.options import CheckOptions
 from trailblaze.report.record import Report, TrailStatus, UnitTest
@@ -241,9 +243,10 @@ def combine(root: Path, parts: Sequence[tuple[str, Report]]) -> Report:
     require = False
     for name, report in parts:
         prefix = "" if name == "." else f"{name}/"
-        trails.extend(replace(t, path=prefix + t.path) for t in report.trails)
+        trails.extend(msgspec.structs.replace(t, path=prefix + t.path) for t in report.trails)
         tests.extend(
-            replace(u, path=prefix + u.path, trailmap=f"{name}:{u.trailmap}") for u in report.tests
+            msgspec.structs.replace(u, path=prefix + u.path, trailmap=f"{name}:{u.trailmap}")
+            for u in report.tests
         )
         findings.extend(f.with_(path=prefix + f.path) for f in report.findings)
         trailmaps.extend(f"{name}:{tm}" for tm in report.trailmaps)

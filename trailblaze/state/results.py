@@ -25,7 +25,6 @@ a slow disk, and SQLite gives atomic, concurrent-safe writes.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -148,7 +147,9 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
     "int | None": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
     "bool": lambda v: isinstance(v, bool),
 }
-_FIELD_CHECKS = {f.name: _CHECKS.get(str(f.type)) for f in dataclasses.fields(Finding)}
+_FIELD_CHECKS = {
+    name: _CHECKS.get(str(Finding.__annotations__[name])) for name in Finding.__struct_fields__
+}
 """Each field of a finding and how its JSON value is checked (by its annotation)."""
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from trailblaze.finding import Owned
 from trailblaze.options import CheckOptions
@@ -220,7 +222,10 @@ def report_of(
         sdks = data.get("sdks") or {}
         shard = data.get("shard")
         # A run answered by the cache ran none of its tests here.
-        tests = tuple(replace(UnitTest.checked(u), cached=True) for u in data.get("tests") or ())
+        tests = tuple(
+            msgspec.structs.replace(UnitTest.checked(u), cached=True)
+            for u in data.get("tests") or ()
+        )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"malformed report: {exc}") from None
     if not all(isinstance(t, str) for t in trailmaps):
