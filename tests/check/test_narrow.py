@@ -224,19 +224,42 @@ def test_what_the_record_does_not_cover_runs_the_full_stages(
     assert again == cold(ws, tmp_path, "cold-again")
 
 
+def _spoil_findings(data: dict[str, Any]) -> dict[str, Any]:
+    assert data["findings"], "the record holds findings to spoil"
+    return {**data, "findings": [{"not": "a finding"}] * len(data["findings"])}
+
+
+def _spoil_a_status(data: dict[str, Any]) -> dict[str, Any]:
+    path, trailmap, _, reason, target, calls = data["statuses"][0]
+    return {
+        **data,
+        "statuses": [[path, trailmap, "fine", reason, target, calls], *data["statuses"][1:]],
+    }
+
+
+def _spoil_a_stamp(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "stamps": [7, *data["stamps"][1:]]}
+
+
+SPOILED: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "findings that are not findings": _spoil_findings,
+    "a status of no kind a check gives": _spoil_a_status,
+    "a stamp that is a number": _spoil_a_stamp,
+}
+
+
+@pytest.mark.parametrize("name", SPOILED)
 def test_a_record_whose_rows_are_not_a_records_runs_the_full_stages(
-    ws: Path, tmp_path: Path
+    ws: Path, tmp_path: Path, name: str
 ) -> None:
     """Rows that read as JSON but not as a record's (rewritten in place, its stamp kept, so
-    the store still vouches for it) are found while the changed trail compiles: the run is a
-    full check all the same, never a report made of them."""
+    the store still vouches for it) are a miss: the run is a full check all the same, never
+    a report made of them."""
     _type_error(ws)
     check(ws)  # records the type error's finding
     last = Layout(ws / ".trailblaze").last_run
     before = last.stat()
-    data = json.loads(last.read_bytes())
-    assert data["findings"], "the record holds findings to spoil"
-    spoiled = json.dumps({**data, "findings": [{"not": "a finding"}] * len(data["findings"])})
+    spoiled = json.dumps(SPOILED[name](json.loads(last.read_bytes())), separators=(",", ":"))
     text = spoiled.encode()
     original = last.read_bytes()
     assert len(text) <= len(original)

@@ -35,6 +35,7 @@ is a full check, which records again.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import stat
@@ -42,7 +43,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
-import orjson
 
 from trailblaze import __version__, codes
 from trailblaze.check.context import CheckContext
@@ -158,13 +158,31 @@ class Previous(msgspec.Struct, frozen=True):
     branches: dict[str, list[tuple[str, int, int]]]
 
 
+class Kept(msgspec.Struct):
+    """The per-trail record file (`Layout.last_run`) as `record` writes it: each trail's status
+    as an array of its fields, in scan order, with its stamp at the same place in `stamps`; the
+    findings at a trail's path as `Finding.to_json` writes them; each trail's runIf branches.
+    Read by msgspec against these types in one pass (`_read`): a file of another shape is a
+    miss, and ten thousand statuses come back as `TrailStatus` without a line of Python each."""
+
+    statuses: list[TrailStatus]
+    stamps: list[str | None]
+    findings: list[Finding]
+    branches: dict[str, list[tuple[str, int, int]]]
+
+
+@functools.cache
+def _decoder() -> msgspec.json.Decoder[Kept]:
+    return msgspec.json.Decoder(Kept)
+
+
 class Narrow(msgspec.Struct, frozen=True):
     """What a narrow run checks, and the record it merges into."""
 
     changed: list[str]
     """The changed trails' files (absolute, as scanned), in scan order."""
     changed_rel: frozenset[str]
-    data: dict[str, Any]
+    data: Kept
     """The per-trail record as read (`read_previous` makes it a `Previous`)."""
     record: dict[str, Any]
 
@@ -186,7 +204,7 @@ def plan(
     data = _read(ctx)
     if data is None:
         return None
-    rows, stamps = data["statuses"], data["stamps"]
+    statuses, stamps = data.statuses, data.stamps
     if len(stamps) != len(found.trail_paths):
         return None
     # The same trails in the same order as the recorded run's (`trails`), so the recorded
@@ -194,63 +212,45 @@ def plan(
     changed: list[str] = []
     changed_rel: set[str] = set()
     regular = stat.S_ISREG
-    for path, row, stamp in zip(found.trail_paths, rows, stamps, strict=True):
+    for path, status, stamp in zip(found.trail_paths, statuses, stamps, strict=True):
         st = stats[path] if path in stats else _stat(path, stats)
         if st is None or not regular(st.st_mode) or stamp != stamp_of(st):
             changed.append(path)
-            changed_rel.add(row[0])
+            changed_rel.add(status.path)
     # No trail changed either (the other entry point checked since this one's last run, or
     # the output asked for is another format): every key of the record holds, so its verdicts
     # are this run's; the run checks nothing and reports them. Unless a type-checked trail's
     # generated module is gone (removed by hand, say): the full stages put it back.
-    if not changed and not _modules_in_place(ctx, rows):
+    if not changed and not _modules_in_place(ctx, statuses):
         return None
     return Narrow(changed, frozenset(changed_rel), data, record)
 
 
-def _modules_in_place(ctx: CheckContext, rows: list[list[Any]]) -> bool:
+def _modules_in_place(ctx: CheckContext, statuses: list[TrailStatus]) -> bool:
     """Whether the generated module of every type-checked trail of the record is on disk."""
     trail_file, exists = ctx.layout.trail_file, os.path.exists
-    return all(exists(trail_file(row[0])) for row in rows if row[2] == "type-checked")
+    return all(exists(trail_file(s.path)) for s in statuses if s.status == "type-checked")
 
 
-def _read(ctx: CheckContext) -> dict[str, Any] | None:
-    """The per-trail record as `record` writes it (its shape checked, not its rows), or None
-    when it is missing or not one (the store vouches for the file by its stamp: what `record`
-    wrote, or a miss)."""
+def _read(ctx: CheckContext) -> Kept | None:
+    """The per-trail record as `record` writes it, or None when it is missing or not one:
+    not JSON, another shape, a field of another type, not one stamp per status (the store
+    vouches for the file by its stamp: what `record` wrote, or a miss)."""
     try:
-        data = orjson.loads(ctx.layout.last_run.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        data = _decoder().decode(ctx.layout.last_run.read_bytes())
+    except (OSError, msgspec.DecodeError):
         return None
-    if not isinstance(data, dict):
-        return None
-    rows, stamps = data.get("statuses"), data.get("stamps")
-    if not isinstance(rows, list) or not isinstance(stamps, list) or len(rows) != len(stamps):
-        return None
-    if not all(isinstance(row, list) and len(row) == 6 and isinstance(row[0], str) for row in rows):
-        return None
-    return data
+    return data if len(data.statuses) == len(data.stamps) else None
 
 
 def read_previous(narrow: Narrow) -> Previous | None:
     """The last complete check's per-trail report from the record `plan` read (made while the
-    changed trails compile), or None when its rows are not what `record` writes."""
+    changed trails compile), or None when it names one trail twice."""
     data = narrow.data
-    try:
-        statuses = {}
-        make = TrailStatus
-        for path, trailmap, status, reason, target, calls in data["statuses"]:
-            statuses[path] = make(path, trailmap, status, reason, target, calls)
-        findings = [Finding.from_json(raw) for raw in data["findings"]]
-        branches = {
-            str(path): [(str(s), int(line), int(col)) for s, line, col in found]
-            for path, found in data["branches"].items()
-        }
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
-    if len(statuses) != len(data["stamps"]):
+    statuses = {status.path: status for status in data.statuses}
+    if len(statuses) != len(data.stamps):
         return None  # two rows of one path
-    return Previous(statuses, data["stamps"], findings, branches)
+    return Previous(statuses, data.stamps, data.findings, data.branches)
 
 
 def load_state(ctx: CheckContext, narrow: Narrow) -> TrailState | None:
@@ -320,18 +320,16 @@ def record(
     store = ctx.store
     statuses = report.trails
     paths = {status.path for status in statuses}
-    data = {
-        "statuses": [(s.path, s.trailmap, s.status, s.reason, s.target, s.calls) for s in statuses],
-        "stamps": list(stamps),
-        "findings": [
-            f.to_json() for f in report.findings if f.path in paths and f.code not in RECOMPUTED
-        ],
-        "branches": {p: [list(b) for b in found] for p, found in branches.items() if found},
-    }
+    data = Kept(
+        list(statuses),
+        list(stamps),
+        [f for f in report.findings if f.path in paths and f.code not in RECOMPUTED],
+        {p: [(s, line, col) for s, line, col in found] for p, found in branches.items() if found},
+    )
     path = ctx.layout.last_run
     store.drop(LAST_RUN)
     try:
-        write_scratch(path, orjson.dumps(data), ctx.layout.scratch, always=True)
+        write_scratch(path, msgspec.json.encode(data), ctx.layout.scratch, always=True)
     except OSError:
         store.commit()
         return

@@ -47,8 +47,10 @@ def fatal_findings(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.fatal and f.kind not in ("infra", "warning")]
 
 
-class TrailStatus(msgspec.Struct, frozen=True):
-    """One trail's line in the report: its trailmap, whether it was type-checked, and why not."""
+class TrailStatus(msgspec.Struct, frozen=True, array_like=True):
+    """One trail's line in the report: its trailmap, whether it was type-checked, and why not.
+    (`array_like`: msgspec, used only for the narrow run's record, writes it as the array of
+    its fields.)"""
 
     path: str
     trailmap: str | None
