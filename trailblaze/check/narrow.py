@@ -188,7 +188,7 @@ class Narrow(msgspec.Struct, frozen=True):
 
 
 def plan(
-    ctx: CheckContext, found: Scan, stats: Stats, *, inputs: str, outputs: str
+    ctx: CheckContext, found: Scan, stats: Stats, *, inputs: str, outputs: str, trails: str
 ) -> Narrow | None:
     """The narrow run for this check, or None: a full check (see the module docstring). The
     gate keys are compared by the caller, once the gate is prepared."""
@@ -197,7 +197,7 @@ def plan(
     if (
         record is None
         or record["outputs"] != outputs
-        or record["trails"] != trails_key(found)
+        or record["trails"] != trails
         or record["rows"] != (store.trails_generation() or "")
     ):
         return None

@@ -162,7 +162,9 @@ def _stages(
                     narrow.outputs_key(discovery.found, targets),
                     narrow.trails_key(discovery.found),
                 )
-                plan = narrow.plan(ctx, discovery.found, stats, inputs=keys[0], outputs=keys[1])
+                plan = narrow.plan(
+                    ctx, discovery.found, stats, inputs=keys[0], outputs=keys[1], trails=keys[2]
+                )
             if plan is not None:
                 done = _narrow(
                     ctx,
@@ -376,7 +378,7 @@ def _narrow_kept(
     stages = Stages(discovery, kept.targets, kept.artifacts)
     with ctx.timer.phase("narrow"):
         keys = (inputs, narrow.outputs_key(found, kept.targets), narrow.trails_key(found))
-        plan = narrow.plan(ctx, found, stats, inputs=keys[0], outputs=keys[1])
+        plan = narrow.plan(ctx, found, stats, inputs=keys[0], outputs=keys[1], trails=keys[2])
     if plan is None:
         return None
     return _narrow(ctx, stages, stats=stats, plan=plan, keys=keys, kept=stored)
