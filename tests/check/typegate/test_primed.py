@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,21 @@ print(late)
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_its_server_may_use_two_processors(compact_ws: Path) -> None:
+    """The edited modules are checked while the main thread waits for them: one processor
+    made each of the first checks after the load several times slower (`primed._load`)."""
+    first(compact_ws)
+    primed = prime(compact_ws / ".trailblaze", OPTIONS)
+    assert primed is not None
+    try:
+        deadline = time.monotonic() + 30
+        while primed.pid is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert primed.pid is not None
+        environ = Path(f"/proc/{primed.pid}/environ").read_bytes().split(b"\0")
+    finally:
+        primed.close()
+    assert primed.join(10)
+    assert b"GOMAXPROCS=2" in environ
