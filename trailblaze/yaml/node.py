@@ -18,9 +18,9 @@ import functools
 import operator
 import re
 import threading
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+import msgspec
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -65,22 +65,13 @@ C_COMPOSING = threading.Lock()
 """Held while ruamel.yaml.clib's C composer composes a document: `yaml.lean` rebinds names of
 the C module for the length of one document, which every thread would see."""
 
-_T = TypeVar("_T")
+# The nodes are msgspec Structs: frozen, hashable, and built in C. A trail builds hundreds of
+# them; a frozen dataclass's guarded `__init__` made composing a trail a fifth slower, and a
+# plain slotted one still cost a Python call per node (about 2.5 times msgspec's), and pickled
+# (from a parse worker) at a sixth of the speed.
 
 
-@dataclass_transform(frozen_default=True, field_specifiers=(field,))
-def _node(cls: type[_T]) -> type[_T]:
-    """A node class: immutable for the type checker, without frozen's cost at run time.
-
-    A frozen dataclass guards every field assignment, its own `__init__` included, and a trail
-    builds hundreds of nodes: the guard alone made composing a trail a fifth slower. mypy
-    (strict, in CI) still rejects any assignment to a node's field.
-    """
-    return dataclass(slots=True, unsafe_hash=True)(cls)
-
-
-@_node
-class YScalar:
+class YScalar(msgspec.Struct, frozen=True):
     """A scalar with its resolved value, its source text and its quote style."""
 
     value: Scalar
@@ -102,8 +93,7 @@ class YScalar:
         return self.value
 
 
-@_node
-class YSeq:
+class YSeq(msgspec.Struct, frozen=True):
     items: tuple[YNode, ...]
     line: int
     column: int
@@ -112,19 +102,23 @@ class YSeq:
         return [item.to_python() for item in self.items]
 
 
-@_node
-class YMap:
+class YMap(msgspec.Struct, frozen=True):
     """A mapping whose keys are scalars, in document order, without duplicates."""
 
     items: tuple[tuple[YScalar, YNode], ...]
     line: int
     column: int
-    _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    _index: dict[str, int] = msgspec.field(default_factory=dict)
+    """Each key's place in `items`: made from them (or handed over by the composer, which made
+    it), so two maps with equal items have equal indexes; not hashed (`__hash__`)."""
 
     def __post_init__(self) -> None:
         if len(self._index) != len(self.items):  # not handed over by the converter
-            for i, (key, _) in enumerate(self.items):
-                self._index[key.text] = i
+            index = {key.text: i for i, (key, _) in enumerate(self.items)}
+            msgspec.structs.force_setattr(self, "_index", index)
+
+    def __hash__(self) -> int:
+        return hash((self.items, self.line, self.column))
 
     def get(self, key: str) -> YNode | None:
         i = self._index.get(key)
