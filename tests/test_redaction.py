@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 from pathlib import Path
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from bench.nginx import free_port
 from tests.conftest import write_tree
 from trailblaze.cli.main import main
+from trailblaze.finding import Finding, Location
 from trailblaze.redaction import Secrets, redacted_url
 
 MARK = "Zq"
@@ -186,12 +188,26 @@ def test_secrets_redact_every_form_and_the_longest_first() -> None:
     assert Secrets({"secret": "secret"}).redact("a secret") == "a ***"
 
 
+@dataclasses.dataclass(frozen=True)
+class _Held:
+    found: tuple[Finding, ...]
+    where: Location
+
+
 def test_secrets_redact_data_and_log_records(caplog: pytest.LogCaptureFixture) -> None:
     secrets = Secrets({"pw": "Zq-1"})
     assert secrets.redact_data({"a": ("Zq-1", ["x Zq-1"]), "Zq-1": 3}) == {
         "a": ("[secret:pw]", ["x [secret:pw]"]),
         "[secret:pw]": 3,
     }
+    # Through the records a trail's result holds: findings and locations (msgspec Structs)
+    # inside a dataclass, however deep.
+    finding = Finding("infra", "a.trail.yaml", 1, 1, "could not type Zq-1", tool="Zq-1")
+    held = _Held(found=(finding,), where=Location("Zq-1.yaml", 2, 3))
+    assert secrets.redact_data(held) == _Held(
+        found=(finding.with_(message="could not type [secret:pw]", tool="[secret:pw]"),),
+        where=Location("[secret:pw].yaml", 2, 3),
+    )
     log = logging.getLogger("trailblaze.test")
     with secrets.logging_redacted(), caplog.at_level(logging.INFO):
         log.info("typed %s", "Zq-1")
