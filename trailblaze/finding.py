@@ -18,7 +18,7 @@ Kind = Literal["parse", "manifest", "type", "tool", "runif", "test", "infra", "w
 """`tool`: a diagnostic in a scripted tool's own source, apart from the findings of trails."""
 
 
-class Location(msgspec.Struct, frozen=True):
+class Location(msgspec.Struct, frozen=True, gc=False):
     """A place in the input: `path` relative to the workspace root (POSIX), 1-based line and
     column, and the key path inside the document (`trail[2].recording`)."""
 
@@ -41,7 +41,7 @@ class Location(msgspec.Struct, frozen=True):
         }
 
 
-class Finding(msgspec.Struct, frozen=True):
+class Finding(msgspec.Struct, frozen=True, gc=False):
     """One problem at one place. `path` is relative to the workspace root, POSIX separators."""
 
     kind: Kind

@@ -47,7 +47,7 @@ def fatal_findings(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.fatal and f.kind not in ("infra", "warning")]
 
 
-class TrailStatus(msgspec.Struct, frozen=True, array_like=True):
+class TrailStatus(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """One trail's line in the report: its trailmap, whether it was type-checked, and why not.
     (`array_like`: msgspec, used only for the narrow run's record, writes it as the array of
     its fields.)"""
@@ -109,7 +109,7 @@ INCOMPLETE_TEST_CODES = frozenset({codes.TEST_ERROR, codes.TEST_TIMEOUT})
 """A test file that did not run to its end: the run is not repeated without running it."""
 
 
-class UnitTest(msgspec.Struct, frozen=True):
+class UnitTest(msgspec.Struct, frozen=True, gc=False):
     """One unit test of a trailmap's tools, as the test stage ran it (or found it cached)."""
 
     __test__ = False  # not a pytest class
