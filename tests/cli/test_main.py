@@ -364,3 +364,27 @@ def test_a_failed_compiler_install_is_one_clear_error_and_fails_in_ci(
     monkeypatch.setenv("TRAILBLAZE_REQUIRE_TYPECHECK", "1")
     assert run(capsys, "check")[0] == 3
     assert not toolchain.joinpath("typescript-7.0.2").exists()
+
+
+@pytest.mark.usefixtures("tsc")
+def test_only_the_program_sets_aside_what_its_check_made(
+    compact_ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`trailblaze check` as the program leaves what its pauses made out of the collector's
+    later passes (it exits soon); `main` called in a test's or an editor's process freezes
+    nothing, and the collector is on after it."""
+    import gc  # noqa: PLC0415 - only here: the package reaches the collector through gcpause
+
+    write_tree(compact_ws, {"trailmaps/app/trails/a.trail.yaml": GOOD})
+    argv = ("check", str(compact_ws), "--format", "json")
+    assert run(capsys, *argv)[0] == 0
+    assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
+    monkeypatch.setattr("trailblaze.state.gcpause._one_command", True)
+    write_tree(compact_ws, {"trailmaps/app/trails/b.trail.yaml": GOOD})  # not a no-op
+    try:
+        assert run(capsys, *argv)[0] == 0
+        assert gc.get_freeze_count() > 0
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()

@@ -29,7 +29,7 @@ from trailblaze.report.console import RichProgress, toolchain_progress
 from trailblaze.report.output import as_shown, deliver, emit, rendered
 from trailblaze.report.pathbase import default_base
 from trailblaze.report.record import Report
-from trailblaze.state.gcpause import gc_paused
+from trailblaze.state.gcpause import gc_paused, one_command
 from trailblaze.toolchain.bun import BUN_ENV
 from trailblaze.toolchain.compilers import TSC_ENV
 from trailblaze.toolmodel.sources import check_inputs
@@ -129,8 +129,8 @@ def check_command(args: argparse.Namespace) -> int:
 
             primed = prime(ws.scratch, options)
         # Loading the pipeline makes its modules, classes and functions, none garbage: the
-        # collector's passes over them would free nothing.
-        with gc_paused():
+        # collector's passes over them would free nothing (nor after, when set aside).
+        with gc_paused(set_aside=one_command()):
             from trailblaze.check.run import run_check as local  # noqa: PLC0415 - not on the no-op
 
         # The inputs as the no-op key listed them: the narrow check's key lists them no more.
@@ -145,7 +145,8 @@ def check_command(args: argparse.Namespace) -> int:
     stdin_text = sys.stdin.read() if any(s.stdin for s in scopes) else None
     started = time.monotonic()
     parts: list[tuple[Report, Path, dict[str, str]]] = []
-    with toolchain_progress(sys.stderr), _closing(primed):
+    # The check pauses the collector itself; the command keeps what it made until it exits.
+    with toolchain_progress(sys.stderr), _closing(primed), gc_paused(set_aside=one_command()):
         for scope in scopes:
             scoped = check_scope(
                 scope,
@@ -171,7 +172,7 @@ def check_command(args: argparse.Namespace) -> int:
     if variant is None:
         emit(report, frames, fmt=args.format, output=args.output, color=args.color)
         return report.exit_code
-    with gc_paused():  # rendering makes many objects and no cycle
+    with gc_paused(set_aside=one_command()):  # rendering makes many objects and no cycle
         text = rendered(report, frames, args.format)
     deliver(text, args.output)
     after = outputs_state(found) if found is not None else []

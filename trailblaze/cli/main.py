@@ -21,7 +21,7 @@ from trailblaze.report.formats import FORMATS
 from trailblaze.report.output import as_shown, emit
 from trailblaze.report.pathbase import default_base
 from trailblaze.report.record import EXIT_USAGE
-from trailblaze.state.gcpause import set_aside_for_exit
+from trailblaze.state.gcpause import for_one_command, set_aside_for_exit
 from trailblaze.workspace import Workspace, find_workspace, is_workspace, owned_by, scan
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a filter cut off by its reader
@@ -344,6 +344,7 @@ def program() -> int:
     about 25 ms, a tenth of the run, to free memory the exit gives back anyway. Frozen objects
     are left out of it (`gcpause.set_aside_for_exit`); files, the store and the compilers are
     closed by then. Called in a test or an editor's process, `main` freezes nothing."""
+    for_one_command()  # the pauses of its check set aside what they made (`gcpause`)
     code = main()
     set_aside_for_exit()
     return code

@@ -26,7 +26,7 @@ from trailblaze.doit_tasks.config import dep_file_problem, workspace_of
 from trailblaze.doit_tasks.uptodate import Described
 from trailblaze.errors import TrailblazeError, machine_error
 from trailblaze.report.record import EXIT_INFRA, EXIT_OK
-from trailblaze.state.gcpause import let_back, set_aside_for_exit
+from trailblaze.state.gcpause import gc_paused, let_back
 from trailblaze.state.scratch import Layout
 from trailblaze.toolchain.compilers import (
     TS_VERSION,
@@ -85,11 +85,13 @@ def check_run(root: str, found: Scan, inputs: InputsDigest) -> Verdict:
     from trailblaze.doit_tasks.recorded import check_and_record  # noqa: PLC0415 - only when the task runs
 
     let_back()  # what an earlier check of this process set aside (below) is collected again
-    check_and_record(find_workspace(Path(root), explicit=True), found, inputs.stats, inputs.paths)
     # What the check leaves alive (the pipeline's modules, classes, caches) is left out of the
-    # collections doit's work after it and the exit would make: 25 ms of a one-trail edit at
-    # 10,000 trails, for nothing freed.
-    set_aside_for_exit()
+    # collections doit's work after it and the exit would make (25 ms of a one-trail edit at
+    # 10,000 trails, for nothing freed), and of the one the collector's return would set off.
+    with gc_paused(set_aside=True):
+        check_and_record(
+            find_workspace(Path(root), explicit=True), found, inputs.stats, inputs.paths
+        )
     return None
 
 

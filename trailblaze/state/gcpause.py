@@ -13,7 +13,9 @@ server's warm workspace): what is alive now is left out of every later collectio
 `set_aside_for_exit()` is for a process about to exit (the `trailblaze` command), or done with
 a check (doit's, which exits or goes on to another workspace's check: `let_back()` first): the
 collections still to come, the interpreter's last one at exit included, would walk everything
-the pipeline made, to free memory the exit gives back anyway.
+the pipeline made, to free memory the exit gives back anyway. `gc_paused(set_aside=True)` does
+the same when its pause ends, before the collector comes back: the pipeline's import in the
+command (`for_one_command`), doit's check.
 
 No other module of the package switches the collector.
 """
@@ -30,12 +32,22 @@ _depth = 0
 """How many pauses are open, in every thread."""
 _restore = False
 """Whether the collector was on when the first of the open pauses began."""
+_set_aside = False
+"""Whether one of the open pauses asked for what is alive to be set aside when the last ends."""
+_one_command = False
+"""This process exits when its one command is done (`for_one_command`)."""
 
 
 @contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside (see the module docstring)."""
-    global _depth, _restore  # noqa: PLW0603 - the collector is one per process, so is its pause
+def gc_paused(*, set_aside: bool = False) -> Iterator[None]:
+    """No cyclic garbage collection inside (see the module docstring).
+
+    `set_aside`: when the last open pause ends, everything alive is set aside (as by
+    `set_aside_for_exit`) before the collector comes back. Without it, the first allocation
+    after the pause sets off a collection of everything the pause made: 2-3 ms after the
+    pipeline's import (12,000 objects), as much after a check. For what lives until the
+    process exits (the `trailblaze` command: `for_one_command`), or until `let_back` (doit)."""
+    global _depth, _restore, _set_aside  # noqa: PLW0603 - the collector is one per process, so is its pause
     with _lock:
         if _depth == 0:
             _restore = gc.isenabled()
@@ -46,8 +58,25 @@ def gc_paused() -> Iterator[None]:
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0 and _restore:
-                gc.enable()
+            _set_aside = _set_aside or set_aside
+            if _depth == 0:
+                if _set_aside:
+                    gc.freeze()
+                    _set_aside = False
+                if _restore:
+                    gc.enable()
+
+
+def for_one_command() -> None:
+    """This process exits when its command is done (the `trailblaze` program, not a test or an
+    editor calling its `main`): `one_command` says so to the pauses that may set aside."""
+    global _one_command  # noqa: PLW0603 - a property of the process
+    _one_command = True
+
+
+def one_command() -> bool:
+    """Whether `for_one_command` was called in this process."""
+    return _one_command
 
 
 def gc_off_for_good() -> None:
