@@ -195,3 +195,23 @@ def test_no_module_builds_on_the_json_module_s_internals() -> None:
         if "json.encoder" in path.read_text(encoding="utf-8")
     ]
     assert users == []
+
+
+_BUILT_SCALARS = st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.fixed_dictionaries({"path": st.text(), "calls": _BUILT_SCALARS}), max_size=5),
+    _JSON_VALUES,
+)
+def test_keys_the_caller_built_are_not_walked_and_the_text_is_the_same(
+    rows: list[dict[str, object]], other: object
+) -> None:
+    """`built`: a report's trail statuses, only strings, integers and None, are not walked
+    for types orjson writes otherwise; what is beside them still is (an exponent float, NaN,
+    a lone surrogate), and the text is json.dumps's to the byte either way."""
+    value = {"trails": rows, "seconds": other}
+    expected = json.dumps(value, indent=2, ensure_ascii=False)
+    expected = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", expected)
+    assert json_text(value, indent=2, built=("trails",)) == expected

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Collection
 from itertools import chain, compress
 from operator import not_
 from typing import Any
@@ -63,7 +64,7 @@ def xml_text(text: str) -> str:
     return not_xml.sub(_escape, text) if not_xml.search(text) else text
 
 
-def json_text(value: Any, *, indent: int | None = None) -> str:
+def json_text(value: Any, *, indent: int | None = None, built: Collection[str] = ()) -> str:
     """A JSON document of `value` that any UTF-8 writer accepts: byte for byte what
     `json.dumps(value, indent=indent, ensure_ascii=False)` writes, lone surrogates escaped.
 
@@ -74,8 +75,12 @@ def json_text(value: Any, *, indent: int | None = None) -> str:
     writes in exponent form (`1e-05`; orjson: `0.00001`), NaN and the infinities (orjson:
     `null`), any type but the plain ones (orjson takes dataclasses, enums, dates), and, refused
     by orjson, a key that is not a string, an integer past 64 bits, a lone surrogate.
+
+    `built`: keys of `value` (a dict) whose values the caller built of nothing but dicts, lists,
+    strings, integers, booleans and None: left out of the walk for other types.
     """
-    if indent == 2 and _plain(value):
+    scanned = {k: v for k, v in value.items() if k not in built} if built else value
+    if indent == 2 and _plain(scanned):
         try:
             text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
         except orjson.JSONEncodeError:  # a lone surrogate, an integer past 64 bits

@@ -309,7 +309,9 @@ def github(report: Report) -> str:
 
 def render(report: Report, fmt: str) -> str:
     if fmt == "json":
-        return json_text(report.to_json(), indent=2) + "\n"
+        # Trail statuses hold only strings, integers and None (`TrailStatus.to_json`): the
+        # ten thousand of a large workspace need no walk for a type orjson writes otherwise.
+        return json_text(report.to_json(), indent=2, built=("trails",)) + "\n"
     if fmt == "sarif":
         return sarif(report)
     if fmt == "junit":

@@ -60,14 +60,9 @@ class TrailStatus(msgspec.Struct, frozen=True, array_like=True, gc=False):
     calls: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "trailmap": self.trailmap,
-            "status": self.status,
-            "reason": self.reason,
-            "target": self.target,
-            "calls": self.calls,
-        }
+        """Its fields by name, in their order (path, trailmap, status, reason, target, calls):
+        only strings, integers and None (`formats.render` relies on it)."""
+        return msgspec.structs.asdict(self)
 
     @classmethod
     def checked(cls, raw: Any) -> TrailStatus:
