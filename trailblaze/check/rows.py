@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 
 class TrailRecord(msgspec.Struct):
     """What a check knows about one trail. Treated as immutable (changes make a new record:
-    the pipeline tells a changed trail by identity); not `frozen` because a frozen dataclass
-    is built three times slower, and ten thousand are read on every run."""
+    the pipeline tells a changed trail by identity); not `frozen` because `from_rows` fills a
+    fresh record's JSON columns in place (one constructor call for the common row)."""
 
     path: str
     stamp: Stamp | None
