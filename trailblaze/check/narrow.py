@@ -158,7 +158,7 @@ class Previous(msgspec.Struct, frozen=True):
     branches: dict[str, list[tuple[str, int, int]]]
 
 
-class Kept(msgspec.Struct):
+class PerTrail(msgspec.Struct):
     """The per-trail record file (`Layout.last_run`) as `record` writes it: each trail's status
     as an array of its fields, in scan order, with its stamp at the same place in `stamps`; the
     findings at a trail's path as `Finding.to_json` writes them; each trail's runIf branches.
@@ -172,8 +172,8 @@ class Kept(msgspec.Struct):
 
 
 @functools.cache
-def _decoder() -> msgspec.json.Decoder[Kept]:
-    return msgspec.json.Decoder(Kept)
+def _decoder() -> msgspec.json.Decoder[PerTrail]:
+    return msgspec.json.Decoder(PerTrail)
 
 
 class Narrow(msgspec.Struct, frozen=True):
@@ -182,7 +182,7 @@ class Narrow(msgspec.Struct, frozen=True):
     changed: list[str]
     """The changed trails' files (absolute, as scanned), in scan order."""
     changed_rel: frozenset[str]
-    data: Kept
+    data: PerTrail
     """The per-trail record as read (`read_previous` makes it a `Previous`)."""
     record: dict[str, Any]
 
@@ -232,7 +232,7 @@ def _modules_in_place(ctx: CheckContext, statuses: list[TrailStatus]) -> bool:
     return all(exists(trail_file(s.path)) for s in statuses if s.status == "type-checked")
 
 
-def _read(ctx: CheckContext) -> Kept | None:
+def _read(ctx: CheckContext) -> PerTrail | None:
     """The per-trail record as `record` writes it, or None when it is missing or not one:
     not JSON, another shape, a field of another type, not one stamp per status (the store
     vouches for the file by its stamp: what `record` wrote, or a miss)."""
@@ -320,7 +320,7 @@ def record(
     store = ctx.store
     statuses = report.trails
     paths = {status.path for status in statuses}
-    data = Kept(
+    data = PerTrail(
         list(statuses),
         list(stamps),
         [f for f in report.findings if f.path in paths and f.code not in RECOMPUTED],
