@@ -79,8 +79,9 @@ def json_text(value: Any, *, indent: int | None = None, built: Collection[str] =
     `built`: keys of `value` (a dict) whose values the caller built of nothing but dicts, lists,
     strings, integers, booleans and None: left out of the walk for other types.
     """
-    scanned = {k: v for k, v in value.items() if k not in built} if built else value
-    if indent == 2 and _plain(scanned):
+    if indent == 2 and _plain(
+        {k: v for k, v in value.items() if k not in built} if built else value
+    ):
         try:
             text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
         except orjson.JSONEncodeError:  # a lone surrogate, an integer past 64 bits
