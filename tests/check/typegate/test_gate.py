@@ -995,6 +995,44 @@ def test_batches_cut_anywhere_give_the_same_verdicts(
     assert type_errors == planted
 
 
+def test_the_batch_left_after_the_parse_compiles_beside_a_busy_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the parse is over, what is left does not wait behind a batch still compiling: it
+    runs beside it (the workers' core is free), and the verdicts are the same."""
+    import threading  # noqa: PLC0415
+
+    import trailblaze.check.typegate.gate as gate_module  # noqa: PLC0415
+    from bench.generate import Spec, generate  # noqa: PLC0415
+
+    manifest = generate(tmp_path / "ws", Spec(trails=300, trailmaps=2))
+    one = check(tmp_path / "ws")
+    shutil.rmtree(tmp_path / "ws" / ".trailblaze")
+
+    monkeypatch.setattr(gate_module, "BATCH_SIZE", 80)
+    overlapped = threading.Event()
+    seen_beside: list[bool] = []
+    calls: list[int] = []
+    lock = threading.Lock()
+
+    def compiling(jobs: list[Job], *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            calls.append(len(jobs))
+            first = len(calls) == 1
+        if first:
+            # Held until another batch starts: one queued behind it never would.
+            seen_beside.append(overlapped.wait(timeout=10))
+        else:
+            overlapped.set()
+        return compile_jobs(jobs, *args, **kwargs)
+
+    monkeypatch.setattr(gate_module, "compile_jobs", compiling)
+    many = check(tmp_path / "ws")
+    assert seen_beside == [True], f"every batch waited for the one before it: {calls}"
+    assert sum(calls) == len(manifest.eligible)
+    assert many.to_json() == one.to_json()
+
+
 def test_an_edited_trail_is_compiling_while_the_unchanged_ones_are_looked_at(
     sample_ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -151,6 +151,8 @@ class TypeGate:
         self._jobs: list[Job] = []
         self._batches: list[Future[GateResult]] = []
         self._compiling = ThreadPoolExecutor(1, thread_name_prefix="tsc")
+        self._beside: ThreadPoolExecutor | None = None
+        """The second compiler thread, for the batch left when the parse ends (`_submit_last`)."""
         self._timeout = timeout_seconds()
         self._remote: RemoteVerdicts | None = None
         self._reads: ReadFiles | None = None
@@ -266,7 +268,7 @@ class TypeGate:
         background, while the unchanged trails are looked at (ten thousand of them take longer
         than compiling the one trail an edit changed) and the report waits for `finish`."""
         if self._pending:
-            self._submit(parsing=False)
+            self._submit_last()
 
     def offer_unchanged(self, records: Mapping[str, TrailRecord]) -> list[str]:
         """Every eligible trail not offered yet (its file did not change): its last result
@@ -426,6 +428,21 @@ class TypeGate:
             return
         self._batches.append(self._compiling.submit(self._compile, batch, parsing))
 
+    def _submit_last(self) -> None:
+        """What is pending once the parse is over. When the compiler thread is still busy with
+        a batch it started during the parse (on one core), the rest is compiled beside it, on
+        the core the workers have left, not queued behind it; else with every core."""
+        busy = bool(self._batches) and not self._batches[-1].done()
+        if not (busy and self._pending):
+            self._submit(parsing=False)
+            return
+        batch, self._pending = self._pending, []
+        self._jobs.extend(batch)
+        self.collected.stats["batches"].append(len(batch))
+        if self._beside is None:
+            self._beside = ThreadPoolExecutor(1, thread_name_prefix="tsc-beside")
+        self._batches.append(self._beside.submit(self._compile, batch, True))
+
     def _compile(self, batch: list[Job], parsing: bool) -> GateResult:
         """One batch: what the remote cache holds, then the compiler for the rest (in the
         background thread, so the remote is asked while the workers parse)."""
@@ -508,13 +525,15 @@ class TypeGate:
         ):
             # No trail was offered, but authored tools are compiled all the same.
             self._prepare()
-        self._submit(parsing=False)
+        self._submit_last()
         results: list[GateResult] = []
         with self.phase("compile"):
             try:
                 results = [future.result() for future in self._batches]
             finally:
                 self._compiling.shutdown(wait=True)
+                if self._beside is not None:
+                    self._beside.shutdown(wait=True)
         outcome = self.collected
         if self._toolchain_error is not None and (self._toolchain_failed or self._toolchain_tools):
             what = [f"{len(self._toolchain_failed)} trail(s)"] if self._toolchain_failed else []
