@@ -38,3 +38,41 @@ def test_workers_give_the_records_one_process_gives(
     # The data holds both kinds: trails that pass the gate and trails it rejects, with findings.
     assert {r.status for r in in_one} >= {"parsed", "rejected"}
     assert sum(len(r.parse) for r in in_one) > 50
+
+
+def test_a_trail_read_by_its_worker_gives_the_record_of_one_read_before(tmp_path: Path) -> None:
+    """A new trail of a large parse is read by the worker that parses it (`Item.file`): its
+    record, content digest included, is the one of the same bytes read by the main process."""
+    import socket  # noqa: PLC0415
+
+    from trailblaze.state.keys import digest  # noqa: PLC0415
+
+    files = sorted(p for p in DATA.rglob("*.trail.yaml"))[:40]
+    ctx = Context(strict=True, schemas={}, defs={}, layout=Layout(tmp_path / ".trailblaze"))
+    read_before = [
+        Item(path=f"t/{i}", stamp=None, content=digest(p.read_bytes()), data=p.read_bytes())
+        for i, p in enumerate(files)
+    ]
+    read_by_worker = [
+        Item(path=f"t/{i}", stamp=None, content="", data=None, file=str(p))
+        for i, p in enumerate(files)
+    ]
+    assert [process(item, ctx).record for item in read_by_worker] == [
+        process(item, ctx).record for item in read_before
+    ]
+
+    # A file that cannot be opened (a socket: `stat` finds it, `open` refuses it) is a located
+    # error, with no stamp and no content, as the main process recorded it.
+    where = tmp_path / "s.trail.yaml"
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(where))
+    try:
+        item = Item(path="t/s.trail.yaml", stamp=None, content="", data=None, file=str(where))
+        record = process(item, ctx).record
+    finally:
+        listening.close()
+    assert record.status == "rejected"
+    assert (record.stamp, record.content) == (None, "")
+    assert [(f["line"], f["column"], f["message"]) for f in record.parse] == [
+        (1, 1, "cannot read file: No such device or address")
+    ]

@@ -147,6 +147,13 @@ class Parser:
             ):
                 out[rel] = previous
                 continue
+            if previous is None and st is not None and not is_dir and st.st_size <= MAX_FILE_BYTES:
+                # A new trail: read by the worker that parses it (its bytes are not needed here
+                # to decide anything), so that the parse starts before ten thousand reads end.
+                to_parse.append(Item(path=rel, stamp=stamp, content="", data=None, file=path))
+                self.files_read += 1
+                out[rel] = None  # type: ignore[assignment]  # holds its place; replaced when parsed
+                continue
             try:
                 if is_dir:
                     raise YamlError("is a directory, not a file")

@@ -48,12 +48,16 @@ class Context(msgspec.Struct, frozen=True):
 
 
 class Item(msgspec.Struct, frozen=True):
-    """A trail file for a parse worker: its path, stamp and bytes."""
+    """A trail file for a parse worker: its path, stamp and bytes, or where to read them."""
 
     path: str
     stamp: Stamp | None
     content: str
-    data: bytes
+    """The digest of `data`; empty when `file` is to be read."""
+    data: bytes | None
+    file: str | None = None
+    """The file to read when `data` is None: read by the worker (a new trail of a large
+    parse), so that ten thousand reads are not made one by one before the first parse."""
 
 
 class Parsed(msgspec.Struct, frozen=True):
@@ -77,8 +81,35 @@ def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
     return parse_trail(rel, text, strict=strict)
 
 
+def _read(item: Item) -> Item | ParseOutcome:
+    """The item with its bytes and their digest, or the outcome of a file that cannot be read."""
+    assert item.file is not None
+    try:
+        with open(item.file, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return file_error(item.path, YamlError(f"cannot read file: {exc.strerror or exc}"))
+    return Item(path=item.path, stamp=item.stamp, content=digest(data), data=data)
+
+
 def process(item: Item, ctx: Context) -> Parsed:
     """Parse one trail; generate its module when its target is type-checked."""
+    if item.data is None:
+        read = _read(item)
+        if isinstance(read, ParseOutcome):
+            # As the main process records a file it cannot read: no stamp, no content.
+            return Parsed(
+                record=TrailRecord.from_outcome(
+                    path=item.path,
+                    stamp=None,
+                    content="",
+                    outcome=read,
+                    runif=[],
+                    strict=ctx.strict,
+                )
+            )
+        item = read
+    assert item.data is not None
     outcome = parse_bytes(item.path, item.data, strict=ctx.strict)
     trail = outcome.trail
     ours = trail is None or trail.config.target not in ctx.shipped_runif
