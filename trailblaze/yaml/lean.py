@@ -16,6 +16,9 @@ meanwhile. A process turns it on for good, for every document it loads: the pars
 when they start, and so does the language server (`lsp.server.serve`), which parses the edited
 trail on every keystroke. Everywhere else `node.load` composes as before.
 
+Before any of this, `yaml.quick` reads the document line by line when it is of the common
+shape of a trail (most are), which is faster still; what it leaves comes here.
+
 The result is the same tree `node.load` builds, or nothing: anything this pass does not do
 exactly as `node._Converter` does (anchors and aliases, explicit tags, merge keys, duplicate
 keys, a mapping or list as a key, more than `MAX_NODES` nodes) makes it give up
@@ -30,6 +33,7 @@ import re
 from typing import Any
 
 from trailblaze.yaml import node as _node
+from trailblaze.yaml import quick
 from trailblaze.yaml.node import MAX_NODES, PLAIN, Unsupported, YMap, YNode, YScalar, YSeq
 from trailblaze.yaml.plain import MAYBE_NOT_TEXT, resolve_plain
 
@@ -136,6 +140,10 @@ class _Walk:
 
 def compose(text: str) -> YNode | None:
     """The document's located nodes, composed in one pass (see the module docstring)."""
+    try:
+        return quick.compose(text)
+    except Unsupported:
+        pass  # not the common shape: the C composer
     if "&" in text and _ANCHOR.search(text):
         raise Unsupported  # anchors (and so aliases): shared nodes, counted as they expand
     cmodule = _CMODULE
