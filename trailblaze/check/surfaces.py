@@ -7,7 +7,6 @@ resolve and surfaces stages together, for `doit surfaces`.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -32,6 +31,7 @@ from trailblaze.generate.owners import left_alone, links_out
 from trailblaze.generate.sdk import choose_sdk, write_declarations
 from trailblaze.generate.trailschema import trail_schema
 from trailblaze.options import OVERWRITE_GENERATED_ENV, env_flag
+from trailblaze.report.escaping import json_text
 from trailblaze.report.record import INCOMPLETE_CODE
 from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout, write_scratch
@@ -207,7 +207,7 @@ def write_surfaces(
     else:
         findings.append(kept)
     put(tools_dir / SIDECAR_NAME, artifacts.render_sidecar(resolution))
-    put(tools_dir / SCHEMA_NAME, json.dumps(trail_schema(resolution, catalog), indent=1) + "\n")
+    put(tools_dir / SCHEMA_NAME, json_text(trail_schema(resolution, catalog), indent=2) + "\n")
     if gitignore:
         ignore = trailmap_dir / ".gitignore"
         problem = None
@@ -317,7 +317,7 @@ def _write_home(  # noqa: PLR0917 - the one caller's state, passed on
     files = {
         DTS_NAME: artifacts.render_client_dts(resolution, home, catalog),
         SIDECAR_NAME: artifacts.render_sidecar(resolution),
-        SCHEMA_NAME: json.dumps(trail_schema(resolution, catalog), indent=1) + "\n",
+        SCHEMA_NAME: json_text(trail_schema(resolution, catalog), indent=2) + "\n",
     }
     written = [
         home / name for name, text in files.items() if write_scratch(home / name, text, scratch)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from trailblaze.report import escaping
 from trailblaze.toolmodel.records import ToolEntry
 
 IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -85,7 +86,11 @@ def import_path(specifier: str) -> str:
 
 def json_text(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
     """A JSON document of `value`, encodable as UTF-8 (lone surrogates escaped)."""
-    text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
+    text = (
+        json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
+        if sort_keys or indent is None
+        else escaping.json_text(value, indent=indent)  # the same bytes, written by orjson
+    )
     return _STRING_UNSAFE.sub(_u_escape, text) if _STRING_UNSAFE.search(text) else text
 
 
