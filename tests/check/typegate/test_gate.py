@@ -953,17 +953,23 @@ def test_findings_in_every_function_of_a_long_trail_are_at_their_yaml_lines(
     assert [(t["status"], t["calls"]) for t in report["trails"]] == [("type-checked", calls)]
 
 
-def test_a_batch_goes_when_full_or_near_the_end_when_it_is_half_of_the_rest() -> None:
-    assert batch_due(BATCH_SIZE, 9000, compiler_free=False)
-    assert not batch_due(BATCH_SIZE - 1, 9000, compiler_free=True)
-    # Near the end: half of what is left, once the compiler is free.
-    assert batch_due(600, 590, compiler_free=True)
-    assert not batch_due(600, 590, compiler_free=False)
-    assert not batch_due(600, 700, compiler_free=True)
+def test_a_batch_goes_when_full_or_half_full_to_a_free_compiler_or_split_near_the_end() -> None:
+    assert batch_due(BATCH_SIZE, 9000, compiler_free=False) == BATCH_SIZE
+    assert batch_due(BATCH_SIZE - 1, 9000, compiler_free=False) == 0
+    # A free compiler does not wait for a full batch.
+    assert batch_due(BATCH_SIZE // 2, 9000, compiler_free=True) == BATCH_SIZE // 2
+    assert batch_due(BATCH_SIZE // 2 - 1, 9000, compiler_free=True) == 0
+    # Near the end, once the compiler is free: half of what is pending and what is to come;
+    # the rest compiles beside it when the parse ends.
+    assert batch_due(900, 300, compiler_free=True) == 750
+    assert batch_due(900, 500, compiler_free=True) == 900
+    assert batch_due(900, 300, compiler_free=False) == 0
+    assert batch_due(600, 700, compiler_free=True) == 0
     # Never smaller than the tail batch while the parse goes on.
-    assert not batch_due(TAIL_BATCH - 1, 10, compiler_free=True)
+    assert batch_due(TAIL_BATCH - 1, 10, compiler_free=True) == 0
+    assert batch_due(TAIL_BATCH + 10, 1, compiler_free=True) == TAIL_BATCH
     # After the last chunk the rest waits for `finish` (every core).
-    assert not batch_due(BATCH_SIZE - 1, 0, compiler_free=True)
+    assert batch_due(BATCH_SIZE // 2 - 1, 0, compiler_free=True) == 0
 
 
 def test_batches_cut_anywhere_give_the_same_verdicts(
