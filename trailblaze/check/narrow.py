@@ -187,6 +187,12 @@ class Narrow(msgspec.Struct, frozen=True):
     record: dict[str, Any]
 
 
+def recorded(ctx: CheckContext, inputs: str) -> bool:
+    """Whether a record of a complete check is kept under these inputs: without one, `plan`
+    is None whatever else holds."""
+    return ctx.store.get(LAST_RUN, "", key=inputs) is not None
+
+
 def plan(
     ctx: CheckContext, found: Scan, stats: Stats, *, inputs: str, outputs: str, trails: str
 ) -> Narrow | None:

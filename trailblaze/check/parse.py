@@ -19,7 +19,7 @@ from trailblaze.check.context import CheckContext
 from trailblaze.check.discover import Stats
 from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord, stamp_of
-from trailblaze.check.workers import Context, Item, Parsed, process_many
+from trailblaze.check.workers import Context, Item, Parsed, Started, process_many, start_many
 from trailblaze.state.keys import digest
 from trailblaze.toolmodel.resolution import ships_runif
 from trailblaze.trail.parse import file_error
@@ -36,6 +36,29 @@ class Trails(msgspec.Struct, frozen=True):
     records: dict[str, TrailRecord]
     real_paths: dict[str, str]
     """The file of each trail whose report path is not its file name (`shown_path`)."""
+
+
+class Begun:
+    """A parse stage looked at (`Parser.begin`): the records so far, the trails to parse, and
+    the workers already parsing them, if started."""
+
+    def __init__(
+        self, records: dict[str, TrailRecord], items: list[Item], started: Started | None
+    ) -> None:
+        self.records = records
+        self.items = items
+        self._started = started
+
+    def take(self) -> Started | None:
+        """The started workers, for `Parser.finish` to collect (once)."""
+        started, self._started = self._started, None
+        return started
+
+    def close(self) -> None:
+        """Stop the workers when `finish` did not take them (a run that ends otherwise)."""
+        started = self.take()
+        if started is not None:
+            started.close()
 
 
 Schemas = dict[str, dict[str, Any]]
@@ -94,6 +117,20 @@ class Parser:
     ) -> Trails:
         """The parse stage: a record of every trail in `paths`, in scan order. `on_count` is
         told how many trails `on_parsed` will see, before the first of them."""
+        return self.finish(self.begin(paths, old=old, stats=stats), on_parsed, on_count)
+
+    def begin(
+        self,
+        paths: Sequence[str],
+        *,
+        old: Mapping[str, TrailRecord],
+        stats: Stats,
+        start: bool = False,
+    ) -> Begun:
+        """The first half of `trails`: every trail looked at, the unchanged ones' records taken
+        and the others listed; with `start`, worker processes already parsing them (when there
+        are enough for workers) while the caller does something else. Given to `finish`, or
+        closed (`Begun.close`) on a path that does not get there."""
         out: dict[str, TrailRecord] = {}
         to_parse: list[Item] = []
         ws = self.ctx.ws
@@ -187,14 +224,27 @@ class Parser:
             to_parse.append(Item(path=rel, stamp=stamp, content=content, data=data))
             out[rel] = previous  # type: ignore[assignment]  # holds its place; replaced when parsed
 
+        started = start_many(to_parse, self.context) if start and to_parse else None
+        return Begun(out, to_parse, started)
+
+    def finish(
+        self,
+        begun: Begun,
+        on_parsed: OnParsed,
+        on_count: Callable[[int], None] | None = None,
+    ) -> Trails:
+        """The second half of `trails`: the listed trails parsed (or their workers' results
+        taken), each chunk shown to `on_parsed`."""
+        out = begun.records
+
         def arrived(chunk: list[Parsed]) -> None:
             for parsed in chunk:
                 out[parsed.record.path] = parsed.record
             on_parsed(chunk)
 
         if on_count is not None:
-            on_count(len(to_parse))
-        self._process(to_parse, "parsing", arrived)
+            on_count(len(begun.items))
+        self._process(begun.items, "parsing", arrived, started=begun.take())
         return Trails(records=out, real_paths=dict(self.real_paths))
 
     def regenerate(self, paths: list[str], records: Mapping[str, TrailRecord]) -> list[Parsed]:
@@ -212,7 +262,12 @@ class Parser:
         return self._process(items, "generating")
 
     def _process(
-        self, items: list[Item], phase: str, on_chunk: OnParsed | None = None
+        self,
+        items: list[Item],
+        phase: str,
+        on_chunk: OnParsed | None = None,
+        *,
+        started: Started | None = None,
     ) -> list[Parsed]:
         if not items:
             return []
@@ -220,11 +275,11 @@ class Parser:
         self.parsed += len(items)
         if progress is not None:
             progress.start(phase, len(items))
-        results = process_many(
-            items,
-            self.context,
-            progress=progress.advance if progress else None,
-            on_chunk=on_chunk,
+        advance = progress.advance if progress else None
+        results = (
+            started.collect(progress=advance, on_chunk=on_chunk)
+            if started is not None
+            else process_many(items, self.context, progress=advance, on_chunk=on_chunk)
         )
         if progress is not None:
             progress.stop()

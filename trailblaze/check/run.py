@@ -35,7 +35,7 @@ import msgspec
 from trailblaze.check import keptphase, narrow
 from trailblaze.check.context import CheckContext, PrimedCompile, Progress, Timer
 from trailblaze.check.discover import Discovery, Stats, discover
-from trailblaze.check.parse import Parser, Trails
+from trailblaze.check.parse import Begun, Parser, Trails
 from trailblaze.check.phase import Stages, WorkspacePhase
 from trailblaze.check.report import Checked, report
 from trailblaze.check.resolve import Targets, resolve
@@ -148,11 +148,22 @@ def _stages(
             done = _narrow_kept(ctx, found, stats, inputs, stored)
             if done is not None:
                 return done
+    early: tuple[Parser, Begun] | None = None
+    """The parse of a full run, started before its surfaces are written (`_parse_early`)."""
+    early_state: TrailState | None = None
     if kept is None:
         with remembering(ctx.store):
             discovery = discover(ctx, found=found, stats=stats)
             targets = resolve(ctx, discovery)
-            artifacts = write_artifacts(ctx, targets)
+            if not (want and narrow.recorded(ctx, inputs)):
+                # No narrow run can follow (nothing recorded under these inputs): the full
+                # stages' parse starts now, beside the surfaces.
+                early, early_state = _parse_early(ctx, targets, discovery, phase=phase, stats=stats)
+            try:
+                artifacts = write_artifacts(ctx, targets)
+            except BaseException:
+                _close(early)
+                raise
         if phase is not None:
             phase.stages = Stages(discovery, targets, artifacts)
         if want:
@@ -166,6 +177,7 @@ def _stages(
                     ctx, discovery.found, stats, inputs=keys[0], outputs=keys[1], trails=keys[2]
                 )
             if plan is not None:
+                _close(early)  # not started when there is a record (`narrow.recorded`)
                 done = _narrow(
                     ctx,
                     Stages(discovery, targets, artifacts),
@@ -183,31 +195,48 @@ def _stages(
         discovery = msgspec.structs.replace(kept.discovery, whole=found, found=found, positions=())
         targets, artifacts = kept.targets, kept.artifacts
 
-    if ctx.primed is not None:
-        # The full stages: their batches are many trails each, for new compiler processes
-        # with every core; the server started for a narrow run would only take a core.
-        ctx.primed.close()
-    with ctx.timer.phase("state load"):
-        # A run given a phase (the language server's, on an editor's buffers) neither reads
-        # nor writes the trail records: a buffer's record stands for no file on disk, and its
-        # verdict (a warm compile's) is never cached; the state stays the last command's.
-        state = TrailState() if phase is not None else TrailState.load(ctx.store)
-    # Closed on every path: the gate holds the result cache open from the first trail offered.
-    seen = stats if isinstance(stats, dict) else None  # the caller's, to be added to
-    gate = TypeGate(
-        ctx,
-        targets,
-        trailmap_dirs=discovery.manifests.dirs,
-        seen=seen,
-        phase=phase,
-        snapshot=_snapshot(ctx, Stages(discovery, targets, artifacts))
-        if keys is not None
-        else None,
-    )
-    with contextlib.closing(gate):
-        parser, trails = _offer_trails(
-            ctx, targets, gate, discovery.found.trail_paths, state=state, stats=stats
+    try:
+        if ctx.primed is not None:
+            # The full stages: their batches are many trails each, for new compiler processes
+            # with every core; the server started for a narrow run would only take a core.
+            ctx.primed.close()
+        if early_state is not None:
+            state = early_state
+        else:
+            with ctx.timer.phase("state load"):
+                # A run given a phase (the language server's, on an editor's buffers) neither
+                # reads nor writes the trail records: a buffer's record stands for no file on
+                # disk, and its verdict (a warm compile's) is never cached; the state stays the
+                # last command's.
+                state = TrailState() if phase is not None else TrailState.load(ctx.store)
+        # Closed on every path: the gate holds the result cache open from the first trail offered.
+        seen = stats if isinstance(stats, dict) else None  # the caller's, to be added to
+        gate = TypeGate(
+            ctx,
+            targets,
+            trailmap_dirs=discovery.manifests.dirs,
+            seen=seen,
+            phase=phase,
+            snapshot=_snapshot(ctx, Stages(discovery, targets, artifacts))
+            if keys is not None
+            else None,
         )
+    except BaseException:
+        _close(early)
+        raise
+    with contextlib.closing(gate):
+        try:
+            parser, trails = _offer_trails(
+                ctx,
+                targets,
+                gate,
+                discovery.found.trail_paths,
+                state=state,
+                stats=stats,
+                early=early,
+            )
+        finally:
+            _close(early)
         records = trails.records
         previously = {p for p, r in state.trails.items() if r.surface_key is not None}
         # A shard keeps the generated modules of the other shards' trails (the next run may be
@@ -306,6 +335,36 @@ def _checked(
     )
 
 
+def _parse_early(
+    ctx: CheckContext,
+    targets: Targets,
+    discovery: Discovery,
+    *,
+    phase: WorkspacePhase | None,
+    stats: Stats,
+) -> tuple[tuple[Parser, Begun] | None, TrailState | None]:
+    """The parse of a full run (no narrow run will do), started before the surfaces are
+    written: a cold check of ten thousand trails spent its first 0.3 s writing them with one
+    core idle. Its workers need the targets' schemas only; their results are taken and offered
+    to the type gate as before (`_offer_trails`). Not for a language server's run (its phase)
+    or an editor's buffers: those parse a trail or two."""
+    if phase is not None or ctx.texts:
+        return None, None
+    if ctx.primed is not None:
+        ctx.primed.close()  # see `_stages`: closed before the workers fork, as it always was
+    with ctx.timer.phase("state load"):
+        state = TrailState.load(ctx.store)
+    parser = Parser(ctx, targets)
+    begun = parser.begin(discovery.found.trail_paths, old=state.trails, stats=stats, start=True)
+    return (parser, begun), state
+
+
+def _close(early: tuple[Parser, Begun] | None) -> None:
+    """Stop an early parse's workers when its results were not taken (idempotent)."""
+    if early is not None:
+        early[1].close()
+
+
 def _offer_trails(
     ctx: CheckContext,
     targets: Targets,
@@ -314,15 +373,24 @@ def _offer_trails(
     *,
     state: TrailState,
     stats: Stats,
+    early: tuple[Parser, Begun] | None = None,
 ) -> tuple[Parser, Trails]:
     """The trails parsed and generated, each offered to the type gate as it comes (a changed
     one as soon as it is parsed, so the compiler starts early), the unchanged ones after, and
-    those whose generated module is stale made again."""
-    parser = Parser(ctx, targets)
+    those whose generated module is stale made again. `early`: the parse begun already."""
     with ctx.timer.phase("trails"):
-        trails = parser.trails(
-            paths, old=state.trails, stats=stats, on_parsed=gate.offer_parsed, on_count=gate.expect
-        )
+        if early is not None:
+            parser, begun = early
+            trails = parser.finish(begun, gate.offer_parsed, gate.expect)
+        else:
+            parser = Parser(ctx, targets)
+            trails = parser.trails(
+                paths,
+                old=state.trails,
+                stats=stats,
+                on_parsed=gate.offer_parsed,
+                on_count=gate.expect,
+            )
     records = trails.records
     gate.parsed_all()
     stale = gate.offer_unchanged(records)

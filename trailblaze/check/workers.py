@@ -209,36 +209,78 @@ def process_many(
     `on_chunk` sees the results as they arrive (their modules already written), so the caller
     can start compiling while the rest is parsed.
     """
+    started = start_many(items, ctx)
+    if started is not None:
+        return started.collect(progress=progress, on_chunk=on_chunk)
+    out = []
+    with gc_paused():
+        for i, item in enumerate(items):
+            out.append(process(item, ctx))
+            if progress is not None and i % CHUNK == CHUNK - 1:
+                progress(CHUNK)
+    if on_chunk is not None:
+        on_chunk(out)
+    return out
+
+
+def start_many(items: Sequence[Item], ctx: Context) -> Started | None:
+    """Worker processes parsing `items` from now on, their results taken by `collect`; None
+    when there are too few for workers (or no fork here): `process_many` parses them itself.
+
+    The caller does other work meanwhile (a cold check writes its surfaces), and closes what
+    it started on every path (`Started.close`), collected or not.
+    """
     chunks = [list(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)]
     # At most one worker per chunk: a fork pool starts every worker at once, so a large
     # TRAILBLAZE_JOBS would fork that many processes for nothing (or exhaust the machine).
     # (Not asked for a few trails: the core count costs a read of /sys on every edit.)
     workers = min(_workers(), len(chunks)) if len(items) >= PARALLEL_MIN else 1
     if workers < 2 or not _can_fork():
-        out = []
-        with gc_paused():
-            for i, item in enumerate(items):
-                out.append(process(item, ctx))
-                if progress is not None and i % CHUNK == CHUNK - 1:
-                    progress(CHUNK)
-        if on_chunk is not None:
-            on_chunk(out)
-        return out
-    import multiprocessing  # noqa: PLC0415 - see `_can_fork`
-    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+        return None
+    return Started(chunks, ctx, workers)
 
-    results: list[Parsed] = []
-    fork = multiprocessing.get_context("fork")  # the context is inherited, not pickled
-    with (
-        gc_paused(),
-        ProcessPoolExecutor(
+
+class Started:
+    """Worker processes at work on chunks of items (`start_many`)."""
+
+    def __init__(self, chunks: list[list[Item]], ctx: Context, workers: int) -> None:
+        import multiprocessing  # noqa: PLC0415 - see `_can_fork`
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+        fork = multiprocessing.get_context("fork")  # the context is inherited, not pickled
+        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             workers, mp_context=fork, initializer=_init, initargs=(ctx, os.getpid())
-        ) as pool,
-    ):
-        for chunk_result in pool.map(_work, chunks):
-            results.extend(chunk_result)
-            if on_chunk is not None:
-                on_chunk(chunk_result)
-            if progress is not None:
-                progress(len(chunk_result))
-    return results
+        )
+        try:
+            self._results = self._pool.map(_work, chunks)
+        except BaseException:
+            self.close()
+            raise
+
+    def collect(
+        self,
+        *,
+        progress: Callable[[int], None] | None = None,
+        on_chunk: Callable[[list[Parsed]], None] | None = None,
+    ) -> list[Parsed]:
+        """Every item's result, in order, each chunk shown to `on_chunk` as it arrives; the
+        workers are gone when it returns (or raises)."""
+        results: list[Parsed] = []
+        try:
+            with gc_paused():
+                for chunk_result in self._results:
+                    results.extend(chunk_result)
+                    if on_chunk is not None:
+                        on_chunk(chunk_result)
+                    if progress is not None:
+                        progress(len(chunk_result))
+        finally:
+            self.close()
+        return results
+
+    def close(self) -> None:
+        """Stop the workers (what they have not started is dropped) and wait for them: no
+        worker writes a module after this returns. Idempotent."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
