@@ -35,6 +35,22 @@ def _call_schema(entries: Iterable[ToolEntry]) -> dict[str, Any]:
 
 
 def _tool_args(entry: ToolEntry) -> dict[str, Any]:
+    """An entry's argument schema, kept per entry object (`records.framework_entry`: one for
+    every trailmap with the tool). Shared between trailmaps' schemas, which are only written."""
+    cached = _ARGS.get(id(entry))
+    if cached is not None and cached[0] is entry:
+        return cached[1]
+    schema = _args_of(entry)
+    if len(_ARGS) >= 4096:
+        _ARGS.clear()
+    _ARGS[id(entry)] = (entry, schema)
+    return schema
+
+
+_ARGS: dict[int, tuple[ToolEntry, dict[str, Any]]] = {}
+
+
+def _args_of(entry: ToolEntry) -> dict[str, Any]:
     if entry.input_schema is None:
         return {"type": "object", "description": "Typed by the tool's TypeScript module."}
     schema = _copy(entry.input_schema)
@@ -60,7 +76,7 @@ def trail_schema(resolution: Resolution, catalog: Catalog) -> dict[str, Any]:
     defs = trail_defs(target=target, call=_call_schema(resolution.entries))
     for entry in resolution.entries:
         defs[f"tool.{entry.name}"] = _tool_args(entry)
-    defs.update({name: as_checked(item) for name, item in _copy(dict(catalog.defs)).items()})
+    defs.update(_catalog_defs(catalog))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"Trail of trailmap '{resolution.trailmap}'",
@@ -71,6 +87,18 @@ def trail_schema(resolution: Resolution, catalog: Catalog) -> dict[str, Any]:
         "anyOf": [{"$ref": "#/$defs/unified"}, {"$ref": "#/$defs/legacy"}],
         "$defs": defs,
     }
+
+
+def _catalog_defs(catalog: Catalog) -> dict[str, Any]:
+    """The catalog's shared definitions as the check takes them, once per catalog."""
+    if _DEFS and _DEFS[0][0] is catalog:
+        return _DEFS[0][1]
+    defs = {name: as_checked(item) for name, item in _copy(dict(catalog.defs)).items()}
+    _DEFS[:] = [(catalog, defs)]
+    return defs
+
+
+_DEFS: list[tuple[Catalog, dict[str, Any]]] = []
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:

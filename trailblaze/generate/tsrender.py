@@ -209,8 +209,24 @@ def render_entry(entry: ToolEntry, module_ref: str | None = None, indent: int = 
     """One `name: { args: ...; result: ...; };` block with its doc comment, laid out as upstream Trailblaze lays out its client surface.
 
     `module_ref` is the import specifier of the entry's TypeScript module, for tools whose
-    input type the module itself declares.
+    input type the module itself declares. Kept per entry object: a framework tool's entry is
+    one object in every trailmap (`records.framework_entry`), rendered once for all.
     """
+    key = (id(entry), module_ref, indent)
+    cached = _RENDERED.get(key)
+    if cached is not None and cached[0] is entry:
+        return cached[1]
+    text = _render_entry(entry, module_ref, indent)
+    if len(_RENDERED) >= 4096:
+        _RENDERED.clear()
+    _RENDERED[key] = (entry, text)
+    return text
+
+
+_RENDERED: dict[tuple[int, str | None, int], tuple[ToolEntry, str]] = {}
+
+
+def _render_entry(entry: ToolEntry, module_ref: str | None, indent: int) -> str:
     pad = " " * indent
     lines = [f"{pad}/**"]
     description = (entry.description or "").strip()

@@ -184,8 +184,15 @@ class Resolution(msgspec.Struct, frozen=True):
 
 
 def framework_entry(tool: Tool, source: str) -> ToolEntry:
-    """The tool map entry of a catalog tool, attributed to `source` (framework, sdk, a toolset)."""
-    return ToolEntry(
+    """The tool map entry of a catalog tool, attributed to `source` (framework, sdk, a toolset).
+
+    One entry per catalog tool and source, shared by every trailmap that has the tool (frozen;
+    nothing changes its schema): what is worked out from an entry for a trailmap's surfaces
+    (`tsrender.render_entry`, `trailschema`) is then worked out once for all of them."""
+    cached = _FRAMEWORK_ENTRIES.get((id(tool), source))
+    if cached is not None and cached[0] is tool:
+        return cached[1]
+    entry = ToolEntry(
         name=tool.name,
         kind="framework",
         description=tool.description,
@@ -196,3 +203,12 @@ def framework_entry(tool: Tool, source: str) -> ToolEntry:
         result=tool.result,
         source=source,
     )
+    if len(_FRAMEWORK_ENTRIES) >= _SHARED_MAX:
+        _FRAMEWORK_ENTRIES.clear()
+    _FRAMEWORK_ENTRIES[(id(tool), source)] = (tool, entry)
+    return entry
+
+
+_SHARED_MAX = 4096
+_FRAMEWORK_ENTRIES: dict[tuple[int, str], tuple[Tool, ToolEntry]] = {}
+"""`framework_entry` by (catalog tool, source), the tool kept so that its id is not reused."""
