@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import trailblaze.check.run as run_module
+import trailblaze.check.surfaces as surfaces_module
 import trailblaze.check.workers as workers_module
 from bench.generate import Spec, generate
 from trailblaze.check.run import last_stats, run_check
@@ -37,7 +38,7 @@ def workspace(tmp_path: Path) -> Path:
 
 def events_of(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     events: list[str] = []
-    start_many, write_artifacts = workers_module.start_many, run_module.write_artifacts
+    start_many, write_artifacts = workers_module.start_many, surfaces_module.write_artifacts
 
     def starting(*args: Any, **kwargs: Any) -> Any:
         started = start_many(*args, **kwargs)
@@ -49,7 +50,7 @@ def events_of(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return write_artifacts(*args, **kwargs)
 
     monkeypatch.setattr("trailblaze.check.parse.start_many", starting)
-    monkeypatch.setattr(run_module, "write_artifacts", writing)
+    monkeypatch.setattr("trailblaze.check.run.write_artifacts", writing)
     return events
 
 
@@ -80,7 +81,7 @@ def test_a_run_that_fails_while_the_workers_parse_leaves_none_behind(
         events.append("surfaces failed")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(run_module, "write_artifacts", broken)
+    monkeypatch.setattr("trailblaze.check.run.write_artifacts", broken)
     with pytest.raises(OSError, match="No space left"):
         check(workspace)
     assert events == ["workers started", "surfaces failed"]
