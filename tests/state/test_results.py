@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 
 import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trailblaze.finding import Finding
 from trailblaze.state.results import LocalResults, ResultKey, decode_result, encode_result
@@ -38,6 +41,40 @@ def test_every_field_of_a_finding_round_trips() -> None:
     )
     assert decode_result(encode_result([FULL])) == [FULL]
     assert decode_result(encode_result([])) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.builds(
+            Finding,
+            kind=st.sampled_from(["type", "parse", "infra", "warning"]),
+            path=st.text(),
+            line=st.integers(1, 10**6),
+            column=st.integers(1, 10**4),
+            message=st.text(),
+            code=st.text(max_size=8),
+            fatal=st.booleans(),
+            step=st.none() | st.integers(1, 500),
+            tool=st.none() | st.text(max_size=12),
+        ),
+        max_size=4,
+    )
+)
+def test_a_verdict_is_stored_as_the_canonical_json_of_the_standard_library(
+    findings: list[Finding],
+) -> None:
+    # Written by orjson (most verdicts empty, `[]`): the bytes json.dumps writes, so the local
+    # and the remote cache keep what every earlier version stored and signed.
+    data = [f.to_json() for f in findings]
+    try:
+        expected = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        canonical = expected.encode()
+    except UnicodeEncodeError:  # a lone surrogate: refused before, refused now
+        with pytest.raises(UnicodeEncodeError):
+            encode_result(findings)
+        return
+    assert encode_result(findings) == canonical
 
 
 def test_a_value_that_is_not_a_verdict_is_none() -> None:

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, get_args
 
+import orjson
+
 from trailblaze.finding import FINDING_FIELDS, Finding, position_in_range
 from trailblaze.finding import Kind as FindingKind
 from trailblaze.fsutil import write_atomic
@@ -115,9 +117,17 @@ def options_digest(
 
 
 def encode_result(findings: Iterable[Finding]) -> bytes:
-    """A verdict as canonical JSON bytes (what is stored, locally and remotely)."""
+    """A verdict as canonical JSON bytes (what is stored, locally and remotely): compact, keys
+    sorted, UTF-8. Most verdicts are empty; the others are written by orjson, the same bytes
+    as `json.dumps(..., ensure_ascii=False, sort_keys=True, separators=(",", ":"))` (what
+    orjson refuses, a lone surrogate, goes to json.dumps)."""
     data = [f.to_json() for f in findings]
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+    if not data:
+        return b"[]"
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
 
 
 def decode_result(data: bytes | str) -> list[Finding] | None:

@@ -584,8 +584,9 @@ class TypeGate:
                     job.key, findings, surface_key, self._base_key
                 )
         # A job with neither a result nor a failure was not checked: never a silent pass.
+        answered = set().union(*(r.findings for r in results))
         for job in self._jobs:
-            if job.path not in outcome.failed and not any(job.path in r.findings for r in results):
+            if job.path not in outcome.failed and job.path not in answered:
                 self._fail(
                     self.results[job.path],
                     "type check could not run: the compiler gave no result",

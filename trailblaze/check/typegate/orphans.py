@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,6 +27,13 @@ def modules_on_disk(layout: Layout) -> set[str]:
     return found
 
 
+def _normal(name: str) -> str:
+    """`name` as a walk of the directory spells it (`..`, `.` and doubled slashes resolved)."""
+    if "//" in name or "/." in name or name.startswith("."):
+        return posixpath.normpath(name)
+    return name
+
+
 def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
     """Delete generated trail modules whose trail is not in `keep_trails`; returns how many.
 
@@ -35,18 +43,20 @@ def remove_orphans(layout: Layout, keep_trails: Iterable[str]) -> int:
     trails = os.path.normpath(os.path.abspath(layout.trails_dir))
     if not os.path.isdir(trails):
         return 0
-    wanted = {os.path.normpath(os.path.join(trails, generated_name(rel))) for rel in keep_trails}
+    # Compared as `modules_on_disk` names them (relative, POSIX): no join per trail.
+    wanted = {_normal(generated_name(rel)) for rel in keep_trails}
     owned = Scratch.of(layout.scratch)
     if not owned.ours(Path(trails)):
         return 0  # a directory we did not make: what is in it is not ours to remove
     removed = 0
     gone: set[str] = set()
+    start = len(trails) + 1
     for dirpath, dirnames, filenames in os.walk(trails, topdown=False):
         left = len(filenames) + sum(os.path.join(dirpath, d) not in gone for d in dirnames)
+        prefix = dirpath[start:].replace(os.sep, "/") + "/" if len(dirpath) > len(trails) else ""
         for filename in filenames:
-            path = os.path.join(dirpath, filename)
-            if path not in wanted:
-                os.unlink(path)
+            if prefix + filename not in wanted:
+                os.unlink(os.path.join(dirpath, filename))
                 removed += 1
                 left -= 1
         if dirpath != trails and left == 0:
