@@ -224,18 +224,6 @@ class _Reader:
         """A scalar or a flow collection that fills the rest of the line (after a comment is
         taken off)."""
         first = content[0]
-        if first not in _PLAIN_FIRST_REFUSED:
-            cut = content.find(" #")
-            value = content if cut < 0 else content[:cut].rstrip(" ")
-            if ":" in value and (": " in value or value[-1] == ":"):
-                raise Unsupported  # a mapping where a scalar belongs: an error
-            return YScalar(
-                value if first not in MAYBE_NOT_TEXT else resolve_plain(value),
-                value,
-                PLAIN,
-                number,
-                column,
-            )
         if first in {"'", '"'}:
             quoted, end = _quoted(content, 0, number, column)
             _end_of_line(content, end)
@@ -247,12 +235,18 @@ class _Reader:
             self.count += flow.count
             return collection
         if first in _PLAIN_FIRST_REFUSED and not _dash_plain(content, 0):
-            raise Unsupported
+            raise Unsupported  # an indicator: an anchor, an alias, a tag, a block scalar...
         cut = content.find(" #")
         value = content if cut < 0 else content[:cut].rstrip(" ")
-        if ": " in value or value[-1] == ":":
+        if ":" in value and (": " in value or value[-1] == ":"):
             raise Unsupported  # a mapping where a scalar belongs: an error
-        return _scalar(value, number, column)
+        return YScalar(
+            value if first not in MAYBE_NOT_TEXT else resolve_plain(value),
+            value,
+            PLAIN,
+            number,
+            column,
+        )
 
 
 def _dash_plain(content: str, i: int) -> bool:
