@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from trailblaze.generate.editorschema import as_checked
+from trailblaze.identity import ByIdentity
 from trailblaze.toolmodel.catalog import Catalog
 from trailblaze.toolmodel.records import Resolution, ToolEntry
 from trailblaze.trail.grammar import TARGET, trail_defs
@@ -37,17 +38,10 @@ def _call_schema(entries: Iterable[ToolEntry]) -> dict[str, Any]:
 def _tool_args(entry: ToolEntry) -> dict[str, Any]:
     """An entry's argument schema, kept per entry object (`records.framework_entry`: one for
     every trailmap with the tool). Shared between trailmaps' schemas, which are only written."""
-    cached = _ARGS.get(id(entry))
-    if cached is not None and cached[0] is entry:
-        return cached[1]
-    schema = _args_of(entry)
-    if len(_ARGS) >= 4096:
-        _ARGS.clear()
-    _ARGS[id(entry)] = (entry, schema)
-    return schema
+    return _ARGS.get(entry, lambda: _args_of(entry))
 
 
-_ARGS: dict[int, tuple[ToolEntry, dict[str, Any]]] = {}
+_ARGS: ByIdentity[dict[str, Any]] = ByIdentity()
 
 
 def _args_of(entry: ToolEntry) -> dict[str, Any]:
@@ -91,14 +85,13 @@ def trail_schema(resolution: Resolution, catalog: Catalog) -> dict[str, Any]:
 
 def _catalog_defs(catalog: Catalog) -> dict[str, Any]:
     """The catalog's shared definitions as the check takes them, once per catalog."""
-    if _DEFS and _DEFS[0][0] is catalog:
-        return _DEFS[0][1]
-    defs = {name: as_checked(item) for name, item in _copy(dict(catalog.defs)).items()}
-    _DEFS[:] = [(catalog, defs)]
-    return defs
+    return _DEFS.get(
+        catalog,
+        lambda: {name: as_checked(item) for name, item in _copy(dict(catalog.defs)).items()},
+    )
 
 
-_DEFS: list[tuple[Catalog, dict[str, Any]]] = []
+_DEFS: ByIdentity[dict[str, Any]] = ByIdentity(limit=4)
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from trailblaze.identity import ByIdentity
 from trailblaze.report import escaping
 from trailblaze.toolmodel.records import ToolEntry
 
@@ -212,18 +213,12 @@ def render_entry(entry: ToolEntry, module_ref: str | None = None, indent: int = 
     input type the module itself declares. Kept per entry object: a framework tool's entry is
     one object in every trailmap (`records.framework_entry`), rendered once for all.
     """
-    key = (id(entry), module_ref, indent)
-    cached = _RENDERED.get(key)
-    if cached is not None and cached[0] is entry:
-        return cached[1]
-    text = _render_entry(entry, module_ref, indent)
-    if len(_RENDERED) >= 4096:
-        _RENDERED.clear()
-    _RENDERED[key] = (entry, text)
-    return text
+    return _RENDERED.get(
+        entry, lambda: _render_entry(entry, module_ref, indent), module_ref, indent
+    )
 
 
-_RENDERED: dict[tuple[int, str | None, int], tuple[ToolEntry, str]] = {}
+_RENDERED: ByIdentity[str] = ByIdentity()
 
 
 def _render_entry(entry: ToolEntry, module_ref: str | None, indent: int) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from trailblaze.finding import Finding
+from trailblaze.identity import ByIdentity
 from trailblaze.toolmodel.catalog import Tool
 
 
@@ -189,26 +190,22 @@ def framework_entry(tool: Tool, source: str) -> ToolEntry:
     One entry per catalog tool and source, shared by every trailmap that has the tool (frozen;
     nothing changes its schema): what is worked out from an entry for a trailmap's surfaces
     (`tsrender.render_entry`, `trailschema`) is then worked out once for all of them."""
-    cached = _FRAMEWORK_ENTRIES.get((id(tool), source))
-    if cached is not None and cached[0] is tool:
-        return cached[1]
-    entry = ToolEntry(
-        name=tool.name,
-        kind="framework",
-        description=tool.description,
-        input_schema=dict(tool.input_schema),
-        recordable=tool.recordable,
-        surface_to_llm=tool.surface_to_llm,
-        requires_host=tool.requires_host,
-        result=tool.result,
-        source=source,
+    return _FRAMEWORK_ENTRIES.get(
+        tool,
+        lambda: ToolEntry(
+            name=tool.name,
+            kind="framework",
+            description=tool.description,
+            input_schema=dict(tool.input_schema),
+            recordable=tool.recordable,
+            surface_to_llm=tool.surface_to_llm,
+            requires_host=tool.requires_host,
+            result=tool.result,
+            source=source,
+        ),
+        source,
     )
-    if len(_FRAMEWORK_ENTRIES) >= _SHARED_MAX:
-        _FRAMEWORK_ENTRIES.clear()
-    _FRAMEWORK_ENTRIES[(id(tool), source)] = (tool, entry)
-    return entry
 
 
-_SHARED_MAX = 4096
-_FRAMEWORK_ENTRIES: dict[tuple[int, str], tuple[Tool, ToolEntry]] = {}
-"""`framework_entry` by (catalog tool, source), the tool kept so that its id is not reused."""
+_FRAMEWORK_ENTRIES: ByIdentity[ToolEntry] = ByIdentity()
+"""`framework_entry` by (catalog tool, source)."""
