@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from trailblaze.generate.editorschema import as_checked
-from trailblaze.identity import ByIdentity
 from trailblaze.toolmodel.catalog import Catalog
+from trailblaze.toolmodel.identity import ByIdentity
 from trailblaze.toolmodel.records import Resolution, ToolEntry
 from trailblaze.trail.grammar import TARGET, trail_defs
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from trailblaze.identity import ByIdentity
 from trailblaze.report import escaping
+from trailblaze.toolmodel.identity import ByIdentity
 from trailblaze.toolmodel.records import ToolEntry
 
 IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")

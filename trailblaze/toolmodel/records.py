@@ -13,8 +13,8 @@ from typing import Any, Literal
 import msgspec
 
 from trailblaze.finding import Finding
-from trailblaze.identity import ByIdentity
 from trailblaze.toolmodel.catalog import Tool
+from trailblaze.toolmodel.identity import ByIdentity
 
 
 class Named(msgspec.Struct, frozen=True, kw_only=True):

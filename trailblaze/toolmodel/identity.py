@@ -1,8 +1,9 @@
 """Values worked out once per object, for objects that cannot be hashed by value.
 
 A frozen record that holds a dict (a tool's entry and its input schema) is one object shared
-by many users (`records.framework_entry`), but not hashable: what is worked out from it is kept
-by the object's identity. The object is held with its value, so that its id is not taken by
+by every trailmap that has the tool (`records.framework_entry`), but not hashable: what is
+worked out from it (`generate.tsrender`, `generate.trailschema`) is kept by the object's
+identity. In the tool model's folder, the lowest of its users. The object is held with its value, so that its id is not taken by
 another object while the entry lives; the memo is bounded (it is emptied when full).
 """
 

@@ -1,10 +1,10 @@
-"""`identity.ByIdentity`: one value per object (and key parts), not per equal value."""
+"""`toolmodel.identity.ByIdentity`: one value per object (and key parts), not per equal value."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from trailblaze.identity import ByIdentity
+from trailblaze.toolmodel.identity import ByIdentity
 
 
 def test_a_value_is_made_once_per_object_and_key() -> None:
