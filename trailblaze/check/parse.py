@@ -19,12 +19,20 @@ from trailblaze.check.context import CheckContext
 from trailblaze.check.discover import Stats
 from trailblaze.check.resolve import Targets
 from trailblaze.check.rows import TrailRecord, stamp_of
-from trailblaze.check.workers import Context, Item, Parsed, Started, process_many, start_many
+from trailblaze.check.workers import (
+    Context,
+    Item,
+    Parsed,
+    Started,
+    process_many,
+    start_many,
+    unreadable_record,
+)
 from trailblaze.state.keys import digest
 from trailblaze.toolmodel.resolution import ships_runif
-from trailblaze.trail.parse import file_error
 from trailblaze.workspace import shown_path
 from trailblaze.yaml.node import MAX_FILE_BYTES, YamlError
+from trailblaze.yaml.text import too_big, unreadable
 
 OnParsed = Callable[[list[Parsed]], None]
 """Sees each chunk of freshly parsed trails (their modules already written) as it arrives."""
@@ -195,27 +203,13 @@ class Parser:
                 if is_dir:
                     raise YamlError("is a directory, not a file")
                 if st is not None and st.st_size > MAX_FILE_BYTES:
-                    raise YamlError(
-                        f"file is {st.st_size / 1024 / 1024:.1f} MiB; files over "
-                        f"{MAX_FILE_BYTES // 1024 // 1024} MiB are not read"
-                    )
+                    raise too_big(st.st_size)
                 with open(path, "rb") as handle:
                     data = handle.read()
                 self.files_read += 1
             except (YamlError, OSError) as exc:
-                error = (
-                    exc
-                    if isinstance(exc, YamlError)
-                    else YamlError(f"cannot read file: {exc.strerror or exc}")
-                )
-                out[rel] = TrailRecord.from_outcome(
-                    path=rel,
-                    stamp=None,
-                    content="",
-                    outcome=file_error(rel, error),
-                    runif=[],
-                    strict=strict,
-                )
+                error = exc if isinstance(exc, YamlError) else unreadable(exc)
+                out[rel] = unreadable_record(rel, error, strict=strict)
                 continue
             content = digest(data)
             if previous is not None and previous.content == content and previous.strict == strict:

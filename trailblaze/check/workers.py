@@ -28,6 +28,7 @@ from trailblaze.trail.model import ParseOutcome
 from trailblaze.trail.parse import file_error, parse_trail
 from trailblaze.trail.runif import runif_findings
 from trailblaze.yaml.node import YamlError, decode
+from trailblaze.yaml.text import unreadable
 
 PARALLEL_MIN = 256
 """Below this many trails, one process is faster than starting workers."""
@@ -81,14 +82,22 @@ def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
     return parse_trail(rel, text, strict=strict)
 
 
-def _read(item: Item) -> Item | ParseOutcome:
-    """The item with its bytes and their digest, or the outcome of a file that cannot be read."""
+def unreadable_record(path: str, error: YamlError, *, strict: bool) -> TrailRecord:
+    """The record of a trail file that could not be read (no stamp, no content: the next run
+    looks at it again), in the main process or in the worker that read it."""
+    return TrailRecord.from_outcome(
+        path=path, stamp=None, content="", outcome=file_error(path, error), runif=[], strict=strict
+    )
+
+
+def _read(item: Item) -> Item | YamlError:
+    """The item with its bytes and their digest, or why the file cannot be read."""
     assert item.file is not None
     try:
         with open(item.file, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        return file_error(item.path, YamlError(f"cannot read file: {exc.strerror or exc}"))
+        return unreadable(exc)
     return Item(path=item.path, stamp=item.stamp, content=digest(data), data=data)
 
 
@@ -96,18 +105,8 @@ def process(item: Item, ctx: Context) -> Parsed:
     """Parse one trail; generate its module when its target is type-checked."""
     if item.data is None:
         read = _read(item)
-        if isinstance(read, ParseOutcome):
-            # As the main process records a file it cannot read: no stamp, no content.
-            return Parsed(
-                record=TrailRecord.from_outcome(
-                    path=item.path,
-                    stamp=None,
-                    content="",
-                    outcome=read,
-                    runif=[],
-                    strict=ctx.strict,
-                )
-            )
+        if isinstance(read, YamlError):
+            return Parsed(record=unreadable_record(item.path, read, strict=ctx.strict))
         item = read
     assert item.data is not None
     outcome = parse_bytes(item.path, item.data, strict=ctx.strict)

@@ -30,18 +30,23 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         if path.is_dir():
             raise YamlError("is a directory, not a file")
         if size > max_bytes:
-            raise _too_big(size, max_bytes)
+            raise too_big(size, max_bytes)
         data = path.read_bytes()
     except YamlError:
         raise
     except OSError as exc:
-        raise YamlError(f"cannot read file: {exc.strerror or exc}") from None
+        raise unreadable(exc) from None
     return decode(data, max_bytes=max_bytes)
+
+
+def unreadable(exc: OSError) -> YamlError:
+    """The error of a file the system would not let us read."""
+    return YamlError(f"cannot read file: {exc.strerror or exc}")
 
 
 def decode(data: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     if len(data) > max_bytes:
-        raise _too_big(len(data), max_bytes)
+        raise too_big(len(data), max_bytes)
     nul = data.find(b"\x00")
     if nul >= 0:
         line, col = _position(data, nul)
@@ -56,7 +61,8 @@ def decode(data: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _too_big(size: int, max_bytes: int) -> YamlError:
+def too_big(size: int, max_bytes: int = MAX_FILE_BYTES) -> YamlError:
+    """The error of a file over the size we read."""
     return YamlError(
         f"file is {size / 1024 / 1024:.1f} MiB; files over "
         f"{max_bytes // 1024 // 1024} MiB are not read"
