@@ -72,19 +72,30 @@ def test_the_workers_parse_while_the_surfaces_are_written(
     assert early.fatal_findings, "the generated workspace plants errors"
 
 
+@pytest.mark.parametrize(
+    "failing",
+    [
+        "trailblaze.check.run.write_artifacts",
+        "trailblaze.check.narrow.outputs_key",
+        "trailblaze.check.run.TypeGate",
+    ],
+)
 def test_a_run_that_fails_while_the_workers_parse_leaves_none_behind(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
+    # Anywhere between the workers' start and the gate taking their results: the surfaces,
+    # the narrow run's keys (not guarded before one guard covered the whole run), the gate.
     events = events_of(monkeypatch)
 
     def broken(*args: Any, **kwargs: Any) -> Any:
-        events.append("surfaces failed")
+        events.append("failed")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("trailblaze.check.run.write_artifacts", broken)
+    monkeypatch.setattr(failing, broken)
     with pytest.raises(OSError, match="No space left"):
         check(workspace)
-    assert events == ["workers started", "surfaces failed"]
+    assert events[0] == "workers started"
+    assert "failed" in events
     assert multiprocessing.active_children() == []
 
 

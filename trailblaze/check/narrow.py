@@ -190,7 +190,7 @@ class Narrow(msgspec.Struct, frozen=True):
 def recorded(ctx: CheckContext, inputs: str) -> bool:
     """Whether a record of a complete check is kept under these inputs: without one, `plan`
     is None whatever else holds."""
-    return ctx.store.get(LAST_RUN, "", key=inputs) is not None
+    return ctx.store.fresh(LAST_RUN, "", inputs)
 
 
 def plan(

@@ -151,51 +151,50 @@ def _stages(
     early: tuple[Parser, Begun] | None = None
     """The parse of a full run, started before its surfaces are written (`_parse_early`)."""
     early_state: TrailState | None = None
-    if kept is None:
-        with remembering(ctx.store):
-            discovery = discover(ctx, found=found, stats=stats)
-            targets = resolve(ctx, discovery)
-            if not (want and narrow.recorded(ctx, inputs)):
-                # No narrow run can follow (nothing recorded under these inputs): the full
-                # stages' parse starts now, beside the surfaces.
-                early, early_state = _parse_early(ctx, targets, discovery, phase=phase, stats=stats)
-            try:
-                artifacts = write_artifacts(ctx, targets)
-            except BaseException:
-                _close(early)
-                raise
-        if phase is not None:
-            phase.stages = Stages(discovery, targets, artifacts)
-        if want:
-            with ctx.timer.phase("narrow"):
-                keys = (
-                    inputs,
-                    narrow.outputs_key(discovery.found, targets),
-                    narrow.trails_key(discovery.found),
-                )
-                plan = narrow.plan(
-                    ctx, discovery.found, stats, inputs=keys[0], outputs=keys[1], trails=keys[2]
-                )
-            if plan is not None:
-                _close(early)  # not started when there is a record (`narrow.recorded`)
-                done = _narrow(
-                    ctx,
-                    Stages(discovery, targets, artifacts),
-                    stats=stats,
-                    plan=plan,
-                    keys=keys,
-                )
-                if done is not None:
-                    return done
-    else:
-        # The trails of this run, with the workspace's trailmaps as the phase found them.
-        if found is None:
-            with ctx.timer.phase("scan"):
-                found = scan(ctx.ws)
-        discovery = msgspec.structs.replace(kept.discovery, whole=found, found=found, positions=())
-        targets, artifacts = kept.targets, kept.artifacts
-
     try:
+        if kept is None:
+            with remembering(ctx.store):
+                discovery = discover(ctx, found=found, stats=stats)
+                targets = resolve(ctx, discovery)
+                if not (want and narrow.recorded(ctx, inputs)):
+                    # No narrow run can follow (nothing recorded under these inputs): the full
+                    # stages' parse starts now, beside the surfaces.
+                    early, early_state = _parse_early(
+                        ctx, targets, discovery, phase=phase, stats=stats
+                    )
+                artifacts = write_artifacts(ctx, targets)
+            if phase is not None:
+                phase.stages = Stages(discovery, targets, artifacts)
+            if want:
+                with ctx.timer.phase("narrow"):
+                    keys = (
+                        inputs,
+                        narrow.outputs_key(discovery.found, targets),
+                        narrow.trails_key(discovery.found),
+                    )
+                    plan = narrow.plan(
+                        ctx, discovery.found, stats, inputs=keys[0], outputs=keys[1], trails=keys[2]
+                    )
+                if plan is not None:
+                    done = _narrow(
+                        ctx,
+                        Stages(discovery, targets, artifacts),
+                        stats=stats,
+                        plan=plan,
+                        keys=keys,
+                    )
+                    if done is not None:
+                        return done
+        else:
+            # The trails of this run, with the workspace's trailmaps as the phase found them.
+            if found is None:
+                with ctx.timer.phase("scan"):
+                    found = scan(ctx.ws)
+            discovery = msgspec.structs.replace(
+                kept.discovery, whole=found, found=found, positions=()
+            )
+            targets, artifacts = kept.targets, kept.artifacts
+
         if ctx.primed is not None:
             # The full stages: their batches are many trails each, for new compiler processes
             # with every core; the server started for a narrow run would only take a core.
@@ -221,11 +220,7 @@ def _stages(
             if keys is not None
             else None,
         )
-    except BaseException:
-        _close(early)
-        raise
-    with contextlib.closing(gate):
-        try:
+        with contextlib.closing(gate):
             parser, trails = _offer_trails(
                 ctx,
                 targets,
@@ -235,43 +230,43 @@ def _stages(
                 stats=stats,
                 early=early,
             )
-        finally:
-            _close(early)
-        records = trails.records
-        previously = {p for p, r in state.trails.items() if r.surface_key is not None}
-        # A shard keeps the generated modules of the other shards' trails (the next run may be
-        # another shard of the same workspace).
-        verdicts = gate.finish(
-            keep_generated=gate.offered,
-            trails_changed=options.shard is None and previously != gate.offered,
-        )
-    checked = _checked(
-        ctx,
-        discovery,
-        targets,
-        artifacts=artifacts,
-        records=records,
-        verdicts=verdicts,
-        parser=parser,
-        trails=trails,
-    )
-    run_stats = checked.stats
-    result = report(ctx, checked)
-    if phase is None:
-        _save(ctx, state, records, run_stats)
-    if keys is not None and len(records) == len(discovery.found.trail_paths):
-        # (Not when two files have one report path: the record follows the files.)
-        recorded = _record(
+            records = trails.records
+            previously = {p for p, r in state.trails.items() if r.surface_key is not None}
+            # A shard keeps the generated modules of the other shards' trails (the next run may be
+            # another shard of the same workspace).
+            verdicts = gate.finish(
+                keep_generated=gate.offered,
+                trails_changed=options.shard is None and previously != gate.offered,
+            )
+        checked = _checked(
             ctx,
-            result,
-            gate,
-            keys,
-            stamps=[records[s.path].stamp for s in result.trails],
-            branches={p: r.branches for p, r in records.items()},
+            discovery,
+            targets,
+            artifacts=artifacts,
+            records=records,
+            verdicts=verdicts,
+            parser=parser,
+            trails=trails,
         )
-        if recorded:
-            _keep(ctx, keys[0], Stages(discovery, targets, artifacts), gate)
-    return result
+        run_stats = checked.stats
+        result = report(ctx, checked)
+        if phase is None:
+            _save(ctx, state, records, run_stats)
+        if keys is not None and len(records) == len(discovery.found.trail_paths):
+            # (Not when two files have one report path: the record follows the files.)
+            recorded = _record(
+                ctx,
+                result,
+                gate,
+                keys,
+                stamps=[records[s.path].stamp for s in result.trails],
+                branches={p: r.branches for p, r in records.items()},
+            )
+            if recorded:
+                _keep(ctx, keys[0], Stages(discovery, targets, artifacts), gate)
+        return result
+    finally:
+        _close(early)  # the workers of an early parse, when the run ends before taking them
 
 
 def _snapshot(
