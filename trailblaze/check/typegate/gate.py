@@ -414,9 +414,12 @@ class TypeGate:
         self.results[record.path] = record.with_result(None, ())
         self.collected.infra.append(infra_finding(record.path, reason, record.target, code=code))
 
-    def _submit(self, *, parsing: bool = True, count: int | None = None) -> None:
+    def _submit(
+        self, *, parsing: bool = True, count: int | None = None, beside: bool = False
+    ) -> None:
         """Compile the pending jobs (the first `count` of them) in the background; `parsing`:
-        the workers still need the cores."""
+        the workers still need the cores; `beside`: on the second compiler thread, while the
+        first is busy (`_submit_last`)."""
         cut = len(self._pending) if count is None else count
         batch, self._pending = self._pending[:cut], self._pending[cut:]
         if not batch:
@@ -434,22 +437,22 @@ class TypeGate:
                 done.set_exception(exc)
             self._batches.append(done)
             return
-        self._batches.append(self._compiling.submit(self._compile, batch, parsing))
+        pool = self._compiling
+        if beside:
+            if self._beside is None:
+                self._beside = ThreadPoolExecutor(1, thread_name_prefix="tsc-beside")
+            pool = self._beside
+        self._batches.append(pool.submit(self._compile, batch, parsing))
 
     def _submit_last(self) -> None:
         """What is pending once the parse is over. When the compiler thread is still busy with
         a batch it started during the parse (on one core), the rest is compiled beside it, on
         the core the workers have left, not queued behind it; else with every core."""
         busy = bool(self._batches) and not self._batches[-1].done()
-        if not (busy and self._pending):
+        if busy and self._pending:
+            self._submit(parsing=True, beside=True)
+        else:
             self._submit(parsing=False)
-            return
-        batch, self._pending = self._pending, []
-        self._jobs.extend(batch)
-        self.collected.stats["batches"].append(len(batch))
-        if self._beside is None:
-            self._beside = ThreadPoolExecutor(1, thread_name_prefix="tsc-beside")
-        self._batches.append(self._beside.submit(self._compile, batch, True))
 
     def _compile(self, batch: list[Job], parsing: bool) -> GateResult:
         """One batch: what the remote cache holds, then the compiler for the rest (in the
