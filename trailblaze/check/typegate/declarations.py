@@ -25,7 +25,12 @@ from trailblaze.check.typegate.projects import (
     project_arguments,
     refused_options,
 )
-from trailblaze.check.typegate.proof import listed_files, parse_output
+from trailblaze.check.typegate.proof import (
+    DIAGNOSTIC,
+    TSC_ERROR_EXITS,
+    listed_files,
+    parse_output,
+)
 from trailblaze.check.typegate.reads import ReadFiles
 from trailblaze.check.typegate.settings import COMPILER_OPTIONS, infra_finding
 from trailblaze.finding import Finding
@@ -277,44 +282,47 @@ def emit_declarations(
             return _not_installed(plan, rel, layout)
         make_dir(plan.out_dir, layout.scratch)
         if plan.project is not None:
-            return _emit(
-                plan,
-                tsconfig=plan.project / "tsconfig.json",
-                compiler=compiler,
-                timeout=timeout,
-                rel=rel,
-                layout=layout,
-            )
-        tsconfig = plan.tools_dir / "tsconfig.json"
-        if plan.surface is not None:
-            tsconfig = layout.tools_tsconfig(plan.trailmap)
-            write_scratch(
-                tsconfig,
-                surface_tsconfig(plan.tools_dir, plan.surface, plan.choice, layout),
-                layout.scratch,
-            )
-        elif plan.choice.override:
-            tsconfig = layout.tools_tsconfig(plan.trailmap)
-            write_scratch(
-                tsconfig,
-                override_tsconfig(
-                    plan.tools_dir / "tsconfig.json",
-                    layout.own_sdk_dir,
-                    _fallback_tsconfig(plan.tools_dir),
-                ),
-                layout.scratch,
-            )
-        if plan.nested:
-            tsconfig = _without_nested(plan, tsconfig, layout)
+            tsconfig = plan.project / "tsconfig.json"
+        else:
+            tsconfig = _program_tsconfig(plan, layout)
         return _emit(
             plan, tsconfig=tsconfig, compiler=compiler, timeout=timeout, rel=rel, layout=layout
         )
 
-    # Each emit is a short compiler process that mostly waits on its own start-up: a few at
-    # once keep both cores busy.
     runs = sum(1 for plan in plans if plan.remembered is None)
+    # The trailmaps' programs in one build (`_emit_together`) where the compiler can; what it
+    # leaves, and every other plan, in a compiler process of its own. Each of those mostly
+    # waits on its own start-up: a few at once keep both cores busy.
+    together: dict[int, Emitted] = {}
     with ThreadPoolExecutor(4) as pool:
-        states = list(pool.map(emit, plans))
+        batch = {}
+        if compiler.native:
+            for index, plan in enumerate(plans):
+                if _plain(plan):
+                    make_dir(plan.out_dir, layout.scratch)
+                    tsconfig = _program_tsconfig(plan, layout)
+                    if _extendable(tsconfig):
+                        batch[index] = (plan, tsconfig)
+        if len(batch) < TOGETHER_MIN:
+            batch = {}
+        built = (
+            pool.submit(
+                _emit_together, batch, compiler=compiler, timeout=timeout, rel=rel, layout=layout
+            )
+            if batch
+            else None
+        )
+        alone = {
+            index: pool.submit(emit, plan) for index, plan in enumerate(plans) if index not in batch
+        }
+        if built is not None:
+            together = built.result()
+            for index in batch.keys() - together.keys():
+                alone[index] = pool.submit(emit, plans[index])
+        states = [
+            together[index] if index in together else alone[index].result()
+            for index in range(len(plans))
+        ]
     identity_parts: list[str] = []
     for plan, state in zip(plans, states, strict=True):
         covered = True
@@ -387,6 +395,33 @@ def _fallback_tsconfig(tools_dir: Path) -> dict[str, Any]:
     }
 
 
+def _program_tsconfig(plan: EmitPlan, layout: Layout) -> Path:
+    """The tsconfig a trailmap's own program (not a nested project's) compiles with: its
+    `tools/tsconfig.json`, or the one we write for it in the scratch directory."""
+    tsconfig = plan.tools_dir / "tsconfig.json"
+    if plan.surface is not None:
+        tsconfig = layout.tools_tsconfig(plan.trailmap)
+        write_scratch(
+            tsconfig,
+            surface_tsconfig(plan.tools_dir, plan.surface, plan.choice, layout),
+            layout.scratch,
+        )
+    elif plan.choice.override:
+        tsconfig = layout.tools_tsconfig(plan.trailmap)
+        write_scratch(
+            tsconfig,
+            override_tsconfig(
+                plan.tools_dir / "tsconfig.json",
+                layout.own_sdk_dir,
+                _fallback_tsconfig(plan.tools_dir),
+            ),
+            layout.scratch,
+        )
+    if plan.nested:
+        tsconfig = _without_nested(plan, tsconfig, layout)
+    return tsconfig
+
+
 def _emit(
     plan: EmitPlan,
     *,
@@ -396,8 +431,8 @@ def _emit(
     rel: Callable[[Path], str],
     layout: Layout,
 ) -> Emitted:
-    tools_dir, out_dir, trailmap = plan.tools_dir, plan.out_dir, plan.trailmap
-    shown = tools_dir / "tsconfig.json"
+    """One plan's emit in a compiler process of its own."""
+    tools_dir = plan.tools_dir
     # Beside the trailmaps' output directories, never inside one: a nested project's output is
     # below its trailmap's, whose emit (running at the same time) removes what it did not write.
     beside = layout.tooldecl_dir
@@ -408,14 +443,7 @@ def _emit(
             *compiler.argv_prefix,
             "-p",
             str(tsconfig),
-            "--noEmit",
-            "false",
-            # Declarations of a tool with a type error are still what its callers are checked
-            # against (and probed): without them every trail of the trailmap would go unchecked.
-            "--noEmitOnError",
-            "false",
-            "--declaration",
-            "--emitDeclarationOnly",
+            *_EMIT_ARGUMENTS,
             "--outDir",
             tmp,
             "--pretty",
@@ -426,83 +454,129 @@ def _emit(
             argv += ["--rootDir", str(tools_dir)]
         else:
             argv += project_arguments(plan.project)
-        findings: list[Finding] = []
         started = time.time_ns()
         try:
             result = run(argv, cwd=tools_dir, timeout=timeout, env=compiler.one_shot_env())
         except ProcError as exc:
-            failed = infra_finding(
-                f"{rel(shown)}",
-                f"declarations of scripted tools could not be emitted: {exc}",
+            return _not_emitted(plan, str(exc), rel)
+        return _take(
+            plan,
+            Path(tmp),
+            output=result.stdout + result.stderr,
+            listing=result.stdout,
+            returncode=result.returncode,
+            cwd=tools_dir,
+            started=started,
+            rel=rel,
+            layout=layout,
+        )
+
+
+_EMIT_ARGUMENTS = (
+    "--noEmit",
+    "false",
+    # Declarations of a tool with a type error are still what its callers are checked
+    # against (and probed): without them every trail of the trailmap would go unchecked.
+    "--noEmitOnError",
+    "false",
+    "--declaration",
+    "--emitDeclarationOnly",
+)
+
+
+def _not_emitted(plan: EmitPlan, why: str, rel: Callable[[Path], str]) -> Emitted:
+    failed = infra_finding(
+        rel(plan.tools_dir / "tsconfig.json"),
+        f"declarations of scripted tools could not be emitted: {why}",
+        plan.trailmap,
+    )
+    return Emitted(complete=False, findings=(failed,), output="", files=())
+
+
+def _take(
+    plan: EmitPlan,
+    emitted_dir: Path,
+    *,
+    output: str,
+    listing: str,
+    returncode: int,
+    cwd: Path,
+    started: int,
+    rel: Callable[[Path], str],
+    layout: Layout,
+) -> Emitted:
+    """What one plan's compile said (`output`, its file names relative to `cwd`; `listing`,
+    where `--listFiles` printed) and wrote (into `emitted_dir`): its findings, its declarations
+    moved into the plan's output directory, the stale ones there removed."""
+    tools_dir, out_dir, trailmap = plan.tools_dir, plan.out_dir, plan.trailmap
+    shown = tools_dir / "tsconfig.json"
+    findings: list[Finding] = []
+    diagnostics = diagnostics_all = parse_output(output, cwd)
+    # A nested project's file the surface pulled in: its own compile reports it.
+    diagnostics = [d for d in diagnostics if not _kept(d.file, plan.nested)]
+    if plan.project is not None:
+        refused = refused_options(diagnostics)
+        if refused is not None:
+            _forget_declarations(plan, layout)
+            return Emitted(
+                complete=False,
+                findings=(not_checked(plan.project, refused, plan.trailmap, rel),),
+                output="",
+                files=(),
+            )
+        diagnostics = [d for d in diagnostics if not DECLARATION_ONLY.match(d.code or "")]
+    for diagnostic in diagnostics:
+        findings.append(
+            Finding(
+                "tool",
+                rel(diagnostic.file),
+                diagnostic.line,
+                diagnostic.column,
+                diagnostic.message,
+                code=diagnostic.code,
+                trailmap=trailmap,
+            )
+        )
+    output_digest = []
+    produced: set[Path] = set()
+    for emitted in sorted(
+        p for p in emitted_dir.rglob("*") if p.name.endswith((".d.ts", ".d.mts", ".d.cts"))
+    ):
+        target = out_dir / emitted.relative_to(emitted_dir)
+        if plan.project is not None:
+            # Emitted from the file system's root: by the source's own path.
+            source = Path(plan.project.anchor) / emitted.relative_to(emitted_dir)
+            if not source.is_relative_to(plan.project):
+                continue  # a file its tsconfig includes from elsewhere: not a tool of it
+            target = out_dir / source.relative_to(plan.project)
+        elif _kept(target, plan.keep):
+            continue  # a nested project's: its own emit writes it
+        data = emitted.read_bytes()
+        write_scratch(target, data, layout.scratch)
+        produced.add(target)
+        # By the path inside the trailmap's output, not the absolute one: the digest is part of
+        # the remote cache's keys, which must not depend on where the workspace is.
+        output_digest.append(
+            digest(f"{trailmap}/{emitted.relative_to(emitted_dir).as_posix()}", data)
+        )
+    # A declaration this emit did not produce is stale: it must not keep a surface compiling.
+    if out_dir.is_dir():
+        for old in out_dir.rglob("*.d.*ts"):
+            if old not in produced and not _kept(old, plan.keep):
+                remove_scratch(old, layout.scratch)
+    listed = listed_files(listing)
+    if returncode != 0 and not diagnostics_all:
+        said = "\n".join(
+            line for line in output.splitlines() if os.path.normpath(line) not in listed
+        )
+        findings.append(
+            infra_finding(
+                rel(shown),
+                f"tsc exited {returncode} emitting scripted tool declarations: {said.strip()[:500]}",
                 trailmap,
             )
-            return Emitted(complete=False, findings=(failed,), output="", files=())
-        diagnostics = diagnostics_all = parse_output(result.stdout + result.stderr, tools_dir)
-        # A nested project's file the surface pulled in: its own compile reports it.
-        diagnostics = [d for d in diagnostics if not _kept(d.file, plan.nested)]
-        if plan.project is not None:
-            refused = refused_options(diagnostics)
-            if refused is not None:
-                _forget_declarations(plan, layout)
-                return Emitted(
-                    complete=False,
-                    findings=(not_checked(plan.project, refused, plan.trailmap, rel),),
-                    output="",
-                    files=(),
-                )
-            diagnostics = [d for d in diagnostics if not DECLARATION_ONLY.match(d.code or "")]
-        for diagnostic in diagnostics:
-            findings.append(
-                Finding(
-                    "tool",
-                    rel(diagnostic.file),
-                    diagnostic.line,
-                    diagnostic.column,
-                    diagnostic.message,
-                    code=diagnostic.code,
-                    trailmap=trailmap,
-                )
-            )
-        output_digest = []
-        produced: set[Path] = set()
-        for emitted in sorted(
-            p for p in Path(tmp).rglob("*") if p.name.endswith((".d.ts", ".d.mts", ".d.cts"))
-        ):
-            target = out_dir / emitted.relative_to(tmp)
-            if plan.project is not None:
-                # Emitted from the file system's root: by the source's own path.
-                source = Path(plan.project.anchor) / emitted.relative_to(tmp)
-                if not source.is_relative_to(plan.project):
-                    continue  # a file its tsconfig includes from elsewhere: not a tool of it
-                target = out_dir / source.relative_to(plan.project)
-            elif _kept(target, plan.keep):
-                continue  # a nested project's: its own emit writes it
-            data = emitted.read_bytes()
-            write_scratch(target, data, layout.scratch)
-            produced.add(target)
-            # By the path inside the trailmap's output, not the absolute one: the digest is part of
-            # the remote cache's keys, which must not depend on where the workspace is.
-            output_digest.append(digest(f"{trailmap}/{emitted.relative_to(tmp).as_posix()}", data))
-        # A declaration this emit did not produce is stale: it must not keep a surface compiling.
-        if out_dir.is_dir():
-            for old in out_dir.rglob("*.d.*ts"):
-                if old not in produced and not _kept(old, plan.keep):
-                    remove_scratch(old, layout.scratch)
-        listed = listed_files(result.stdout)
-        if result.returncode != 0 and not diagnostics_all:
-            said = "\n".join(
-                line
-                for line in (result.stdout + result.stderr).splitlines()
-                if os.path.normpath(line) not in listed
-            )
-            findings.append(
-                infra_finding(
-                    rel(shown),
-                    f"tsc exited {result.returncode} emitting scripted tool declarations: {said.strip()[:500]}",
-                    trailmap,
-                )
-            )
-        complete = not any(f.kind == "infra" for f in findings)
+        )
+    complete = not any(f.kind == "infra" for f in findings)
     return Emitted(
         complete=complete,
         findings=tuple(findings),
@@ -511,6 +585,158 @@ def _emit(
         listed=tuple(listed),
         started_ns=started,
     )
+
+
+TOGETHER_MIN = 2
+"""The fewest trailmap programs worth one build (`_emit_together`) rather than a process each."""
+
+
+def _plain(plan: EmitPlan) -> bool:
+    """A trailmap's own program to compile now, with nothing left out of it: one
+    `_emit_together` can take (a nested project compiles from its own directory, with its own
+    arguments; a program that leaves nested projects out filters what they pull in)."""
+    return (
+        plan.remembered is None
+        and plan.project is None
+        and not (plan.empty or plan.unread or plan.nested)
+    )
+
+
+def _extendable(tsconfig: Path) -> bool:
+    """Whether a project that only extends `tsconfig` compiles the same program as `-p
+    tsconfig`: not when it extends another (whose `${configDir}` would name the extending
+    file's directory), names its references (not inherited) or `${configDir}` itself."""
+    try:
+        text = tsconfig.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return not any(word in text for word in ('"extends"', '"references"', "${configDir}"))
+
+
+_BUILDING = re.compile(r"^[^'(]* - Building project '(.+)'\.\.\.$")
+"""`tsc -b --verbose`: where the output of one project's build begins."""
+_BUILD_NOTE = re.compile(r"^[^\s'(][^'(]* - (Projects in this build|Project '|Building project ')")
+"""`tsc -b --verbose`: a note of the build itself, between two projects' outputs."""
+_BUILD_ONLY = re.compile(r"TS[56]\d{3}$")
+"""Diagnostics about options, projects and their files (TS5xxx, TS6xxx): the build's composite
+projects may draw some a plain compile would not, so such a project is compiled alone."""
+
+
+def _emit_together(
+    batch: Mapping[int, tuple[EmitPlan, Path]],
+    *,
+    compiler: Compiler,
+    timeout: float,
+    rel: Callable[[Path], str],
+    layout: Layout,
+) -> dict[int, Emitted]:
+    """The emits of several trailmaps' programs in one compiler process, by index in `batch`.
+
+    Each plan's program becomes a composite project that extends its tsconfig with the emit's
+    options (the same program as `-p tsconfig` with them on the command line: `_extendable`),
+    and one `tsc -b --verbose` builds them all: a start-up instead of one per trailmap, and the
+    default libraries and the SDK read once. The output is split by the build's notes into each
+    project's. A plan the build cannot vouch for (no output of its own, a line that is neither
+    a diagnostic nor a listed file, a diagnostic about options or projects) is left out of the
+    result, and the whole batch when the process failed or said what no project owns: those
+    are compiled alone (`_emit`), as they would have been."""
+    beside = layout.tooldecl_dir
+    with tempfile.TemporaryDirectory(
+        prefix="tooldecl-", dir=beside if beside.is_dir() else None
+    ) as tmp:
+        names: dict[str, int] = {}
+        for index, (plan, tsconfig) in batch.items():
+            name = f"p{index}"
+            names[f"{name}.json"] = index
+            project = {
+                "extends": str(tsconfig.absolute()),
+                "compilerOptions": {
+                    "composite": True,
+                    "noEmit": False,
+                    "noEmitOnError": False,
+                    "declaration": True,
+                    "emitDeclarationOnly": True,
+                    "outDir": os.path.join(tmp, name),
+                    "rootDir": str(plan.tools_dir),
+                    "tsBuildInfoFile": os.path.join(tmp, f"{name}.tsbuildinfo"),
+                    "listFiles": True,
+                },
+            }
+            Path(tmp, f"{name}.json").write_text(json.dumps(project), "utf-8")
+        solution = Path(tmp, "build.json")
+        references = [{"path": os.path.join(tmp, name)} for name in names]
+        solution.write_text(json.dumps({"files": [], "references": references}), "utf-8")
+        argv = [*compiler.argv_prefix, "-b", str(solution), "--verbose", "--pretty", "false"]
+        started = time.time_ns()
+        try:
+            # From the root: every file name it prints is the absolute one, less its first `/`.
+            result = run(argv, cwd="/", timeout=timeout, env=compiler.one_shot_env())
+        except ProcError:
+            return {}
+        sections = _build_sections(result.stdout + result.stderr, names)
+        if sections is None or result.returncode not in {0, *TSC_ERROR_EXITS}:
+            return {}
+        diagnosed = any(parse_output("\n".join(lines), Path("/")) for lines in sections.values())
+        if result.returncode != 0 and not diagnosed:
+            return {}
+        found: dict[int, Emitted] = {}
+        for index, lines in sections.items():
+            if not _all_owned(lines):
+                continue
+            text = "\n".join(lines)
+            if any(_BUILD_ONLY.match(d.code or "") for d in parse_output(text, Path("/"))):
+                continue
+            plan = batch[index][0]
+            found[index] = _take(
+                plan,
+                Path(tmp, f"p{index}"),
+                output=text,
+                listing=text,
+                returncode=0,
+                cwd=Path("/"),
+                started=started,
+                rel=rel,
+                layout=layout,
+            )
+        return found
+
+
+def _build_sections(output: str, names: Mapping[str, int]) -> dict[int, list[str]] | None:
+    """`tsc -b --verbose` output split into each project's lines (by index in `names`, the
+    projects' file names), or None when a line is no project's and no note of the build."""
+    sections: dict[int, list[str]] = {}
+    current: list[str] | None = None
+    for line in output.splitlines():
+        # A listed file is a project's, whatever its name says.
+        building = None if os.path.isabs(line) else _BUILDING.match(line)
+        if building is not None:
+            index = names.get(os.path.basename(building.group(1)))
+            if index is None or index in sections:
+                return None
+            current = sections[index] = []
+        elif not os.path.isabs(line) and _BUILD_NOTE.match(line):
+            current = None
+        elif current is not None:
+            current.append(line)
+        elif line.strip() and not line.startswith("    * "):
+            return None
+    return sections
+
+
+def _all_owned(lines: list[str]) -> bool:
+    """Whether every line of a project's output is a diagnostic (or a continuation of one), a
+    file `--listFiles` printed, or empty."""
+    continues = False
+    for line in lines:
+        if DIAGNOSTIC.match(line):
+            continues = True
+        elif line.startswith("  ") and line.strip() and continues:
+            pass
+        elif os.path.isabs(line) or not line.strip():
+            continues = False
+        else:
+            return False
+    return True
 
 
 def _not_read(source: Path) -> str | None:
