@@ -18,7 +18,7 @@ from tests.conftest import CORPUS, DATA, OpenedDatabases, write_tree
 from trailblaze.check.rows import TrailState
 from trailblaze.check.run import last_stats, run_check
 from trailblaze.check.typegate.compilation import compile_jobs
-from trailblaze.check.typegate.gate import batch_due
+from trailblaze.check.typegate.gate import SPLIT_MIN, batch_due, beside_share
 from trailblaze.check.typegate.jobs import Job
 from trailblaze.check.typegate.settings import BATCH_SIZE, TAIL_BATCH
 from trailblaze.cli.main import main
@@ -970,6 +970,89 @@ def test_a_batch_goes_when_full_or_half_full_to_a_free_compiler_or_split_near_th
     assert batch_due(TAIL_BATCH + 10, 1, compiler_free=True) == TAIL_BATCH
     # After the last chunk the rest waits for `finish` (every core).
     assert batch_due(BATCH_SIZE // 2 - 1, 0, compiler_free=True) == 0
+
+
+def test_what_is_left_at_the_end_is_split_so_both_compilers_end_together() -> None:
+    # Not known yet how fast the first compiler goes: all of it beside the busy one.
+    assert beside_share(1000, 0.3, None) == 1000
+    # The first is about to be free: half each.
+    assert beside_share(1000, 0.0, 0.0005) == 500
+    # It has 0.2 s left (400 trails' worth): the second takes 400 more than the first.
+    assert beside_share(1000, 0.2, 0.0005) == 700
+    # Busy for longer than the rest takes, or its share too small for a run: all beside.
+    assert beside_share(1000, 5.0, 0.0005) == 1000
+    assert beside_share(2 * SPLIT_MIN - 1, 0.0, 0.0005) == 2 * SPLIT_MIN - 1
+    assert beside_share(2 * SPLIT_MIN, 0.0, 0.0005) == SPLIT_MIN
+
+
+def test_the_rest_queued_behind_a_busy_compiler_is_compiled_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the parse ends while the first compiler is busy and its pace is known, part of
+    what is left goes beside it and part waits for it; every trail is compiled once, with
+    the same verdicts."""
+    import threading  # noqa: PLC0415
+
+    import trailblaze.check.typegate.gate as gate_module  # noqa: PLC0415
+    from bench.generate import Spec, generate  # noqa: PLC0415
+
+    manifest = generate(tmp_path / "ws", Spec(trails=300, trailmaps=2))
+    one = check(tmp_path / "ws")
+    shutil.rmtree(tmp_path / "ws" / ".trailblaze")
+
+    monkeypatch.setattr(gate_module, "SPLIT_MIN", 1)
+    due: list[int] = []
+
+    first_done = threading.Event()
+
+    def two_batches(pending: int, to_come: int, *, compiler_free: bool) -> int:
+        # Two batches during the parse, the second once the first has told the compiler's
+        # pace; the rest is left for the parse's end.
+        if len(due) < 2 and pending >= 20:
+            if due:
+                assert first_done.wait(timeout=10)
+            due.append(pending)
+            return pending
+        return 0
+
+    monkeypatch.setattr(gate_module, "batch_due", two_batches)
+    parsed = threading.Event()
+    calls: list[tuple[str, int, bool]] = []
+    lock = threading.Lock()
+
+    def compiling(jobs: list[Job], *args: Any, **kwargs: Any) -> Any:
+        thread = threading.current_thread().name
+        with lock:
+            first = [c for c in calls if not c[0].startswith("tsc-beside")]
+            calls.append((thread, len(jobs), parsed.is_set()))
+        if not thread.startswith("tsc-beside") and len(first) == 1:
+            # The first thread's second batch lasts until the parse is over: busy then, and
+            # its first batch told its pace.
+            assert parsed.wait(timeout=10)
+        try:
+            return compile_jobs(jobs, *args, **kwargs)
+        finally:
+            first_done.set()
+
+    submit_last = gate_module.TypeGate._submit_last
+
+    def last(self: gate_module.TypeGate) -> None:
+        parsed.set()
+        submit_last(self)
+
+    monkeypatch.setattr(gate_module, "compile_jobs", compiling)
+    monkeypatch.setattr(gate_module.TypeGate, "_submit_last", last)
+    many = check(tmp_path / "ws")
+    # Two batches during the parse (the second held until its end), then what was left in
+    # two: one beside the busy compiler, one queued behind it, of about the same size.
+    during = [size for _, size, late in calls if not late]
+    after = sorted((thread.startswith("tsc-beside"), size) for thread, size, late in calls if late)
+    assert during == due, calls
+    assert [beside for beside, _ in after] == [False, True], calls
+    rest = len(manifest.eligible) - sum(due)
+    assert sum(size for _, size in after) == rest
+    assert min(size for _, size in after) >= rest // 4, calls
+    assert many.to_json() == one.to_json()
 
 
 def test_batches_cut_anywhere_give_the_same_verdicts(

@@ -19,7 +19,9 @@ ends.
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -97,6 +99,22 @@ def batch_due(pending: int, to_come: int, *, compiler_free: bool) -> int:
     return 0
 
 
+SPLIT_MIN = 100
+"""The fewest trails worth a compiler run of their own at the end (`beside_share`): its
+start-up (some 40 ms) is what about 70 trails take."""
+
+
+def beside_share(pending: int, left: float, rate: float | None) -> int:
+    """How many of the `pending` jobs left when the parse ends go to the second compiler now,
+    while the first is busy for about `left` seconds more: the rest queue behind the first, so
+    that both end about together, each taking about `rate` seconds a trail. All of them when
+    the rate is not known yet, or when the first's share would be too small for a run."""
+    if rate is None or rate <= 0:
+        return pending
+    share = math.ceil((pending + left / rate) / 2)
+    return pending if pending - share < SPLIT_MIN else share
+
+
 class TypeGate:
     """One run of the type gate over a workspace's trails (see the module docstring)."""
 
@@ -157,6 +175,12 @@ class TypeGate:
         self._batches: list[Future[GateResult]] = []
         self._compiling = ThreadPoolExecutor(1, thread_name_prefix="tsc")
         self._beside: ThreadPoolExecutor | None = None
+        self._queued: list[tuple[Future[GateResult], int]] = []
+        """The first compiler thread's batches, each with its size."""
+        self._running: tuple[float, int] | None = None
+        """When the first compiler thread's batch began (`time.monotonic`), and its size."""
+        self._rate: float | None = None
+        """Seconds a trail of the first compiler thread's last finished batch took."""
         """The second compiler thread, for the batch left when the parse ends (`_submit_last`)."""
         self._timeout = timeout_seconds()
         self._remote: RemoteVerdicts | None = None
@@ -437,30 +461,47 @@ class TypeGate:
                 done.set_exception(exc)
             self._batches.append(done)
             return
-        pool = self._compiling
         if beside:
             if self._beside is None:
                 self._beside = ThreadPoolExecutor(1, thread_name_prefix="tsc-beside")
-            pool = self._beside
-        self._batches.append(pool.submit(self._compile, batch, parsing))
+            self._batches.append(self._beside.submit(self._compile, batch, parsing))
+        else:
+            future = self._compiling.submit(self._compile, batch, parsing, timed=True)
+            self._batches.append(future)
+            self._queued.append((future, len(batch)))
 
     def _submit_last(self) -> None:
         """What is pending once the parse is over. When the compiler thread is still busy with
         a batch it started during the parse (on one core), the rest is compiled beside it, on
-        the core the workers have left, not queued behind it; else with every core."""
+        the core the workers have left, not queued behind it (all of it, or as much as ends
+        about when the first thread, given the rest, does: `beside_share`); else with every
+        core."""
         busy = bool(self._batches) and not self._batches[-1].done()
         if busy and self._pending:
-            self._submit(parsing=True, beside=True)
+            running, rate = self._running, self._rate
+            left = 0.0
+            if running is not None and rate is not None:
+                left = max(0.0, running[0] + rate * running[1] - time.monotonic())
+                # ... and the batches queued behind the one it is compiling.
+                left += rate * sum(n for f, n in self._queued if not (f.running() or f.done()))
+            self._submit(
+                parsing=True, beside=True, count=beside_share(len(self._pending), left, rate)
+            )
+            self._submit(parsing=True)
         else:
             self._submit(parsing=False)
 
-    def _compile(self, batch: list[Job], parsing: bool) -> GateResult:
+    def _compile(self, batch: list[Job], parsing: bool, *, timed: bool = False) -> GateResult:
         """One batch: what the remote cache holds, then the compiler for the rest (in the
-        background thread, so the remote is asked while the workers parse)."""
+        background thread, so the remote is asked while the workers parse). `timed`: a batch
+        of the first compiler thread, whose pace `_submit_last` goes by."""
         assert self._compiler is not None
         remote = self._remote
         hits = remote.fetch(batch) if remote is not None else {}
         batch = [job for job in batch if job.path not in hits]
+        began = time.monotonic()
+        if timed:
+            self._running = (began, len(batch))
         warm = self._phase.compile if self._phase is not None else None
         if not batch:
             result = GateResult()
@@ -481,6 +522,8 @@ class TypeGate:
                     timeout=self._timeout,
                     single_threaded=parsing,
                 )
+        if timed and len(batch) >= SPLIT_MIN:
+            self._rate = (time.monotonic() - began) / len(batch)
         if remote is not None and batch and self._covered(result):
             remote.store(batch, result)
         result.findings.update(hits)
@@ -520,6 +563,22 @@ class TypeGate:
         # Every trail in `keep` has its module on disk by now, so more modules are orphans.
         return len(self._on_disk) > len(keep)
 
+    def _remove_orphans(
+        self, keep_generated: AbstractSet[str], *, trails_changed: bool, orphans: bool
+    ) -> int:
+        """Remove the generated modules of trails not in `keep_generated` (`finish`): how many."""
+        phase = self._phase
+        if phase is not None and self.options.typecheck and phase.generated == keep_generated:
+            return 0  # the last run of the phase left these alone
+        removed = (
+            remove_orphans(self.layout, keep_generated)
+            if orphans and self._orphans_possible(keep_generated, trails_changed=trails_changed)
+            else 0
+        )
+        if phase is not None and self.options.typecheck and self.options.shard is None:
+            phase.generated = frozenset(keep_generated)
+        return removed
+
     def finish(
         self, *, keep_generated: AbstractSet[str], trails_changed: bool, orphans: bool = True
     ) -> GateOutcome:
@@ -538,9 +597,19 @@ class TypeGate:
             self._prepare()
         self._submit_last()
         results: list[GateResult] = []
+        reads = self._reads
         with self.phase("compile"):
             try:
-                results = [future.result() for future in self._batches]
+                # Every module is on disk by now, and no compile reads another's: the orphans
+                # go while the last batches compile.
+                removed = self._remove_orphans(
+                    keep_generated, trails_changed=trails_changed, orphans=orphans
+                )
+                for future in self._batches:
+                    result = future.result()
+                    if reads is not None:
+                        reads.observe(result.listed, 0)  # none new, else no verdict is cached
+                    results.append(result)
             finally:
                 self._compiling.shutdown(wait=True)
                 if self._beside is not None:
@@ -560,10 +629,6 @@ class TypeGate:
             )
         by_path = {job.path: job for job in self._jobs}
         stored: list[tuple[ResultKey, list[Finding]]] = []
-        reads = self._reads
-        if reads is not None:
-            for result in results:
-                reads.observe(result.listed, 0)  # none new, else no verdict is cached
         # A warm compiler lists no files (`warm.py`): what it read is not told, so none of
         # its verdicts goes into the result cache.
         covered = (
@@ -612,17 +677,7 @@ class TypeGate:
                     self._seen.setdefault(path, st)
         if self._remote is not None:
             outcome.stats.update(self._remote.close())
-        phase = self._phase
-        if phase is not None and self.options.typecheck and phase.generated == keep_generated:
-            outcome.stats["removed"] = 0  # the last run of the phase left these alone
-        else:
-            outcome.stats["removed"] = (
-                remove_orphans(self.layout, keep_generated)
-                if orphans and self._orphans_possible(keep_generated, trails_changed=trails_changed)
-                else 0
-            )
-            if phase is not None and self.options.typecheck and self.options.shard is None:
-                phase.generated = frozenset(keep_generated)
+        outcome.stats["removed"] = removed
         return GateOutcome(
             records=self.results,
             failed=frozenset(outcome.failed),
