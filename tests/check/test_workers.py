@@ -6,7 +6,9 @@ way; every record (status, calls, every finding with its line and column) must b
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +40,53 @@ def test_workers_give_the_records_one_process_gives(
     # The data holds both kinds: trails that pass the gate and trails it rejects, with findings.
     assert {r.status for r in in_one} >= {"parsed", "rejected"}
     assert sum(len(r.parse) for r in in_one) > 50
+
+
+class EveryTarget(Mapping[str, Mapping[str, Any]]):
+    """Schemas for every target (none of its tools known): every trail with calls gets its
+    module generated, and its line table."""
+
+    def __getitem__(self, target: str) -> Mapping[str, Any]:
+        return {}
+
+    def __contains__(self, target: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def test_what_a_worker_sends_back_arrives_as_it_was_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's results cross to the main process encoded (msgspec, not pickle): every
+    field arrives as made, the line tables' tuples as tuples."""
+    monkeypatch.setenv("TRAILBLAZE_JOBS", "2")
+    files = sorted(
+        p for p in DATA.rglob("*.yaml") if p.name.endswith(".trail.yaml") or p.name == "trail.yaml"
+    )
+    items = [
+        Item(path=f"t/{i}/{p.name}", stamp=None, content=str(i), data=p.read_bytes())
+        for i, p in enumerate(files)
+    ]
+    layout = Layout(tmp_path / ".trailblaze")
+    ctx = Context(strict=True, schemas=EveryTarget(), defs={}, layout=layout)
+
+    in_one = [process(item, ctx) for item in items]
+    in_workers = process_many(items, ctx)
+
+    assert in_workers == in_one
+    tables = [parsed.lines for parsed in in_one if parsed.lines]
+    assert len(tables) > 150
+    assert all(type(row) is tuple and type(row[8]) is tuple for t in tables for row in t)
+    assert all(
+        type(row) is tuple and type(row[8]) is tuple
+        for parsed in in_workers
+        for row in parsed.lines or ()
+    )
 
 
 def test_a_trail_read_by_its_worker_gives_the_record_of_one_read_before(tmp_path: Path) -> None:

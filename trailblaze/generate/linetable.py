@@ -38,8 +38,9 @@ class GenLine(msgspec.Struct, frozen=True):
         return self.line, self.column
 
 
-PackedLines = tuple[tuple[Any, ...], ...]
-"""A line table as plain tuples, what worker processes send back (ten times cheaper to pickle
+Row = tuple[int, int, str | None, str, int, int, str, str | None, tuple[Any, ...]]
+PackedLines = tuple[Row, ...]
+"""A line table as plain tuples, what worker processes send back (ten times cheaper to send
 than GenLine objects, and most tables are never looked at: only trails with diagnostics are).
 
 One row per call: `(line, step, classifier, tool, yaml line, yaml column, key path, position,
