@@ -239,3 +239,33 @@ def test_generated_documents_compose_alike_or_are_left(text: str) -> None:
     if got == "unsupported":
         return
     assert usual(text) == got, text
+
+
+def test_a_document_of_the_common_shape_is_read_without_ruamel() -> None:
+    """`node.load` reads the common shape itself in any process: ruamel.yaml (some 12 ms to
+    import) is imported for the first document it leaves, and then reads it as it always did."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    script = (
+        "import sys\n"
+        "from trailblaze.yaml import node\n"
+        "common = node.load('trail:\\n  - step: s\\n    recording: {a: [1, x]}\\n')\n"
+        "print('ruamel.yaml' in sys.modules)\n"
+        "anchored = node.load('a: &x 1\\nb: *x\\n')\n"
+        "print('ruamel.yaml' in sys.modules)\n"
+        "print(repr(common.get('trail').items[0].get('step')), repr(anchored.get('b')))\n"
+        "try:\n"
+        "    node.load('a: [1\\n')\n"
+        "except node.YamlError as exc:\n"
+        "    print(exc.line, exc.column, exc.message)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[:2] == ["False", "True"]
+    assert out[2] == (
+        "YScalar(value='s', text='s', style='', line=2, column=11) "
+        "YScalar(value=1, text='1', style='', line=1, column=4)"
+    )
+    assert out[3].startswith("2 1 invalid YAML: ")

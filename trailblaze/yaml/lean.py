@@ -14,7 +14,7 @@ Rebinding a C module's names is seen by every thread of the process: it is done 
 meanwhile. A process turns it on for good, for every document it loads: the parse workers
 (`check.workers`), each a forked process of ours running one trail at a time, call `enable()`
 when they start, and so does the language server (`lsp.server.serve`), which parses the edited
-trail on every keystroke. Everywhere else `node.load` composes as before.
+trail on every keystroke. Everywhere else `node.load` composes as before (`yaml.quick` first).
 
 Before any of this, `yaml.quick` reads the document line by line when it is of the common
 shape of a trail (most are), which is faster still; what it leaves comes here.

@@ -18,20 +18,24 @@ import functools
 import operator
 import re
 import threading
-from typing import TYPE_CHECKING, Any, TypeAlias
-
-import msgspec
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from ruamel.yaml.resolver import BaseResolver
-from ruamel.yaml.tag import Tag
+from typing import TYPE_CHECKING, Any
 
 from trailblaze.yaml.plain import MAYBE_NOT_TEXT, Scalar, resolve_plain
 
 # The file side and the plain-scalar rules are rooms of their own; their names stay reachable
 # here, the one YAML module the rest of the package imports.
 from trailblaze.yaml.text import MAX_FILE_BYTES, YamlError, decode, read_text
+from trailblaze.yaml.tree import (
+    MAX_DEPTH,
+    MAX_NODES,
+    PLAIN,
+    Unsupported,
+    YMap,
+    YNode,
+    YScalar,
+    YSeq,
+    kind_of,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -39,6 +43,7 @@ __all__ = [
     "MAX_NODES",
     "PLAIN",
     "Scalar",
+    "Unsupported",
     "YMap",
     "YNode",
     "YScalar",
@@ -53,120 +58,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
-MAX_DEPTH = 64
-MAX_NODES = 200_000
-
-PLAIN = ""
-"""Style of a plain (unquoted) scalar; the others are ``'``, ``"``, ``|`` and ``>``."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+    from ruamel.yaml.resolver import BaseResolver
+    from ruamel.yaml.tag import Tag
 
 C_COMPOSING = threading.Lock()
 """Held while ruamel.yaml.clib's C composer composes a document: `yaml.lean` rebinds names of
 the C module for the length of one document, which every thread would see."""
-
-# The nodes are msgspec Structs: frozen, hashable, and built in C. A trail builds hundreds of
-# them; a frozen dataclass's guarded `__init__` made composing a trail a fifth slower, and a
-# plain slotted one still cost a Python call per node (about 2.5 times msgspec's), and pickled
-# (from a parse worker) at a sixth of the speed.
-
-
-class YScalar(msgspec.Struct, frozen=True):
-    """A scalar with its resolved value, its source text and its quote style."""
-
-    value: Scalar
-    text: str
-    style: str
-    line: int
-    column: int
-
-    @property
-    def quoted(self) -> bool:
-        return self.style != PLAIN
-
-    @property
-    def is_null(self) -> bool:
-        """A plain null (`~`, `null` or nothing); a quoted one is text."""
-        return self.value is None and not self.quoted
-
-    def to_python(self) -> Scalar:
-        return self.value
-
-
-class YSeq(msgspec.Struct, frozen=True):
-    items: tuple[YNode, ...]
-    line: int
-    column: int
-
-    def to_python(self) -> list[Any]:
-        return [item.to_python() for item in self.items]
-
-
-class YMap(msgspec.Struct, frozen=True):
-    """A mapping whose keys are scalars, in document order, without duplicates."""
-
-    items: tuple[tuple[YScalar, YNode], ...]
-    line: int
-    column: int
-    _index: dict[str, int] = msgspec.field(default_factory=dict)
-    """Each key's place in `items`: made from them (or handed over by the composer, which made
-    it), so two maps with equal items have equal indexes; not hashed (`__hash__`)."""
-
-    def __post_init__(self) -> None:
-        if len(self._index) != len(self.items):  # not handed over by the converter
-            index = {key.text: i for i, (key, _) in enumerate(self.items)}
-            msgspec.structs.force_setattr(self, "_index", index)
-
-    def __hash__(self) -> int:
-        return hash((self.items, self.line, self.column))
-
-    def get(self, key: str) -> YNode | None:
-        i = self._index.get(key)
-        return None if i is None else self.items[i][1]
-
-    def key_node(self, key: str) -> YScalar | None:
-        i = self._index.get(key)
-        return None if i is None else self.items[i][0]
-
-    def keys(self) -> list[str]:
-        return [k.text for k, _ in self.items]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._index
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __bool__(self) -> bool:
-        # A node is a node, even an empty one: `node or fallback` must never skip `{}`.
-        return True
-
-    def __iter__(self) -> Iterator[tuple[YScalar, YNode]]:
-        return iter(self.items)
-
-    def to_python(self) -> dict[str, Any]:
-        return {k.text: v.to_python() for k, v in self.items}
-
-
-YNode: TypeAlias = YScalar | YSeq | YMap
-
-
-def kind_of(node: YNode | None) -> str:
-    """The word a user knows for a node's type, for messages."""
-    if node is None:
-        return "nothing"
-    if isinstance(node, YMap):
-        return "a mapping"
-    if isinstance(node, YSeq):
-        return "a list"
-    if node.value is None:
-        return "null"
-    if isinstance(node.value, bool):
-        return "a boolean"
-    if isinstance(node.value, int | float):
-        return "a number"
-    return "a string"
-
 
 # -- composing --------------------------------------------------------------------------------
 
@@ -175,31 +77,65 @@ _IMPLICIT = "tag:trailblaze-doit,2026:plain"
 """The tag our resolver gives every plain scalar without an explicit tag."""
 
 
-class _NoResolver(BaseResolver):
-    """Tags only what the document says; plain scalars are resolved by `resolve_plain`.
-
-    ruamel's own resolver runs in Python for every scalar, even under the C composer, and we
-    would throw its answer away: skipping it halves the time to compose a trail.
-    """
-
-    def __init__(self, version: Any = None, loadumper: Any = None, loader: Any = None) -> None:
-        # The C loader passes `loadumper`, the pure-Python one `loader`.
-        BaseResolver.__init__(self, loadumper if loadumper is not None else loader)
-
-    @property
-    def processing_version(self) -> tuple[int, int]:
-        return (1, 2)  # the pure-Python parser asks; YAML 1.2 rules
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Tag:
-        if kind is ScalarNode:
-            return _PLAIN_TAG if implicit[0] else _STR_TAG
-        return _SEQ_TAG if kind is SequenceNode else _MAP_TAG
+_RUAMEL = threading.Lock()
+_RUAMEL_LOADED = threading.Event()
 
 
-_PLAIN_TAG = Tag(suffix=_IMPLICIT)
-_STR_TAG = Tag(suffix="tag:yaml.org,2002:str")
-_SEQ_TAG = Tag(suffix="tag:yaml.org,2002:seq")
-_MAP_TAG = Tag(suffix="tag:yaml.org,2002:map")
+def _ruamel() -> None:
+    """Import ruamel.yaml, and make what composing with it takes, into this module: on the
+    first document the line-by-line composer (`yaml.quick`) leaves, not at import (some 12 ms
+    of a check of one edited trail, whose document it mostly reads itself). Once, whichever
+    threads ask: the converter knows our tags by identity."""
+    global YAML, MarkedYAMLError, YAMLError, MappingNode, Node, ScalarNode, SequenceNode  # noqa: PLW0603
+    global _NoResolver, _PLAIN_TAG, _STR_TAG, _SEQ_TAG, _MAP_TAG  # noqa: PLW0603
+    if _RUAMEL_LOADED.is_set():
+        return
+    with _RUAMEL:
+        if _RUAMEL_LOADED.is_set():
+            return
+        from ruamel.yaml import YAML  # noqa: PLC0415
+        from ruamel.yaml.error import MarkedYAMLError, YAMLError  # noqa: PLC0415
+        from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode  # noqa: PLC0415
+        from ruamel.yaml.resolver import BaseResolver  # noqa: PLC0415
+        from ruamel.yaml.tag import Tag  # noqa: PLC0415
+
+        class _NoResolver(BaseResolver):
+            """Tags only what the document says; plain scalars are resolved by `resolve_plain`.
+
+            ruamel's own resolver runs in Python for every scalar, even under the C composer,
+            and we would throw its answer away: skipping it halves the time to compose a trail.
+            """
+
+            def __init__(
+                self, version: Any = None, loadumper: Any = None, loader: Any = None
+            ) -> None:
+                # The C loader passes `loadumper`, the pure-Python one `loader`.
+                BaseResolver.__init__(self, loadumper if loadumper is not None else loader)
+
+            @property
+            def processing_version(self) -> tuple[int, int]:
+                return (1, 2)  # the pure-Python parser asks; YAML 1.2 rules
+
+            def resolve(self, kind: Any, value: Any, implicit: Any) -> Tag:
+                if kind is ScalarNode:
+                    return _PLAIN_TAG if implicit[0] else _STR_TAG
+                return _SEQ_TAG if kind is SequenceNode else _MAP_TAG
+
+        _PLAIN_TAG = Tag(suffix=_IMPLICIT)
+        _STR_TAG = Tag(suffix="tag:yaml.org,2002:str")
+        _SEQ_TAG = Tag(suffix="tag:yaml.org,2002:seq")
+        _MAP_TAG = Tag(suffix="tag:yaml.org,2002:map")
+        _RUAMEL_LOADED.set()
+
+
+if TYPE_CHECKING:
+
+    class _NoResolver(BaseResolver): ...
+
+    _PLAIN_TAG: Tag
+    _STR_TAG: Tag
+    _SEQ_TAG: Tag
+    _MAP_TAG: Tag
 
 
 @functools.cache
@@ -207,6 +143,7 @@ def _composer(pure: bool = False) -> YAML:
     # typ="safe" with pure=False picks ruamel.yaml.clib's C parser and composer when installed
     # (about 7x faster at node level) and falls back to the pure-Python ones otherwise;
     # pure=True forces the Python ones (the benchmark compares both).
+    _ruamel()
     yaml = YAML(typ="safe", pure=pure)
     yaml.Resolver = _NoResolver
     return yaml
@@ -219,6 +156,7 @@ def _c_loader() -> type | None:
     `YAML.compose` builds a new loader class for every document (and keeps a record of every
     document it ever read); creating the loader directly halves the fixed cost per document.
     """
+    _ruamel()
     try:
         from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]  # noqa: PLC0415
     except ImportError:  # pragma: no cover - the C extension is a dependency on CPython
@@ -253,10 +191,6 @@ def _compose(text: str, pure: bool) -> Node | None:
     return composed
 
 
-class Unsupported(Exception):
-    """Raised by a lean composer (`set_lean`) for a document it leaves to the usual one."""
-
-
 _LEAN: list[Callable[[str], YNode | None]] = []
 
 
@@ -265,6 +199,15 @@ def set_lean(compose: Callable[[str], YNode | None]) -> None:
     that is safe): it builds the same nodes as `load` or raises `Unsupported` or the parser's
     error, and the document is then composed the usual way."""
     _LEAN[:] = [compose]
+
+
+@functools.cache
+def _quick() -> Callable[[str], YNode | None]:
+    """The line-by-line composer (`yaml.quick`), tried first by `load` in every process: it
+    builds the same nodes as ruamel, or leaves the document to it (`Unsupported`)."""
+    from trailblaze.yaml.quick import compose  # noqa: PLC0415 - it imports this module
+
+    return compose
 
 
 def has_c_extension() -> bool:
@@ -279,13 +222,23 @@ def load(text: str, *, pure: bool = False, merge_keys: bool = False) -> YNode | 
     mapping's entries (or each of a list of mappings', the first winning) are merged in below
     the mapping's own keys, keeping the anchor's lines. Trails never take them; the fake
     device's spec files do.
+
+    The line-by-line composer (`yaml.quick`) reads the document first (or the one-pass
+    composer a process turned on, `set_lean`, which tries it first); what it leaves is
+    composed by ruamel.yaml, imported then.
     """
     _check_depth(text)
-    if _LEAN and not pure and not merge_keys:
+    if not pure and not merge_keys:
         try:
-            return _LEAN[0](text)
-        except (Unsupported, YAMLError):
-            pass  # composed again below: the usual nodes, or the usual error
+            return (_LEAN[0] if _LEAN else _quick())(text)
+        except Unsupported:
+            pass  # composed below: the usual nodes, or the usual error
+        except Exception as exc:
+            _ruamel()
+            if not isinstance(exc, YAMLError):
+                raise
+            # composed again below: the usual error
+    _ruamel()
     try:
         node = _compose(text, pure)
     except YAMLError as exc:
@@ -306,6 +259,7 @@ def load(text: str, *, pure: bool = False, merge_keys: bool = False) -> YNode | 
 
 def _yaml_error(exc: YAMLError) -> YamlError:
     """ruamel's error as ours: its problem (or context) at its mark when it has one."""
+    _ruamel()
     if not isinstance(exc, MarkedYAMLError):
         return YamlError(f"invalid YAML: {exc}")
     mark = exc.problem_mark or exc.context_mark
@@ -334,6 +288,7 @@ def _check_depth(text: str) -> None:
         if longer[0].match(text) is None and longer[1].search(text) is None:
             return
     depth = 0
+    _ruamel()
     try:
         for event in _composer().parse(text):
             name = type(event).__name__
@@ -387,6 +342,7 @@ class _Converter:
     __slots__ = ("count", "merge_keys")
 
     def __init__(self, *, merge_keys: bool = False) -> None:
+        _ruamel()
         self.count = 0
         self.merge_keys = merge_keys
 

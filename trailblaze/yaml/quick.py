@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-from trailblaze.yaml.node import MAX_NODES, PLAIN, Unsupported, YMap, YNode, YScalar, YSeq
 from trailblaze.yaml.plain import MAYBE_NOT_TEXT, Scalar, resolve_plain
+from trailblaze.yaml.tree import MAX_NODES, PLAIN, Unsupported, YMap, YNode, YScalar, YSeq
 
 _REFUSED = re.compile(
     "[\x00-\x08\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
