@@ -10,9 +10,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from trailblaze.check.workers import PARALLEL_MIN, Context, Item, process, process_many
+from trailblaze.generate.linetable import LineTable, packed
 from trailblaze.state.scratch import Layout
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -63,7 +65,8 @@ def test_what_a_worker_sends_back_arrives_as_it_was_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A worker's results cross to the main process encoded (msgspec, not pickle): every
-    field arrives as made, the line tables' tuples as tuples."""
+    field arrives as made; the line tables stay encoded until one is read, and then read as
+    made, tuples as tuples."""
     monkeypatch.setenv("TRAILBLAZE_JOBS", "2")
     files = sorted(
         p for p in DATA.rglob("*.yaml") if p.name.endswith(".trail.yaml") or p.name == "trail.yaml"
@@ -78,15 +81,26 @@ def test_what_a_worker_sends_back_arrives_as_it_was_made(
     in_one = [process(item, ctx) for item in items]
     in_workers = process_many(items, ctx)
 
-    assert in_workers == in_one
-    tables = [parsed.lines for parsed in in_one if parsed.lines]
+    tables = [packed(parsed.lines) for parsed in in_one if parsed.lines]
     assert len(tables) > 150
-    assert all(type(row) is tuple and type(row[8]) is tuple for t in tables for row in t)
-    assert all(
-        type(row) is tuple and type(row[8]) is tuple
+    sent = [parsed.lines for parsed in in_workers if parsed.lines is not None]
+    assert len(sent) == len(tables)
+    assert all(isinstance(lines, msgspec.Raw) for lines in sent)
+    assert [
+        msgspec.structs.replace(
+            parsed, lines=packed(parsed.lines) if parsed.lines is not None else None
+        )
         for parsed in in_workers
-        for row in parsed.lines or ()
+    ] == in_one
+    assert all(
+        type(row) is tuple and type(row[8]) is tuple for lines in sent for row in packed(lines)
     )
+    # Read line by line as the mapping reads it, a table gives the same lines either way.
+    for made, arrived in zip(tables, sent, strict=True):
+        first, last = made[0][0], made[-1][0] + 3
+        assert [LineTable(arrived).get(n) for n in range(first, last)] == [
+            LineTable(made).get(n) for n in range(first, last)
+        ]
 
 
 def test_a_trail_read_by_its_worker_gives_the_record_of_one_read_before(tmp_path: Path) -> None:

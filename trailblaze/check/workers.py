@@ -20,7 +20,7 @@ from trailblaze.check.rows import TrailRecord
 from trailblaze.finding import Finding
 from trailblaze.fsutil import Stamp
 from trailblaze.generate.codegen import generate
-from trailblaze.generate.linetable import PackedLines
+from trailblaze.generate.linetable import Lines
 from trailblaze.state.gcpause import gc_off_for_good, gc_paused
 from trailblaze.state.keys import digest
 from trailblaze.state.scratch import Layout, write_module
@@ -68,10 +68,25 @@ class Parsed(msgspec.Struct, frozen=True):
     module: str | None = None
     """Digest of the generated module (already written), None when none was generated. The
     text stays in the process that wrote it: sending it back cost more than hashing it."""
-    lines: PackedLines | None = None
+    lines: Lines | None = None
+    """Its line table; from a worker process, still encoded (`linetable.Lines`)."""
     lints: tuple[Finding, ...] = ()
     """What the generator found about values it converted (`quoted-number`): part of the
     trail's type result."""
+
+
+class _Sent(msgspec.Struct, frozen=True, array_like=True):
+    """A `Parsed` as a worker process sends it: the line table encoded on its own, so that
+    the main process decodes it only if it needs it."""
+
+    record: TrailRecord
+    module: str | None
+    lines: msgspec.Raw
+    """The line table, encoded (`_NONE` for none: msgspec takes a `Raw` alone, not in a union)."""
+    lints: tuple[Finding, ...]
+
+
+_NONE = msgspec.Raw(msgspec.msgpack.encode(None))
 
 
 def parse_bytes(rel: str, data: bytes, *, strict: bool) -> ParseOutcome:
@@ -179,15 +194,25 @@ def _work(items: list[Item]) -> bytes:
     """A chunk's results, encoded by msgspec against their types: a third of the cost of
     pickling them, here and in the process that reads them (`_decode`)."""
     ctx = _WORKER["ctx"]
-    return _ENCODER.encode([process(item, ctx) for item in items])
+    encode = _ENCODER.encode
+    sent = []
+    for item in items:
+        parsed = process(item, ctx)
+        sent.append(
+            _Sent(parsed.record, parsed.module, msgspec.Raw(encode(parsed.lines)), parsed.lints)
+        )
+    return encode(sent)
 
 
 _ENCODER = msgspec.msgpack.Encoder()
-_DECODER = msgspec.msgpack.Decoder(list[Parsed])
+_DECODER = msgspec.msgpack.Decoder(list[_Sent])
 
 
 def _decode(chunk: bytes) -> list[Parsed]:
-    return _DECODER.decode(chunk)
+    return [
+        Parsed(s.record, s.module, None if s.lines == _NONE else s.lines, s.lints)
+        for s in _DECODER.decode(chunk)
+    ]
 
 
 def _workers() -> int:

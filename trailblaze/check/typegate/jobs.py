@@ -12,7 +12,7 @@ import msgspec
 from trailblaze.check.rows import TrailRecord
 from trailblaze.check.typegate.settings import infra_finding
 from trailblaze.finding import Finding
-from trailblaze.generate.linetable import PackedLines
+from trailblaze.generate.linetable import Lines
 
 
 class Job(msgspec.Struct, frozen=True):
@@ -21,8 +21,8 @@ class Job(msgspec.Struct, frozen=True):
     path: str
     trailmap: str
     file: Path
-    lines: PackedLines
-    """Its line table, packed (`linetable.unpack_lines`)."""
+    lines: Lines
+    """Its line table, packed (`linetable.unpack_lines`), or still encoded."""
     key: str
     lints: tuple[Finding, ...] = ()
     """Findings of the generator, reported with the compiler's."""
