@@ -8,6 +8,7 @@ starting workers would cost more than it saves.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -205,13 +206,18 @@ def _work(items: list[Item]) -> bytes:
 
 
 _ENCODER = msgspec.msgpack.Encoder()
-_DECODER = msgspec.msgpack.Decoder(list[_Sent])
+
+
+@functools.cache
+def _decoder() -> msgspec.msgpack.Decoder[list[_Sent]]:
+    """Made on first use: not on a one-edit check's path, which parses without workers."""
+    return msgspec.msgpack.Decoder(list[_Sent])
 
 
 def _decode(chunk: bytes) -> list[Parsed]:
     return [
         Parsed(s.record, s.module, None if s.lines == _NONE else s.lines, s.lints)
-        for s in _DECODER.decode(chunk)
+        for s in _decoder().decode(chunk)
     ]
 
 
