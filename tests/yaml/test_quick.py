@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import run_python
 from trailblaze.yaml import node, quick
 from trailblaze.yaml.node import Unsupported, YamlError, YNode
 
@@ -244,9 +245,6 @@ def test_generated_documents_compose_alike_or_are_left(text: str) -> None:
 def test_a_document_of_the_common_shape_is_read_without_ruamel() -> None:
     """`node.load` reads the common shape itself in any process: ruamel.yaml (some 12 ms to
     import) is imported for the first document it leaves, and then reads it as it always did."""
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
     script = (
         "import sys\n"
         "from trailblaze.yaml import node\n"
@@ -260,9 +258,9 @@ def test_a_document_of_the_common_shape_is_read_without_ruamel() -> None:
         "except node.YamlError as exc:\n"
         "    print(exc.line, exc.column, exc.message)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
+    done = run_python(Path.cwd(), "-c", script)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
     assert out[:2] == ["False", "True"]
     assert out[2] == (
         "YScalar(value='s', text='s', style='', line=2, column=11) "
