@@ -263,3 +263,49 @@ def test_a_project_line_that_is_no_diagnostic_nor_listed_file_is_not_owned(
     lines: list[str],
 ) -> None:
     assert not declarations._all_owned(["/ws/a.ts", *lines])
+
+
+def test_a_tsconfig_of_the_users_that_names_a_declaration_dir_gets_nothing_written_there(
+    tmp_path: Path, tsc: Compiler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`declarationDir` in a user's tsconfig would send the emit's declarations into the
+    workspace (a file we do not own, and one the surfaces would not find): in one build and in
+    a compile of its own alike, they go to the scratch directory, and the calls are checked."""
+    own = (
+        '{"compilerOptions": {"strict": true, "declarationDir": "./types"}, "include": ["*.ts"]}\n'
+    )
+    ws = write_tree(
+        tmp_path / "ws",
+        {
+            **trailmap(
+                "alpha",
+                {"alpha_open.ts": tool("alpha_open"), "tsconfig.json": own},
+                "alpha_open: {title: 3}",
+            ),
+            **trailmap("beta", {"beta_open.ts": tool("beta_open")}, "beta_open: {title: 4}"),
+            **trailmap("delta", {"delta_open.ts": tool("delta_open")}, "delta_open: {title: 6}"),
+            **trailmap(
+                "gamma",
+                {
+                    "gamma_open.ts": tool("gamma_open"),
+                    "tsconfig.json": '{"extends": "./base.json", "include": ["*.ts"]}\n',
+                    "base.json": own,
+                },
+                "gamma_open: {title: 5}",
+            ),
+        },
+    )
+    spy = Spy(monkeypatch)
+    report = check(ws, monkeypatch)
+    # The users' tsconfigs are compiled as they are (extended by ours, which places our
+    # surface), each alone; ours in one build.
+    assert len(spy.builds()) == 1
+    assert spy.alone() == ["alpha", "gamma"]
+    assert sorted(p.relative_to(ws).as_posix() for p in ws.rglob("types")) == []
+    assert [p for p in ws.rglob("*.d.ts") if p.name != "trailblaze-client.d.ts"] == [
+        p for p in ws.rglob("*.d.ts") if ".trailblaze" in p.relative_to(ws).parts
+    ]
+    # Each trail's wrong title is found against its tool's own declared type.
+    assert sorted(
+        (f["path"].split("/")[1], f["code"]) for f in report["findings"] if f["kind"] == "type"
+    ) == [("alpha", "TS2322"), ("beta", "TS2322"), ("delta", "TS2322"), ("gamma", "TS2322")]

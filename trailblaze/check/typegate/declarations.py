@@ -446,6 +446,9 @@ def _emit(
             *_EMIT_ARGUMENTS,
             "--outDir",
             tmp,
+            # A tsconfig's own `declarationDir` would send them into the workspace instead.
+            "--declarationDir",
+            tmp,
             "--pretty",
             "false",
             "--listFiles",
@@ -657,6 +660,7 @@ def _emit_together(
                     "declaration": True,
                     "emitDeclarationOnly": True,
                     "outDir": os.path.join(tmp, name),
+                    "declarationDir": os.path.join(tmp, name),
                     "rootDir": str(plan.tools_dir),
                     "tsBuildInfoFile": os.path.join(tmp, f"{name}.tsbuildinfo"),
                     "listFiles": True,
