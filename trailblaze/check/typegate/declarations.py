@@ -271,7 +271,11 @@ def emit_declarations(
             )
         )
 
-    def emit(plan: EmitPlan) -> Emitted:
+    # The tsconfig each trailmap's own program compiles with, written once (`_program_tsconfig`).
+    programs: dict[int, Path] = {}
+
+    def emit(index: int) -> Emitted:
+        plan = plans[index]
         if plan.remembered is not None:
             return plan.remembered
         if plan.empty:
@@ -284,7 +288,7 @@ def emit_declarations(
         if plan.project is not None:
             tsconfig = plan.project / "tsconfig.json"
         else:
-            tsconfig = _program_tsconfig(plan, layout)
+            tsconfig = programs.get(index) or _program_tsconfig(plan, layout)
         return _emit(
             plan, tsconfig=tsconfig, compiler=compiler, timeout=timeout, rel=rel, layout=layout
         )
@@ -300,7 +304,7 @@ def emit_declarations(
             for index, plan in enumerate(plans):
                 if _plain(plan):
                     make_dir(plan.out_dir, layout.scratch)
-                    tsconfig = _program_tsconfig(plan, layout)
+                    tsconfig = programs[index] = _program_tsconfig(plan, layout)
                     if _extendable(tsconfig):
                         batch[index] = (plan, tsconfig)
         if len(batch) < TOGETHER_MIN:
@@ -313,12 +317,12 @@ def emit_declarations(
             else None
         )
         alone = {
-            index: pool.submit(emit, plan) for index, plan in enumerate(plans) if index not in batch
+            index: pool.submit(emit, index) for index in range(len(plans)) if index not in batch
         }
         if built is not None:
             together = built.result()
             for index in batch.keys() - together.keys():
-                alone[index] = pool.submit(emit, plans[index])
+                alone[index] = pool.submit(emit, index)
         states = [
             together[index] if index in together else alone[index].result()
             for index in range(len(plans))
@@ -443,12 +447,7 @@ def _emit(
             *compiler.argv_prefix,
             "-p",
             str(tsconfig),
-            *_EMIT_ARGUMENTS,
-            "--outDir",
-            tmp,
-            # A tsconfig's own `declarationDir` would send them into the workspace instead.
-            "--declarationDir",
-            tmp,
+            *_emit_arguments(tmp),
             "--pretty",
             "false",
             "--listFiles",
@@ -475,16 +474,30 @@ def _emit(
         )
 
 
-_EMIT_ARGUMENTS = (
-    "--noEmit",
-    "false",
-    # Declarations of a tool with a type error are still what its callers are checked
-    # against (and probed): without them every trail of the trailmap would go unchecked.
-    "--noEmitOnError",
-    "false",
-    "--declaration",
-    "--emitDeclarationOnly",
-)
+def _emit_options(out: str) -> dict[str, bool | str]:
+    """The options an emit adds to a tsconfig, its declarations going to `out`: on the
+    command line of a compile of its own (`_emit_arguments`), in the projects of a build."""
+    return {
+        "noEmit": False,
+        # Declarations of a tool with a type error are still what its callers are checked
+        # against (and probed): without them every trail of the trailmap would go unchecked.
+        "noEmitOnError": False,
+        "declaration": True,
+        "emitDeclarationOnly": True,
+        "outDir": out,
+        # A tsconfig's own `declarationDir` would send them into the workspace instead.
+        "declarationDir": out,
+    }
+
+
+def _emit_arguments(out: str) -> list[str]:
+    """`_emit_options` as compiler arguments."""
+    argv: list[str] = []
+    for name, value in _emit_options(out).items():
+        argv.append(f"--{name}")
+        if value is not True:
+            argv.append("false" if value is False else str(value))
+    return argv
 
 
 def _not_emitted(plan: EmitPlan, why: str, rel: Callable[[Path], str]) -> Emitted:
@@ -655,12 +668,7 @@ def _emit_together(
                 "extends": str(tsconfig.absolute()),
                 "compilerOptions": {
                     "composite": True,
-                    "noEmit": False,
-                    "noEmitOnError": False,
-                    "declaration": True,
-                    "emitDeclarationOnly": True,
-                    "outDir": os.path.join(tmp, name),
-                    "declarationDir": os.path.join(tmp, name),
+                    **_emit_options(os.path.join(tmp, name)),
                     "rootDir": str(plan.tools_dir),
                     "tsBuildInfoFile": os.path.join(tmp, f"{name}.tsbuildinfo"),
                     "listFiles": True,
